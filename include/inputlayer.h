@@ -1,0 +1,88 @@
+/* InputLayer embedding API: open an engine, open sessions on it, execute IQL
+ * statements, and read their results (messages, errors, or tables of values).
+ * Everything the CLI and the server do goes through these functions.
+ *
+ * An engine holds the knowledge graphs; a session holds one client's current graph,
+ * session facts and session rules. A result is owned by the caller until
+ * il_result_free. Not thread-safe yet: one thread per engine. */
+#ifndef INPUTLAYER_H
+#define INPUTLAYER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct il_engine il_engine;
+typedef struct il_session il_session;
+typedef struct il_result il_result;
+/* A value in a result row; format it with il_value_format. */
+typedef uint64_t il_value;
+
+/* Opens an engine. data_dir NULL keeps everything in memory. Returns NULL and sets
+ * *err (malloc'ed, may be NULL) on failure. */
+il_engine *il_engine_open(const char *data_dir, char **err);
+void il_engine_close(il_engine *e);
+
+il_session *il_session_open(il_engine *e);
+void il_session_close(il_session *s);
+
+/* Executes one statement (see il_next_statement for splitting a script). Never NULL. */
+il_result *il_execute(il_session *s, const char *text, size_t len);
+void il_result_free(il_result *r);
+
+typedef enum il_result_kind {
+    IL_RESULT_MESSAGE,     /* lines of text */
+    IL_RESULT_TABLE,       /* named columns and rows of values */
+    IL_RESULT_ERROR,       /* the statement failed; one or more lines of text */
+    IL_RESULT_PARSE_ERROR, /* the statement did not parse; nothing was done */
+} il_result_kind;
+
+/* What kind of statement produced the result, for clients that follow up on some
+ * (the CLI's session counters and its query after a session rule). */
+typedef enum il_stmt_class {
+    IL_STMT_OTHER,
+    IL_STMT_QUERY,
+    IL_STMT_SESSION_RULE,  /* il_result_rule_head gives the head and its effective arity */
+    IL_STMT_SESSION_FACT,
+    IL_STMT_KG_SWITCH,     /* .kg use / .kg create: the session was cleared */
+    IL_STMT_SESSION_CLEAR, /* .session clear */
+    IL_STMT_REL_SHOW,      /* .rel <name>: a table of the relation's rows */
+    IL_STMT_CLIENT_ONLY,   /* .help, .quit, .load: not executed by the engine */
+} il_stmt_class;
+
+il_result_kind il_result_kind_of(const il_result *r);
+il_stmt_class il_result_stmt_class(const il_result *r);
+
+/* Lines of a MESSAGE, ERROR or PARSE_ERROR result (parse errors without the
+ * "Parse error: " prefix). */
+size_t il_result_nlines(const il_result *r);
+const char *il_result_line(const il_result *r, size_t i);
+
+/* TABLE results. Rows are in the engine's order (sorted, then :asc/:desc, offset, limit). */
+size_t il_result_ncols(const il_result *r);
+const char *il_result_col(const il_result *r, size_t i);
+size_t il_result_nrows(const il_result *r);
+/* The row's values; a row may be wider than the column list (extra values are not
+ * shown by the CLI). *width receives the number of values. */
+const il_value *il_result_row(const il_result *r, size_t i, size_t *width);
+
+/* For IL_STMT_SESSION_RULE: the head relation and the head's effective arity. */
+const char *il_result_rule_head(const il_result *r, uint32_t *arity);
+/* For IL_STMT_REL_SHOW: the relation name. */
+const char *il_result_title(const il_result *r);
+
+/* The text of a value as a table cell ("1", "2.5", "\"a\"", "null", "[1.0, 2.0]"), written
+ * into buf (always NUL-terminated when cap > 0); returns the full length. */
+size_t il_value_format(il_value v, char *buf, size_t cap);
+/* True when the value is a number (right-aligned in tables, a JSON number on the wire). */
+bool il_value_is_number(il_value v);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,78 @@
+/* Growable byte buffers (see buf.h). */
+#include "base/buf.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void il_buf_init(il_buf *b) { memset(b, 0, sizeof *b); }
+
+void il_buf_free(il_buf *b) {
+    free(b->data);
+    memset(b, 0, sizeof *b);
+}
+
+void il_buf_clear(il_buf *b) {
+    b->len = 0;
+    if (b->data) b->data[0] = 0;
+}
+
+void il_buf_reserve(il_buf *b, size_t extra) {
+    if (b->len + extra + 1 <= b->cap) return;
+    size_t cap = b->cap ? b->cap : 64;
+    while (cap < b->len + extra + 1) cap *= 2;
+    char *p = realloc(b->data, cap);
+    if (!p) abort();
+    b->data = p;
+    b->cap = cap;
+}
+
+void il_buf_put(il_buf *b, const void *p, size_t n) {
+    il_buf_reserve(b, n);
+    if (n) memcpy(b->data + b->len, p, n);
+    b->len += n;
+    b->data[b->len] = 0;
+}
+
+void il_buf_puts(il_buf *b, const char *s) { il_buf_put(b, s, strlen(s)); }
+
+void il_buf_putc(il_buf *b, char c) { il_buf_put(b, &c, 1); }
+
+void il_buf_vprintf(il_buf *b, const char *fmt, va_list ap) {
+    va_list ap2;
+    va_copy(ap2, ap);
+    char small[256];
+    int n = vsnprintf(small, sizeof small, fmt, ap);
+    if (n < 0) {
+        va_end(ap2);
+        return;
+    }
+    if ((size_t)n < sizeof small) {
+        il_buf_put(b, small, (size_t)n);
+    } else {
+        il_buf_reserve(b, (size_t)n);
+        vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap2);
+        b->len += (size_t)n;
+    }
+    va_end(ap2);
+}
+
+void il_buf_printf(il_buf *b, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    il_buf_vprintf(b, fmt, ap);
+    va_end(ap);
+}
+
+const char *il_buf_str(const il_buf *b) { return b->data ? b->data : ""; }
+
+char *il_buf_take(il_buf *b) {
+    char *p = b->data;
+    if (!p) {
+        p = malloc(1);
+        if (!p) abort();
+        p[0] = 0;
+    }
+    memset(b, 0, sizeof *b);
+    return p;
+}

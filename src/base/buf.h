@@ -1,0 +1,29 @@
+/* Growable byte buffers: how text is built (messages, tables, rule listings). The
+ * contents are always NUL-terminated so they can be handed out as C strings. */
+#ifndef IL_BASE_BUF_H
+#define IL_BASE_BUF_H
+
+#include <stdarg.h>
+#include <stddef.h>
+
+typedef struct il_buf {
+    char *data; /* NUL-terminated once anything was written; NULL before */
+    size_t len; /* bytes written, excluding the NUL */
+    size_t cap; /* bytes allocated */
+} il_buf;
+
+void il_buf_init(il_buf *b);
+void il_buf_free(il_buf *b);
+void il_buf_clear(il_buf *b); /* keeps the allocation */
+void il_buf_reserve(il_buf *b, size_t extra);
+void il_buf_put(il_buf *b, const void *p, size_t n);
+void il_buf_puts(il_buf *b, const char *s);
+void il_buf_putc(il_buf *b, char c);
+void il_buf_printf(il_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void il_buf_vprintf(il_buf *b, const char *fmt, va_list ap);
+/* Returns the text ("" when empty); the buffer keeps ownership. */
+const char *il_buf_str(const il_buf *b);
+/* Hands the malloc'ed text to the caller and resets the buffer. */
+char *il_buf_take(il_buf *b);
+
+#endif

@@ -1,0 +1,80 @@
+/* Relations: sets of fixed-arity tuples of values (value/value.h), stored inline in
+ * sorted indexes (B+-trees), with no per-tuple heap object.
+ *
+ * Every relation has a primary index over its columns in natural order, which gives
+ * set semantics. Further indexes, each a permutation of the columns, are added on
+ * demand (rel_index) and then kept in step with every change. A seek takes a prefix
+ * of values in an index's column order and visits exactly the tuples that start with
+ * it, in that index's order (raw word order, not the value order of value.h).
+ *
+ * A counted relation also keeps, per tuple, a signed derivation count: a tuple is
+ * present while its count is positive. Incremental maintenance adds and subtracts
+ * derivations and learns from the result whether the tuple appeared or vanished.
+ *
+ * Not thread-safe: one writer, and no reader while it writes. Cursors are invalidated
+ * by any change to the relation. */
+#ifndef IL_EXEC_REL_H
+#define IL_EXEC_REL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "value/value.h"
+
+#define REL_MAX_ARITY 64
+#define REL_MAX_INDEXES 8
+
+typedef struct rel rel_t;
+
+rel_t *rel_new(uint32_t arity);
+rel_t *rel_new_counted(uint32_t arity);
+void rel_free(rel_t *r);
+/* Removes every tuple; keeps the arity and the indexes. */
+void rel_clear(rel_t *r);
+
+uint32_t rel_arity(const rel_t *r);
+size_t rel_count(const rel_t *r);
+bool rel_is_counted(const rel_t *r);
+/* Bytes held by the relation's nodes, all indexes included. */
+size_t rel_bytes(const rel_t *r);
+
+/* Set operations, tuple in natural column order. Insert returns true when the tuple
+ * is new; delete returns true when it was present. On a counted relation, insert and
+ * delete set the count to 1 and 0. */
+bool rel_insert(rel_t *r, const val_t *tuple);
+bool rel_delete(rel_t *r, const val_t *tuple);
+bool rel_contains(const rel_t *r, const val_t *tuple);
+
+/* Counted relations: adds `delta` (may be negative) to the tuple's count. Returns
+ * +1 if the tuple appeared (count went from <= 0 to > 0), -1 if it vanished (from > 0
+ * to <= 0), 0 otherwise. A tuple whose count returns to 0 is removed. */
+int rel_add_count(rel_t *r, const val_t *tuple, int64_t delta);
+int64_t rel_get_count(const rel_t *r, const val_t *tuple); /* 0 when absent */
+
+/* Returns the id of an index whose column order begins with cols[0..ncols) (the rest
+ * of the columns follow in natural order), creating and filling it if none exists.
+ * Index 0 is the primary index (natural order). Returns -1 past REL_MAX_INDEXES. */
+int rel_index(rel_t *r, const uint32_t *cols, uint32_t ncols);
+/* The column order of an index: order[i] is the natural column stored at position i. */
+const uint32_t *rel_index_order(const rel_t *r, int index);
+
+/* A cursor over the tuples of one index that start with a given prefix. */
+typedef struct rel_cursor {
+    const rel_t *rel;
+    const void *leaf;   /* current leaf node */
+    uint32_t pos;       /* position in the leaf */
+    uint32_t nprefix;   /* number of prefix words */
+    val_t prefix[REL_MAX_ARITY];
+    int index;
+} rel_cursor;
+
+/* Positions the cursor before the first tuple of `index` that starts with prefix
+ * (nprefix values in the index's column order; 0 visits everything). */
+void rel_seek(const rel_t *r, int index, const val_t *prefix, uint32_t nprefix, rel_cursor *c);
+/* Returns the next tuple in the index's column order (a pointer into the tree, valid
+ * until the relation changes), or NULL when the prefix range is exhausted. For a
+ * counted relation *count (if not NULL) receives the tuple's count. */
+const val_t *rel_next(rel_cursor *c, int64_t *count);
+
+#endif
