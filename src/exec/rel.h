@@ -59,14 +59,19 @@ int rel_index(rel_t *r, const uint32_t *cols, uint32_t ncols);
 /* The column order of an index: order[i] is the natural column stored at position i. */
 const uint32_t *rel_index_order(const rel_t *r, int index);
 
-/* A cursor over the tuples of one index that start with a given prefix. */
+/* A cursor over the tuples of one index that start with a given prefix. Caller-owned
+ * (usually on the stack); holds no heap memory, so it needs no release. The fields are
+ * private to rel.c. */
 typedef struct rel_cursor {
     const rel_t *rel;
-    const void *leaf;   /* current leaf node */
-    uint32_t pos;       /* position in the leaf */
+    const void *leaf;   /* current leaf node, NULL when past the end */
+    const val_t *cur;   /* next entry to return, in leaf */
+    const val_t *end;   /* one past the last entry of the range in leaf */
+    uint32_t stride;    /* words per leaf entry (arity, plus a count in a counted primary) */
     uint32_t nprefix;   /* number of prefix words */
-    val_t prefix[REL_MAX_ARITY];
     int index;
+    uint8_t mode;       /* what to do when cur reaches end (rel.c) */
+    val_t prefix[REL_MAX_ARITY];
 } rel_cursor;
 
 /* Positions the cursor before the first tuple of `index` that starts with prefix

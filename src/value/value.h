@@ -144,4 +144,8 @@ double val_to_f64(val_t v);
 int64_t val_to_i64(val_t v);
 bool val_is_numeric(val_t v); /* Int, Timestamp or Float */
 
+/* Frees the interned strings, boxed numbers and vectors (all of them live in the intern
+ * table); every such value becomes invalid. For process exit, so leak checkers stay quiet. */
+void val_shutdown(void);
+
 #endif

@@ -1,0 +1,314 @@
+/* bench_engine: in-process benchmark of the engine through the library API
+ * (include/inputlayer.h), on the datasets and rules of docs/performance.md 3.2/3.3.
+ *
+ *   bench_engine [--runs N] [--only NAME]
+ *
+ * For each workload it loads a dataset into a fresh engine (knowledge graph `bench`, by
+ * executing the IQL bulk-insert statements), registers the rules, then times a query:
+ * warm-up runs, then N timed runs (default 100) of il_execute + reading every row +
+ * il_result_free. It prints one line per query,
+ *   name rows=N median_us=.. p10_us=.. p90_us=.. runs=N
+ * and exits 1 when a query's row count is not the expected one. The setup (load + rules)
+ * is timed separately and printed as a `setup` line. `memory_chains1m` prints the resident
+ * growth per fact after loading the 1M-edge chains `edge` relation into a fresh engine
+ * (measured in a child process so that earlier workloads' freed memory does not count).
+ * --only NAME runs the workloads whose name contains NAME. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "inputlayer.h"
+#include "gen_graph.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static int g_runs = 100;
+static const char *g_only;
+static volatile il_value g_sink; /* keeps the row reads from being optimised away */
+
+static double now_us(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+static void die(const char *what) {
+    fprintf(stderr, "bench_engine: %s\n", what);
+    exit(1);
+}
+
+static void print_result_lines(const il_result *r) {
+    size_t n = il_result_nlines(r);
+    for (size_t i = 0; i < n; i++) fprintf(stderr, "  %s\n", il_result_line(r, i));
+}
+
+/* Executes a setup statement; exits on an error. */
+static void exec_ok(il_session *s, const char *text, size_t len) {
+    il_result *r = il_execute(s, text, len);
+    il_result_kind k = il_result_kind_of(r);
+    if (k == IL_RESULT_ERROR || k == IL_RESULT_PARSE_ERROR) {
+        fprintf(stderr, "bench_engine: statement failed: %.200s%s\n", text, len > 200 ? "..." : "");
+        print_result_lines(r);
+        il_result_free(r);
+        exit(1);
+    }
+    il_result_free(r);
+}
+
+static void exec_str(il_session *s, const char *text) {
+    exec_ok(s, text, strlen(text));
+}
+
+static int exec_stmt_cb(void *ctx, const char *stmt, size_t len) {
+    exec_ok(ctx, stmt, len);
+    return 0;
+}
+
+/* A fresh engine with a session in knowledge graph `bench`. */
+typedef struct bench_db {
+    il_engine *e;
+    il_session *s;
+} bench_db;
+
+static bench_db db_open(void) {
+    char *err = NULL;
+    bench_db db;
+    db.e = il_engine_open(NULL, &err);
+    if (!db.e) {
+        fprintf(stderr, "bench_engine: il_engine_open: %s\n", err ? err : "failed");
+        free(err);
+        exit(1);
+    }
+    db.s = il_session_open(db.e);
+    if (!db.s) die("il_session_open failed");
+    exec_str(db.s, ".kg create bench");
+    return db;
+}
+
+static void db_close(bench_db *db) {
+    il_session_close(db->s);
+    il_engine_close(db->e);
+}
+
+static void load_edges(bench_db *db, const gg_edge *edges, size_t n) {
+    if (gg_emit_edges("edge", edges, n, GG_CHUNK, exec_stmt_cb, db->s) != 0)
+        die("out of memory writing statements");
+}
+
+static void load_hot_labels(bench_db *db, size_t hot) {
+    if (gg_emit_hot_labels("label", "hot", hot, GG_CHUNK, exec_stmt_cb, db->s) != 0)
+        die("out of memory writing statements");
+}
+
+static int selected(const char *name) {
+    return !g_only || strstr(name, g_only) != NULL;
+}
+
+/* One run of a query: execute, read every row, free. Returns the row count. */
+static size_t run_query(il_session *s, const char *query, size_t len) {
+    il_result *r = il_execute(s, query, len);
+    il_result_kind k = il_result_kind_of(r);
+    if (k == IL_RESULT_ERROR || k == IL_RESULT_PARSE_ERROR) {
+        fprintf(stderr, "bench_engine: query failed: %s\n", query);
+        print_result_lines(r);
+        il_result_free(r);
+        exit(1);
+    }
+    size_t rows = 0;
+    if (k == IL_RESULT_TABLE) {
+        rows = il_result_nrows(r);
+        il_value acc = 0;
+        for (size_t i = 0; i < rows; i++) {
+            size_t width = 0;
+            const il_value *v = il_result_row(r, i, &width);
+            for (size_t j = 0; j < width; j++) acc ^= v[j];
+        }
+        g_sink ^= acc;
+    }
+    il_result_free(r);
+    return rows;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The p-quantile (0..1) of sorted samples, nearest rank. */
+static double quantile(const double *sorted, int n, double p) {
+    int i = (int)(p * (n - 1) + 0.5);
+    return sorted[i];
+}
+
+/* Times a query; exits 1 when its row count is not `expected`. */
+static void measure(bench_db *db, const char *name, const char *query, size_t expected) {
+    if (!selected(name)) return;
+    size_t len = strlen(query);
+    int warmup = g_runs / 10 < 5 ? 5 : g_runs / 10;
+    for (int i = 0; i < warmup; i++) {
+        size_t rows = run_query(db->s, query, len);
+        if (rows != expected) {
+            fprintf(stderr, "bench_engine: ERROR: %s: %s returned %zu rows, expected %zu\n", name,
+                    query, rows, expected);
+            exit(1);
+        }
+    }
+    double *t = malloc((size_t)g_runs * sizeof *t);
+    if (!t) die("out of memory");
+    for (int i = 0; i < g_runs; i++) {
+        double t0 = now_us();
+        size_t rows = run_query(db->s, query, len);
+        t[i] = now_us() - t0;
+        if (rows != expected) {
+            fprintf(stderr, "bench_engine: ERROR: %s: %s returned %zu rows, expected %zu\n", name,
+                    query, rows, expected);
+            exit(1);
+        }
+    }
+    qsort(t, (size_t)g_runs, sizeof *t, cmp_double);
+    printf("%s rows=%zu median_us=%.2f p10_us=%.2f p90_us=%.2f runs=%d\n", name, expected,
+           quantile(t, g_runs, 0.5), quantile(t, g_runs, 0.1), quantile(t, g_runs, 0.9), g_runs);
+    fflush(stdout);
+    free(t);
+}
+
+static void print_setup(const char *name, size_t facts, double t0) {
+    printf("setup %s facts=%zu ms=%.1f\n", name, facts, (now_us() - t0) / 1e3);
+    fflush(stdout);
+}
+
+/* a) random 2,000 / 4,000 with the reach rules. */
+static void workload_random2k(void) {
+    if (!selected("random2k_edge1") && !selected("random2k_reach1")) return;
+    gg_edge *edges = gg_random_graph(2000, 4000, 42);
+    if (!edges) die("out of memory");
+    double t0 = now_us();
+    bench_db db = db_open();
+    load_edges(&db, edges, 4000);
+    exec_str(db.s, "+reach(X, Y) <- edge(X, Y)");
+    exec_str(db.s, "+reach(X, Z) <- reach(X, Y), edge(Y, Z)");
+    print_setup("random2k", 4000, t0);
+    free(edges);
+    measure(&db, "random2k_edge1", "?edge(1,Y)", 2);
+    measure(&db, "random2k_reach1", "?reach(1,Y)", 1582);
+    db_close(&db);
+}
+
+/* Loads hot chains of `requested` edges with their hot labels; returns the edge count. */
+static size_t load_chains(bench_db *db, size_t requested) {
+    size_t n;
+    gg_edge *edges = gg_chains(requested, &n);
+    if (!edges) die("out of memory");
+    load_edges(db, edges, n);
+    free(edges);
+    load_hot_labels(db, gg_hot_count(gg_chain_count(requested)));
+    return n;
+}
+
+/* b) hot chains, 100K edges: path, hot_reach and r1. */
+static void workload_chains100k(void) {
+    if (!selected("chains100k_hot_reach") && !selected("chains100k_path400") &&
+        !selected("chains100k_r1_400"))
+        return;
+    double t0 = now_us();
+    bench_db db = db_open();
+    size_t n = load_chains(&db, 100000);
+    exec_str(db.s, "+path(X,Y) <- edge(X,Y)");
+    exec_str(db.s, "+path(X,Z) <- edge(X,Y), path(Y,Z)");
+    exec_str(db.s, "+hot_reach(X,Y) <- label(X,\"hot\"), path(X,Y)");
+    exec_str(db.s, "+r1(X,Y) <- edge(X,Y), label(X,\"hot\")");
+    print_setup("chains100k", n + gg_hot_count(gg_chain_count(100000)), t0);
+    measure(&db, "chains100k_hot_reach", "?hot_reach(X,Y)", 1002);
+    measure(&db, "chains100k_path400", "?path(400,Y)", 3);
+    measure(&db, "chains100k_r1_400", "?r1(400,Y)", 1);
+    db_close(&db);
+}
+
+/* c) hot chains, 1M edges: r1. */
+static void workload_chains1m(void) {
+    if (!selected("chains1m_r1_400")) return;
+    double t0 = now_us();
+    bench_db db = db_open();
+    size_t n = load_chains(&db, 1000000);
+    exec_str(db.s, "+r1(X,Y) <- edge(X,Y), label(X,\"hot\")");
+    print_setup("chains1m", n + gg_hot_count(gg_chain_count(1000000)), t0);
+    measure(&db, "chains1m_r1_400", "?r1(400,Y)", 1);
+    db_close(&db);
+}
+
+/* Resident set size in bytes, from /proc/self/statm. */
+static long rss_bytes(void) {
+    FILE *f = fopen("/proc/self/statm", "r");
+    long size = 0, resident = 0;
+    if (!f) return -1;
+    int ok = fscanf(f, "%ld %ld", &size, &resident) == 2;
+    fclose(f);
+    return ok ? resident * sysconf(_SC_PAGESIZE) : -1;
+}
+
+/* d) resident growth per fact of the 1M-edge chains `edge` relation (in a child). */
+static void memory_child(void) {
+    size_t n;
+    gg_edge *edges = gg_chains(1000000, &n);
+    if (!edges) die("out of memory");
+    bench_db db = db_open();
+    long before = rss_bytes();
+    double t0 = now_us();
+    load_edges(&db, edges, n);
+    double ms = (now_us() - t0) / 1e3;
+    long after = rss_bytes();
+    if (before < 0 || after < 0) die("cannot read /proc/self/statm");
+    printf("memory_chains1m facts=%zu rss_growth_bytes=%ld bytes_per_fact=%.1f load_ms=%.1f\n", n,
+           after - before, (double)(after - before) / (double)n, ms);
+    fflush(stdout);
+    db_close(&db);
+    free(edges);
+}
+
+static void workload_memory(void) {
+    if (!selected("memory_chains1m")) return;
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid < 0) die("fork failed");
+    if (pid == 0) {
+        memory_child();
+        exit(0);
+    }
+    int status;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR) die("waitpid failed");
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) die("memory_chains1m failed");
+}
+
+static void usage(void) {
+    fprintf(stderr, "usage: bench_engine [--runs N] [--only NAME]\n"
+                    "workloads: random2k_edge1 random2k_reach1 chains100k_hot_reach "
+                    "chains100k_path400 chains100k_r1_400 chains1m_r1_400 memory_chains1m\n");
+    exit(2);
+}
+
+int main(int argc, char **argv) {
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc) {
+            char *end;
+            long v = strtol(argv[++i], &end, 10);
+            if (*end || v < 1 || v > 10000000) usage();
+            g_runs = (int)v;
+        } else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) {
+            g_only = argv[++i];
+        } else {
+            usage();
+        }
+    }
+    workload_memory(); /* first, before this process has touched much memory */
+    workload_random2k();
+    workload_chains100k();
+    workload_chains1m();
+    return 0;
+}

@@ -1,0 +1,29 @@
+/* The CLI: runs statements against an in-process engine and prints the transcript the
+ * reference client prints (iql-language.md section 6), in script mode or as a REPL. */
+#ifndef IL_CLIENT_CLI_H
+#define IL_CLIENT_CLI_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "inputlayer.h"
+
+typedef struct cli {
+    il_engine *engine;
+    il_session *session;
+    FILE *out;
+    bool interactive;     /* REPL: errors get an "Error: " prefix */
+    unsigned rule_count;  /* session rules whose follow-up query succeeded (client-side count) */
+    unsigned fact_count;  /* session facts added (client-side count) */
+    bool quit;            /* .quit was run */
+    int load_depth;       /* nesting of .load */
+} cli;
+
+/* Runs one statement and prints its transcript lines (echo excluded). */
+void cli_run_statement(cli *c, const char *stmt);
+/* Runs every statement of a script file; false when the file cannot be read. */
+bool cli_run_file(cli *c, const char *path);
+/* Interactive loop (libedit); returns the exit status. */
+int cli_repl(cli *c);
+
+#endif

@@ -1,0 +1,233 @@
+/* Running statements and scripts, printing the reference transcript: messages,
+ * errors, tables with `N rows`, the session-rule follow-up query and the client-side
+ * session counters, and the client-only commands .help, .quit and .load. */
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "client/cli.h"
+#include "client/table.h"
+#include "iql/script.h"
+
+enum { MAX_SCRIPT_BYTES = 104857600 };
+
+static const char *const HELP_TEXT =
+    "InputLayer Client (WebSocket)\n"
+    "================================\n"
+    "\n"
+    "Meta Commands:\n"
+    "  .kg                  Show current knowledge graph\n"
+    "  .kg list             List all knowledge graphs\n"
+    "  .kg create <name>    Create knowledge graph\n"
+    "  .kg use <name>       Switch to knowledge graph\n"
+    "  .kg drop <name>      Drop knowledge graph\n"
+    "  .rel                 List relations\n"
+    "  .rel <name>          Describe relation\n"
+    "  .rule                List rules\n"
+    "  .rule <name>         Query rule\n"
+    "  .rule drop <name>    Drop all clauses of a rule\n"
+    "  .rule drop prefix <p> Drop all rules matching prefix\n"
+    "  .rule remove <name> <n>  Remove clause n from rule (1-based)\n"
+    "  .session             List session rules\n"
+    "  .session clear       Clear all session rules\n"
+    "  .session drop <n|name>  Drop session rule by index or relation name\n"
+    "  .clear prefix <p>    Clear all facts from relations with prefix\n"
+    "  .debug <query>       Show query plan without executing\n"
+    "  .status              Server status\n"
+    "  .help                Show this help\n"
+    "  .quit                Exit\n"
+    "\n"
+    "Data Manipulation:\n"
+    "  +edge(1, 2)          Insert fact (persistent)\n"
+    "  -edge(1, 2)          Delete fact\n"
+    "  edge(1, 2)           Session fact (transient)\n"
+    "\n"
+    "Rules:\n"
+    "  +path(X, Y) <- edge(X, Y)    Persistent rule\n"
+    "  foo(X, Y) <- bar(X, Y)       Session rule (transient)\n"
+    "\n"
+    "Queries:\n"
+    "  ?path(1, X)          Query\n"
+    "\n";
+
+static void print_lines(cli *c, const il_result *r, const char *prefix) {
+    for (size_t i = 0; i < il_result_nlines(r); i++)
+        fprintf(c->out, "%s%s\n", i == 0 ? prefix : "", il_result_line(r, i));
+}
+
+/* Prints a query-like result: table + "N rows", "No results.", or its error. */
+static bool print_query_result(cli *c, const il_result *r) {
+    switch (il_result_kind_of(r)) {
+    case IL_RESULT_TABLE: {
+        size_t ncols = il_result_ncols(r), nrows = il_result_nrows(r);
+        if (ncols == 0 || nrows == 0) {
+            fputs("No results.\n", c->out);
+        } else if (ncols == 1 && strcmp(il_result_col(r, 0), "message") == 0) {
+            for (size_t i = 0; i < nrows; i++) {
+                char buf[4096];
+                il_value_format(il_result_row(r, i, NULL)[0], buf, sizeof buf);
+                fprintf(c->out, "%s\n", buf);
+            }
+        } else {
+            cli_print_table(c->out, r);
+            fprintf(c->out, "%zu rows\n", nrows);
+        }
+        return true;
+    }
+    case IL_RESULT_ERROR: print_lines(c, r, c->interactive ? "Error: " : ""); return false;
+    case IL_RESULT_PARSE_ERROR: print_lines(c, r, "Parse error: "); return false;
+    case IL_RESULT_MESSAGE: print_lines(c, r, ""); return true;
+    }
+    return false;
+}
+
+static void session_rule_followup(cli *c, const il_result *r) {
+    uint32_t arity;
+    const char *head = il_result_rule_head(r, &arity);
+    static const char *const names[] = {"X", "Y", "Z", "W", "V", "U", "T", "S", "R", "Q"};
+    size_t cap = strlen(head) + 16 + (size_t)arity * 8;
+    char *q = malloc(cap);
+    size_t n = (size_t)snprintf(q, cap, "?%s(", head);
+    for (uint32_t i = 0; i < arity; i++) {
+        if (i < 10) n += (size_t)snprintf(q + n, cap - n, "%s%s", i ? ", " : "", names[i]);
+        else n += (size_t)snprintf(q + n, cap - n, ", V%u", i);
+    }
+    snprintf(q + n, cap - n, ")");
+    il_result *qr = il_execute(c->session, q, strlen(q));
+    free(q);
+    bool ok = print_query_result(c, qr);
+    il_result_free(qr);
+    if (!ok) return;
+    c->rule_count++;
+    fprintf(c->out, "(session: %u rule(s))\n", c->rule_count);
+}
+
+static void run_load(cli *c, const char *stmt) {
+    /* `.load <path> [mode]`: the parser already rejected bad usage. */
+    const char *p = stmt;
+    while (*p == '.') p++;
+    while (*p && !isspace((unsigned char)*p)) p++;
+    while (isspace((unsigned char)*p)) p++;
+    const char *e = p;
+    while (*e && !isspace((unsigned char)*e)) e++;
+    char *path = strndup(p, (size_t)(e - p));
+    fprintf(c->out, "Loading file: %s\n", path);
+    if (c->load_depth < 16) {
+        c->load_depth++;
+        if (cli_run_file(c, path) && !c->quit) fputs("File loaded.\n", c->out);
+        c->load_depth--;
+    } else {
+        fputs("Too many nested .load commands\n", c->out);
+    }
+    free(path);
+}
+
+static void run_client_only(cli *c, const char *stmt) {
+    const char *p = stmt;
+    while (*p == '.') p++;
+    char word[16] = {0};
+    size_t n = 0;
+    while (p[n] && !isspace((unsigned char)p[n]) && n < sizeof word - 1) {
+        word[n] = (char)tolower((unsigned char)p[n]);
+        n++;
+    }
+    if (strcmp(word, "load") == 0) {
+        run_load(c, stmt);
+    } else if (strcmp(word, "quit") == 0 || strcmp(word, "exit") == 0 || strcmp(word, "q") == 0) {
+        fputs("Goodbye!\n", c->out);
+        c->quit = true;
+    } else {
+        fputs(HELP_TEXT, c->out);
+    }
+}
+
+void cli_run_statement(cli *c, const char *stmt) {
+    il_result *r = il_execute(c->session, stmt, strlen(stmt));
+    switch (il_result_stmt_class(r)) {
+    case IL_STMT_CLIENT_ONLY:
+        if (il_result_kind_of(r) == IL_RESULT_PARSE_ERROR) print_lines(c, r, "Parse error: ");
+        else run_client_only(c, stmt);
+        break;
+    case IL_STMT_SESSION_RULE:
+        if (il_result_kind_of(r) == IL_RESULT_MESSAGE) session_rule_followup(c, r);
+        else print_query_result(c, r);
+        break;
+    case IL_STMT_SESSION_FACT:
+        if (print_query_result(c, r)) c->fact_count++;
+        break;
+    case IL_STMT_KG_SWITCH:
+        print_lines(c, r, "");
+        if (c->rule_count || c->fact_count)
+            fprintf(c->out, "(Cleared %u session rule(s), %u session fact(s))\n", c->rule_count,
+                    c->fact_count);
+        c->rule_count = c->fact_count = 0;
+        break;
+    case IL_STMT_SESSION_CLEAR:
+        print_lines(c, r, "");
+        c->rule_count = c->fact_count = 0;
+        break;
+    case IL_STMT_REL_SHOW:
+        fprintf(c->out, "Relation: %s\n", il_result_title(r));
+        if (il_result_nrows(r) == 0) {
+            fputs("  No data.\n", c->out);
+        } else {
+            cli_print_table(c->out, r);
+            fprintf(c->out, "%zu of %zu total rows\n", il_result_nrows(r), il_result_nrows(r));
+        }
+        break;
+    default: print_query_result(c, r); break;
+    }
+    il_result_free(r);
+}
+
+static char *read_file(const char *path, size_t *len, char *err, size_t errlen) {
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        snprintf(err, errlen, "Failed to read script '%s': %s (os error %d)", path, strerror(errno),
+                 errno);
+        return NULL;
+    }
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0 && st.st_size > MAX_SCRIPT_BYTES) {
+        snprintf(err, errlen, "Script file '%s' is too large (%lld bytes, max %d bytes)", path,
+                 (long long)st.st_size, MAX_SCRIPT_BYTES);
+        fclose(f);
+        return NULL;
+    }
+    size_t cap = 4096, n = 0;
+    char *buf = malloc(cap);
+    size_t k;
+    while ((k = fread(buf + n, 1, cap - n, f)) > 0) {
+        n += k;
+        if (n == cap) buf = realloc(buf, cap *= 2);
+    }
+    fclose(f);
+    *len = n;
+    return buf;
+}
+
+bool cli_run_file(cli *c, const char *path) {
+    size_t len;
+    char err[1024];
+    char *text = read_file(path, &len, err, sizeof err);
+    if (!text) {
+        fprintf(c->out, "%s\n", err);
+        return false;
+    }
+    iql_script sc;
+    iql_script_init(&sc, text, len);
+    iql_script_item it;
+    while (!c->quit && iql_script_next(&sc, &it)) {
+        fprintf(c->out, "> %s\n", it.text);
+        if (it.unterminated) {
+            fputs("Parse error: unterminated statement (unbalanced delimiters)\n", c->out);
+            continue;
+        }
+        cli_run_statement(c, it.text);
+    }
+    iql_script_free(&sc);
+    free(text);
+    return true;
+}

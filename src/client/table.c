@@ -1,0 +1,107 @@
+/* Box table rendering (see table.h). */
+#include "client/table.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum { MAX_CELL_CHARS = 40 };
+
+static size_t utf8_len(const char *s) {
+    size_t n = 0;
+    for (; *s; s++)
+        if (((unsigned char)*s & 0xC0) != 0x80) n++;
+    return n;
+}
+
+/* Byte length of the first `chars` characters. */
+static size_t utf8_prefix(const char *s, size_t chars) {
+    size_t i = 0, c = 0;
+    while (s[i] && c < chars) {
+        i++;
+        while (s[i] && ((unsigned char)s[i] & 0xC0) == 0x80) i++;
+        c++;
+    }
+    return i;
+}
+
+static void rule_line(FILE *out, const size_t *w, size_t n, const char *l, const char *m,
+                      const char *r) {
+    fputs(l, out);
+    for (size_t i = 0; i < n; i++) {
+        if (i) fputs(m, out);
+        for (size_t k = 0; k < w[i] + 2; k++) fputs("─", out);
+    }
+    fputs(r, out);
+    fputc('\n', out);
+}
+
+static void pad(FILE *out, size_t n) {
+    for (size_t i = 0; i < n; i++) fputc(' ', out);
+}
+
+void cli_print_table(FILE *out, const il_result *r) {
+    size_t ncols = il_result_ncols(r), nrows = il_result_nrows(r);
+    size_t *w = calloc(ncols + 1, sizeof *w);
+    bool *numeric = malloc(ncols + 1);
+    char **cells = calloc(nrows * ncols + 1, sizeof *cells);
+    for (size_t c = 0; c < ncols; c++) {
+        w[c] = strlen(il_result_col(r, c));
+        numeric[c] = nrows > 0;
+    }
+    for (size_t i = 0; i < nrows; i++) {
+        size_t width;
+        const il_value *row = il_result_row(r, i, &width);
+        for (size_t c = 0; c < ncols; c++) {
+            if (c >= width) {
+                numeric[c] = false;
+                cells[i * ncols + c] = strdup("");
+                continue;
+            }
+            size_t len = il_value_format(row[c], NULL, 0);
+            char *text = malloc(len + 1);
+            il_value_format(row[c], text, len + 1);
+            if (!il_value_is_number(row[c])) numeric[c] = false;
+            size_t chars = utf8_len(text);
+            if (chars > MAX_CELL_CHARS) {
+                size_t cut = utf8_prefix(text, MAX_CELL_CHARS - 1);
+                text = realloc(text, cut + 4);
+                memcpy(text + cut, "…", 4);
+                chars = MAX_CELL_CHARS;
+            }
+            cells[i * ncols + c] = text;
+            if (chars > w[c]) w[c] = chars;
+        }
+    }
+    for (size_t c = 0; c < ncols; c++)
+        if (w[c] > MAX_CELL_CHARS) w[c] = MAX_CELL_CHARS;
+    rule_line(out, w, ncols, "┌", "┬", "┐");
+    fputs("│", out);
+    for (size_t c = 0; c < ncols; c++) {
+        const char *h = il_result_col(r, c);
+        fputc(' ', out);
+        fputs(h, out);
+        size_t hl = utf8_len(h);
+        if (hl < w[c]) pad(out, w[c] - hl);
+        fputs(" │", out);
+    }
+    fputc('\n', out);
+    rule_line(out, w, ncols, "├", "┼", "┤");
+    for (size_t i = 0; i < nrows; i++) {
+        fputs("│", out);
+        for (size_t c = 0; c < ncols; c++) {
+            const char *t = cells[i * ncols + c];
+            size_t l = utf8_len(t);
+            fputc(' ', out);
+            if (numeric[c] && l < w[c]) pad(out, w[c] - l);
+            fputs(t, out);
+            if (!numeric[c] && l < w[c]) pad(out, w[c] - l);
+            fputs(" │", out);
+        }
+        fputc('\n', out);
+    }
+    rule_line(out, w, ncols, "└", "┴", "┘");
+    for (size_t i = 0; i < nrows * ncols; i++) free(cells[i]);
+    free(cells);
+    free(numeric);
+    free(w);
+}

@@ -1,0 +1,13 @@
+/* Box tables as the CLI prints them (iql-language.md 6.8): widths in characters capped
+ * at 40, cells over 40 characters cut with an ellipsis, number columns right-aligned. */
+#ifndef IL_CLIENT_TABLE_H
+#define IL_CLIENT_TABLE_H
+
+#include <stdio.h>
+
+#include "inputlayer.h"
+
+/* Prints the table of a TABLE result (not the row-count line). */
+void cli_print_table(FILE *out, const il_result *r);
+
+#endif

@@ -1,0 +1,179 @@
+/* Aggregation (see aggregate.h). Bindings are scanned through an index whose leading
+ * columns are the group slots, so each group is one contiguous run. */
+#include "exec/aggregate.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct group_rows {
+    const val_t **rows; /* tuples of the bindings index, in index column order */
+    uint32_t n, cap;
+} group_rows;
+
+typedef struct agg_ctx {
+    const plan_clause *c;
+    const uint32_t *pos; /* slot -> position in the index's tuples */
+    uint32_t order_slot; /* ranking sort: slot of the score */
+    bool desc;
+    const uint32_t *out_slots;
+    uint32_t nout;
+} agg_ctx;
+
+static _Thread_local const agg_ctx *sort_ctx;
+
+static int cmp_rank_rows(const void *pa, const void *pb) {
+    const val_t *a = *(const val_t *const *)pa, *b = *(const val_t *const *)pb;
+    const agg_ctx *k = sort_ctx;
+    int c = val_cmp(a[k->pos[k->order_slot]], b[k->pos[k->order_slot]]);
+    if (c) return k->desc ? -c : c;
+    for (uint32_t i = 0; i < k->nout; i++) {
+        c = val_cmp(a[k->pos[k->out_slots[i]]], b[k->pos[k->out_slots[i]]]);
+        if (c) return c;
+    }
+    for (uint32_t i = 0; i < k->c->nslots; i++) {
+        c = val_cmp(a[i], b[i]);
+        if (c) return c;
+    }
+    return 0;
+}
+
+static int cmp_vals(const void *pa, const void *pb) {
+    val_t a = *(const val_t *)pa, b = *(const val_t *)pb;
+    return a < b ? -1 : a > b;
+}
+
+static val_t simple_agg(const plan_agg *ag, const group_rows *g, const uint32_t *pos) {
+    uint32_t p = pos[ag->slot];
+    switch (ag->kind) {
+    case IQL_AGG_COUNT: return val_int((int64_t)g->n);
+    case IQL_AGG_COUNT_DISTINCT: {
+        val_t *v = malloc(g->n * sizeof *v);
+        for (uint32_t i = 0; i < g->n; i++) v[i] = g->rows[i][p];
+        qsort(v, g->n, sizeof *v, cmp_vals);
+        int64_t d = 0;
+        for (uint32_t i = 0; i < g->n; i++)
+            if (i == 0 || v[i] != v[i - 1]) d++;
+        free(v);
+        return val_int(d);
+    }
+    case IQL_AGG_SUM: {
+        int64_t s = 0;
+        for (uint32_t i = 0; i < g->n; i++) {
+            int64_t x = val_to_i64(g->rows[i][p]), r;
+            if (__builtin_add_overflow(s, x, &r)) r = x > 0 ? INT64_MAX : INT64_MIN;
+            s = r;
+        }
+        return val_int(s);
+    }
+    case IQL_AGG_MIN:
+    case IQL_AGG_MAX: {
+        val_t best = g->rows[0][p];
+        for (uint32_t i = 1; i < g->n; i++) {
+            int c = val_cmp(g->rows[i][p], best);
+            if (ag->kind == IQL_AGG_MIN ? c < 0 : c > 0) best = g->rows[i][p];
+        }
+        return best;
+    }
+    case IQL_AGG_AVG: {
+        double s = 0;
+        for (uint32_t i = 0; i < g->n; i++) s += val_to_f64(g->rows[i][p]);
+        return val_float(s / (double)g->n);
+    }
+    default: return VAL_NULL;
+    }
+}
+
+static bool ranking(const plan_agg *ag) {
+    return ag->kind == IQL_AGG_TOP_K || ag->kind == IQL_AGG_TOP_K_THRESHOLD ||
+           ag->kind == IQL_AGG_WITHIN_RADIUS;
+}
+
+/* The rows a ranking aggregate keeps, best first. */
+static uint32_t rank_rows(const plan_clause *c, const plan_agg *ag, const group_rows *g,
+                          const uint32_t *pos, const val_t **kept) {
+    uint32_t score_slot = ag->out_slots[ag->order_out];
+    uint32_t n = 0;
+    bool desc = ag->kind == IQL_AGG_WITHIN_RADIUS ? false : ag->desc;
+    for (uint32_t i = 0; i < g->n; i++) {
+        val_t s = g->rows[i][pos[score_slot]];
+        if (ag->kind == IQL_AGG_TOP_K_THRESHOLD) {
+            if (!val_is_numeric(s)) continue;
+            double x = val_to_f64(s);
+            if (desc ? x < ag->param : x > ag->param) continue;
+        } else if (ag->kind == IQL_AGG_WITHIN_RADIUS) {
+            if (!val_is_numeric(s) || val_to_f64(s) > ag->param) continue;
+        }
+        kept[n++] = g->rows[i];
+    }
+    agg_ctx k = {.c = c, .pos = pos, .order_slot = score_slot, .desc = desc,
+                 .out_slots = ag->out_slots, .nout = ag->nout};
+    sort_ctx = &k;
+    qsort(kept, n, sizeof *kept, cmp_rank_rows);
+    sort_ctx = NULL;
+    if (ag->kind != IQL_AGG_WITHIN_RADIUS && n > ag->k) n = (uint32_t)ag->k;
+    return n;
+}
+
+static void emit_group(const plan_clause *c, const group_rows *g, const uint32_t *pos,
+                       rel_t *target) {
+    if (g->n == 0) return;
+    val_t out[REL_MAX_ARITY];
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < c->ngroup; i++) out[n++] = g->rows[0][pos[c->group_slots[i]]];
+    int32_t rank_agg = -1;
+    uint32_t rank_col = 0;
+    for (uint32_t i = 0; i < c->naggs && n < REL_MAX_ARITY; i++) {
+        const plan_agg *ag = &c->aggs[i];
+        if (ranking(ag)) {
+            if (rank_agg < 0) {
+                rank_agg = (int32_t)i;
+                rank_col = n;
+            }
+            n += ag->nout;
+        } else {
+            out[n++] = simple_agg(ag, g, pos);
+        }
+    }
+    if (rank_agg < 0) {
+        rel_insert(target, out);
+        return;
+    }
+    const plan_agg *ag = &c->aggs[rank_agg];
+    const val_t **kept = malloc((g->n + 1) * sizeof *kept);
+    uint32_t nk = rank_rows(c, ag, g, pos, kept);
+    for (uint32_t r = 0; r < nk; r++) {
+        for (uint32_t j = 0; j < ag->nout; j++) out[rank_col + j] = kept[r][pos[ag->out_slots[j]]];
+        rel_insert(target, out);
+    }
+    free(kept);
+}
+
+void exec_aggregate(const plan_clause *c, rel_t *bindings, rel_t *target) {
+    if (rel_count(bindings) == 0) return;
+    int idx = c->ngroup ? rel_index(bindings, c->group_slots, c->ngroup) : 0;
+    if (idx < 0) idx = 0;
+    const uint32_t *order = rel_index_order(bindings, idx);
+    uint32_t *pos = malloc((c->nslots + 1) * sizeof *pos);
+    for (uint32_t p = 0; p < c->nslots; p++) pos[order[p]] = p;
+    group_rows g = {0};
+    rel_cursor cur;
+    rel_seek(bindings, idx, NULL, 0, &cur);
+    const val_t *t;
+    while ((t = rel_next(&cur, NULL))) {
+        bool same = g.n > 0;
+        for (uint32_t i = 0; same && i < c->ngroup; i++)
+            if (g.rows[0][pos[c->group_slots[i]]] != t[pos[c->group_slots[i]]]) same = false;
+        if (!same && g.n) {
+            emit_group(c, &g, pos, target);
+            g.n = 0;
+        }
+        if (g.n == g.cap) {
+            g.cap = g.cap ? g.cap * 2 : 64;
+            g.rows = realloc(g.rows, g.cap * sizeof *g.rows);
+        }
+        g.rows[g.n++] = t;
+    }
+    emit_group(c, &g, pos, target);
+    free(g.rows);
+    free(pos);
+}

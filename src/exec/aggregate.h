@@ -1,0 +1,13 @@
+/* Aggregation of a clause's distinct body bindings into head rows (iql-language.md 3.6):
+ * count (distinct bindings), count_distinct, sum (i64, saturating), min, max, avg
+ * (always a float), and the ranking aggregates top_k, top_k_threshold, within_radius. */
+#ifndef IL_EXEC_AGGREGATE_H
+#define IL_EXEC_AGGREGATE_H
+
+#include "plan/plan.h"
+
+/* Groups `bindings` (one column per clause slot) by the clause's group slots and
+ * inserts one row per group (several for ranking aggregates) into `target`. */
+void exec_aggregate(const plan_clause *c, rel_t *bindings, rel_t *target);
+
+#endif

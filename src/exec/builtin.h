@@ -1,0 +1,22 @@
+/* Builtin functions callable from rule bodies (`V = f(...)`), by family: math.c,
+ * string.c, vector.c, time.c. A type mismatch gives Null, never an error. */
+#ifndef IL_EXEC_BUILTIN_H
+#define IL_EXEC_BUILTIN_H
+
+#include <stdint.h>
+
+#include "value/value.h"
+
+typedef val_t (*exec_builtin_fn)(const val_t *args);
+
+struct exec_builtin {
+    const char *name; /* canonical lowercase name */
+    uint32_t arity;   /* exact argument count */
+    exec_builtin_fn fn;
+};
+typedef struct exec_builtin exec_builtin;
+
+/* NULL when the engine has no implementation of that name. */
+const exec_builtin *exec_builtin_find(const char *name);
+
+#endif

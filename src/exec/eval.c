@@ -1,0 +1,282 @@
+/* The plan interpreter and the semi-naive fixpoint.
+ *
+ * A clause runs as nested index seeks over its operations, depth first, with variable
+ * values in a register array; each complete binding emits a head tuple (or, for an
+ * aggregating clause, the whole binding, grouped afterwards: a count is the number of
+ * distinct bindings in the group). Strata run in order; a recursive stratum repeats
+ * its delta variants until a round adds nothing. A stop flag is polled every few
+ * thousand tuples so deadlines and cancels can end long evaluations. */
+#include "exec/eval.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "exec/aggregate.h"
+#include "exec/expr.h"
+
+enum { STOP_CHECK_MASK = 4095 };
+
+typedef struct runner {
+    plan_program *p;
+    exec_ctx *x;
+    const plan_clause *c;
+    val_t *regs;
+    rel_t **rels;     /* per op: the relation it reads (NULL: empty) */
+    int *idx;         /* per op: the index it seeks */
+    rel_t *target;    /* where head tuples go */
+    const rel_t *check; /* when set, tuples already here are not emitted */
+    rel_t *bindings;  /* aggregating clauses: the distinct body bindings */
+    bool abort;
+} runner;
+
+static bool poll_stop(runner *r) {
+    exec_ctx *x = r->x;
+    if ((++x->ticks & STOP_CHECK_MASK) == 0 && x->stop && *x->stop) {
+        if (!x->error) x->error = "Query execution timed out";
+        r->abort = true;
+    }
+    return r->abort;
+}
+
+static void emit_head(runner *r) {
+    const plan_clause *c = r->c;
+    if (c->is_agg) {
+        rel_insert(r->bindings, r->regs);
+        return;
+    }
+    val_t t[REL_MAX_ARITY];
+    for (uint32_t i = 0; i < c->nhead; i++) t[i] = exec_eval(c->head[i], r->regs);
+    if (r->check && rel_contains(r->check, t)) return;
+    rel_insert(r->target, t);
+}
+
+static void run_from(runner *r, uint32_t i);
+
+/* Numeric constants match numerically: 2 finds both the int 2 and the float 2.0. */
+static bool numeric_alternative(val_t c, val_t *alt) {
+    val_type t = val_type_of(c);
+    if (t == VT_INT) {
+        *alt = val_float((double)val_get_int(c));
+        return true;
+    }
+    if (t == VT_FLOAT) {
+        double d = val_get_float(c);
+        if (d == (double)(int64_t)d && d > -9.2e18 && d < 9.2e18) {
+            *alt = val_int((int64_t)d);
+            return true;
+        }
+    }
+    return false;
+}
+
+static bool bind_columns(runner *r, const plan_op *op, const uint32_t *order, const val_t *t) {
+    for (uint32_t p = 0; p < op->nprefix; p++) {
+        uint32_t col = order[p];
+        if (op->prefix_slot[col] < 0 && op->prefix_bind[col] >= 0)
+            r->regs[op->prefix_bind[col]] = t[p];
+    }
+    for (uint32_t p = op->nprefix; p < op->arity; p++) {
+        uint32_t col = order[p];
+        if (op->act[col] == PCOL_BIND) r->regs[op->act_slot[col]] = t[p];
+    }
+    for (uint32_t p = op->nprefix; p < op->arity; p++) {
+        uint32_t col = order[p];
+        switch (op->act[col]) {
+        case PCOL_CHECK_SLOT:
+            if (r->regs[op->act_slot[col]] != t[p]) return false;
+            break;
+        case PCOL_CHECK_CONST:
+            if (!exec_const_matches(t[p], op->act_const[col])) return false;
+            break;
+        default: break;
+        }
+    }
+    return true;
+}
+
+static void scan(runner *r, uint32_t i, bool negated) {
+    const plan_op *op = &r->c->ops[i];
+    rel_t *rel = r->rels[i];
+    if (!rel) {
+        if (negated) run_from(r, i + 1);
+        return;
+    }
+    int idx = r->idx[i];
+    const uint32_t *order = rel_index_order(rel, idx);
+    val_t prefix[REL_MAX_ARITY];
+    uint32_t alt_pos[3];
+    val_t alt_val[3];
+    uint32_t nalt = 0;
+    for (uint32_t p = 0; p < op->nprefix; p++) {
+        uint32_t col = order[p];
+        if (op->prefix_slot[col] >= 0) {
+            prefix[p] = r->regs[op->prefix_slot[col]];
+        } else {
+            prefix[p] = op->prefix_const[col];
+            if (nalt < 3 && numeric_alternative(prefix[p], &alt_val[nalt])) alt_pos[nalt++] = p;
+        }
+    }
+    val_t orig[3];
+    for (uint32_t a = 0; a < nalt; a++) orig[a] = prefix[alt_pos[a]];
+    for (uint32_t combo = 0; combo < (1u << nalt); combo++) {
+        for (uint32_t a = 0; a < nalt; a++)
+            prefix[alt_pos[a]] = (combo >> a) & 1 ? alt_val[a] : orig[a];
+        rel_cursor cur;
+        rel_seek(rel, idx, prefix, op->nprefix, &cur);
+        const val_t *t;
+        if (negated) {
+            if (rel_next(&cur, NULL)) return;
+            continue;
+        }
+        while ((t = rel_next(&cur, NULL))) {
+            if (poll_stop(r)) return;
+            if (!bind_columns(r, op, order, t)) continue;
+            run_from(r, i + 1);
+            if (r->abort) return;
+        }
+    }
+    if (negated) run_from(r, i + 1);
+}
+
+static void run_from(runner *r, uint32_t i) {
+    const plan_clause *c = r->c;
+    if (i == c->nops) {
+        emit_head(r);
+        return;
+    }
+    const plan_op *op = &c->ops[i];
+    switch (op->kind) {
+    case POP_SCAN: scan(r, i, false); break;
+    case POP_NEG: scan(r, i, true); break;
+    case POP_FILTER:
+        if (exec_filter(op, r->regs)) run_from(r, i + 1);
+        break;
+    case POP_ASSIGN: {
+        val_t saved = r->regs[op->slot];
+        r->regs[op->slot] = exec_eval(op->rhs, r->regs);
+        run_from(r, i + 1);
+        r->regs[op->slot] = saved;
+        break;
+    }
+    }
+}
+
+static rel_t *pred_rel(plan_program *p, uint32_t pred, plan_version v) {
+    plan_pred *pp = &p->preds.v[pred];
+    if (pp->kind == PP_BASE) return pp->owned_stored ? pp->owned_stored : (rel_t *)pp->stored;
+    return v == PV_DELTA ? pp->delta : pp->full;
+}
+
+static void run_clause(plan_program *p, exec_ctx *x, const plan_clause *c, rel_t *target,
+                       const rel_t *check) {
+    if (c->error) {
+        if (!x->error) x->error = c->error;
+        return;
+    }
+    runner r;
+    memset(&r, 0, sizeof r);
+    r.p = p;
+    r.x = x;
+    r.c = c;
+    r.target = target;
+    r.check = check;
+    val_t regs_small[32];
+    rel_t *rels_small[32];
+    int idx_small[32];
+    r.regs = c->nslots <= 32 ? regs_small : malloc(c->nslots * sizeof *r.regs);
+    r.rels = c->nops <= 32 ? rels_small : malloc(c->nops * sizeof *r.rels);
+    r.idx = c->nops <= 32 ? idx_small : malloc(c->nops * sizeof *r.idx);
+    for (uint32_t s = 0; s < c->nslots; s++) r.regs[s] = VAL_NULL;
+    bool empty = false;
+    for (uint32_t i = 0; i < c->nops; i++) {
+        const plan_op *op = &c->ops[i];
+        r.rels[i] = NULL;
+        if (op->kind != POP_SCAN && op->kind != POP_NEG) continue;
+        rel_t *rel = pred_rel(p, op->pred, op->version);
+        if (rel && (rel_count(rel) == 0 || rel_arity(rel) != op->arity)) rel = NULL;
+        if (!rel && op->kind == POP_SCAN) empty = true;
+        if (rel) {
+            r.idx[i] = op->nprefix ? rel_index(rel, op->order, op->nprefix) : 0;
+            if (r.idx[i] < 0) r.idx[i] = 0;
+        }
+        r.rels[i] = rel;
+    }
+    if (!empty) {
+        if (c->is_agg) r.bindings = rel_new(c->nslots ? c->nslots : 1);
+        run_from(&r, 0);
+        if (c->is_agg) {
+            if (!r.abort) exec_aggregate(c, r.bindings, target);
+            rel_free(r.bindings);
+        }
+    }
+    if (r.regs != regs_small) free(r.regs);
+    if (r.rels != rels_small) free(r.rels);
+    if (r.idx != idx_small) free(r.idx);
+}
+
+/* Moves `next` into `full`, and makes it the new delta. */
+static bool advance_round(plan_pred *pp) {
+    if (!pp->next || rel_count(pp->next) == 0) {
+        if (pp->delta) rel_clear(pp->delta);
+        return false;
+    }
+    rel_cursor cur;
+    rel_seek(pp->next, 0, NULL, 0, &cur);
+    const val_t *t;
+    while ((t = rel_next(&cur, NULL))) rel_insert(pp->full, t);
+    rel_t *old = pp->delta;
+    pp->delta = pp->next;
+    pp->next = old;
+    rel_clear(pp->next);
+    return true;
+}
+
+static void run_stratum(plan_program *p, exec_ctx *x, plan_stratum *st) {
+    for (uint32_t i = 0; i < st->npreds; i++) {
+        plan_pred *pp = &p->preds.v[st->preds[i]];
+        if (pp->kind != PP_DERIVED) continue;
+        pp->full = rel_new(pp->arity ? pp->arity : 1);
+        if (st->recursive) {
+            pp->delta = rel_new(pp->arity ? pp->arity : 1);
+            pp->next = rel_new(pp->arity ? pp->arity : 1);
+        }
+    }
+    if (!st->recursive) {
+        for (uint32_t i = 0; i < st->nclauses && !x->error; i++) {
+            const plan_clause *c = &p->clauses.v[st->clauses[i]];
+            run_clause(p, x, c, p->preds.v[c->head_pred].full, NULL);
+        }
+        return;
+    }
+    for (uint32_t i = 0; i < st->nclauses && !x->error; i++) {
+        const plan_clause *c = &p->clauses.v[st->clauses[i]];
+        if (c->delta_op >= 0) continue;
+        plan_pred *h = &p->preds.v[c->head_pred];
+        run_clause(p, x, c, h->next, h->full);
+    }
+    while (!x->error) {
+        bool any = false;
+        for (uint32_t i = 0; i < st->npreds; i++) {
+            plan_pred *pp = &p->preds.v[st->preds[i]];
+            if (pp->kind == PP_DERIVED && advance_round(pp)) any = true;
+        }
+        if (!any) break;
+        for (uint32_t i = 0; i < st->nclauses && !x->error; i++) {
+            const plan_clause *c = &p->clauses.v[st->clauses[i]];
+            if (c->delta_op < 0 || c->is_agg) continue;
+            plan_pred *h = &p->preds.v[c->head_pred];
+            run_clause(p, x, c, h->next, h->full);
+        }
+    }
+    for (uint32_t i = 0; i < st->npreds; i++) {
+        plan_pred *pp = &p->preds.v[st->preds[i]];
+        if (pp->delta) rel_free(pp->delta);
+        if (pp->next) rel_free(pp->next);
+        pp->delta = pp->next = NULL;
+    }
+}
+
+bool exec_run(plan_program *p, exec_ctx *x) {
+    for (uint32_t s = 0; s < p->strata.n && !x->error; s++) run_stratum(p, x, &p->strata.v[s]);
+    return x->error == NULL;
+}

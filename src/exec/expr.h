@@ -1,0 +1,19 @@
+/* Expressions and comparisons at run time: the computed-value arithmetic of
+ * iql-language.md 3.7 (f64 arithmetic, ints kept when both operands are ints, `/` always
+ * a float, division by zero gives Null) and the comparison rules of 3.4 step 4. */
+#ifndef IL_EXEC_EXPR_H
+#define IL_EXEC_EXPR_H
+
+#include "plan/plan.h"
+
+/* Evaluates an expression over bound slots. */
+val_t exec_eval(const plan_expr *e, const val_t *regs);
+/* Decides a FILTER operation. */
+bool exec_filter(const plan_op *op, const val_t *regs);
+/* Equality of a stored value with a constant the way an atom's constant argument
+ * matches (numbers numerically with a 1e-10 tolerance, everything else exactly). */
+bool exec_const_matches(val_t v, val_t c);
+/* Arithmetic on two values (`op` one of + - * / %). */
+val_t exec_arith(char op, val_t a, val_t b);
+
+#endif

@@ -1,0 +1,117 @@
+/* The catalog: knowledge graphs, their stored relations and persistent rules. Lookups
+ * are linear: graphs and rules are few, and a query resolves each name once. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "iql/parser.h"
+#include "kg/kg.h"
+
+kg_graph *kg_graph_find(il_engine *e, const char *name) {
+    for (uint32_t i = 0; i < e->graphs.n; i++)
+        if (strcmp(e->graphs.v[i]->name, name) == 0) return e->graphs.v[i];
+    return NULL;
+}
+
+kg_graph *kg_graph_create(il_engine *e, const char *name) {
+    kg_graph *g = calloc(1, sizeof *g);
+    g->name = strdup(name);
+    il_arena_init(&g->arena);
+    il_vec_push(e->graphs, g);
+    return g;
+}
+
+static void rule_free(kg_rule *r) {
+    free(r->name);
+    il_vec_free(r->clauses);
+    il_arena_destroy(&r->arena);
+    free(r);
+}
+
+void kg_graph_drop(il_engine *e, kg_graph *g) {
+    for (uint32_t i = 0; i < e->graphs.n; i++) {
+        if (e->graphs.v[i] != g) continue;
+        memmove(&e->graphs.v[i], &e->graphs.v[i + 1], (e->graphs.n - i - 1) * sizeof(kg_graph *));
+        e->graphs.n--;
+        break;
+    }
+    for (uint32_t i = 0; i < g->rels.n; i++) {
+        kg_relation *r = g->rels.v[i];
+        if (r->data) rel_free(r->data);
+        free(r->name);
+        free(r);
+    }
+    il_vec_free(g->rels);
+    for (uint32_t i = 0; i < g->rules.n; i++) rule_free(g->rules.v[i]);
+    il_vec_free(g->rules);
+    il_arena_destroy(&g->arena);
+    free(g->name);
+    free(g);
+}
+
+kg_relation *kg_rel_find(kg_graph *g, const char *name) {
+    for (uint32_t i = 0; i < g->rels.n; i++)
+        if (strcmp(g->rels.v[i]->name, name) == 0) return g->rels.v[i];
+    return NULL;
+}
+
+kg_relation *kg_rel_get(kg_graph *g, const char *name) {
+    kg_relation *r = kg_rel_find(g, name);
+    if (r) return r;
+    r = calloc(1, sizeof *r);
+    r->name = strdup(name);
+    il_vec_push(g->rels, r);
+    return r;
+}
+
+kg_rule *kg_rule_find(kg_graph *g, const char *name) {
+    for (uint32_t i = 0; i < g->rules.n; i++)
+        if (strcmp(g->rules.v[i]->name, name) == 0) return g->rules.v[i];
+    return NULL;
+}
+
+kg_rule *kg_rule_get(kg_graph *g, const char *name) {
+    kg_rule *r = kg_rule_find(g, name);
+    if (r) return r;
+    r = calloc(1, sizeof *r);
+    r->name = strdup(name);
+    il_arena_init(&r->arena);
+    il_vec_push(g->rules, r);
+    g->version++;
+    return r;
+}
+
+void kg_rule_drop(kg_graph *g, kg_rule *r) {
+    for (uint32_t i = 0; i < g->rules.n; i++) {
+        if (g->rules.v[i] != r) continue;
+        memmove(&g->rules.v[i], &g->rules.v[i + 1], (g->rules.n - i - 1) * sizeof(kg_rule *));
+        g->rules.n--;
+        break;
+    }
+    rule_free(r);
+    g->version++;
+}
+
+void kg_rule_add_clause(kg_graph *g, kg_rule *r, const iql_rule *clause) {
+    iql_rule *c = il_arena_alloc(&r->arena, sizeof *c);
+    iql_rule_clone(&r->arena, c, clause);
+    il_vec_push(r->clauses, c);
+    g->version++;
+}
+
+bool kg_head_has_agg(const iql_atom *head) {
+    for (uint32_t i = 0; i < head->nargs; i++)
+        if (head->args[i]->kind == IQL_T_AGG) return true;
+    return false;
+}
+
+uint32_t kg_head_arity(const iql_atom *head) {
+    bool agg = kg_head_has_agg(head);
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < head->nargs; i++) {
+        const iql_term *t = head->args[i];
+        if (t->kind == IQL_T_PLACEHOLDER && !agg) continue;
+        if (t->kind == IQL_T_AGG && t->u.agg.nspecs) n += t->u.agg.nspecs;
+        else n++;
+    }
+    return n;
+}

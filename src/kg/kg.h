@@ -1,0 +1,126 @@
+/* The catalog and sessions: knowledge graphs with their stored relations, schemas
+ * and persistent rules; sessions with their current graph, session facts and session
+ * rules. Private to the engine; the public face is include/inputlayer.h. */
+#ifndef IL_KG_KG_H
+#define IL_KG_KG_H
+
+#include <time.h>
+
+#include "base/arena.h"
+#include "base/buf.h"
+#include "base/vec.h"
+#include "exec/rel.h"
+#include "inputlayer.h"
+#include "iql/ast.h"
+
+typedef struct kg_relation {
+    char *name;
+    rel_t *data;          /* NULL until the first insert fixes the arity */
+    iql_schema *schema;   /* declared columns (in the graph's arena), or NULL */
+} kg_relation;
+
+typedef struct kg_rule {
+    char *name;
+    IL_VEC(iql_rule *) clauses; /* in the rule's arena, in the order they were added */
+    il_arena arena;
+} kg_rule;
+
+typedef struct kg_graph {
+    char *name;
+    IL_VEC(kg_relation *) rels;
+    IL_VEC(kg_rule *) rules;   /* catalog order: by first registration */
+    il_arena arena;            /* schemas */
+    uint64_t version;          /* bumped by every rule change */
+} kg_graph;
+
+struct il_engine {
+    IL_VEC(kg_graph *) graphs;
+    IL_VEC(il_session *) sessions; /* open sessions, moved off a graph that is dropped */
+    uint64_t queries;
+    time_t started;
+};
+
+/* Session facts of one relation: distinct tuples in insertion order. */
+typedef struct sess_facts {
+    char *rel;
+    uint32_t arity;
+    IL_VEC(val_t) vals;   /* arity values per tuple */
+    rel_t *set;           /* the same tuples, for deduplication */
+} sess_facts;
+
+struct il_session {
+    il_engine *e;
+    kg_graph *kg;
+    IL_VEC(sess_facts *) facts;
+    IL_VEC(iql_rule *) rules; /* in rules_arena, insertion order */
+    il_arena rules_arena;
+    IL_VEC(iql_schema *) schemas; /* session schemas, in rules_arena */
+};
+
+struct il_result {
+    il_result_kind kind;
+    il_stmt_class cls;
+    IL_VEC(char *) lines;
+    IL_VEC(char *) cols;
+    IL_VEC(val_t) cells;  /* row-major, `width` values per row */
+    size_t width;
+    size_t nrows;
+    char *rule_head;
+    uint32_t rule_arity;
+    char *title;
+};
+
+/* ---- catalog (catalog.c) ---- */
+kg_graph *kg_graph_find(il_engine *e, const char *name);
+kg_graph *kg_graph_create(il_engine *e, const char *name);
+void kg_graph_drop(il_engine *e, kg_graph *g);
+kg_relation *kg_rel_find(kg_graph *g, const char *name);
+kg_relation *kg_rel_get(kg_graph *g, const char *name); /* creates an empty entry */
+kg_rule *kg_rule_find(kg_graph *g, const char *name);
+kg_rule *kg_rule_get(kg_graph *g, const char *name);   /* creates an empty rule */
+void kg_rule_drop(kg_graph *g, kg_rule *r);
+void kg_rule_add_clause(kg_graph *g, kg_rule *r, const iql_rule *clause);
+/* Effective output arity of a rule head (placeholders dropped, ranking aggregates expanded). */
+uint32_t kg_head_arity(const iql_atom *head);
+bool kg_head_has_agg(const iql_atom *head);
+
+/* ---- sessions (session.c) ---- */
+void sess_clear(il_session *s, size_t *nfacts, size_t *nrules);
+sess_facts *sess_facts_find(il_session *s, const char *rel);
+/* Adds a session fact; false when it was already there. */
+bool sess_fact_add(il_session *s, const char *rel, const val_t *t, uint32_t arity);
+size_t sess_fact_count(const il_session *s);
+const iql_schema *sess_schema_find(const il_session *s, const char *rel);
+
+/* ---- results (result.c) ---- */
+il_result *res_new(il_result_kind kind);
+il_result *res_message(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+il_result *res_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+il_result *res_parse_error(const char *msg);
+void res_add_line(il_result *r, const char *line);
+/* Adds every line of a multi-line text. */
+void res_add_lines(il_result *r, const char *text);
+void res_add_col(il_result *r, const char *name);
+
+/* ---- queries (query.c) ---- */
+typedef struct kg_query_opts {
+    bool with_session;   /* session facts and rules take part */
+    bool raw_headers;    /* `.why`: headers from the query head (`_c0` for constants) */
+} kg_query_opts;
+/* Runs a query and returns a table (or an error). */
+il_result *kg_query(il_session *s, const iql_query *q, kg_query_opts opts);
+/* Runs a rule-shaped query (head = output columns) over persistent rules and stored
+ * facts; rows come back in *rows (arity values each), unsorted. Returns NULL or an error
+ * text (static or arena). */
+const char *kg_query_rows(il_session *s, const iql_rule *q, bool with_session, val_t **rows,
+                          size_t *nrows, uint32_t *arity);
+
+/* ---- statements (stmt.c, meta.c, validate.c) ---- */
+il_result *kg_exec_stmt(il_session *s, const iql_stmt *st, il_arena *a);
+il_result *kg_exec_meta(il_session *s, const iql_meta *m, il_arena *a);
+/* Validation of a rule (3.5). Returns NULL or the message (without any prefix). */
+const char *kg_validate_rule(const iql_rule *r, il_arena *a);
+/* Stratification of all persistent rules plus `extra`. NULL or the message. */
+const char *kg_check_stratification(kg_graph *g, const iql_rule *extra, il_arena *a);
+
+#endif

@@ -1,0 +1,385 @@
+/* Queries: `?goal, literals` becomes a rule whose head lists the output columns, is
+ * planned with demand over the graph's rules (and the session's, for `?` queries), run,
+ * sorted (value order, then `:asc`/`:desc`), cut by offset and limit, and given the
+ * reference's column headers (iql-language.md 2.6, 3.8, 6.5). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "exec/eval.h"
+#include "kg/kg.h"
+#include "plan/build.h"
+#include "value/print.h"
+
+enum { MAX_RESULT_ROWS = 100000 };
+
+typedef struct stored_ctx {
+    il_session *s;
+    bool with_session;
+    IL_VEC(rel_t *) merged; /* stored facts merged with session facts, owned */
+    IL_VEC(const char *) merged_names;
+} stored_ctx;
+
+static const rel_t *stored_lookup(void *ctx, const char *name) {
+    stored_ctx *c = ctx;
+    for (uint32_t i = 0; i < c->merged_names.n; i++)
+        if (strcmp(c->merged_names.v[i], name) == 0) return c->merged.v[i];
+    kg_relation *r = kg_rel_find(c->s->kg, name);
+    const rel_t *data = r ? r->data : NULL;
+    sess_facts *f = c->with_session ? sess_facts_find(c->s, name) : NULL;
+    if (!f || (data && rel_arity(data) != f->arity)) return data;
+    rel_t *m = rel_new(f->arity);
+    if (data) {
+        rel_cursor cur;
+        rel_seek(data, 0, NULL, 0, &cur);
+        const val_t *t;
+        while ((t = rel_next(&cur, NULL))) rel_insert(m, t);
+    }
+    for (uint32_t i = 0; i < f->vals.n; i += f->arity) rel_insert(m, &f->vals.v[i]);
+    il_vec_push(c->merged, m);
+    il_vec_push(c->merged_names, name);
+    return m;
+}
+
+const char *kg_query_rows(il_session *s, const iql_rule *q, bool with_session, val_t **rows,
+                          size_t *nrows, uint32_t *arity) {
+    kg_graph *g = s->kg;
+    IL_VEC(const iql_rule *) rules = {0};
+    for (uint32_t i = 0; i < g->rules.n; i++)
+        for (uint32_t j = 0; j < g->rules.v[i]->clauses.n; j++)
+            il_vec_push(rules, g->rules.v[i]->clauses.v[j]);
+    if (with_session)
+        for (uint32_t i = 0; i < s->rules.n; i++) il_vec_push(rules, s->rules.v[i]);
+    stored_ctx ctx = {.s = s, .with_session = with_session};
+    plan_source src = {.rules = rules.v, .nrules = rules.n, .stored = stored_lookup, .ctx = &ctx};
+    plan_program p;
+    plan_program_init(&p);
+    static char errbuf[1024];
+    const char *err = NULL;
+    *rows = NULL;
+    *nrows = 0;
+    *arity = 0;
+    if (!plan_build(&p, &src, q)) {
+        snprintf(errbuf, sizeof errbuf, "%s", p.error);
+        err = errbuf;
+    } else {
+        exec_ctx x = {0};
+        if (!exec_run(&p, &x)) {
+            snprintf(errbuf, sizeof errbuf, "%s", x.error);
+            err = errbuf;
+        } else {
+            plan_pred *qp = &p.preds.v[p.query_pred];
+            *arity = qp->arity;
+            size_t n = qp->full ? rel_count(qp->full) : 0;
+            if (n) {
+                uint32_t w = qp->arity ? qp->arity : 1;
+                *rows = malloc(n * w * sizeof **rows);
+                rel_cursor cur;
+                rel_seek(qp->full, 0, NULL, 0, &cur);
+                const val_t *t;
+                size_t k = 0;
+                while ((t = rel_next(&cur, NULL))) memcpy(&(*rows)[k++ * w], t, w * sizeof *t);
+                *nrows = k;
+            }
+        }
+    }
+    plan_program_free(&p);
+    for (uint32_t i = 0; i < ctx.merged.n; i++) rel_free(ctx.merged.v[i]);
+    il_vec_free(ctx.merged);
+    il_vec_free(ctx.merged_names);
+    il_vec_free(rules);
+    s->e->queries++;
+    return err;
+}
+
+/* ---- sorting ---- */
+
+typedef struct sort_ctx {
+    uint32_t width;
+    const uint32_t *cols; /* :asc/:desc columns */
+    const bool *desc;
+    uint32_t ncols;
+} sort_ctx;
+
+static _Thread_local const sort_ctx *g_sort;
+
+static int cmp_rows_value(const void *a, const void *b) {
+    const val_t *x = a, *y = b;
+    for (uint32_t i = 0; i < g_sort->width; i++) {
+        int c = val_cmp(x[i], y[i]);
+        if (c) return c;
+    }
+    return 0;
+}
+
+/* qsort is not stable: ties fall back to the value order, which is the prior order. */
+static int cmp_rows_annotated(const void *a, const void *b) {
+    const val_t *x = a, *y = b;
+    for (uint32_t i = 0; i < g_sort->ncols; i++) {
+        uint32_t c = g_sort->cols[i];
+        int r = val_cmp_sort(x[c], y[c]);
+        if (r) return g_sort->desc[i] ? -r : r;
+    }
+    return cmp_rows_value(a, b);
+}
+
+/* ---- the query rule ---- */
+
+static iql_term *mk_var(il_arena *a, const char *name) {
+    iql_term *t = il_arena_calloc(a, sizeof *t);
+    t->kind = IQL_T_VAR;
+    t->u.var = il_arena_strdup(a, name);
+    return t;
+}
+
+typedef IL_VEC(const char *) name_list;
+
+static bool name_in(const name_list *l, const char *n) {
+    for (uint32_t i = 0; i < l->n; i++)
+        if (strcmp(l->v[i], n) == 0) return true;
+    return false;
+}
+
+static void collect_vars(const iql_term *t, name_list *out) {
+    switch (t->kind) {
+    case IQL_T_VAR:
+        if (!name_in(out, t->u.var)) il_vec_push(*out, t->u.var);
+        break;
+    case IQL_T_ARITH:
+        collect_vars(t->u.arith.lhs, out);
+        collect_vars(t->u.arith.rhs, out);
+        break;
+    case IQL_T_CALL:
+        for (uint32_t i = 0; i < t->u.call.nargs; i++) collect_vars(t->u.call.args[i], out);
+        break;
+    default: break;
+    }
+}
+
+/* The header text of a goal constant (6.5). */
+static void const_header(const iql_term *t, il_buf *b) {
+    switch (t->kind) {
+    case IQL_T_INT: il_buf_printf(b, "%lld", (long long)t->u.ival); break;
+    case IQL_T_FLOAT: fmt_f64_display(t->u.fval, b); break;
+    case IQL_T_BOOL: il_buf_puts(b, t->u.bval ? "true" : "false"); break;
+    case IQL_T_STRING:
+        for (size_t i = 0; i < t->u.str.len; i++) {
+            char ch = t->u.str.ptr[i];
+            if (ch == '\\' || ch == '"') il_buf_putc(b, '\\');
+            il_buf_putc(b, ch);
+        }
+        break;
+    default: break;
+    }
+}
+
+static uint32_t known_arity(il_session *s, const char *rel, bool with_session, bool *known) {
+    *known = true;
+    kg_rule *r = kg_rule_find(s->kg, rel);
+    if (r && r->clauses.n) return kg_head_arity(&r->clauses.v[0]->head);
+    if (with_session)
+        for (uint32_t i = 0; i < s->rules.n; i++)
+            if (strcmp(s->rules.v[i]->head.rel, rel) == 0) return kg_head_arity(&s->rules.v[i]->head);
+    kg_relation *kr = kg_rel_find(s->kg, rel);
+    if (kr && kr->data) return rel_arity(kr->data);
+    if (with_session) {
+        sess_facts *f = sess_facts_find(s, rel);
+        if (f) return f->arity;
+    }
+    *known = false;
+    return 0;
+}
+
+static const iql_schema *schema_of(il_session *s, const char *rel) {
+    const iql_schema *sc = sess_schema_find(s, rel);
+    if (sc) return sc;
+    kg_relation *kr = kg_rel_find(s->kg, rel);
+    return kr ? kr->schema : NULL;
+}
+
+il_result *kg_query(il_session *s, const iql_query *q, kg_query_opts opts) {
+    il_arena a;
+    il_arena_init(&a);
+    const iql_atom *goal = &q->goal;
+    uint32_t ng = goal->nargs;
+    iql_rule rule;
+    memset(&rule, 0, sizeof rule);
+    rule.head.rel = "__query__";
+    uint32_t cap = ng + 8;
+    for (uint32_t i = 0; i < q->nextra; i++) {
+        const iql_literal *l = &q->extra[i];
+        cap += l->kind == IQL_LIT_CMP ? 8 : l->atom.nargs * 4;
+    }
+    rule.head.args = il_arena_alloc(&a, cap * sizeof(iql_term *));
+    rule.body = il_arena_alloc(&a, (q->nextra + ng + 2) * sizeof *rule.body);
+    iql_literal *gl = &rule.body[rule.nbody++];
+    memset(gl, 0, sizeof *gl);
+    gl->kind = IQL_LIT_ATOM;
+    gl->atom.rel = goal->rel;
+    gl->atom.nargs = ng;
+    gl->atom.args = il_arena_alloc(&a, (ng + 1) * sizeof(iql_term *));
+    char **headers = il_arena_alloc(&a, cap * sizeof(char *));
+    il_buf hb;
+    il_buf_init(&hb);
+
+    bool known;
+    uint32_t karity = known_arity(s, goal->rel, opts.with_session, &known);
+    bool quirk_all = false; /* arity mismatch with distinct variables: all stored rows */
+    if (known && karity != ng) {
+        bool distinct_vars = q->nextra == 0;
+        for (uint32_t i = 0; i < ng && distinct_vars; i++) {
+            if (goal->args[i]->kind != IQL_T_VAR) distinct_vars = false;
+            for (uint32_t j = 0; j < i && distinct_vars; j++)
+                if (strcmp(goal->args[i]->u.var, goal->args[j]->u.var) == 0) distinct_vars = false;
+        }
+        quirk_all = distinct_vars && karity > 0;
+    }
+    if (quirk_all) {
+        gl->atom.nargs = karity;
+        gl->atom.args = il_arena_alloc(&a, (karity + 1) * sizeof(iql_term *));
+        for (uint32_t i = 0; i < karity; i++) {
+            char name[32];
+            snprintf(name, sizeof name, "col%u", i);
+            gl->atom.args[i] = mk_var(&a, name);
+            rule.head.args[rule.head.nargs] = gl->atom.args[i];
+            headers[rule.head.nargs++] = il_arena_strdup(&a, name);
+        }
+    } else {
+        for (uint32_t i = 0; i < ng; i++) {
+            const iql_term *t = goal->args[i];
+            char name[32];
+            iql_term *arg;
+            il_buf_clear(&hb);
+            switch (t->kind) {
+            case IQL_T_VAR:
+                arg = (iql_term *)t;
+                il_buf_puts(&hb, t->u.var);
+                break;
+            case IQL_T_PLACEHOLDER:
+                snprintf(name, sizeof name, "_p%u", i);
+                arg = mk_var(&a, name);
+                il_buf_puts(&hb, opts.raw_headers ? name : "_");
+                break;
+            case IQL_T_INT:
+            case IQL_T_FLOAT:
+            case IQL_T_STRING:
+            case IQL_T_BOOL: {
+                snprintf(name, sizeof name, "_c%u", i);
+                arg = mk_var(&a, name);
+                iql_literal *c = &rule.body[rule.nbody++];
+                memset(c, 0, sizeof *c);
+                c->kind = IQL_LIT_CMP;
+                c->op = IQL_CMP_EQ;
+                c->lhs = arg;
+                c->rhs = (iql_term *)t;
+                if (opts.raw_headers) il_buf_puts(&hb, name);
+                else const_header(t, &hb);
+                break;
+            }
+            case IQL_T_VECTOR:
+                snprintf(name, sizeof name, "_v%u", i);
+                arg = mk_var(&a, name);
+                il_buf_puts(&hb, name);
+                break;
+            default:
+                snprintf(name, sizeof name, "_t%u", i);
+                arg = mk_var(&a, name);
+                il_buf_puts(&hb, name);
+                break;
+            }
+            gl->atom.args[i] = arg;
+            rule.head.args[rule.head.nargs] = arg;
+            headers[rule.head.nargs++] = il_arena_strdup(&a, il_buf_str(&hb));
+        }
+        name_list seen = {0};
+        for (uint32_t i = 0; i < ng; i++)
+            if (gl->atom.args[i]->kind == IQL_T_VAR) il_vec_push(seen, gl->atom.args[i]->u.var);
+        for (uint32_t i = 0; i < q->nextra; i++) {
+            const iql_literal *l = &q->extra[i];
+            rule.body[rule.nbody++] = *l;
+            name_list found = {0};
+            if (l->kind == IQL_LIT_ATOM) {
+                for (uint32_t j = 0; j < l->atom.nargs; j++) collect_vars(l->atom.args[j], &found);
+            } else if (l->kind == IQL_LIT_CMP) {
+                collect_vars(l->lhs, &found);
+                collect_vars(l->rhs, &found);
+            }
+            for (uint32_t j = 0; j < found.n; j++) {
+                if (name_in(&seen, found.v[j])) continue;
+                il_vec_push(seen, found.v[j]);
+                rule.head.args[rule.head.nargs] = mk_var(&a, found.v[j]);
+                headers[rule.head.nargs++] = il_arena_strdup(&a, found.v[j]);
+            }
+            il_vec_free(found);
+        }
+        il_vec_free(seen);
+    }
+    il_buf_free(&hb);
+
+    val_t *rows;
+    size_t nrows;
+    uint32_t arity;
+    const char *err = kg_query_rows(s, &rule, opts.with_session, &rows, &nrows, &arity);
+    il_result *r;
+    if (err) {
+        r = res_error("Query execution failed: %s", err);
+        il_arena_destroy(&a);
+        return r;
+    }
+    r = res_new(IL_RESULT_TABLE);
+    r->cls = IL_STMT_QUERY;
+    uint32_t w = arity ? arity : 1;
+    sort_ctx sc = {.width = arity};
+    g_sort = &sc;
+    qsort(rows, nrows, w * sizeof *rows, cmp_rows_value);
+    if (q->nsort && !quirk_all) {
+        uint32_t *cols = il_arena_alloc(&a, q->nsort * sizeof *cols);
+        bool *desc = il_arena_alloc(&a, q->nsort * sizeof *desc);
+        uint32_t nc = 0;
+        for (uint32_t i = 0; i < q->nsort; i++) {
+            for (uint32_t j = 0; j < rule.head.nargs; j++) {
+                const iql_term *h = rule.head.args[j];
+                if (h->kind == IQL_T_VAR && strcmp(h->u.var, q->sort[i].var) == 0) {
+                    cols[nc] = j;
+                    desc[nc++] = q->sort[i].dir == IQL_SORT_DESC;
+                    break;
+                }
+            }
+        }
+        sc.cols = cols;
+        sc.desc = desc;
+        sc.ncols = nc;
+        if (nc) qsort(rows, nrows, w * sizeof *rows, cmp_rows_annotated);
+    }
+    g_sort = NULL;
+    size_t first = q->offset > 0 ? (size_t)q->offset : 0;
+    if (first > nrows) first = nrows;
+    size_t count = nrows - first;
+    if (q->limit >= 0 && (size_t)q->limit < count) count = (size_t)q->limit;
+    if (count > MAX_RESULT_ROWS) count = MAX_RESULT_ROWS;
+    r->width = arity;
+    r->nrows = count;
+    if (count && arity) {
+        il_vec_reserve(r->cells, (uint32_t)(count * arity));
+        memcpy(r->cells.v, &rows[first * w], count * arity * sizeof *rows);
+        r->cells.n = (uint32_t)(count * arity);
+    } else if (arity == 0) {
+        r->nrows = 0;
+    }
+    free(rows);
+    /* headers: a schema of exactly this arity wins, then the query head, then colN */
+    const iql_schema *sc_decl = schema_of(s, goal->rel);
+    if (sc_decl && sc_decl->ncols == arity && !opts.raw_headers) {
+        for (uint32_t i = 0; i < arity; i++) res_add_col(r, sc_decl->cols[i].name);
+    } else if (rule.head.nargs == arity) {
+        for (uint32_t i = 0; i < arity; i++) res_add_col(r, headers[i]);
+    } else {
+        for (uint32_t i = 0; i < arity; i++) {
+            char name[32];
+            snprintf(name, sizeof name, "col%u", i);
+            res_add_col(r, name);
+        }
+    }
+    il_arena_destroy(&a);
+    return r;
+}

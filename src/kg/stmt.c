@@ -1,0 +1,502 @@
+/* Statement execution: inserts, deletes (single, bulk, conditional), atomic updates,
+ * persistent and session rules, session facts, schemas and type declarations, queries.
+ * Each statement either applies completely or reports an error and changes nothing. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "iql/parser.h"
+#include "iql/print.h"
+#include "kg/kg.h"
+#include "value/print.h"
+
+enum { MAX_INSERT_TUPLES = 10000, MAX_STRING_BYTES = 65536 };
+
+val_t plan_const_value(const iql_term *t);
+
+/* Converts a term of an insert or delete to a value; NULL or the reason it cannot. */
+static const char *term_value(const iql_term *t, val_t *out, il_buf *msg) {
+    switch (t->kind) {
+    case IQL_T_VAR:
+        il_buf_printf(msg, "Cannot insert variable '%s' - use constants only", t->u.var);
+        return il_buf_str(msg);
+    case IQL_T_PLACEHOLDER: return "Cannot insert placeholder '_' - use constants only";
+    case IQL_T_ARITH: return "Cannot insert arithmetic expression - use constants only";
+    case IQL_T_AGG: return "Cannot insert aggregate - use constants only";
+    case IQL_T_CALL: return "Cannot insert function call - use constants only";
+    case IQL_T_STRING:
+        if (t->u.str.len > MAX_STRING_BYTES) {
+            il_buf_printf(msg, "String value too long: %zu bytes (max %d)", t->u.str.len,
+                          MAX_STRING_BYTES);
+            return il_buf_str(msg);
+        }
+        break;
+    case IQL_T_VECTOR:
+        for (uint32_t i = 0; i < t->u.vec.n; i++) {
+            double d = t->u.vec.elems[i];
+            if (isfinite(d) && !isfinite((float)d)) {
+                il_buf_puts(msg, "Vector element ");
+                fmt_f64_display(d, msg);
+                il_buf_puts(msg, " overflows f32 range");
+                return il_buf_str(msg);
+            }
+        }
+        break;
+    default: break;
+    }
+    *out = plan_const_value(t);
+    return NULL;
+}
+
+/* Converts every tuple; tuples live in one array, `arity[i]` values each. */
+typedef struct tuples {
+    val_t *vals;
+    uint32_t *arity;
+    uint32_t *offset;
+    uint32_t n;
+} tuples;
+
+static const char *convert_tuples(const iql_facts *f, tuples *out, bool skip_bad, il_buf *msg,
+                                  il_arena *a) {
+    size_t total = 0;
+    for (uint32_t i = 0; i < f->ntuples; i++) total += f->tuples[i].n;
+    out->vals = il_arena_alloc(a, (total + 1) * sizeof(val_t));
+    out->arity = il_arena_alloc(a, (f->ntuples + 1) * sizeof(uint32_t));
+    out->offset = il_arena_alloc(a, (f->ntuples + 1) * sizeof(uint32_t));
+    out->n = 0;
+    uint32_t pos = 0;
+    for (uint32_t i = 0; i < f->ntuples; i++) {
+        const iql_tuple *t = &f->tuples[i];
+        if (t->n == 0) continue;
+        const char *err = NULL;
+        for (uint32_t j = 0; j < t->n && !err; j++) err = term_value(t->terms[j], &out->vals[pos + j], msg);
+        if (err) {
+            if (skip_bad) {
+                il_buf_clear(msg);
+                continue;
+            }
+            return err;
+        }
+        out->arity[out->n] = t->n;
+        out->offset[out->n++] = pos;
+        pos += t->n;
+    }
+    return NULL;
+}
+
+static bool value_has_type(val_t v, const iql_type *ty) {
+    val_type t = val_type_of(v);
+    switch (ty->kind) {
+    case IQL_TY_INT: return t == VT_INT;
+    case IQL_TY_FLOAT: return t == VT_FLOAT || t == VT_INT;
+    case IQL_TY_STRING: return t == VT_STR;
+    case IQL_TY_BOOL: return t == VT_BOOL;
+    case IQL_TY_VECTOR: {
+        if (t != VT_VEC && t != VT_VEC_I8) return false;
+        if (!ty->dim) return true;
+        uint32_t n = 0;
+        if (t == VT_VEC) val_get_vec_f32(v, &n);
+        else val_get_vec_i8(v, &n);
+        return n == ty->dim;
+    }
+    default: return true;
+    }
+}
+
+static bool is_view(il_session *s, const char *rel) {
+    kg_rule *r = kg_rule_find(s->kg, rel);
+    return r && r->clauses.n > 0;
+}
+
+static il_result *exec_insert(il_session *s, const iql_facts *f, il_arena *a) {
+    il_buf msg;
+    il_buf_init(&msg);
+    tuples t;
+    const char *err = convert_tuples(f, &t, false, &msg, a);
+    if (err) {
+        il_result *r = res_error("%s", err);
+        il_buf_free(&msg);
+        return r;
+    }
+    il_buf_free(&msg);
+    const char *rel = f->rel;
+    if (t.n > MAX_INSERT_TUPLES)
+        return res_error("Insert rejected for '%s': %u tuples exceeds max %d", rel, t.n,
+                         MAX_INSERT_TUPLES);
+    kg_relation *kr = kg_rel_find(s->kg, rel);
+    if (kr && kr->schema) {
+        const iql_schema *sc = kr->schema;
+        uint32_t bad = 0;
+        for (uint32_t i = 0; i < t.n; i++) {
+            bool ok = t.arity[i] == sc->ncols;
+            for (uint32_t j = 0; ok && j < t.arity[i]; j++)
+                ok = value_has_type(t.vals[t.offset[i] + j], &sc->cols[j].type);
+            if (!ok) bad++;
+        }
+        if (bad)
+            return res_error("Insert rejected for '%s': Insert rejected for '%s': batch of %u "
+                             "tuples had type/arity errors",
+                             rel, rel, t.n);
+    }
+    if (t.n == 0) return res_message("Inserted 0 fact(s) into '%s'.", rel);
+    if (is_view(s, rel))
+        return res_error("Cannot insert into '%s': it is a derived relation (view). Use a base "
+                         "relation or drop the rule first with '.rule drop %s'.",
+                         rel, rel);
+    for (uint32_t i = 1; i < t.n; i++)
+        if (t.arity[i] != t.arity[0])
+            return res_error("Arity mismatch in insert batch: expected %u, got %u", t.arity[0],
+                             t.arity[i]);
+    if (kr && kr->data && rel_arity(kr->data) != t.arity[0])
+        return res_error("Arity mismatch for relation '%s': existing arity is %u, but trying to "
+                         "insert tuples with arity %u",
+                         rel, rel_arity(kr->data), t.arity[0]);
+    if (!kr) kr = kg_rel_get(s->kg, rel);
+    if (!kr->data) kr->data = rel_new(t.arity[0]);
+    uint32_t added = 0;
+    for (uint32_t i = 0; i < t.n; i++)
+        if (rel_insert(kr->data, &t.vals[t.offset[i]])) added++;
+    return res_message("Inserted %u fact(s) into '%s'.", added, rel);
+}
+
+static il_result *exec_delete(il_session *s, const iql_facts *f, il_arena *a) {
+    il_buf msg;
+    il_buf_init(&msg);
+    tuples t;
+    const char *err = convert_tuples(f, &t, f->bulk, &msg, a);
+    if (err) {
+        il_result *r = res_error("Delete error: %s", err);
+        il_buf_free(&msg);
+        return r;
+    }
+    il_buf_free(&msg);
+    kg_relation *kr = kg_rel_find(s->kg, f->rel);
+    uint32_t deleted = 0;
+    for (uint32_t i = 0; i < t.n; i++)
+        if (kr && kr->data && rel_arity(kr->data) == t.arity[i] &&
+            rel_delete(kr->data, &t.vals[t.offset[i]]))
+            deleted++;
+    if (f->bulk) return res_message("Deleted %u fact(s) from '%s'.", deleted, f->rel);
+    return res_message("Deleted %u facts from '%s'.", deleted, f->rel);
+}
+
+/* ---- rule-shaped queries over the stored data: conditional delete and update ---- */
+
+typedef IL_VEC(const char *) names;
+
+static void atom_vars(const iql_atom *at, names *out) {
+    for (uint32_t i = 0; i < at->nargs; i++) {
+        const iql_term *t = at->args[i];
+        if (t->kind != IQL_T_VAR) continue;
+        bool have = false;
+        for (uint32_t j = 0; j < out->n && !have; j++) have = strcmp(out->v[j], t->u.var) == 0;
+        if (!have) il_vec_push(*out, t->u.var);
+    }
+}
+
+static iql_rule head_over(const char *name, const names *vars, il_arena *a) {
+    iql_rule q;
+    memset(&q, 0, sizeof q);
+    q.head.rel = name;
+    q.head.nargs = vars->n;
+    q.head.args = il_arena_alloc(a, (vars->n + 1) * sizeof(iql_term *));
+    for (uint32_t i = 0; i < vars->n; i++) {
+        iql_term *t = il_arena_calloc(a, sizeof *t);
+        t->kind = IQL_T_VAR;
+        t->u.var = vars->v[i];
+        q.head.args[i] = t;
+    }
+    return q;
+}
+
+/* Builds the tuple of an atom from a result row; false when a term cannot be a value. */
+static bool atom_tuple(const iql_atom *at, const names *vars, const val_t *row, val_t *out) {
+    for (uint32_t i = 0; i < at->nargs; i++) {
+        const iql_term *t = at->args[i];
+        switch (t->kind) {
+        case IQL_T_VAR: {
+            uint32_t j = 0;
+            while (j < vars->n && strcmp(vars->v[j], t->u.var) != 0) j++;
+            if (j == vars->n) return false;
+            out[i] = row[j];
+            break;
+        }
+        case IQL_T_INT:
+        case IQL_T_FLOAT:
+        case IQL_T_STRING:
+        case IQL_T_BOOL: out[i] = plan_const_value(t); break;
+        default: return false;
+        }
+    }
+    return true;
+}
+
+static il_result *exec_cond_delete(il_session *s, const iql_rule *r, il_arena *a) {
+    names vars = {0};
+    atom_vars(&r->head, &vars);
+    iql_rule q = head_over("__cond_del_query__", &vars, a);
+    q.nbody = r->nbody + 1;
+    q.body = il_arena_alloc(a, q.nbody * sizeof *q.body);
+    memset(&q.body[0], 0, sizeof q.body[0]);
+    q.body[0].kind = IQL_LIT_ATOM;
+    q.body[0].atom = r->head;
+    memcpy(&q.body[1], r->body, r->nbody * sizeof *r->body);
+    val_t *rows;
+    size_t nrows;
+    uint32_t arity;
+    const char *err = kg_query_rows(s, &q, false, &rows, &nrows, &arity);
+    if (err) {
+        il_vec_free(vars);
+        return res_error("Query execution failed: %s", err);
+    }
+    kg_relation *kr = kg_rel_find(s->kg, r->head.rel);
+    uint32_t deleted = 0;
+    val_t t[REL_MAX_ARITY];
+    for (size_t i = 0; i < nrows && kr && kr->data; i++) {
+        if (r->head.nargs > REL_MAX_ARITY || rel_arity(kr->data) != r->head.nargs) break;
+        if (atom_tuple(&r->head, &vars, &rows[i * arity], t) && rel_delete(kr->data, t)) deleted++;
+    }
+    free(rows);
+    il_vec_free(vars);
+    return res_message("Conditional delete: %u fact(s) deleted from '%s'.", deleted, r->head.rel);
+}
+
+static il_result *exec_update(il_session *s, const iql_update *u, il_arena *a) {
+    names vars = {0};
+    for (uint32_t i = 0; i < u->ndels; i++) atom_vars(&u->dels[i], &vars);
+    for (uint32_t i = 0; i < u->nins; i++) atom_vars(&u->ins[i], &vars);
+    iql_rule q = head_over("__upd_query__", &vars, a);
+    q.body = u->body;
+    q.nbody = u->nbody;
+    val_t *rows;
+    size_t nrows;
+    uint32_t arity;
+    const char *err = kg_query_rows(s, &q, false, &rows, &nrows, &arity);
+    if (err) {
+        il_vec_free(vars);
+        return res_error("Query execution failed: %s", err);
+    }
+    /* Check every insert target first, so the update applies entirely or not at all. */
+    for (uint32_t j = 0; j < u->nins && nrows; j++) {
+        const iql_atom *at = &u->ins[j];
+        if (is_view(s, at->rel)) {
+            free(rows);
+            il_vec_free(vars);
+            return res_error("Cannot insert into '%s': it is a derived relation (view). Use a "
+                             "base relation or drop the rule first with '.rule drop %s'.",
+                             at->rel, at->rel);
+        }
+        kg_relation *kr = kg_rel_find(s->kg, at->rel);
+        if (kr && kr->data && rel_arity(kr->data) != at->nargs) {
+            free(rows);
+            il_vec_free(vars);
+            return res_error("Arity mismatch for relation '%s': existing arity is %u, but trying "
+                             "to insert tuples with arity %u",
+                             at->rel, rel_arity(kr->data), at->nargs);
+        }
+    }
+    uint32_t deleted = 0, inserted = 0;
+    val_t t[REL_MAX_ARITY];
+    for (size_t i = 0; i < nrows; i++) {
+        const val_t *row = &rows[i * arity];
+        for (uint32_t j = 0; j < u->ndels; j++) {
+            const iql_atom *at = &u->dels[j];
+            kg_relation *kr = kg_rel_find(s->kg, at->rel);
+            if (!kr || !kr->data || rel_arity(kr->data) != at->nargs) continue;
+            if (atom_tuple(at, &vars, row, t) && rel_delete(kr->data, t)) deleted++;
+        }
+        for (uint32_t j = 0; j < u->nins; j++) {
+            const iql_atom *at = &u->ins[j];
+            if (at->nargs == 0 || at->nargs > REL_MAX_ARITY || !atom_tuple(at, &vars, row, t))
+                continue;
+            kg_relation *kr = kg_rel_get(s->kg, at->rel);
+            if (!kr->data) kr->data = rel_new(at->nargs);
+            if (rel_insert(kr->data, t)) inserted++;
+        }
+    }
+    free(rows);
+    il_vec_free(vars);
+    return res_message("Update: %u deleted, %u inserted.", deleted, inserted);
+}
+
+/* ---- rules ---- */
+
+static const iql_term *first_agg(const iql_rule *r) {
+    for (uint32_t i = 0; i < r->head.nargs; i++)
+        if (r->head.args[i]->kind == IQL_T_AGG) return r->head.args[i];
+    return NULL;
+}
+
+static bool is_ranking(const iql_term *g) {
+    iql_agg_kind k = g->u.agg.kind;
+    return k == IQL_AGG_TOP_K || k == IQL_AGG_TOP_K_THRESHOLD || k == IQL_AGG_WITHIN_RADIUS;
+}
+
+static bool same_agg(const iql_term *x, const iql_term *y) {
+    if (x->u.agg.kind != y->u.agg.kind) return false;
+    if (!is_ranking(x)) return true;
+    return x->u.agg.k == y->u.agg.k && x->u.agg.order == y->u.agg.order &&
+           fabs(x->u.agg.param - y->u.agg.param) <= 2.220446049250313e-16;
+}
+
+/* The text of a conflict between a new clause's aggregate and an old one, or NULL. */
+static const char *agg_conflict(const iql_rule *old, const iql_rule *nu, il_buf *out_new,
+                                il_buf *out_old) {
+    const iql_term *a = first_agg(old), *b = first_agg(nu);
+    if (!a || !b) return NULL;
+    if (!is_ranking(a) && !is_ranking(b)) return NULL;
+    if (same_agg(a, b)) return NULL;
+    iql_fmt_agg_name(b, out_new);
+    iql_fmt_agg_name(a, out_old);
+    return "conflict";
+}
+
+static il_result *exec_persistent_rule(il_session *s, const iql_rule *r, il_arena *a) {
+    const char *name = r->head.rel;
+    const char *err = kg_validate_rule(r, a);
+    if (!err) err = kg_check_stratification(s->kg, r, a);
+    if (err) return res_error("Failed to register rule: %s", err);
+    kg_rule *existing = kg_rule_find(s->kg, name);
+    if (existing && existing->clauses.n) {
+        const iql_rule *first = existing->clauses.v[0];
+        if (first->head.nargs != r->head.nargs)
+            return res_error("Failed to register rule: Arity mismatch: rule '%s' has %u "
+                             "argument(s) but new clause has %u. Drop the rule first with "
+                             "'.rule drop %s' and re-create it.",
+                             name, first->head.nargs, r->head.nargs, name);
+        for (uint32_t i = 0; i < existing->clauses.n; i++) {
+            il_buf bn, bo;
+            il_buf_init(&bn);
+            il_buf_init(&bo);
+            if (agg_conflict(existing->clauses.v[i], r, &bn, &bo)) {
+                il_result *res = res_error(
+                    "Failed to register rule: Conflicting aggregation: cannot add clause with "
+                    "'%s' to rule '%s' which already has a clause with '%s'. Drop the rule first "
+                    "with '.rule drop %s' and re-create it.",
+                    il_buf_str(&bn), name, il_buf_str(&bo), name);
+                il_buf_free(&bn);
+                il_buf_free(&bo);
+                return res;
+            }
+            il_buf_free(&bn);
+            il_buf_free(&bo);
+        }
+    }
+    kg_rule *kr = kg_rule_get(s->kg, name);
+    kg_rule_add_clause(s->kg, kr, r);
+    return res_message("Rule '%s' registered.", name);
+}
+
+static il_result *exec_session_rule(il_session *s, const iql_rule *r, il_arena *a) {
+    const char *name = r->head.rel;
+    const char *bare = name[0] == '~' ? name + 1 : name;
+    if (strncmp(bare, "__", 2) == 0)
+        return res_error("Session rule '%s' uses reserved '__' prefix. Choose a different "
+                         "relation name.",
+                         bare);
+    const char *err = kg_validate_rule(r, a);
+    if (err) return res_error("%s", err);
+    uint32_t arity = kg_head_arity(&r->head);
+    for (uint32_t i = 0; i < s->rules.n; i++) {
+        const iql_rule *old = s->rules.v[i];
+        if (strcmp(old->head.rel, name) != 0) continue;
+        uint32_t old_arity = kg_head_arity(&old->head);
+        if (old_arity != arity)
+            return res_error("Arity mismatch: session rule '%s' has %u argument(s) but new clause "
+                             "has %u. Use '.session drop %s' to remove the existing rule first.",
+                             name, old_arity, arity, name);
+        il_buf bn, bo;
+        il_buf_init(&bn);
+        il_buf_init(&bo);
+        if (agg_conflict(old, r, &bn, &bo)) {
+            il_result *res = res_error(
+                "Conflicting aggregation: cannot add clause with '%s' to session rule '%s' which "
+                "already has a clause with '%s'. Use '.session drop %s' to remove the existing "
+                "rule first.",
+                il_buf_str(&bn), name, il_buf_str(&bo), name);
+            il_buf_free(&bn);
+            il_buf_free(&bo);
+            return res;
+        }
+        il_buf_free(&bn);
+        il_buf_free(&bo);
+    }
+    iql_rule *c = il_arena_alloc(&s->rules_arena, sizeof *c);
+    iql_rule_clone(&s->rules_arena, c, r);
+    il_vec_push(s->rules, c);
+    il_result *res = res_message("Session rule added for '%s'.", name);
+    res->cls = IL_STMT_SESSION_RULE;
+    res->rule_head = strdup(name);
+    res->rule_arity = arity;
+    return res;
+}
+
+static il_result *exec_session_fact(il_session *s, const iql_facts *f, il_arena *a) {
+    if (f->ntuples == 0 || f->tuples[0].n == 0) return res_error("Fact must have at least one argument");
+    il_buf msg;
+    il_buf_init(&msg);
+    tuples t;
+    const char *err = convert_tuples(f, &t, false, &msg, a);
+    if (err) {
+        il_result *r = res_error("%s", err);
+        il_buf_free(&msg);
+        return r;
+    }
+    il_buf_free(&msg);
+    for (uint32_t i = 0; i < t.n; i++) sess_fact_add(s, f->rel, &t.vals[t.offset[i]], t.arity[i]);
+    il_result *r = res_message("Session fact added for '%s'. (Use +%s(...) to persist)", f->rel, f->rel);
+    r->cls = IL_STMT_SESSION_FACT;
+    return r;
+}
+
+static iql_schema *schema_copy(il_arena *a, const iql_schema *sc) {
+    iql_schema *c = il_arena_alloc(a, sizeof *c);
+    c->rel = il_arena_strdup(a, sc->rel);
+    c->ncols = sc->ncols;
+    c->cols = il_arena_alloc(a, (sc->ncols + 1) * sizeof *c->cols);
+    for (uint32_t i = 0; i < sc->ncols; i++) {
+        c->cols[i].name = il_arena_strdup(a, sc->cols[i].name);
+        c->cols[i].type = sc->cols[i].type;
+        if (sc->cols[i].type.name) c->cols[i].type.name = il_arena_strdup(a, sc->cols[i].type.name);
+    }
+    return c;
+}
+
+static il_result *exec_schema(il_session *s, const iql_schema *sc, bool persistent) {
+    if (persistent) {
+        kg_relation *kr = kg_rel_get(s->kg, sc->rel);
+        kr->schema = schema_copy(&s->kg->arena, sc);
+    } else {
+        il_vec_push(s->schemas, schema_copy(&s->rules_arena, sc));
+    }
+    return res_message("Schema for '%s' registered with %u columns (%s)", sc->rel, sc->ncols,
+                       persistent ? "persistent" : "session");
+}
+
+il_result *kg_exec_stmt(il_session *s, const iql_stmt *st, il_arena *a) {
+    switch (st->kind) {
+    case IQL_STMT_META: return kg_exec_meta(s, &st->u.meta, a);
+    case IQL_STMT_TYPE_DECL: return res_message("Type '%s' declared.", st->u.type_decl.name);
+    case IQL_STMT_UPDATE: return exec_update(s, &st->u.update, a);
+    case IQL_STMT_PERSIST_RULE: return exec_persistent_rule(s, &st->u.rule, a);
+    case IQL_STMT_SCHEMA: return exec_schema(s, &st->u.schema, true);
+    case IQL_STMT_SESSION_SCHEMA: return exec_schema(s, &st->u.schema, false);
+    case IQL_STMT_INSERT: return exec_insert(s, &st->u.facts, a);
+    case IQL_STMT_DROP_RULE: {
+        kg_rule *r = kg_rule_find(s->kg, st->u.drop_name);
+        if (!r) return res_message("'%s' not found as rule.", st->u.drop_name);
+        kg_rule_drop(s->kg, r);
+        return res_message("Rule '%s' dropped.", st->u.drop_name);
+    }
+    case IQL_STMT_DELETE: return exec_delete(s, &st->u.facts, a);
+    case IQL_STMT_COND_DELETE: return exec_cond_delete(s, &st->u.rule, a);
+    case IQL_STMT_QUERY: {
+        kg_query_opts o = {.with_session = true};
+        return kg_query(s, &st->u.query, o);
+    }
+    case IQL_STMT_SESSION_RULE: return exec_session_rule(s, &st->u.rule, a);
+    case IQL_STMT_SESSION_FACT: return exec_session_fact(s, &st->u.facts, a);
+    }
+    return res_error("Unsupported statement");
+}

@@ -1,0 +1,24 @@
+/* Building an evaluation program for one query: gathers the clauses the query needs,
+ * applies the demand transformation (magic sets with sideways information passing:
+ * constants of the query and bindings that flow through joins and recursion restrict
+ * what is computed), and compiles every resulting clause. */
+#ifndef IL_PLAN_BUILD_H
+#define IL_PLAN_BUILD_H
+
+#include "plan/plan.h"
+
+/* Where a program's rules and stored facts come from. */
+typedef struct plan_source {
+    const iql_rule *const *rules; /* every rule in program order (persistent, then session) */
+    uint32_t nrules;
+    /* The stored facts of a relation (NULL when it has none). */
+    const rel_t *(*stored)(void *ctx, const char *rel);
+    void *ctx;
+} plan_source;
+
+/* Builds into *p the program whose query predicate holds the rows of `query` (a rule
+ * whose head lists the output columns). Returns false with p->error set when the
+ * query cannot run (the message is the reference's "Query execution failed" inner text). */
+bool plan_build(plan_program *p, const plan_source *src, const iql_rule *query);
+
+#endif

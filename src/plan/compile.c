@@ -1,0 +1,437 @@
+/* Clause compilation: choose a join order and turn a clause into plan operations.
+ *
+ * Order: the delta literal of a semi-naive variant first; then, repeatedly, every
+ * comparison whose inputs are bound (an `=` with one unbound variable side binds it),
+ * every negation whose variables are bound, and the positive atom with the most bound
+ * arguments (demand relations and small relations first on ties). Each atom becomes an
+ * index seek on its bound columns, so a relation gets the indexes its plans need. */
+#include <stdio.h>
+#include <string.h>
+
+#include "base/buf.h"
+#include "exec/builtin.h"
+#include "plan/clause.h"
+
+val_t plan_const_value(const iql_term *t);
+bool plan_cmp_ready(const blit *l, const bvars *v, bool *bound);
+bool plan_term_is_const(const iql_term *t);
+
+typedef struct compiler {
+    plan_program *p;
+    il_arena *a;
+    const bclause *c;
+    const char *error;
+} compiler;
+
+static plan_expr *new_expr(compiler *k, plan_expr_kind kind) {
+    plan_expr *e = il_arena_calloc(k->a, sizeof *e);
+    e->kind = kind;
+    return e;
+}
+
+static void set_error(compiler *k, const char *msg) {
+    if (!k->error) k->error = il_arena_strdup(k->a, msg);
+}
+
+/* `Variable 'Y' not found in schema ["X", "_ph_data_1"]`: the schema is the variables
+ * of the positive atoms in the order they appear. */
+static void unknown_var_error(compiler *k, const char *name) {
+    if (k->error) return;
+    il_buf t;
+    il_buf_init(&t);
+    il_buf_printf(&t, "Variable '%s' not found in schema [", name);
+    bool *seen = il_arena_calloc(k->a, k->c->vars->n + 1);
+    bool first = true;
+    for (uint32_t i = 0; i < k->c->nlits; i++) {
+        const blit *l = &k->c->lits[i];
+        if (l->kind != IQL_LIT_ATOM || l->magic) continue;
+        for (uint32_t j = 0; j < l->nargs; j++) {
+            if (l->args[j].kind != BT_VAR || seen[l->args[j].var]) continue;
+            seen[l->args[j].var] = true;
+            il_buf_printf(&t, "%s\"%s\"", first ? "" : ", ", k->c->vars->names[l->args[j].var]);
+            first = false;
+        }
+    }
+    il_buf_putc(&t, ']');
+    set_error(k, il_buf_str(&t));
+    il_buf_free(&t);
+}
+
+static plan_expr *compile_expr(compiler *k, const iql_term *t) {
+    switch (t->kind) {
+    case IQL_T_VAR: {
+        int32_t s = bvars_find(k->c->vars, t->u.var);
+        if (s < 0) {
+            unknown_var_error(k, t->u.var);
+            plan_expr *e = new_expr(k, PX_CONST);
+            e->c = VAL_NULL;
+            return e;
+        }
+        plan_expr *e = new_expr(k, PX_SLOT);
+        e->slot = (uint32_t)s;
+        return e;
+    }
+    case IQL_T_ARITH: {
+        plan_expr *e = new_expr(k, PX_ARITH);
+        e->op = t->u.arith.op;
+        e->l = compile_expr(k, t->u.arith.lhs);
+        e->r = compile_expr(k, t->u.arith.rhs);
+        return e;
+    }
+    case IQL_T_CALL: {
+        plan_expr *e = new_expr(k, PX_CALL);
+        e->fn = exec_builtin_find(t->u.call.name);
+        if (!e->fn) {
+            char msg[256];
+            snprintf(msg, sizeof msg, "Unknown function: %s", t->u.call.name);
+            set_error(k, msg);
+        } else if (e->fn->arity != t->u.call.nargs) {
+            char msg[256];
+            snprintf(msg, sizeof msg, "Function '%s' requires %u argument(s), but %u provided",
+                     t->u.call.name, e->fn->arity, t->u.call.nargs);
+            set_error(k, msg);
+        }
+        e->nargs = t->u.call.nargs;
+        e->args = il_arena_alloc(k->a, (e->nargs + 1) * sizeof *e->args);
+        for (uint32_t i = 0; i < e->nargs; i++) e->args[i] = compile_expr(k, t->u.call.args[i]);
+        return e;
+    }
+    case IQL_T_PLACEHOLDER:
+    case IQL_T_AGG: {
+        set_error(k, "Unsupported term in expression");
+        plan_expr *e = new_expr(k, PX_CONST);
+        e->c = VAL_NULL;
+        return e;
+    }
+    default: {
+        plan_expr *e = new_expr(k, PX_CONST);
+        e->c = plan_const_value(t);
+        return e;
+    }
+    }
+}
+
+static plan_expr *compile_bterm(compiler *k, const bterm *t) {
+    switch (t->kind) {
+    case BT_VAR: {
+        plan_expr *e = new_expr(k, PX_SLOT);
+        e->slot = t->var;
+        return e;
+    }
+    case BT_CONST: {
+        plan_expr *e = new_expr(k, PX_CONST);
+        e->c = t->c;
+        return e;
+    }
+    case BT_EXPR: return compile_expr(k, t->ast);
+    case BT_WILD: break;
+    }
+    plan_expr *e = new_expr(k, PX_CONST);
+    e->c = VAL_NULL;
+    return e;
+}
+
+static iql_cmp_op swap_op(iql_cmp_op op) {
+    switch (op) {
+    case IQL_CMP_LT: return IQL_CMP_GT;
+    case IQL_CMP_LE: return IQL_CMP_GE;
+    case IQL_CMP_GT: return IQL_CMP_LT;
+    case IQL_CMP_GE: return IQL_CMP_LE;
+    default: return op;
+    }
+}
+
+static bool const_const_result(val_t a, val_t b, iql_cmp_op op) {
+    int c;
+    val_type ta = val_type_of(a), tb = val_type_of(b);
+    if (ta == VT_INT && tb == VT_INT) {
+        int64_t x = val_get_int(a), y = val_get_int(b);
+        c = x < y ? -1 : x > y;
+    } else if (val_is_numeric(a) && val_is_numeric(b)) {
+        double x = val_to_f64(a), y = val_to_f64(b);
+        if (op == IQL_CMP_EQ || op == IQL_CMP_NE) {
+            bool eq = x - y < 2.220446049250313e-16 && y - x < 2.220446049250313e-16;
+            return op == IQL_CMP_EQ ? eq : !eq;
+        }
+        c = x < y ? -1 : x > y;
+    } else if (ta == tb) {
+        c = val_cmp(a, b);
+    } else {
+        return op == IQL_CMP_NE;
+    }
+    switch (op) {
+    case IQL_CMP_EQ: return c == 0;
+    case IQL_CMP_NE: return c != 0;
+    case IQL_CMP_LT: return c < 0;
+    case IQL_CMP_LE: return c <= 0;
+    case IQL_CMP_GT: return c > 0;
+    case IQL_CMP_GE: return c >= 0;
+    }
+    return false;
+}
+
+static void compile_filter(compiler *k, const blit *l, plan_op *op) {
+    op->kind = POP_FILTER;
+    const iql_term *lhs = l->lhs, *rhs = l->rhs;
+    iql_cmp_op cmp = l->op;
+    bool lc = plan_term_is_const(lhs), rc = plan_term_is_const(rhs);
+    if (lc && rc) {
+        op->mode = PCMP_CONST_CONST;
+        op->result = const_const_result(plan_const_value(lhs), plan_const_value(rhs), cmp);
+        return;
+    }
+    if (lc) { /* constant on the left: swap so the constant is on the right */
+        const iql_term *t = lhs;
+        lhs = rhs;
+        rhs = t;
+        cmp = swap_op(cmp);
+        lc = false;
+        rc = true;
+    }
+    op->cmp = cmp;
+    bool larith = lhs->kind == IQL_T_ARITH, rarith = rhs->kind == IQL_T_ARITH;
+    if (rc) {
+        switch (rhs->kind) {
+        case IQL_T_INT: op->mode = larith ? PCMP_INT_ARITH : PCMP_CONST_INT; break;
+        case IQL_T_FLOAT: op->mode = PCMP_CONST_FLOAT; break;
+        case IQL_T_STRING: op->mode = PCMP_CONST_STR; break;
+        case IQL_T_BOOL: op->mode = PCMP_CONST_BOOL; break;
+        default: op->mode = PCMP_VALUES; break;
+        }
+    } else if ((larith || rarith) && lhs->kind != IQL_T_CALL && rhs->kind != IQL_T_CALL) {
+        op->mode = PCMP_INT_ARITH;
+    } else {
+        op->mode = PCMP_VALUES;
+    }
+    op->lhs = compile_expr(k, lhs);
+    op->rhs = compile_expr(k, rhs);
+}
+
+/* Builds a seek (SCAN) or an existence probe (NEG) for an atom. */
+static void compile_atom(compiler *k, const blit *l, bool *bound, plan_version version,
+                         plan_op *op) {
+    op->kind = l->kind == IQL_LIT_NEG ? POP_NEG : POP_SCAN;
+    op->pred = l->pred;
+    op->version = version;
+    op->arity = l->nargs;
+    uint32_t n = 0;
+    bool *seen = il_arena_calloc(k->a, k->c->vars->n + 1);
+    /* prefix: constants and variables bound before this atom */
+    for (uint32_t i = 0; i < l->nargs; i++) {
+        const bterm *t = &l->args[i];
+        if (t->kind == BT_CONST) {
+            op->order[n] = i;
+            op->prefix_slot[i] = -1;
+            op->prefix_const[i] = t->c;
+            op->prefix_bind[i] = op->kind == POP_SCAN && t->bind >= 0 && !bound[t->bind] ? t->bind : -1;
+            n++;
+        } else if (t->kind == BT_VAR && bound[t->var]) {
+            op->order[n] = i;
+            op->prefix_slot[i] = (int32_t)t->var;
+            op->prefix_bind[i] = -1;
+            n++;
+        }
+    }
+    op->nprefix = n;
+    for (uint32_t i = 0; i < l->nargs; i++) {
+        const bterm *t = &l->args[i];
+        if (t->kind == BT_CONST || (t->kind == BT_VAR && bound[t->var])) continue;
+        op->order[n++] = i;
+        if (t->kind != BT_VAR || op->kind == POP_NEG) {
+            op->act[i] = PCOL_IGNORE;
+        } else if (seen[t->var]) {
+            op->act[i] = PCOL_CHECK_SLOT;
+            op->act_slot[i] = t->var;
+        } else {
+            seen[t->var] = true;
+            op->act[i] = PCOL_BIND;
+            op->act_slot[i] = t->var;
+        }
+    }
+    if (op->kind == POP_SCAN)
+        for (uint32_t i = 0; i < l->nargs; i++) {
+            if (l->args[i].kind == BT_VAR) bound[l->args[i].var] = true;
+            if (l->args[i].kind == BT_CONST && l->args[i].bind >= 0) bound[l->args[i].bind] = true;
+        }
+}
+
+static bool neg_ready(const blit *l, const bool *bound) {
+    for (uint32_t i = 0; i < l->nargs; i++)
+        if (l->args[i].kind == BT_VAR && !bound[l->args[i].var]) return false;
+    return true;
+}
+
+static double atom_score(compiler *k, const blit *l, const bool *bound) {
+    uint32_t nb = 0;
+    for (uint32_t i = 0; i < l->nargs; i++) {
+        const bterm *t = &l->args[i];
+        if (t->kind == BT_CONST || (t->kind == BT_VAR && bound[t->var])) nb++;
+    }
+    if (l->nargs > 0 && nb == l->nargs) return 1e12;
+    double size = 1000;
+    const plan_pred *pp = &k->p->preds.v[l->pred];
+    if (pp->kind == PP_BASE) size = pp->stored ? (double)rel_count(pp->stored) : 0;
+    if (size > 4e5) size = 4e5;
+    return nb * 1e6 + (l->magic ? 5e5 : 0) - size;
+}
+
+void plan_compile_clause(plan_program *p, const bclause *c, int32_t delta_lit, plan_clause *out) {
+    compiler k = {.p = p, .a = &p->arena, .c = c};
+    memset(out, 0, sizeof *out);
+    out->head_pred = c->head_pred;
+    out->nslots = c->vars->n;
+    out->slot_names = c->vars->names;
+    out->delta_op = -1;
+    if (c->error) k.error = c->error;
+    uint32_t nv = c->vars->n;
+    bool *bound = il_arena_calloc(k.a, nv + 1);
+    bool *done = il_arena_calloc(k.a, c->nlits + 1);
+    plan_op *ops = il_arena_calloc(k.a, (c->nlits + 1) * sizeof *ops);
+    uint32_t nops = 0;
+    if (delta_lit >= 0) {
+        out->delta_op = (int32_t)nops;
+        compile_atom(&k, &c->lits[delta_lit], bound, PV_DELTA, &ops[nops++]);
+        done[delta_lit] = true;
+    }
+    for (;;) {
+        bool progress = true;
+        while (progress) {
+            progress = false;
+            for (uint32_t i = 0; i < c->nlits; i++) {
+                const blit *l = &c->lits[i];
+                if (done[i]) continue;
+                if (l->kind == IQL_LIT_CMP) {
+                    bool before[nv + 1];
+                    memcpy(before, bound, nv + 1);
+                    if (!plan_cmp_ready(l, c->vars, bound)) continue;
+                    /* which variable did it bind, if any? */
+                    int32_t assigned = -1;
+                    for (uint32_t s = 0; s < nv; s++)
+                        if (bound[s] && !before[s]) assigned = (int32_t)s;
+                    plan_op *op = &ops[nops++];
+                    if (assigned >= 0) {
+                        op->kind = POP_ASSIGN;
+                        op->slot = (uint32_t)assigned;
+                        const iql_term *e = l->lhs->kind == IQL_T_VAR &&
+                                                    strcmp(l->lhs->u.var, c->vars->names[assigned]) == 0
+                                                ? l->rhs
+                                                : l->lhs;
+                        op->rhs = compile_expr(&k, e);
+                    } else {
+                        compile_filter(&k, l, op);
+                    }
+                    done[i] = true;
+                    progress = true;
+                } else if (l->kind == IQL_LIT_NEG && neg_ready(l, bound)) {
+                    compile_atom(&k, l, bound, PV_FULL, &ops[nops++]);
+                    done[i] = true;
+                    progress = true;
+                }
+            }
+        }
+        int32_t best = -1;
+        double best_score = 0;
+        for (uint32_t i = 0; i < c->nlits; i++) {
+            if (done[i] || c->lits[i].kind != IQL_LIT_ATOM) continue;
+            double s = atom_score(&k, &c->lits[i], bound);
+            if (best < 0 || s > best_score) {
+                best = (int32_t)i;
+                best_score = s;
+            }
+        }
+        if (best < 0) break;
+        compile_atom(&k, &c->lits[best], bound, PV_FULL, &ops[nops++]);
+        done[best] = true;
+    }
+    /* Negations with variables no positive atom binds: those act as wildcards. */
+    for (uint32_t i = 0; i < c->nlits; i++) {
+        if (done[i] || c->lits[i].kind != IQL_LIT_NEG) continue;
+        compile_atom(&k, &c->lits[i], bound, PV_FULL, &ops[nops++]);
+        done[i] = true;
+    }
+    /* Comparisons that never became ready name their first unknown variable. */
+    for (uint32_t i = 0; i < c->nlits && !k.error; i++) {
+        if (done[i]) continue;
+        const blit *l = &c->lits[i];
+        const iql_term *sides[2] = {l->lhs, l->rhs};
+        for (int s = 0; s < 2 && !k.error; s++) {
+            const iql_term *t = sides[s];
+            const iql_term *stack[64];
+            int sp = 0;
+            stack[sp++] = t;
+            while (sp && !k.error) {
+                const iql_term *x = stack[--sp];
+                if (x->kind == IQL_T_VAR) {
+                    int32_t v = bvars_find(c->vars, x->u.var);
+                    if (v < 0 || !bound[v]) unknown_var_error(&k, x->u.var);
+                } else if (x->kind == IQL_T_ARITH && sp < 62) {
+                    stack[sp++] = x->u.arith.rhs;
+                    stack[sp++] = x->u.arith.lhs;
+                } else if (x->kind == IQL_T_CALL) {
+                    for (uint32_t j = x->u.call.nargs; j-- > 0 && sp < 63;)
+                        stack[sp++] = x->u.call.args[j];
+                }
+            }
+        }
+    }
+    out->ops = ops;
+    out->nops = nops;
+
+    /* Head. */
+    if (c->is_agg) {
+        out->is_agg = true;
+        out->group_slots = il_arena_alloc(k.a, (c->nhead + 1) * sizeof(uint32_t));
+        out->aggs = il_arena_calloc(k.a, (c->nhead + 1) * sizeof *out->aggs);
+        for (uint32_t i = 0; i < c->nhead; i++) {
+            const bterm *t = &c->head[i];
+            if (t->kind == BT_VAR) {
+                if (!bound[t->var]) unknown_var_error(&k, c->vars->names[t->var]);
+                out->group_slots[out->ngroup++] = t->var;
+                continue;
+            }
+            if (t->kind != BT_EXPR || t->ast->kind != IQL_T_AGG) continue;
+            const iql_term *g = t->ast;
+            plan_agg *ag = &out->aggs[out->naggs++];
+            ag->kind = g->u.agg.kind;
+            ag->k = g->u.agg.k;
+            ag->param = g->u.agg.param;
+            if (g->u.agg.nspecs) {
+                ag->nout = g->u.agg.nspecs;
+                ag->out_slots = il_arena_alloc(k.a, ag->nout * sizeof(uint32_t));
+                for (uint32_t j = 0; j < ag->nout; j++) {
+                    int32_t s = bvars_find(c->vars, g->u.agg.specs[j].var);
+                    if (s < 0) {
+                        char msg[300];
+                        snprintf(msg, sizeof msg,
+                                 "Variable '%s' not found in schema for aggregation",
+                                 g->u.agg.specs[j].var);
+                        set_error(&k, msg);
+                        s = 0;
+                    }
+                    ag->out_slots[j] = (uint32_t)s;
+                }
+                ag->order_out = g->u.agg.order_spec;
+                ag->desc = g->u.agg.order == IQL_SORT_DESC;
+            } else {
+                int32_t s = g->u.agg.var ? bvars_find(c->vars, g->u.agg.var) : -1;
+                if (s < 0) {
+                    char msg[300];
+                    snprintf(msg, sizeof msg, "Variable '%s' not found in schema for aggregation",
+                             g->u.agg.var ? g->u.agg.var : "");
+                    set_error(&k, msg);
+                    s = 0;
+                }
+                ag->slot = (uint32_t)s;
+            }
+        }
+    } else {
+        out->nhead = c->nhead;
+        out->head = il_arena_alloc(k.a, (c->nhead + 1) * sizeof *out->head);
+        for (uint32_t i = 0; i < c->nhead; i++) {
+            const bterm *t = &c->head[i];
+            if (t->kind == BT_VAR && !bound[t->var]) unknown_var_error(&k, c->vars->names[t->var]);
+            out->head[i] = compile_bterm(&k, t);
+        }
+    }
+    out->error = k.error;
+}

@@ -1,0 +1,168 @@
+/* Evaluation programs: what a query, a rule read or a conditional delete becomes before
+ * it runs. A program is a set of predicates (stored relations, derived relations and the
+ * demand ("magic") relations of the demand transformation), clauses compiled to
+ * relational operations (index seek, filter, compute, antijoin), and the strata in which
+ * they run. Built by plan_build (program.c), ordered by plan_compile (compile.c),
+ * stratified by plan_stratify (strata.c), run by exec_run (exec/eval.c).
+ *
+ * A program never owns stored data: it reads the catalog's relations and owns only the
+ * derived ones it computes, all freed with the program. */
+#ifndef IL_PLAN_PLAN_H
+#define IL_PLAN_PLAN_H
+
+#include "base/arena.h"
+#include "base/vec.h"
+#include "exec/rel.h"
+#include "iql/ast.h"
+#include "value/value.h"
+
+/* ---- expressions over a clause's variable slots ---- */
+
+typedef enum plan_expr_kind {
+    PX_SLOT,  /* the value bound to a variable slot */
+    PX_CONST, /* a constant value */
+    PX_ARITH, /* binary arithmetic (computed-value rules of iql-language.md 3.7) */
+    PX_CALL,  /* builtin function call */
+} plan_expr_kind;
+
+typedef struct exec_builtin exec_builtin;
+typedef struct plan_expr plan_expr;
+struct plan_expr {
+    plan_expr_kind kind;
+    uint32_t slot;             /* PX_SLOT */
+    val_t c;                   /* PX_CONST */
+    char op;                   /* PX_ARITH: + - * / % */
+    plan_expr *l, *r;          /* PX_ARITH */
+    const exec_builtin *fn;    /* PX_CALL */
+    plan_expr **args;          /* PX_CALL */
+    uint32_t nargs;            /* PX_CALL */
+};
+
+/* How a comparison is decided (3.4 step 4), fixed when the clause is compiled from the
+ * kinds of its two sides. */
+typedef enum plan_cmp_mode {
+    PCMP_VALUES,      /* two computed values: strict equality, numeric or string order */
+    PCMP_CONST_INT,   /* value against an int constant: numeric, 1e-10 tolerance for floats */
+    PCMP_CONST_FLOAT, /* value against a float constant: numeric, 1e-10 tolerance */
+    PCMP_CONST_STR,   /* value against a string constant: strings only */
+    PCMP_CONST_BOOL,  /* value against a bool constant: = and != only */
+    PCMP_INT_ARITH,   /* value against integer arithmetic (i64-only evaluation) */
+    PCMP_CONST_CONST, /* decided when compiled; `result` holds the answer */
+} plan_cmp_mode;
+
+/* ---- operations of a compiled clause body ---- */
+
+typedef enum plan_op_kind {
+    POP_SCAN,   /* for each tuple of a relation matching the bound prefix */
+    POP_NEG,    /* continue only if no tuple matches */
+    POP_FILTER, /* continue only if a comparison holds */
+    POP_ASSIGN, /* bind a slot to a computed value */
+} plan_op_kind;
+
+/* What to do with a scanned column that is not part of the seek prefix. */
+typedef enum plan_col_action {
+    PCOL_BIND,        /* bind it to a slot */
+    PCOL_CHECK_SLOT,  /* must equal an already bound slot (a variable repeated in the atom) */
+    PCOL_CHECK_CONST, /* must equal a constant */
+    PCOL_IGNORE,      /* a placeholder */
+} plan_col_action;
+
+/* Which relation of a predicate an operation reads. */
+typedef enum plan_version {
+    PV_FULL,  /* everything derived so far (and the stored facts of a base predicate) */
+    PV_DELTA, /* what the last round of a recursive stratum added */
+} plan_version;
+
+typedef struct plan_op {
+    plan_op_kind kind;
+    /* SCAN and NEG */
+    uint32_t pred;                   /* predicate id */
+    plan_version version;
+    uint32_t arity;                  /* the atom's arity; a predicate of another arity matches nothing */
+    uint32_t order[REL_MAX_ARITY];   /* index column order: bound columns first */
+    uint32_t nprefix;                /* leading columns of `order` given by prefix_slot / prefix_const */
+    int32_t prefix_slot[REL_MAX_ARITY]; /* slot of prefix column i, or -1 for a constant */
+    val_t prefix_const[REL_MAX_ARITY];
+    int32_t prefix_bind[REL_MAX_ARITY]; /* constant prefix column: slot taking the stored value, or -1 */
+    plan_col_action act[REL_MAX_ARITY]; /* for index positions >= nprefix */
+    uint32_t act_slot[REL_MAX_ARITY];
+    val_t act_const[REL_MAX_ARITY];
+    /* FILTER */
+    iql_cmp_op cmp;
+    plan_cmp_mode mode;
+    plan_expr *lhs, *rhs; /* FILTER; ASSIGN uses rhs */
+    bool result;          /* PCMP_CONST_CONST */
+    /* ASSIGN */
+    uint32_t slot;
+} plan_op;
+
+/* One aggregate of an aggregating clause head. */
+typedef struct plan_agg {
+    iql_agg_kind kind;
+    uint32_t slot;        /* simple aggregates: the aggregated variable */
+    uint64_t k;           /* ranking: K */
+    double param;         /* TOP_K_THRESHOLD threshold, WITHIN_RADIUS radius */
+    uint32_t *out_slots;  /* ranking: output variables in order */
+    uint32_t nout;
+    uint32_t order_out;   /* ranking: which output is the score */
+    bool desc;            /* ranking: direction */
+} plan_agg;
+
+typedef struct plan_clause {
+    uint32_t head_pred;
+    uint32_t nslots;      /* variable slots used by the body */
+    const char **slot_names; /* for error messages: variable names, `_ph_<rel>_<i>` for `_` */
+    plan_op *ops;
+    uint32_t nops;
+    plan_expr **head;     /* non-aggregating heads: one expression per output column */
+    uint32_t nhead;
+    /* aggregating heads: output = group slots, then each aggregate's outputs */
+    bool is_agg;
+    uint32_t *group_slots;
+    uint32_t ngroup;
+    plan_agg *aggs;
+    uint32_t naggs;
+    /* semi-naive: the op that reads the delta in this variant, or -1 */
+    int32_t delta_op;
+    /* an error found when compiling, raised if the clause is ever run */
+    const char *error;
+} plan_clause;
+
+typedef enum plan_pred_kind {
+    PP_BASE,    /* stored facts only (catalog relation, session facts) */
+    PP_DERIVED, /* computed by clauses (rule heads, magic relations, the query) */
+} plan_pred_kind;
+
+typedef struct plan_pred {
+    const char *name;     /* display name: `edge`, `reach^bf`, `m_reach^bf`, `__query__` */
+    plan_pred_kind kind;
+    uint32_t arity;
+    const rel_t *stored;  /* PP_BASE: the facts (may be NULL: empty) */
+    rel_t *owned_stored;  /* PP_BASE: a merged copy (stored + session facts) the program owns */
+    rel_t *full;          /* PP_DERIVED: result so far, owned */
+    rel_t *delta;         /* PP_DERIVED in a recursive stratum: last round's additions */
+    rel_t *next;          /* PP_DERIVED in a recursive stratum: this round's additions */
+    uint32_t stratum;
+} plan_pred;
+
+typedef struct plan_stratum {
+    uint32_t *preds;
+    uint32_t npreds;
+    uint32_t *clauses;    /* clause ids whose head is in this stratum */
+    uint32_t nclauses;
+    bool recursive;
+} plan_stratum;
+
+typedef struct plan_program {
+    il_arena arena;
+    IL_VEC(plan_pred) preds;
+    IL_VEC(plan_clause) clauses;
+    IL_VEC(plan_stratum) strata;
+    uint32_t query_pred;  /* the predicate whose rows answer the query */
+    const char *error;    /* a build error (reported instead of running) */
+} plan_program;
+
+void plan_program_init(plan_program *p);
+void plan_program_free(plan_program *p);
+
+#endif

@@ -1,0 +1,509 @@
+#!/usr/bin/env python3
+"""Conformance runner: runs IQL transcript cases through the CLI and compares transcripts.
+
+Two sets of cases are run, each laid out as <root>/<category>/<name>.iql with the expected
+transcript beside it as <name>.iql.out:
+
+  * the reference cases (--cases DIR, e.g. ../shared/conformance, holding cases/...):
+    transcripts of the original InputLayer CLI. A failing case may be listed in the
+    known-differences file (--known) with one of the allowed classes; a listed case
+    that now passes is a stale entry and fails the run.
+  * the project's own transcript tests (--own, default tests/iql): these must all pass.
+
+Each case runs as `CLIENT --local --script /abs/path/case.iql` with the current directory
+set to a temporary directory in which `examples/iql` links to the case root, so that
+`.load examples/iql/...` resolves. Standard output is compared after the normalisation
+of ../shared/conformance/README.md ("How to compare", step 3). A crash (death by a
+signal), a timeout or sanitizer output on standard error fails a case even when its
+output matches; such failures cannot be excused by the known-differences file.
+
+Exit status: 0 when every case passes or is listed, no entry is stale, and every own
+test passes; 1 otherwise; 2 for a usage error or an invalid known-differences file.
+
+Only the Python 3 standard library is used.
+"""
+
+import argparse
+import difflib
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+# The classes of ../shared/conformance/README.md, plus `later`: the case needs a feature
+# of a later issue (reported separately from the real known differences).
+KNOWN_CLASSES = {
+    "multiline",
+    "lossy-rule",
+    "placeholder-join",
+    "string-order",
+    "function-literal",
+    "mutual-recursion",
+    "escape",
+    "float-text",
+    "stale-session",
+    "debug-plan",
+    "utf8",
+    "later",
+}
+
+# Lines starting with one of these are dropped before comparing.
+_DROP_PREFIXES = (
+    "Executing script:",
+    "Connecting to server",
+    "Connected!",
+    "Authenticated as:",
+    "Server status:",
+    "Current knowledge graph:",
+    "warning:",
+    "   -->",
+    "    |",
+    "   = note:",
+    "   = help:",
+    "Compiling ",
+    "Finished ",
+    "Running ",
+    "   Compiling ",
+    "   Finished ",
+    "   Running ",
+)
+
+_TIMESTAMP_RE = re.compile(
+    r"(Created: |last_accessed: |created_at: )"
+    r"(\"?\d[\w:.+\-/]*(?: \d[\w:.+\-/]*)?(?: UTC)?\"?)"
+)
+_KG_CREATE_RE = re.compile(r"^\s*\.kg\s+create\s+(\S+)")
+_SANITIZER_MARKERS = (
+    "ERROR: AddressSanitizer",
+    "runtime error:",
+    "LeakSanitizer",
+    "ERROR: UndefinedBehaviorSanitizer",
+)
+
+
+# ---------------------------------------------------------------------------
+# Normalisation
+# ---------------------------------------------------------------------------
+
+
+def created_graphs(script_text):
+    """Names of the knowledge graphs a script creates with `.kg create NAME`."""
+    names = set()
+    for line in script_text.splitlines():
+        m = _KG_CREATE_RE.match(line)
+        if m:
+            names.add(m.group(1))
+    return names
+
+
+def normalise(text, own_graphs):
+    """Normalises a transcript as README.md "How to compare" step 3 says.
+
+    own_graphs: the graphs the script creates; in a `.kg list` block only those and
+    `default` are kept (a trailing ` *` is dropped)."""
+    out = []
+    in_kg_list = False
+    for line in text.splitlines():
+        line = line.rstrip()
+        if not line:
+            continue
+        if line.startswith(_DROP_PREFIXES):
+            continue
+        if in_kg_list:
+            if line.startswith("  "):
+                name = line.strip()
+                if name.endswith(" *"):
+                    name = name[:-2].rstrip()
+                if name == "default" or name in own_graphs:
+                    out.append("  " + name)
+                continue
+            in_kg_list = False
+        if line == "Knowledge Graphs:":
+            in_kg_list = True
+        out.append(_TIMESTAMP_RE.sub(lambda m: m.group(1) + "<timestamp>", line))
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Cases and the known-differences file
+# ---------------------------------------------------------------------------
+
+
+class Case:
+    """One transcript case: <root>/<category>/<name>.iql and its .iql.out."""
+
+    def __init__(self, root, category, name):
+        self.root = root
+        self.category = category
+        self.name = name
+        self.key = category + "/" + name  # e.g. 01_knowledge_graph/02_list_kg.iql
+        self.path = os.path.join(root, category, name)
+
+
+def discover(root):
+    """Returns (cases, skipped) under root: cases sorted by key, and the keys of .iql
+    files without an .iql.out (skipped)."""
+    cases, skipped = [], []
+    for category in sorted(os.listdir(root)):
+        cdir = os.path.join(root, category)
+        if not os.path.isdir(cdir) or category.startswith("."):
+            continue
+        for name in sorted(os.listdir(cdir)):
+            if not name.endswith(".iql") or name.startswith("_") or "_pending_" in name:
+                continue
+            if not os.path.isfile(os.path.join(cdir, name + ".out")):
+                skipped.append(category + "/" + name)
+                continue
+            cases.append(Case(root, category, name))
+    return cases, skipped
+
+
+def select(cases, categories, substring):
+    """Applies the --category and --case filters."""
+    if categories:
+        cases = [c for c in cases if c.category in categories]
+    if substring:
+        cases = [c for c in cases if substring in c.key]
+    return cases
+
+
+class KnownError(Exception):
+    pass
+
+
+def read_known(path, valid_keys):
+    """Reads the known-differences file: {key: (class, reason, lineno)}.
+
+    valid_keys: the set of existing reference case keys, or None to skip that check.
+    Raises KnownError listing every problem found."""
+    entries, errors = {}, []
+    with open(path, encoding="utf-8") as f:
+        for lineno, raw in enumerate(f, 1):
+            line = raw.strip()
+            if not line or line.startswith("#"):
+                continue
+            parts = line.split(None, 2)
+            where = "%s:%d" % (path, lineno)
+            if len(parts) < 3:
+                errors.append("%s: malformed line (want `<category>/<case>.iql  <class>  "
+                              "<reason>`): %s" % (where, line))
+                continue
+            key, cls, reason = parts
+            if key.count("/") != 1 or not key.endswith(".iql"):
+                errors.append("%s: malformed case name %r (want <category>/<case>.iql)"
+                              % (where, key))
+                continue
+            if cls not in KNOWN_CLASSES:
+                errors.append("%s: unknown class %r (allowed: %s)"
+                              % (where, cls, ", ".join(sorted(KNOWN_CLASSES))))
+                continue
+            if valid_keys is not None and key not in valid_keys:
+                errors.append("%s: no such case: %s" % (where, key))
+                continue
+            if key in entries:
+                errors.append("%s: duplicate entry for %s (first on line %d)"
+                              % (where, key, entries[key][2]))
+                continue
+            entries[key] = (cls, reason, lineno)
+    if errors:
+        raise KnownError("\n".join(errors))
+    return entries
+
+
+# ---------------------------------------------------------------------------
+# Running
+# ---------------------------------------------------------------------------
+
+
+class Outcome:
+    """The result of running one case."""
+
+    def __init__(self, case, status, detail, expected, actual, stderr, seconds):
+        self.case = case
+        self.status = status  # "pass", "differs", "crash", "timeout", "sanitizer", "error"
+        self.detail = detail
+        self.expected = expected
+        self.actual = actual
+        self.stderr = stderr
+        self.seconds = seconds
+
+    @property
+    def passed(self):
+        return self.status == "pass"
+
+
+def make_workdir(case_root):
+    """A temporary directory with examples/iql -> case_root."""
+    d = tempfile.mkdtemp(prefix="il-conformance-")
+    os.mkdir(os.path.join(d, "examples"))
+    os.symlink(os.path.abspath(case_root), os.path.join(d, "examples", "iql"))
+    return d
+
+
+def run_case(client, case, workdir, timeout):
+    """Runs one case and compares its transcript."""
+    with open(case.path, encoding="utf-8", errors="replace") as f:
+        graphs = created_graphs(f.read())
+    with open(case.path + ".out", encoding="utf-8", errors="replace") as f:
+        expected = normalise(f.read(), graphs)
+    start = time.monotonic()
+    try:
+        proc = subprocess.Popen(
+            [client, "--local", "--script", os.path.abspath(case.path)],
+            cwd=workdir,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+    except OSError as e:
+        return Outcome(case, "error", "cannot start client: %s" % e, expected, [], "", 0.0)
+    timed_out = False
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)  # the client's own process group
+        except ProcessLookupError:
+            pass
+        out, err = proc.communicate()
+    seconds = time.monotonic() - start
+    stdout = out.decode("utf-8", errors="replace")
+    stderr = err.decode("utf-8", errors="replace")
+    actual = normalise(stdout, graphs)
+
+    if timed_out:
+        status, detail = "timeout", "timed out after %gs" % timeout
+    elif proc.returncode < 0:
+        try:
+            signame = signal.Signals(-proc.returncode).name
+        except ValueError:
+            signame = "signal %d" % -proc.returncode
+        status, detail = "crash", "killed by %s" % signame
+    elif any(m in stderr for m in _SANITIZER_MARKERS):
+        status, detail = "sanitizer", "sanitizer report on stderr"
+    elif actual != expected:
+        status, detail = "differs", "output differs"
+    else:
+        status, detail = "pass", ""
+    return Outcome(case, status, detail, expected, actual, stderr, seconds)
+
+
+def run_all(client, cases, workdir, timeout, jobs):
+    """Runs cases in parallel; returns outcomes in the order of cases."""
+    if not cases:
+        return []
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        futures = [pool.submit(run_case, client, c, workdir, timeout) for c in cases]
+        return [f.result() for f in futures]
+
+
+# ---------------------------------------------------------------------------
+# Reporting
+# ---------------------------------------------------------------------------
+
+
+def print_diff(o):
+    """Prints the normalised diff (and stderr tail) of a failing outcome."""
+    print("=" * 78)
+    print("%s: %s" % (o.case.key, o.detail))
+    for line in difflib.unified_diff(o.expected, o.actual, "expected", "actual", lineterm=""):
+        print(line)
+    if o.stderr.strip():
+        tail = o.stderr.rstrip().splitlines()[-30:]
+        print("--- stderr (last %d lines) ---" % len(tail))
+        for line in tail:
+            print(line)
+
+
+def summarise(title, outcomes, known, quiet, show_diff, with_known=True):
+    """Prints the per-category lines and failures of one set.
+
+    Returns (passed, failed, known_count, later_count, stale_keys, failing_outcomes)."""
+    print(title)
+    by_cat = {}
+    for o in outcomes:
+        by_cat.setdefault(o.case.category, []).append(o)
+    passed = failed = n_known = n_later = 0
+    stale, failing = [], []
+    for cat in sorted(by_cat):
+        cp = cf = ck = 0
+        lines = []
+        for o in by_cat[cat]:
+            entry = known.get(o.case.key)
+            if o.passed:
+                cp += 1
+                if entry:
+                    stale.append(o.case.key)
+                    lines.append("  STALE %s: passes but is listed as %s" % (o.case.key, entry[0]))
+            elif entry and o.status == "differs":
+                ck += 1
+                if entry[0] == "later":
+                    n_later += 1
+            else:
+                cf += 1
+                failing.append(o)
+                note = "; listed as %s, which does not excuse it" % entry[0] if entry else ""
+                lines.append("  FAIL %s (%s%s)" % (o.case.key, o.detail, note))
+        if with_known:
+            print("%s: %d passed, %d failed, %d known" % (cat, cp, cf, ck))
+        else:
+            print("%s: %d passed, %d failed" % (cat, cp, cf))
+        if not quiet:
+            for line in lines:
+                print(line)
+        passed += cp
+        failed += cf
+        n_known += ck
+    if show_diff:
+        for o in failing:
+            print_diff(o)
+    return passed, failed, n_known, n_later, stale, failing
+
+
+def resolve_client(client):
+    if os.sep in client:
+        path = os.path.abspath(client)
+    else:
+        path = shutil.which(client) or os.path.abspath(client)
+    if not (os.path.isfile(path) and os.access(path, os.X_OK)):
+        return None
+    return path
+
+
+def case_root_of(cases_dir):
+    """DIR/cases when it exists (the shared layout), else DIR itself."""
+    sub = os.path.join(cases_dir, "cases")
+    return sub if os.path.isdir(sub) else cases_dir
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--client", required=True, help="path to inputlayer-client")
+    ap.add_argument("--cases", help="reference cases dir (holding cases/<category>/...)")
+    ap.add_argument("--own", default=os.path.join(REPO, "tests", "iql"),
+                    help="the project's own transcript tests (default: tests/iql)")
+    ap.add_argument("--known", help="known-differences file "
+                    "(default: tests/conformance/known-differences.txt)")
+    ap.add_argument("--category", action="append", default=[],
+                    help="run only this category (repeatable)")
+    ap.add_argument("--case", help="run only cases whose <category>/<name>.iql contains this")
+    ap.add_argument("--diff", action="store_true",
+                    help="print a unified diff of normalised expected vs actual for failures")
+    ap.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1,
+                    help="parallel jobs (default: number of CPUs)")
+    ap.add_argument("--timeout", type=float, default=60.0, help="seconds per case (default 60)")
+    ap.add_argument("-q", "--quiet", action="store_true", help="do not list failing cases")
+    ap.add_argument("--update-known", action="store_true",
+                    help="print known-differences lines (class TODO) for unlisted failing "
+                    "cases; never writes the file")
+    args = ap.parse_args(argv)
+    sys.stdout.reconfigure(line_buffering=True)  # keep stdout and stderr in order
+
+    client = resolve_client(args.client)
+    if client is None:
+        print("error: client not found or not executable: %s" % args.client, file=sys.stderr)
+        return 2
+
+    # Reference cases.
+    ref_root, ref_all, ref_skipped = None, [], []
+    if args.cases:
+        ref_root = case_root_of(args.cases)
+        if os.path.isdir(ref_root):
+            ref_all, ref_skipped = discover(ref_root)
+        else:
+            print("note: reference cases dir %s does not exist: skipping the reference cases"
+                  % args.cases)
+            ref_root = None
+    else:
+        print("note: no --cases given: skipping the reference cases")
+
+    # Known differences.
+    known_path = args.known or os.path.join(REPO, "tests", "conformance",
+                                            "known-differences.txt")
+    known = {}
+    if os.path.exists(known_path):
+        valid = {c.key for c in ref_all} if ref_root else None
+        try:
+            known = read_known(known_path, valid)
+        except KnownError as e:
+            print("error: invalid known-differences file:\n%s" % e, file=sys.stderr)
+            return 2
+    elif args.known:
+        print("error: known-differences file not found: %s" % known_path, file=sys.stderr)
+        return 2
+
+    # Own tests.
+    own_all = []
+    if os.path.isdir(args.own):
+        own_all, own_skipped = discover(args.own)
+        for key in own_skipped:
+            print("note: own test without .out skipped: %s" % key)
+    else:
+        print("note: own tests dir %s does not exist" % args.own)
+
+    ref_cases = select(ref_all, args.category, args.case)
+    own_cases = select(own_all, args.category, args.case)
+    if ref_skipped:
+        print("note: %d reference .iql file(s) without .out skipped" % len(ref_skipped))
+
+    start = time.monotonic()
+    workdirs = []
+    try:
+        ref_out = own_out = []
+        if ref_cases:
+            workdirs.append(make_workdir(ref_root))
+            ref_out = run_all(client, ref_cases, workdirs[-1], args.timeout, args.jobs)
+        if own_cases:
+            workdirs.append(make_workdir(args.own))
+            own_out = run_all(client, own_cases, workdirs[-1], args.timeout, args.jobs)
+    finally:
+        for d in workdirs:
+            shutil.rmtree(d, ignore_errors=True)
+    elapsed = time.monotonic() - start
+
+    ok = True
+    failing = []
+    if ref_root:
+        p, f, k, later, stale, failing = summarise(
+            "== Reference cases (%s)" % ref_root, ref_out, known, args.quiet, args.diff)
+        print("TOTAL: %d passed, %d failed, %d known-differences (of %d cases)"
+              % (p, f, k, len(ref_out)))
+        if k:
+            print("  of the known differences: %d `later` (need a feature of a later issue), "
+                  "%d real differences of the original" % (later, k - later))
+        for key in stale:
+            print("stale known-difference entry: remove it: %s" % key)
+        if f or stale:
+            ok = False
+    p, f, _, _, _, own_failing = summarise(
+        "== Own transcript tests (%s)" % args.own, own_out, {}, args.quiet, args.diff, with_known=False)
+    print("OWN TOTAL: %d passed, %d failed (of %d cases)" % (p, f, len(own_out)))
+    if f:
+        ok = False
+
+    if args.update_known:
+        print("# known-differences lines for the failing reference cases (edit the class):")
+        for o in failing:
+            if o.status == "differs":
+                print("%s  TODO  %s" % (o.case.key, o.detail))
+            else:
+                print("# %s: %s (cannot be listed: fix it)" % (o.case.key, o.detail))
+        for key in sorted(known):
+            if any(o.case.key == key and o.passed for o in ref_out):
+                print("# remove: %s" % key)
+
+    print("%s in %.1fs" % ("PASS" if ok else "FAIL", elapsed))
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
