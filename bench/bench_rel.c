@@ -59,8 +59,8 @@ int main(int argc, char **argv) {
     if (n < 2) n = 2;
     /* Two-column tuples: ascending (x, 3x + 1) and a shuffled copy. */
     val_t *asc = malloc(n * 2 * sizeof *asc), *rnd_ts = malloc(n * 2 * sizeof *rnd_ts);
-    val_t *probe = malloc(n * sizeof *probe);
-    if (!asc || !rnd_ts || !probe) return 1;
+    val_t *probe = malloc(n * sizeof *probe), *sorted = malloc(n * sizeof *sorted);
+    if (!asc || !rnd_ts || !probe || !sorted) return 1;
     for (size_t i = 0; i < n; i++) {
         asc[2 * i] = i;
         asc[2 * i + 1] = 3 * i + 1;
@@ -71,7 +71,7 @@ int main(int argc, char **argv) {
     shuffle(rnd_ts, n);
     /* Touch every page now so that RSS growth below counts only the relations. */
     volatile val_t sink = 0;
-    for (size_t i = 0; i < n; i++) sink += asc[2 * i] + rnd_ts[2 * i] + probe[i];
+    for (size_t i = 0; i < n; i++) sink += asc[2 * i] + rnd_ts[2 * i] + probe[i] + (sorted[i] = 0);
     printf("relation storage, %zu two-column tuples\n", n);
 
     /* Ascending load, primary index only. */
@@ -106,8 +106,23 @@ int main(int argc, char **argv) {
         while ((t = rel_next(&c, NULL))) sum += t[1];
     }
     report("seek (y) + next until done, random y, index (1,0)", now_ns() - t0, n);
+    /* The same seeks in ascending key order (a random half of the keys), as a merge
+     * join or a sorted batch of probes issues them: the path stays in cache. */
+    size_t nsorted = 0;
+    for (size_t i = 0; i < n; i++)
+        if (rnd() & 1) sorted[nsorted++] = i;
     t0 = now_ns();
-    for (size_t i = 0; i < n; i++) sum += rel_contains(r, asc + 2 * probe[i]);
+    for (size_t i = 0; i < nsorted; i++) {
+        rel_seek(r, 0, sorted + i, 1, &c);
+        const val_t *t;
+        while ((t = rel_next(&c, NULL))) sum += t[1];
+    }
+    report("seek (x) + next until done, ascending x, primary", now_ns() - t0, nsorted);
+    t0 = now_ns();
+    for (size_t i = 0; i < n; i++) {
+        val_t tup[2] = {probe[i], 3 * probe[i] + 1};
+        sum += rel_contains(r, tup);
+    }
     report("contains, random present tuple", now_ns() - t0, n);
 
     /* Full scans. */
@@ -129,6 +144,20 @@ int main(int argc, char **argv) {
     report("delete, random order, two indexes", now_ns() - t0, n);
     rel_free(r);
 
+    /* Point seeks in a relation that fits in cache: the cost of the code itself. */
+    size_t small = n < 10000 ? n : 10000;
+    r = rel_new(2);
+    for (size_t i = 0; i < small; i++) rel_insert(r, asc + 2 * i);
+    t0 = now_ns();
+    for (size_t i = 0; i < n; i++) {
+        val_t x = probe[i] % small;
+        rel_seek(r, 0, &x, 1, &c);
+        const val_t *t;
+        while ((t = rel_next(&c, NULL))) sum += t[1];
+    }
+    report("seek (x) + next until done, random x, 10K tuples", now_ns() - t0, n);
+    rel_free(r);
+
     /* Random-order load. RSS growth is not shown: freed memory gets reused. */
     r = rel_new(2);
     t0 = now_ns();
@@ -147,6 +176,10 @@ int main(int argc, char **argv) {
     }
     report("seek (x) + next until done, random-loaded tree", now_ns() - t0, n);
     t0 = now_ns();
+    rel_seek(r, 0, NULL, 0, &c);
+    for (const val_t *t; (t = rel_next(&c, NULL));) sum += t[0];
+    report("full scan, random-loaded tree, per tuple", now_ns() - t0, n);
+    t0 = now_ns();
     for (size_t i = 0; i < n; i++) rel_delete(r, rnd_ts + 2 * i);
     report("delete, random order, primary only", now_ns() - t0, n);
     rel_free(r);
@@ -163,9 +196,28 @@ int main(int argc, char **argv) {
     report("add_count -1 to vanish, random order, counted", now_ns() - t0, n);
     rel_free(r);
 
+    /* The floor for anything random in a big relation: one dependent memory load into
+     * a 16 MB array (about the size of the 1M-tuple relation). */
+    size_t words = (16u << 20) / sizeof(size_t);
+    size_t *chase = malloc(words * sizeof *chase);
+    if (!chase) return 1;
+    for (size_t i = 0; i < words; i++) chase[i] = i;
+    for (size_t i = words - 1; i > 0; i--) { /* one random cycle (Sattolo) */
+        size_t k = rnd() % i, tmp = chase[i];
+        chase[i] = chase[k];
+        chase[k] = tmp;
+    }
+    size_t at = 0;
+    t0 = now_ns();
+    for (size_t i = 0; i < 2000000; i++) at = chase[at];
+    report("reference: one random memory load in 16 MB", now_ns() - t0, 2000000);
+    sum += at;
+    free(chase);
+
     printf("(checksum %llu)\n", (unsigned long long)(sum + sink));
     free(asc);
     free(rnd_ts);
     free(probe);
+    free(sorted);
     return 0;
 }

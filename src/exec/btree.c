@@ -72,7 +72,9 @@ static void pool_free(bt_pool *p, void *n) {
 
 /* ---- node layout --------------------------------------------------------------- */
 
-static inline bt_node **in_child(const bt_node *n) { return (bt_node **)(n + 1); }
+static inline bt_node **in_child(const bt_node *n) {
+    return (bt_node **)(n + 1);
+}
 
 static inline val_t *in_keys(const btree *t, const bt_node *n) {
     return (val_t *)((char *)(n + 1) + t->icap * sizeof(bt_node *));
@@ -82,12 +84,14 @@ static inline val_t *entry_at(const bt_leaf *l, uint32_t w, uint32_t i) {
     return (val_t *)l->e + (size_t)i * w;
 }
 
-static size_t round64(size_t x) { return (x + 63) & ~(size_t)63; }
+static size_t round64(size_t x) {
+    return (x + 63) & ~(size_t)63;
+}
 
 size_t bt_node_bytes(uint32_t width, uint32_t klen) {
     size_t leaf = sizeof(bt_leaf) + (size_t)BT_MIN_CAP * width * WB;
-    size_t inner = sizeof(bt_node) + BT_MIN_CAP * sizeof(bt_node *) +
-                   (size_t)(BT_MIN_CAP - 1) * klen * WB;
+    size_t inner =
+        sizeof(bt_node) + BT_MIN_CAP * sizeof(bt_node *) + (size_t)(BT_MIN_CAP - 1) * klen * WB;
     size_t ns = BT_NODE_BYTES;
     if (leaf > ns) ns = leaf;
     if (inner > ns) ns = inner;
@@ -102,8 +106,8 @@ void bt_init(btree *t, uint32_t width, uint32_t klen, size_t node_bytes) {
     t->klen = klen;
     t->node_bytes = (uint32_t)node_bytes;
     t->lcap = (uint32_t)((node_bytes - sizeof(bt_leaf)) / (width * WB));
-    t->icap = (uint32_t)((node_bytes - sizeof(bt_node) + klen * WB) /
-                         (sizeof(bt_node *) + klen * WB));
+    t->icap =
+        (uint32_t)((node_bytes - sizeof(bt_node) + klen * WB) / (sizeof(bt_node *) + klen * WB));
     t->lmin = t->lcap / 3 > 1 ? t->lcap / 3 : 1;
     t->imin = t->icap / 3 > 2 ? t->icap / 3 : 2;
 }
@@ -117,32 +121,54 @@ void bt_reset(btree *t) {
 /* ---- search -------------------------------------------------------------------- */
 
 /* Asks for every cache line of a node at once: a binary search would otherwise take
- * its misses one after the other (a 512-byte node is 8 lines; a search touches 3-4). */
+ * its misses one after the other (a 1024-byte node is 16 lines; a search touches 4-5). */
 static inline void prefetch_node(const btree *t, const void *n) {
     for (uint32_t off = 64; off < t->node_bytes; off += 64)
         __builtin_prefetch((const char *)n + off);
 }
 
+/* a[0..k) < b[0..k) (or <= when le), lexicographically. The early exit is a well
+ * predicted branch (the first words differ, nearly always), after which the answer is
+ * one compare the caller can turn into a conditional move. */
+static inline __attribute__((always_inline)) bool key_before(const val_t *a, const val_t *b,
+                                                             uint32_t k, bool le) {
+    for (uint32_t i = 0; i < k; i++)
+        if (a[i] != b[i]) return a[i] < b[i];
+    return le;
+}
+
 /* The number of entries among e[0..n) (stride words apart, ascending) whose first k
- * words are < key (or <= key when `le`). Then branch-free halving: the loop always runs
- * log2(n) times and the step is an add, not a jump, because in a B+-tree node the
+ * words are < key (or <= key when le). Branch-free halving: the loop always runs
+ * log2(n) times and each step is an add, not a jump, because in a B+-tree node the
  * direction of each step is a coin toss the branch predictor would lose. */
-static inline uint32_t count_below(const val_t *e, uint32_t stride, uint32_t n, const val_t *key,
-                                   uint32_t k, bool le) {
+static inline __attribute__((always_inline)) uint32_t
+count_below_k(const val_t *e, uint32_t stride, uint32_t n, const val_t *key, uint32_t k, bool le) {
     if (n == 0) return 0;
     /* Ascending loads and appends land past the last entry at every level: settle that
-     * with one (well predicted) compare. */
-    int last = bt_cmp(e + (size_t)(n - 1) * stride, key, k);
-    if (last < 0 || (le && last == 0)) return n;
+     * with one well predicted compare. */
+    if (key_before(e + (size_t)(n - 1) * stride, key, k, le)) return n;
     uint32_t base = 0;
     while (n > 1) {
         uint32_t half = n / 2;
-        int c = bt_cmp(e + (size_t)(base + half) * stride, key, k);
-        base += (c < 0 || (le && c == 0)) ? half : 0;
+        base += key_before(e + (size_t)(base + half) * stride, key, k, le) ? half : 0;
         n -= half;
     }
-    int c = bt_cmp(e + (size_t)base * stride, key, k);
-    return base + (c < 0 || (le && c == 0));
+    return base + key_before(e + (size_t)base * stride, key, k, le);
+}
+
+/* Short keys (the usual arities) get a copy of the search with k fixed. */
+static inline __attribute__((always_inline)) uint32_t
+count_below(const val_t *e, uint32_t stride, uint32_t n, const val_t *key, uint32_t k, bool le) {
+    switch (k) {
+    case 1:
+        return count_below_k(e, stride, n, key, 1, le);
+    case 2:
+        return count_below_k(e, stride, n, key, 2, le);
+    case 3:
+        return count_below_k(e, stride, n, key, 3, le);
+    default:
+        return count_below_k(e, stride, n, key, k, le);
+    }
 }
 
 /* First entry in the leaf whose first k words are >= key. */

@@ -18,13 +18,13 @@ typedef struct rel_idx {
 } rel_idx;
 
 struct rel {
-    uint32_t arity;                  /* columns, <= REL_MAX_ARITY (0 is allowed) */
-    bool counted;                    /* primary entries carry a signed count word */
-    int nidx;                        /* indexes in use; idx[0] is the primary */
-    bt_pool pool;                    /* nodes of every tree below */
-    rel_idx idx[REL_MAX_INDEXES];    /* all hold exactly the present tuples */
-    btree neg;                       /* counted only: tuples whose count is negative, not
-                                        present, entries as in the primary */
+    uint32_t arity;               /* columns, <= REL_MAX_ARITY (0 is allowed) */
+    bool counted;                 /* primary entries carry a signed count word */
+    int nidx;                     /* indexes in use; idx[0] is the primary */
+    bt_pool pool;                 /* nodes of every tree below */
+    rel_idx idx[REL_MAX_INDEXES]; /* all hold exactly the present tuples */
+    btree neg;                    /* counted only: tuples whose count is negative, not
+                                     present, entries as in the primary */
 };
 
 /* The primary index's order, shared by every relation. */
@@ -67,8 +67,12 @@ static rel_t *rel_make(uint32_t arity, bool counted) {
     return r;
 }
 
-rel_t *rel_new(uint32_t arity) { return rel_make(arity, false); }
-rel_t *rel_new_counted(uint32_t arity) { return rel_make(arity, true); }
+rel_t *rel_new(uint32_t arity) {
+    return rel_make(arity, false);
+}
+rel_t *rel_new_counted(uint32_t arity) {
+    return rel_make(arity, true);
+}
 
 void rel_free(rel_t *r) {
     if (!r) return;
@@ -83,10 +87,18 @@ void rel_clear(rel_t *r) {
     bt_reset(&r->neg);
 }
 
-uint32_t rel_arity(const rel_t *r) { return r->arity; }
-size_t rel_count(const rel_t *r) { return r->idx[0].bt.count; }
-bool rel_is_counted(const rel_t *r) { return r->counted; }
-size_t rel_bytes(const rel_t *r) { return r->pool.bytes; }
+uint32_t rel_arity(const rel_t *r) {
+    return r->arity;
+}
+size_t rel_count(const rel_t *r) {
+    return r->idx[0].bt.count;
+}
+bool rel_is_counted(const rel_t *r) {
+    return r->counted;
+}
+size_t rel_bytes(const rel_t *r) {
+    return r->pool.bytes;
+}
 
 /* Once nothing is stored, hand every node back to malloc. */
 static void release_if_empty(rel_t *r) {
@@ -151,8 +163,10 @@ bool rel_insert(rel_t *r, const val_t *tuple) {
 
 bool rel_delete(rel_t *r, const val_t *tuple) {
     bool was = bt_delete(&r->idx[0].bt, &r->pool, tuple);
-    if (was) secondaries_delete(r, tuple);
-    else if (r->neg.count) bt_delete(&r->neg, &r->pool, tuple);
+    if (was)
+        secondaries_delete(r, tuple);
+    else if (r->neg.count)
+        bt_delete(&r->neg, &r->pool, tuple);
     release_if_empty(r);
     return was;
 }
@@ -231,8 +245,8 @@ int64_t rel_get_count(const rel_t *r, const val_t *tuple) {
 
 /* ---- building an index in bulk ---------------------------------------------------- */
 
-#define RADIX_BITS 11
-#define RADIX_DIGITS ((64 + RADIX_BITS - 1) / RADIX_BITS)
+#define RADIX_BITS    11
+#define RADIX_DIGITS  ((64 + RADIX_BITS - 1) / RADIX_BITS)
 #define RADIX_BUCKETS (1u << RADIX_BITS)
 
 /* Stable sort of n entries of w words by their first nlead words, given that entries
@@ -323,7 +337,9 @@ int rel_index(rel_t *r, const uint32_t *cols, uint32_t ncols) {
     return r->nidx++;
 }
 
-const uint32_t *rel_index_order(const rel_t *r, int index) { return r->idx[index].order; }
+const uint32_t *rel_index_order(const rel_t *r, int index) {
+    return r->idx[index].order;
+}
 
 /* ---- cursors ------------------------------------------------------------------- */
 
@@ -351,6 +367,11 @@ static void cursor_enter(rel_cursor *c, const bt_leaf *l, uint32_t pos) {
     if (np == 0 || bt_cmp(l->e + (size_t)(n - 1) * w, c->prefix, np) == 0) {
         c->end = l->e + (size_t)n * w;
         c->mode = REL_CUR_LEAF;
+        /* A scan is likely to go on into the next leaf: start fetching it, so that its
+         * memory latency overlaps with the work on this one. */
+        if (l->next)
+            for (uint32_t off = 0; off < c->rel->pool.node_bytes; off += 64)
+                __builtin_prefetch((const char *)l->next + off);
     } else {
         c->end = c->cur;
         c->mode = REL_CUR_CHECK;
@@ -380,9 +401,12 @@ static int64_t secondary_count(const rel_t *r, int index, const val_t *t) {
 
 static inline void put_count(const rel_cursor *c, const val_t *t, int64_t *count) {
     const rel_t *r = c->rel;
-    if (!r->counted) *count = 1;
-    else if (c->index == 0) *count = (int64_t)t[r->arity];
-    else *count = secondary_count(r, c->index, t);
+    if (!r->counted)
+        *count = 1;
+    else if (c->index == 0)
+        *count = (int64_t)t[r->arity];
+    else
+        *count = secondary_count(r, c->index, t);
 }
 
 const val_t *rel_next(rel_cursor *c, int64_t *count) {

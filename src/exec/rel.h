@@ -22,11 +22,12 @@
 
 #include "value/value.h"
 
-#define REL_MAX_ARITY 64
+#define REL_MAX_ARITY   64
 #define REL_MAX_INDEXES 8
 
 typedef struct rel rel_t;
 
+/* NULL when arity > REL_MAX_ARITY. */
 rel_t *rel_new(uint32_t arity);
 rel_t *rel_new_counted(uint32_t arity);
 void rel_free(rel_t *r);
@@ -36,7 +37,8 @@ void rel_clear(rel_t *r);
 uint32_t rel_arity(const rel_t *r);
 size_t rel_count(const rel_t *r);
 bool rel_is_counted(const rel_t *r);
-/* Bytes held by the relation's nodes, all indexes included. */
+/* Bytes held by the relation's nodes, all indexes included (node memory is taken in
+ * chunks; freed nodes stay with the relation until it is cleared or becomes empty). */
 size_t rel_bytes(const rel_t *r);
 
 /* Set operations, tuple in natural column order. Insert returns true when the tuple
@@ -48,13 +50,16 @@ bool rel_contains(const rel_t *r, const val_t *tuple);
 
 /* Counted relations: adds `delta` (may be negative) to the tuple's count. Returns
  * +1 if the tuple appeared (count went from <= 0 to > 0), -1 if it vanished (from > 0
- * to <= 0), 0 otherwise. A tuple whose count returns to 0 is removed. */
+ * to <= 0), 0 otherwise. A tuple whose count returns to 0 is removed. (On a set, a
+ * positive delta inserts and a negative one deletes.) */
 int rel_add_count(rel_t *r, const val_t *tuple, int64_t delta);
 int64_t rel_get_count(const rel_t *r, const val_t *tuple); /* 0 when absent */
 
 /* Returns the id of an index whose column order begins with cols[0..ncols) (the rest
  * of the columns follow in natural order), creating and filling it if none exists.
- * Index 0 is the primary index (natural order). Returns -1 past REL_MAX_INDEXES. */
+ * Index 0 is the primary index (natural order). Returns -1 past REL_MAX_INDEXES, or
+ * when cols repeats a column or names one >= arity. Adding an index to a populated
+ * relation sorts the tuples and builds it in bulk. */
 int rel_index(rel_t *r, const uint32_t *cols, uint32_t ncols);
 /* The column order of an index: order[i] is the natural column stored at position i. */
 const uint32_t *rel_index_order(const rel_t *r, int index);
@@ -64,13 +69,13 @@ const uint32_t *rel_index_order(const rel_t *r, int index);
  * private to rel.c. */
 typedef struct rel_cursor {
     const rel_t *rel;
-    const void *leaf;   /* current leaf node, NULL when past the end */
-    const val_t *cur;   /* next entry to return, in leaf */
-    const val_t *end;   /* one past the last entry of the range in leaf */
-    uint32_t stride;    /* words per leaf entry (arity, plus a count in a counted primary) */
-    uint32_t nprefix;   /* number of prefix words */
+    const void *leaf; /* current leaf node, NULL when past the end */
+    const val_t *cur; /* next entry to return, in leaf */
+    const val_t *end; /* one past the last entry of the range in leaf */
+    uint32_t stride;  /* words per leaf entry (arity, plus a count in a counted primary) */
+    uint32_t nprefix; /* number of prefix words */
     int index;
-    uint8_t mode;       /* what to do when cur reaches end (rel.c) */
+    uint8_t mode; /* what to do when cur reaches end (rel.c) */
     val_t prefix[REL_MAX_ARITY];
 } rel_cursor;
 
@@ -79,7 +84,8 @@ typedef struct rel_cursor {
 void rel_seek(const rel_t *r, int index, const val_t *prefix, uint32_t nprefix, rel_cursor *c);
 /* Returns the next tuple in the index's column order (a pointer into the tree, valid
  * until the relation changes), or NULL when the prefix range is exhausted. For a
- * counted relation *count (if not NULL) receives the tuple's count. */
+ * counted relation *count (if not NULL) receives the tuple's count (through a secondary
+ * index that costs a lookup in the primary); a set gives 1. */
 const val_t *rel_next(rel_cursor *c, int64_t *count);
 
 #endif

@@ -4,7 +4,9 @@
 
 #include "iql/parser.h"
 
-static const char *clone_str(il_arena *a, const char *s) { return s ? il_arena_strdup(a, s) : NULL; }
+static const char *clone_str(il_arena *a, const char *s) {
+    return s ? il_arena_strdup(a, s) : NULL;
+}
 
 static iql_term **clone_terms(il_arena *a, iql_term *const *terms, uint32_t n) {
     if (n == 0) return NULL;
@@ -18,7 +20,9 @@ iql_term *iql_term_clone(il_arena *a, const iql_term *t) {
     iql_term *c = il_arena_alloc(a, sizeof *c);
     *c = *t;
     switch (t->kind) {
-    case IQL_T_VAR: c->u.var = clone_str(a, t->u.var); break;
+    case IQL_T_VAR:
+        c->u.var = clone_str(a, t->u.var);
+        break;
     case IQL_T_STRING: {
         /* Strings may hold NUL bytes (\0), so copy by length. */
         char *p = il_arena_alloc(a, t->u.str.len + 1);
@@ -52,7 +56,8 @@ iql_term *iql_term_clone(il_arena *a, const iql_term *t) {
     case IQL_T_PLACEHOLDER:
     case IQL_T_INT:
     case IQL_T_FLOAT:
-    case IQL_T_BOOL: break;
+    case IQL_T_BOOL:
+        break;
     }
     return c;
 }

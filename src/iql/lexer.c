@@ -70,12 +70,24 @@ size_t iql_lex_unescape(const char *s, size_t n, char *out) {
         }
         char c = s[i + 1], d = 0;
         switch (c) {
-        case 'n': d = '\n'; break;
-        case 't': d = '\t'; break;
-        case 'r': d = '\r'; break;
-        case '\\': d = '\\'; break;
-        case '"': d = '"'; break;
-        case '0': d = '\0'; break;
+        case 'n':
+            d = '\n';
+            break;
+        case 't':
+            d = '\t';
+            break;
+        case 'r':
+            d = '\r';
+            break;
+        case '\\':
+            d = '\\';
+            break;
+        case '"':
+            d = '"';
+            break;
+        case '0':
+            d = '\0';
+            break;
         case 'u': {
             size_t ulen = 0, used = unescape_unicode(s, i + 1, n, out + o, &ulen);
             if (used) {
@@ -187,7 +199,9 @@ size_t iql_lex_split(const char *s, size_t b, size_t e, unsigned flags) {
             if (depth == 0) return i;
             break;
         case '(':
-        case '[': depth++; break;
+        case '[':
+            depth++;
+            break;
         case ')':
         case ']':
             if (depth) depth--;
@@ -204,8 +218,11 @@ size_t iql_lex_split(const char *s, size_t b, size_t e, unsigned flags) {
         case '}':
             if ((flags & IQL_SPLIT_BRACE) && depth) depth--;
             break;
-        case '"': i = iql_lex_string_end(s, i, e); break;
-        default: break;
+        case '"':
+            i = iql_lex_string_end(s, i, e);
+            break;
+        default:
+            break;
         }
     }
     return e;

@@ -12,9 +12,15 @@
 static inline bool iql_lex_space(unsigned char c) {
     return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
 }
-static inline bool iql_lex_digit(unsigned char c) { return c >= '0' && c <= '9'; }
-static inline bool iql_lex_upper(unsigned char c) { return c >= 'A' && c <= 'Z'; }
-static inline bool iql_lex_lower(unsigned char c) { return c >= 'a' && c <= 'z'; }
+static inline bool iql_lex_digit(unsigned char c) {
+    return c >= '0' && c <= '9';
+}
+static inline bool iql_lex_upper(unsigned char c) {
+    return c >= 'A' && c <= 'Z';
+}
+static inline bool iql_lex_lower(unsigned char c) {
+    return c >= 'a' && c <= 'z';
+}
 /* Identifier characters: ASCII alphanumerics, `_`, and every non-ASCII byte, so that
  * UTF-8 letters pass the way Rust's Unicode `is_alphanumeric` lets them. */
 static inline bool iql_lex_ident(unsigned char c) {

@@ -42,9 +42,15 @@ typedef struct sort_acc {
 
 /* ---- spans and errors ---------------------------------------------------------------- */
 
-static inline span sp(size_t b, size_t e) { return (span){b, e}; }
-static inline size_t slen(span t) { return t.e - t.b; }
-static inline bool sempty(span t) { return t.e <= t.b; }
+static inline span sp(size_t b, size_t e) {
+    return (span){b, e};
+}
+static inline size_t slen(span t) {
+    return t.e - t.b;
+}
+static inline bool sempty(span t) {
+    return t.e <= t.b;
+}
 
 static span trim(const pctx *p, span t) {
     while (t.b < t.e && iql_lex_space((unsigned char)p->s[t.b])) t.b++;
@@ -62,7 +68,9 @@ static bool ends_with(const pctx *p, span t, const char *lit) {
     return slen(t) >= n && memcmp(p->s + t.e - n, lit, n) == 0;
 }
 
-static char lower(char c) { return c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c; }
+static char lower(char c) {
+    return c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c;
+}
 
 /* Case-insensitive (ASCII) comparison of a span with a lowercase literal. */
 static bool ieq(const pctx *p, span t, const char *lit) {
@@ -87,7 +95,9 @@ static bool is_var_name(const pctx *p, span t) {
     return iql_lex_upper(c) || c == '_';
 }
 
-static const char *sdup(pctx *p, span t) { return il_arena_strndup(p->a, p->s + t.b, slen(t)); }
+static const char *sdup(pctx *p, span t) {
+    return il_arena_strndup(p->a, p->s + t.b, slen(t));
+}
 
 static bool fail(pctx *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static bool fail(pctx *p, const char *fmt, ...) {
@@ -133,17 +143,62 @@ static const struct builtin {
     const char *name;
     uint32_t arity;
 } BUILTINS[] = {
-    {"abs", 1}, {"abs_float64", 1}, {"abs_int64", 1}, {"ceil", 1}, {"concat", 3}, {"cos", 1},
-    {"cosine", 2}, {"cosine_int8", 2}, {"dequantize", 1}, {"dequantize_scaled", 2}, {"dot", 2},
-    {"dot_int8", 2}, {"euclidean", 2}, {"euclidean_int8", 2}, {"exp", 1}, {"floor", 1},
-    {"interval_contains", 4}, {"interval_duration", 2}, {"intervals_overlap", 4}, {"len", 1},
-    {"log", 1}, {"lower", 1}, {"lsh_bucket", 3}, {"lsh_multi_probe", 4}, {"lsh_probes", 3},
-    {"manhattan", 2}, {"manhattan_int8", 2}, {"max_val", 2}, {"min_val", 2}, {"normalize", 1},
-    {"point_in_interval", 3}, {"pow", 2}, {"quantize_linear", 1}, {"quantize_symmetric", 1},
-    {"replace", 3}, {"sign", 1}, {"sin", 1}, {"sqrt", 1}, {"substr", 3}, {"tan", 1},
-    {"time_add", 2}, {"time_after", 2}, {"time_before", 2}, {"time_between", 3}, {"time_decay", 3},
-    {"time_decay_linear", 3}, {"time_diff", 2}, {"time_now", 0}, {"time_sub", 2}, {"to_float", 1},
-    {"to_int", 1}, {"trim", 1}, {"upper", 1}, {"vec_add", 2}, {"vec_dim", 1}, {"vec_scale", 2},
+    {"abs", 1},
+    {"abs_float64", 1},
+    {"abs_int64", 1},
+    {"ceil", 1},
+    {"concat", 3},
+    {"cos", 1},
+    {"cosine", 2},
+    {"cosine_int8", 2},
+    {"dequantize", 1},
+    {"dequantize_scaled", 2},
+    {"dot", 2},
+    {"dot_int8", 2},
+    {"euclidean", 2},
+    {"euclidean_int8", 2},
+    {"exp", 1},
+    {"floor", 1},
+    {"interval_contains", 4},
+    {"interval_duration", 2},
+    {"intervals_overlap", 4},
+    {"len", 1},
+    {"log", 1},
+    {"lower", 1},
+    {"lsh_bucket", 3},
+    {"lsh_multi_probe", 4},
+    {"lsh_probes", 3},
+    {"manhattan", 2},
+    {"manhattan_int8", 2},
+    {"max_val", 2},
+    {"min_val", 2},
+    {"normalize", 1},
+    {"point_in_interval", 3},
+    {"pow", 2},
+    {"quantize_linear", 1},
+    {"quantize_symmetric", 1},
+    {"replace", 3},
+    {"sign", 1},
+    {"sin", 1},
+    {"sqrt", 1},
+    {"substr", 3},
+    {"tan", 1},
+    {"time_add", 2},
+    {"time_after", 2},
+    {"time_before", 2},
+    {"time_between", 3},
+    {"time_decay", 3},
+    {"time_decay_linear", 3},
+    {"time_diff", 2},
+    {"time_now", 0},
+    {"time_sub", 2},
+    {"to_float", 1},
+    {"to_int", 1},
+    {"trim", 1},
+    {"upper", 1},
+    {"vec_add", 2},
+    {"vec_dim", 1},
+    {"vec_scale", 2},
     {"within_last", 3},
 };
 
@@ -329,9 +384,15 @@ static iql_term *parse_agg(pctx *p, span t) {
     r->u.agg.kind = kind;
     const char *what;
     switch (kind) {
-    case IQL_AGG_TOP_K: what = "top_k"; break;
-    case IQL_AGG_TOP_K_THRESHOLD: what = "top_k_threshold"; break;
-    case IQL_AGG_WITHIN_RADIUS: what = "within_radius"; break;
+    case IQL_AGG_TOP_K:
+        what = "top_k";
+        break;
+    case IQL_AGG_TOP_K_THRESHOLD:
+        what = "top_k_threshold";
+        break;
+    case IQL_AGG_WITHIN_RADIUS:
+        what = "within_radius";
+        break;
     default:
         /* Taken verbatim like the reference: a malformed variable (`X, Y`) is reported by
          * the planner as a variable missing from the schema. */
@@ -424,8 +485,8 @@ static bool try_call(pctx *p, span t, iql_term **out) {
         return false;
     iql_term *r = mk(p, IQL_T_CALL);
     r->u.call.name = canon;
-    *out = parse_terms(p, sp(lp + 1, t.e - 1), IQL_SPLIT_ANGLE, &r->u.call.args,
-                       &r->u.call.nargs, NULL)
+    *out = parse_terms(p, sp(lp + 1, t.e - 1), IQL_SPLIT_ANGLE, &r->u.call.args, &r->u.call.nargs,
+                       NULL)
                ? r
                : NULL;
     return true;
@@ -437,7 +498,9 @@ static bool try_call(pctx *p, span t, iql_term **out) {
  * left-to-right pass; an operand that is not a primary is quoted in the error exactly as
  * the reference's split would quote it. */
 
-static bool is_arith_op(char c) { return c == '+' || c == '-' || c == '*' || c == '/' || c == '%'; }
+static bool is_arith_op(char c) {
+    return c == '+' || c == '-' || c == '*' || c == '/' || c == '%';
+}
 
 /* s[i] is `+` or `-` of a scientific exponent like `1e-5` or `2.E+3`. */
 static bool exponent_sign(const char *s, size_t b, size_t i) {
@@ -736,13 +799,16 @@ static bool parse_body(pctx *p, span t, iql_literal **out, uint32_t *nout, sort_
 static bool term_has_var(const iql_term *t) {
     switch (t->kind) {
     case IQL_T_VAR:
-    case IQL_T_AGG: return true;
-    case IQL_T_ARITH: return term_has_var(t->u.arith.lhs) || term_has_var(t->u.arith.rhs);
+    case IQL_T_AGG:
+        return true;
+    case IQL_T_ARITH:
+        return term_has_var(t->u.arith.lhs) || term_has_var(t->u.arith.rhs);
     case IQL_T_CALL:
         for (uint32_t i = 0; i < t->u.call.nargs; i++)
             if (term_has_var(t->u.call.args[i])) return true;
         return false;
-    default: return false;
+    default:
+        return false;
     }
 }
 
@@ -978,8 +1044,7 @@ static bool type_body(pctx *p, span t, iql_type *ty) {
     size_t w = t.b;
     while (w < t.e && iql_lex_ident((unsigned char)p->s[w])) w++;
     span word = sp(t.b, w), rest = trim(p, sp(w, t.e));
-    if (ieq(p, word, "list") && slen(rest) >= 2 && p->s[rest.b] == '[' &&
-        p->s[rest.e - 1] == ']') {
+    if (ieq(p, word, "list") && slen(rest) >= 2 && p->s[rest.b] == '[' && p->s[rest.e - 1] == ']') {
         iql_type elem;
         ty->kind = IQL_TY_LIST;
         return parse_type(p, sp(rest.b + 1, rest.e - 1), &elem);
@@ -1030,9 +1095,8 @@ static bool parse_schema(pctx *p, span t, iql_schema *sc) {
     if (slen(rest) < 2 || p->s[rest.e - 1] != ')')
         return fail(p, "Missing closing parenthesis in schema declaration");
     sc->rel = sdup(p, name);
-    if (!parse_columns(p, sp(rest.b + 1, rest.e - 1), &sc->cols, &sc->ncols)) return false;
-    if (sc->ncols == 0) return fail(p, "Relation must have at least one column");
-    return true;
+    /* has_typed_arguments found a typed column, so there is at least one. */
+    return parse_columns(p, sp(rest.b + 1, rest.e - 1), &sc->cols, &sc->ncols);
 }
 
 /* `type Name: expr` (2.12). */
@@ -1049,7 +1113,8 @@ static bool parse_type_decl(pctx *p, span t, iql_type_decl *d) {
     return parse_type(p, sp(colon + 1, t.e), &d->type);
 }
 
-/* ---- atomic updates --------------------------------------------------------------------------- */
+/* ---- atomic updates ---------------------------------------------------------------------------
+ */
 
 /* `-a(..), +b(..) <- body`: returns 0 when t is not an update (the head is not made only
  * of `-`/`+` items with at least one of each), 1 when parsed, -1 on error. */
@@ -1092,7 +1157,8 @@ static int try_update(pctx *p, span t, iql_update *u) {
     return parse_body(p, sp(arrow + 2, t.e), &u->body, &u->nbody, NULL) ? 1 : -1;
 }
 
-/* ---- meta commands ------------------------------------------------------------------------------ */
+/* ---- meta commands ------------------------------------------------------------------------------
+ */
 
 enum { MAX_WORDS = 16 };
 
@@ -1150,7 +1216,8 @@ static bool meta_kg(pctx *p, const words *ws, iql_meta *m) {
         m->arg = word(p, ws, 2);
         return true;
     }
-    if (!is_word(p, ws, 1, "acl")) return fail(p, "Unknown kg subcommand: %.*s", SPAN_ARG(p, ws->w[1]));
+    if (!is_word(p, ws, 1, "acl"))
+        return fail(p, "Unknown kg subcommand: %.*s", SPAN_ARG(p, ws->w[1]));
     if (ws->n == 2)
         return fail(p, "Usage: .kg acl list [kg_name] | .kg acl grant <kg> <user> <role> | .kg "
                        "acl revoke <kg> <user>");
@@ -1204,7 +1271,8 @@ static bool meta_rule(pctx *p, const words *ws, iql_meta *m) {
     }
     if (is_word(p, ws, 1, "def") || is_word(p, ws, 1, "clear")) {
         bool def = is_word(p, ws, 1, "def");
-        if (ws->n < 3) return fail(p, def ? "Usage: .rule def <name>" : "Usage: .rule clear <name>");
+        if (ws->n < 3)
+            return fail(p, def ? "Usage: .rule def <name>" : "Usage: .rule clear <name>");
         m->kind = def ? IQL_META_RULE_DEF : IQL_META_RULE_CLEAR;
         m->arg = word(p, ws, 2);
         return true;
@@ -1437,7 +1505,8 @@ static bool parse_meta(pctx *p, span t, iql_meta *m) {
     return fail(p, "Unknown meta command: .%.*s", SPAN_ARG(p, ws.w[0]));
 }
 
-/* ---- the statement classifier ------------------------------------------------------------------ */
+/* ---- the statement classifier ------------------------------------------------------------------
+ */
 
 /* Cuts an inline `//` comment (outside strings). */
 static span strip_comment(const pctx *p, span t) {

@@ -12,12 +12,24 @@ static void fmt_string(const char *p, size_t n, il_buf *out) {
     for (size_t i = 0; i < n; i++) {
         const char *esc = NULL;
         switch (p[i]) {
-        case '\\': esc = "\\\\"; break;
-        case '"': esc = "\\\""; break;
-        case '\n': esc = "\\n"; break;
-        case '\t': esc = "\\t"; break;
-        case '\r': esc = "\\r"; break;
-        default: run++; continue;
+        case '\\':
+            esc = "\\\\";
+            break;
+        case '"':
+            esc = "\\\"";
+            break;
+        case '\n':
+            esc = "\\n";
+            break;
+        case '\t':
+            esc = "\\t";
+            break;
+        case '\r':
+            esc = "\\r";
+            break;
+        default:
+            run++;
+            continue;
         }
         il_buf_put(out, p + i - run, run);
         run = 0;
@@ -29,15 +41,24 @@ static void fmt_string(const char *p, size_t n, il_buf *out) {
 
 static const char *agg_name(iql_agg_kind k) {
     switch (k) {
-    case IQL_AGG_COUNT: return "count";
-    case IQL_AGG_COUNT_DISTINCT: return "count_distinct";
-    case IQL_AGG_SUM: return "sum";
-    case IQL_AGG_MIN: return "min";
-    case IQL_AGG_MAX: return "max";
-    case IQL_AGG_AVG: return "avg";
-    case IQL_AGG_TOP_K: return "top_k";
-    case IQL_AGG_TOP_K_THRESHOLD: return "top_k_threshold";
-    case IQL_AGG_WITHIN_RADIUS: return "within_radius";
+    case IQL_AGG_COUNT:
+        return "count";
+    case IQL_AGG_COUNT_DISTINCT:
+        return "count_distinct";
+    case IQL_AGG_SUM:
+        return "sum";
+    case IQL_AGG_MIN:
+        return "min";
+    case IQL_AGG_MAX:
+        return "max";
+    case IQL_AGG_AVG:
+        return "avg";
+    case IQL_AGG_TOP_K:
+        return "top_k";
+    case IQL_AGG_TOP_K_THRESHOLD:
+        return "top_k_threshold";
+    case IQL_AGG_WITHIN_RADIUS:
+        return "within_radius";
     }
     return "?";
 }
@@ -100,12 +121,24 @@ static void fmt_terms(iql_term *const *terms, uint32_t n, il_buf *out) {
 
 void iql_fmt_term(const iql_term *t, il_buf *out) {
     switch (t->kind) {
-    case IQL_T_VAR: il_buf_puts(out, t->u.var); break;
-    case IQL_T_PLACEHOLDER: il_buf_putc(out, '_'); break;
-    case IQL_T_INT: il_buf_printf(out, "%" PRId64, t->u.ival); break;
-    case IQL_T_FLOAT: fmt_f64_display(t->u.fval, out); break;
-    case IQL_T_STRING: fmt_string(t->u.str.ptr, t->u.str.len, out); break;
-    case IQL_T_BOOL: il_buf_puts(out, t->u.bval ? "true" : "false"); break;
+    case IQL_T_VAR:
+        il_buf_puts(out, t->u.var);
+        break;
+    case IQL_T_PLACEHOLDER:
+        il_buf_putc(out, '_');
+        break;
+    case IQL_T_INT:
+        il_buf_printf(out, "%" PRId64, t->u.ival);
+        break;
+    case IQL_T_FLOAT:
+        fmt_f64_display(t->u.fval, out);
+        break;
+    case IQL_T_STRING:
+        fmt_string(t->u.str.ptr, t->u.str.len, out);
+        break;
+    case IQL_T_BOOL:
+        il_buf_puts(out, t->u.bval ? "true" : "false");
+        break;
     case IQL_T_VECTOR:
         il_buf_putc(out, '[');
         for (uint32_t i = 0; i < t->u.vec.n; i++) {
@@ -120,7 +153,9 @@ void iql_fmt_term(const iql_term *t, il_buf *out) {
         fmt_terms(t->u.call.args, t->u.call.nargs, out);
         il_buf_putc(out, ')');
         break;
-    case IQL_T_ARITH: fmt_arith(t, out); break;
+    case IQL_T_ARITH:
+        fmt_arith(t, out);
+        break;
     case IQL_T_AGG:
         if (agg_is_ranking(t->u.agg.kind)) {
             fmt_ranking(t, out);
@@ -143,11 +178,13 @@ void iql_fmt_atom(const iql_atom *a, il_buf *out) {
 
 void iql_fmt_literal(const iql_literal *l, il_buf *out) {
     static const char *const ops[] = {
-        [IQL_CMP_EQ] = " = ", [IQL_CMP_NE] = " != ", [IQL_CMP_LT] = " < ",
-        [IQL_CMP_LE] = " <= ", [IQL_CMP_GT] = " > ", [IQL_CMP_GE] = " >= ",
+        [IQL_CMP_EQ] = " = ",  [IQL_CMP_NE] = " != ", [IQL_CMP_LT] = " < ",
+        [IQL_CMP_LE] = " <= ", [IQL_CMP_GT] = " > ",  [IQL_CMP_GE] = " >= ",
     };
     switch (l->kind) {
-    case IQL_LIT_ATOM: iql_fmt_atom(&l->atom, out); break;
+    case IQL_LIT_ATOM:
+        iql_fmt_atom(&l->atom, out);
+        break;
     case IQL_LIT_NEG:
         il_buf_putc(out, '!');
         iql_fmt_atom(&l->atom, out);

@@ -82,12 +82,23 @@ static void balance_scan(balance *b, const char *p, size_t n) {
             continue;
         }
         switch (c) {
-        case '"': b->in_str = true; break;
-        case '(': b->paren++; break;
-        case ')': b->paren--; break;
-        case '[': b->bracket++; break;
-        case ']': b->bracket--; break;
-        default: break;
+        case '"':
+            b->in_str = true;
+            break;
+        case '(':
+            b->paren++;
+            break;
+        case ')':
+            b->paren--;
+            break;
+        case '[':
+            b->bracket++;
+            break;
+        case ']':
+            b->bracket--;
+            break;
+        default:
+            break;
         }
     }
 }

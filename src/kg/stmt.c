@@ -352,6 +352,23 @@ static const char *agg_conflict(const iql_rule *old, const iql_rule *nu, il_buf 
     return "conflict";
 }
 
+/* Registering the same clause twice keeps one copy. */
+static bool has_clause(const kg_rule *kr, const iql_rule *r) {
+    il_buf a, b;
+    il_buf_init(&a);
+    il_buf_init(&b);
+    iql_fmt_rule(r, &a);
+    bool found = false;
+    for (uint32_t i = 0; i < kr->clauses.n && !found; i++) {
+        il_buf_clear(&b);
+        iql_fmt_rule(kr->clauses.v[i], &b);
+        found = strcmp(il_buf_str(&a), il_buf_str(&b)) == 0;
+    }
+    il_buf_free(&a);
+    il_buf_free(&b);
+    return found;
+}
+
 static il_result *exec_persistent_rule(il_session *s, const iql_rule *r, il_arena *a) {
     const char *name = r->head.rel;
     const char *err = kg_validate_rule(r, a);
@@ -384,7 +401,7 @@ static il_result *exec_persistent_rule(il_session *s, const iql_rule *r, il_aren
         }
     }
     kg_rule *kr = kg_rule_get(s->kg, name);
-    kg_rule_add_clause(s->kg, kr, r);
+    if (!has_clause(kr, r)) kg_rule_add_clause(s->kg, kr, r);
     return res_message("Rule '%s' registered.", name);
 }
 

@@ -84,7 +84,7 @@ val_t plan_const_value(const iql_term *t) {
     case IQL_T_STRING: return val_str(t->u.str.ptr, t->u.str.len);
     case IQL_T_BOOL: return val_bool(t->u.bval);
     case IQL_T_VECTOR: {
-        float tmp[64];
+        float tmp[64] = {0};
         float *f = t->u.vec.n <= 64 ? tmp : malloc(t->u.vec.n * sizeof *f);
         for (uint32_t i = 0; i < t->u.vec.n; i++) f[i] = (float)t->u.vec.elems[i];
         val_t v = val_vec_f32(f, t->u.vec.n);
@@ -301,6 +301,25 @@ static void fold_const_equalities(builder *b, bclause *c) {
     }
 }
 
+/* Gives every variable of a term a slot, so comparisons and heads can name it. */
+static void register_vars(builder *b, bvars *v, const iql_term *t) {
+    switch (t->kind) {
+    case IQL_T_VAR: bvars_get(b->a, v, t->u.var); break;
+    case IQL_T_ARITH:
+        register_vars(b, v, t->u.arith.lhs);
+        register_vars(b, v, t->u.arith.rhs);
+        break;
+    case IQL_T_CALL:
+        for (uint32_t i = 0; i < t->u.call.nargs; i++) register_vars(b, v, t->u.call.args[i]);
+        break;
+    case IQL_T_AGG:
+        if (t->u.agg.var) bvars_get(b->a, v, t->u.agg.var);
+        for (uint32_t i = 0; i < t->u.agg.nspecs; i++) bvars_get(b->a, v, t->u.agg.specs[i].var);
+        break;
+    default: break;
+    }
+}
+
 static void normalise(builder *b, const iql_rule *r, bclause *c) {
     memset(c, 0, sizeof *c);
     c->vars = il_arena_calloc(b->a, sizeof *c->vars);
@@ -336,6 +355,11 @@ static void normalise(builder *b, const iql_rule *r, bclause *c) {
         }
     }
     for (uint32_t i = 0; i < nextra; i++) c->lits[c->nlits++] = extra[i];
+    for (uint32_t i = 0; i < c->nlits; i++) {
+        if (c->lits[i].kind != IQL_LIT_CMP) continue;
+        register_vars(b, c->vars, c->lits[i].lhs);
+        register_vars(b, c->vars, c->lits[i].rhs);
+    }
     fold_const_equalities(b, c);
 
     /* Head. */

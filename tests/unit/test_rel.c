@@ -17,20 +17,24 @@ static uint64_t rnd(void) { /* xorshift64* */
     rng_state ^= rng_state >> 27;
     return rng_state * 0x2545F4914F6CDD1Dull;
 }
-static uint64_t rnd_below(uint64_t n) { return rnd() % n; }
+static uint64_t rnd_below(uint64_t n) {
+    return rnd() % n;
+}
 
 /* Small domains make collisions (re-inserts, deletes of present tuples) common; the
  * spread mapping puts the values all over the 64-bit range (tagged words included) so
  * that raw unsigned order is exercised, not just small integers. */
 static bool spread;
-static val_t val_of(uint64_t x) { return spread ? x * 0x9E3779B97F4A7C15ull : x; }
+static val_t val_of(uint64_t x) {
+    return spread ? x * 0x9E3779B97F4A7C15ull : x;
+}
 
 static uint32_t sort_width;
 static int cmp_tuples(const void *a, const void *b) {
     return bt_cmp(a, b, sort_width);
 }
 
-#define MAXA 5
+#define MAXA      5
 #define MODEL_MAX 20000
 
 /* The model: a plain array of distinct tuples with their counts. */
@@ -427,8 +431,8 @@ Test(rel, counted_transitions) {
     uint32_t cols[] = {1};
     int ix = rel_index(r, cols, 1);
     val_t t[2] = {10, 20};
-    cr_assert_eq(rel_add_count(r, t, 2), 1);   /* appears */
-    cr_assert_eq(rel_add_count(r, t, 3), 0);   /* 5 */
+    cr_assert_eq(rel_add_count(r, t, 2), 1); /* appears */
+    cr_assert_eq(rel_add_count(r, t, 3), 0); /* 5 */
     cr_assert_eq(rel_get_count(r, t), 5);
     cr_assert_eq(rel_add_count(r, t, -4), 0);  /* 1 */
     cr_assert_eq(rel_add_count(r, t, -1), -1); /* vanishes at 0 */
@@ -441,8 +445,8 @@ Test(rel, counted_transitions) {
     rel_cursor c;
     rel_seek(r, 0, NULL, 0, &c);
     cr_assert_null(rel_next(&c, NULL), "a negative tuple is not scanned");
-    cr_assert_eq(rel_add_count(r, t, 1), 0);  /* -1 */
-    cr_assert_eq(rel_add_count(r, t, 3), 1);  /* 2: appears */
+    cr_assert_eq(rel_add_count(r, t, 1), 0);   /* -1 */
+    cr_assert_eq(rel_add_count(r, t, 3), 1);   /* 2: appears */
     cr_assert_eq(rel_add_count(r, t, -5), -1); /* -3: vanishes */
     cr_assert_eq(rel_get_count(r, t), -3);
     cr_assert_eq(rel_add_count(r, t, 3), 0); /* back to 0: forgotten */
@@ -456,7 +460,7 @@ Test(rel, counted_transitions) {
     cr_assert_eq(rel_get_count(r, t), 1);
     cr_assert_eq(rel_add_count(r, t, -3), 0 - 1);
     cr_assert_eq(rel_add_count(r, t, -1), 0); /* -3 */
-    cr_assert(rel_insert(r, t));               /* from -3 to 1 */
+    cr_assert(rel_insert(r, t));              /* from -3 to 1 */
     cr_assert_eq(rel_get_count(r, t), 1);
     cr_assert_eq(rel_add_count(r, t, 4), 0);
     /* The count through the secondary index. */
