@@ -25,6 +25,7 @@ typedef struct runner {
     int *idx;         /* per op: the index it seeks */
     rel_t *target;    /* where head tuples go */
     const rel_t *check; /* when set, tuples already here are not emitted */
+    plan_pred *added_to; /* when set, tuples new to `target` are also appended to its `added` */
     rel_t *bindings;  /* aggregating clauses: the distinct body bindings */
     bool abort;
 } runner;
@@ -47,7 +48,8 @@ static void emit_head(runner *r) {
     val_t t[REL_MAX_ARITY];
     for (uint32_t i = 0; i < c->nhead; i++) t[i] = exec_eval(c->head[i], r->regs);
     if (r->check && rel_contains(r->check, t)) return;
-    rel_insert(r->target, t);
+    if (rel_insert(r->target, t) && r->added_to)
+        for (uint32_t i = 0; i < c->nhead; i++) il_vec_push(r->added_to->added, t[i]);
 }
 
 static void run_from(runner *r, uint32_t i);
@@ -138,6 +140,43 @@ static void scan(runner *r, uint32_t i, bool negated) {
     if (negated) run_from(r, i + 1);
 }
 
+/* The delta of a recursive predicate is a flat list: the variant's first operation
+ * walks it, matching the bound columns. */
+static void scan_delta(runner *r, uint32_t i) {
+    const plan_op *op = &r->c->ops[i];
+    const plan_pred *pp = &r->p->preds.v[op->pred];
+    uint32_t w = pp->arity;
+    if (w != op->arity || w == 0) return;
+    for (uint32_t k = 0; k + w <= pp->delta.n; k += w) {
+        const val_t *t = &pp->delta.v[k];
+        bool ok = true;
+        for (uint32_t p = 0; p < op->nprefix && ok; p++) {
+            uint32_t col = op->order[p];
+            if (op->prefix_slot[col] >= 0) ok = r->regs[op->prefix_slot[col]] == t[col];
+            else ok = exec_const_matches(t[col], op->prefix_const[col]);
+        }
+        if (!ok) continue;
+        for (uint32_t p = 0; p < op->nprefix; p++) {
+            uint32_t col = op->order[p];
+            if (op->prefix_slot[col] < 0 && op->prefix_bind[col] >= 0)
+                r->regs[op->prefix_bind[col]] = t[col];
+        }
+        for (uint32_t p = op->nprefix; p < w; p++) {
+            uint32_t col = op->order[p];
+            if (op->act[col] == PCOL_BIND) r->regs[op->act_slot[col]] = t[col];
+        }
+        for (uint32_t p = op->nprefix; p < w && ok; p++) {
+            uint32_t col = op->order[p];
+            if (op->act[col] == PCOL_CHECK_SLOT) ok = r->regs[op->act_slot[col]] == t[col];
+            else if (op->act[col] == PCOL_CHECK_CONST) ok = exec_const_matches(t[col], op->act_const[col]);
+        }
+        if (!ok) continue;
+        if (poll_stop(r)) return;
+        run_from(r, i + 1);
+        if (r->abort) return;
+    }
+}
+
 static void run_from(runner *r, uint32_t i) {
     const plan_clause *c = r->c;
     if (i == c->nops) {
@@ -146,7 +185,10 @@ static void run_from(runner *r, uint32_t i) {
     }
     const plan_op *op = &c->ops[i];
     switch (op->kind) {
-    case POP_SCAN: scan(r, i, false); break;
+    case POP_SCAN:
+        if (op->version == PV_DELTA) scan_delta(r, i);
+        else scan(r, i, false);
+        break;
     case POP_NEG: scan(r, i, true); break;
     case POP_FILTER:
         if (exec_filter(op, r->regs)) run_from(r, i + 1);
@@ -161,14 +203,14 @@ static void run_from(runner *r, uint32_t i) {
     }
 }
 
-static rel_t *pred_rel(plan_program *p, uint32_t pred, plan_version v) {
+static rel_t *pred_rel(plan_program *p, uint32_t pred) {
     plan_pred *pp = &p->preds.v[pred];
     if (pp->kind == PP_BASE) return pp->owned_stored ? pp->owned_stored : (rel_t *)pp->stored;
-    return v == PV_DELTA ? pp->delta : pp->full;
+    return pp->full;
 }
 
 static void run_clause(plan_program *p, exec_ctx *x, const plan_clause *c, rel_t *target,
-                       const rel_t *check) {
+                       const rel_t *check, plan_pred *added_to) {
     if (c->error) {
         if (!x->error) x->error = c->error;
         return;
@@ -180,6 +222,7 @@ static void run_clause(plan_program *p, exec_ctx *x, const plan_clause *c, rel_t
     r.c = c;
     r.target = target;
     r.check = check;
+    r.added_to = added_to;
     val_t regs_small[32];
     rel_t *rels_small[32];
     int idx_small[32];
@@ -192,7 +235,11 @@ static void run_clause(plan_program *p, exec_ctx *x, const plan_clause *c, rel_t
         const plan_op *op = &c->ops[i];
         r.rels[i] = NULL;
         if (op->kind != POP_SCAN && op->kind != POP_NEG) continue;
-        rel_t *rel = pred_rel(p, op->pred, op->version);
+        if (op->version == PV_DELTA) {
+            if (p->preds.v[op->pred].delta.n == 0) empty = true;
+            continue;
+        }
+        rel_t *rel = pred_rel(p, op->pred);
         if (rel && (rel_count(rel) == 0 || rel_arity(rel) != op->arity)) rel = NULL;
         if (!rel && op->kind == POP_SCAN) empty = true;
         if (rel) {
@@ -214,21 +261,28 @@ static void run_clause(plan_program *p, exec_ctx *x, const plan_clause *c, rel_t
     if (r.idx != idx_small) free(r.idx);
 }
 
-/* Moves `next` into `full`, and makes it the new delta. */
+/* Ends a round: this round's additions (and the waiting `next` tuples new to `full`)
+ * become the delta. Returns whether anything was added. */
 static bool advance_round(plan_pred *pp) {
-    if (!pp->next || rel_count(pp->next) == 0) {
-        if (pp->delta) rel_clear(pp->delta);
-        return false;
+    if (pp->next && rel_count(pp->next)) {
+        rel_cursor cur;
+        rel_seek(pp->next, 0, NULL, 0, &cur);
+        const val_t *t;
+        while ((t = rel_next(&cur, NULL)))
+            if (rel_insert(pp->full, t))
+                for (uint32_t i = 0; i < pp->arity; i++) il_vec_push(pp->added, t[i]);
+        rel_clear(pp->next);
     }
-    rel_cursor cur;
-    rel_seek(pp->next, 0, NULL, 0, &cur);
-    const val_t *t;
-    while ((t = rel_next(&cur, NULL))) rel_insert(pp->full, t);
-    rel_t *old = pp->delta;
-    pp->delta = pp->next;
-    pp->next = old;
-    rel_clear(pp->next);
-    return true;
+    pp->delta.n = 0;
+    val_t *v = pp->delta.v;
+    uint32_t cap = pp->delta.cap;
+    pp->delta.v = pp->added.v;
+    pp->delta.n = pp->added.n;
+    pp->delta.cap = pp->added.cap;
+    pp->added.v = v;
+    pp->added.n = 0;
+    pp->added.cap = cap;
+    return pp->delta.n > 0;
 }
 
 static void run_stratum(plan_program *p, exec_ctx *x, plan_stratum *st) {
@@ -236,23 +290,20 @@ static void run_stratum(plan_program *p, exec_ctx *x, plan_stratum *st) {
         plan_pred *pp = &p->preds.v[st->preds[i]];
         if (pp->kind != PP_DERIVED) continue;
         pp->full = rel_new(pp->arity ? pp->arity : 1);
-        if (st->recursive) {
-            pp->delta = rel_new(pp->arity ? pp->arity : 1);
-            pp->next = rel_new(pp->arity ? pp->arity : 1);
-        }
+        if (st->recursive) pp->next = rel_new(pp->arity ? pp->arity : 1);
     }
     if (!st->recursive) {
         for (uint32_t i = 0; i < st->nclauses && !x->error; i++) {
             const plan_clause *c = &p->clauses.v[st->clauses[i]];
-            run_clause(p, x, c, p->preds.v[c->head_pred].full, NULL);
+            run_clause(p, x, c, p->preds.v[c->head_pred].full, NULL, NULL);
         }
         return;
     }
     for (uint32_t i = 0; i < st->nclauses && !x->error; i++) {
         const plan_clause *c = &p->clauses.v[st->clauses[i]];
-        if (c->delta_op >= 0) continue;
+        if (c->delta_op >= 0 || c->recursive_base) continue;
         plan_pred *h = &p->preds.v[c->head_pred];
-        run_clause(p, x, c, h->next, h->full);
+        run_clause(p, x, c, h->full, NULL, h);
     }
     while (!x->error) {
         bool any = false;
@@ -265,14 +316,16 @@ static void run_stratum(plan_program *p, exec_ctx *x, plan_stratum *st) {
             const plan_clause *c = &p->clauses.v[st->clauses[i]];
             if (c->delta_op < 0 || c->is_agg) continue;
             plan_pred *h = &p->preds.v[c->head_pred];
-            run_clause(p, x, c, h->next, h->full);
+            if (c->reads_stratum_full) run_clause(p, x, c, h->next, h->full, NULL);
+            else run_clause(p, x, c, h->full, NULL, h);
         }
     }
     for (uint32_t i = 0; i < st->npreds; i++) {
         plan_pred *pp = &p->preds.v[st->preds[i]];
-        if (pp->delta) rel_free(pp->delta);
+        il_vec_free(pp->delta);
+        il_vec_free(pp->added);
         if (pp->next) rel_free(pp->next);
-        pp->delta = pp->next = NULL;
+        pp->next = NULL;
     }
 }
 

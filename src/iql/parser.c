@@ -566,12 +566,14 @@ static size_t next_binop(const char *s, size_t b, size_t e, char *op) {
     return e;
 }
 
-static iql_term *parse_arith(pctx *p, span t);
+static iql_term *parse_arith(pctx *p, span t, unsigned *height);
 
-static iql_term *arith_primary(pctx *p, span t) {
+/* *height gets the height of the operand's tree (0 for a leaf). */
+static iql_term *arith_primary(pctx *p, span t, unsigned *height) {
     t = trim(p, t);
+    *height = 0;
     if (slen(t) >= 2 && p->s[t.b] == '(' && iql_lex_match_paren(p->s, t.b, t.e) == t.e - 1)
-        return parse_arith(p, sp(t.b + 1, t.e - 1));
+        return parse_arith(p, sp(t.b + 1, t.e - 1), height);
     iql_term *r = number_term(p, t, false);
     if (!r) r = negative_number(p, t);
     if (r) return r;
@@ -585,7 +587,16 @@ static iql_term *arith_primary(pctx *p, span t) {
     return NULL;
 }
 
-static iql_term *arith_node(pctx *p, char op, iql_term *lhs, iql_term *rhs) {
+/* A chain like `X + 1 + 1 + ...` is read iteratively but makes a tree as deep as it is
+ * long, and everything after the parser walks trees recursively: so the height of an
+ * expression tree is bounded, not just the nesting of the text. */
+static iql_term *arith_node(pctx *p, char op, iql_term *lhs, unsigned hl, iql_term *rhs,
+                            unsigned hr, unsigned *height) {
+    *height = 1 + (hl > hr ? hl : hr);
+    if (*height > MAX_DEPTH) {
+        fail(p, "Expression nested too deeply");
+        return NULL;
+    }
     iql_term *r = mk(p, IQL_T_ARITH);
     r->u.arith.op = op;
     r->u.arith.lhs = lhs;
@@ -593,9 +604,10 @@ static iql_term *arith_node(pctx *p, char op, iql_term *lhs, iql_term *rhs) {
     return r;
 }
 
-static iql_term *parse_arith(pctx *p, span t) {
+static iql_term *parse_arith(pctx *p, span t, unsigned *height) {
     if (!enter(p)) return NULL;
     iql_term *sum = NULL, *prod = NULL;
+    unsigned hsum = 0, hprod = 0;
     char sum_op = 0, prod_op = 0;
     for (size_t b = t.b;;) {
         char op;
@@ -606,13 +618,24 @@ static iql_term *parse_arith(pctx *p, span t) {
             e = t.e;
             op = 0;
         }
-        iql_term *x = arith_primary(p, sp(b, e));
+        unsigned hx;
+        iql_term *x = arith_primary(p, sp(b, e), &hx);
         if (!x) return NULL;
-        prod = prod_op ? arith_node(p, prod_op, prod, x) : x;
+        if (prod_op) {
+            if (!(prod = arith_node(p, prod_op, prod, hprod, x, hx, &hprod))) return NULL;
+        } else {
+            prod = x;
+            hprod = hx;
+        }
         if (op == '*' || op == '/' || op == '%') {
             prod_op = op;
         } else {
-            sum = sum ? arith_node(p, sum_op, sum, prod) : prod;
+            if (sum) {
+                if (!(sum = arith_node(p, sum_op, sum, hsum, prod, hprod, &hsum))) return NULL;
+            } else {
+                sum = prod;
+                hsum = hprod;
+            }
             sum_op = op;
             prod = NULL;
             prod_op = 0;
@@ -621,6 +644,7 @@ static iql_term *parse_arith(pctx *p, span t) {
         b = e + 1;
     }
     p->depth--;
+    *height = hsum;
     return sum;
 }
 
@@ -640,7 +664,8 @@ static iql_term *term_body(pctx *p, span t) {
     iql_term *r;
     if (n && try_call(p, t, &r)) return r;
     if ((r = number_term(p, t, false))) return r;
-    if (has_arith_op(p, t)) return parse_arith(p, t);
+    unsigned height;
+    if (has_arith_op(p, t)) return parse_arith(p, t, &height);
     if ((r = negative_number(p, t))) return r;
     if (all_ident(p, t)) {
         unsigned char c = (unsigned char)s[0];

@@ -331,7 +331,13 @@ il_result *kg_query(il_session *s, const iql_query *q, kg_query_opts opts) {
     uint32_t w = arity ? arity : 1;
     sort_ctx sc = {.width = arity};
     g_sort = &sc;
-    qsort(rows, nrows, w * sizeof *rows, cmp_rows_value);
+    /* Rows come out of the result index in word order, which is the value order for the
+       common case (non-negative integers, interned strings in insertion order aside), so
+       check before sorting. */
+    bool sorted = true;
+    for (size_t i = 1; i < nrows && sorted; i++)
+        sorted = cmp_rows_value(&rows[(i - 1) * w], &rows[i * w]) <= 0;
+    if (!sorted) qsort(rows, nrows, w * sizeof *rows, cmp_rows_value);
     if (q->nsort && !quirk_all) {
         uint32_t *cols = il_arena_alloc(&a, q->nsort * sizeof *cols);
         bool *desc = il_arena_alloc(&a, q->nsort * sizeof *desc);

@@ -549,6 +549,25 @@ static bool same_lit(const blit *a, const blit *b) {
     return true;
 }
 
+/* True when a body atom over the head's own instance has the head's variables at every
+ * bound position: its tuples already satisfy the demand, so the demand atom is redundant
+ * (reach^bf(X, Z) <- reach^bf(X, Y), edge(Y, Z) needs no m_reach^bf(X)). */
+static bool carries_binding(const bclause *src, const blit *lits, uint32_t head_pred,
+                            uint64_t mask) {
+    for (uint32_t i = 0; i < src->nlits; i++) {
+        const blit *l = &lits[i];
+        if (l->kind != IQL_LIT_ATOM || l->pred != head_pred || l->nargs != src->nhead) continue;
+        bool same = true;
+        for (uint32_t j = 0; j < l->nargs && j < 64 && same; j++) {
+            if (!((mask >> j) & 1)) continue;
+            const bterm *h = &src->head[j], *a = &l->args[j];
+            same = h->kind == BT_VAR && a->kind == BT_VAR && h->var == a->var;
+        }
+        if (same) return true;
+    }
+    return false;
+}
+
 static void adorn_clause(builder *b, const bclause *src, uint32_t head_pred, const char *head_rel,
                          uint64_t mask) {
     il_arena *a = b->a;
@@ -623,7 +642,7 @@ static void adorn_clause(builder *b, const bclause *src, uint32_t head_pred, con
     c->head_pred = head_pred;
     c->nlits = 0;
     c->lits = il_arena_alloc(a, (src->nlits + 2) * sizeof *c->lits);
-    if (has_magic) c->lits[c->nlits++] = mhead;
+    if (has_magic && !carries_binding(src, lits, head_pred, mask)) c->lits[c->nlits++] = mhead;
     for (uint32_t i = 0; i < src->nlits; i++) c->lits[c->nlits++] = lits[i];
 }
 
@@ -713,7 +732,8 @@ void plan_program_free(plan_program *p) {
         plan_pred *pp = &p->preds.v[i];
         if (pp->owned_stored) rel_free(pp->owned_stored);
         if (pp->full) rel_free(pp->full);
-        if (pp->delta) rel_free(pp->delta);
+        il_vec_free(pp->delta);
+        il_vec_free(pp->added);
         if (pp->next) rel_free(pp->next);
     }
     for (uint32_t i = 0; i < p->strata.n; i++) {

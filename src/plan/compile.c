@@ -5,6 +5,7 @@
  * every negation whose variables are bound, and the positive atom with the most bound
  * arguments (demand relations and small relations first on ties). Each atom becomes an
  * index seek on its bound columns, so a relation gets the indexes its plans need. */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -261,18 +262,26 @@ static bool neg_ready(const blit *l, const bool *bound) {
     return true;
 }
 
-static double atom_score(compiler *k, const blit *l, const bool *bound) {
+/* Higher is better. A fully bound atom is a check and goes first; a demand relation
+ * is tiny and drives a clause that has nothing bound yet; otherwise atoms connected to
+ * what is bound come before cross products, the fewest estimated rows first: a relation
+ * of n tuples with b of its k columns bound yields about n^((k-b)/k) (uniform spread,
+ * no statistics yet). */
+static double atom_score(compiler *k, const blit *l, const bool *bound, bool any_bound) {
     uint32_t nb = 0;
     for (uint32_t i = 0; i < l->nargs; i++) {
         const bterm *t = &l->args[i];
         if (t->kind == BT_CONST || (t->kind == BT_VAR && bound[t->var])) nb++;
     }
-    if (l->nargs > 0 && nb == l->nargs) return 1e12;
+    if (nb == l->nargs) return 1e12;
+    if (l->magic && !any_bound) return 1e11;
+    double penalty = nb == 0 && any_bound ? 1e9 : 0;
     double size = 1000;
     const plan_pred *pp = &k->p->preds.v[l->pred];
     if (pp->kind == PP_BASE) size = pp->stored ? (double)rel_count(pp->stored) : 0;
-    if (size > 4e5) size = 4e5;
-    return nb * 1e6 + (l->magic ? 5e5 : 0) - size;
+    if (l->magic) size = 10;
+    double est = size < 1 ? 0 : pow(size, (double)(l->nargs - nb) / (double)l->nargs);
+    return -est - penalty;
 }
 
 void plan_compile_clause(plan_program *p, const bclause *c, int32_t delta_lit, plan_clause *out) {
@@ -333,7 +342,9 @@ void plan_compile_clause(plan_program *p, const bclause *c, int32_t delta_lit, p
         double best_score = 0;
         for (uint32_t i = 0; i < c->nlits; i++) {
             if (done[i] || c->lits[i].kind != IQL_LIT_ATOM) continue;
-            double s = atom_score(&k, &c->lits[i], bound);
+            bool any_bound = false;
+            for (uint32_t v = 0; v < nv && !any_bound; v++) any_bound = bound[v];
+            double s = atom_score(&k, &c->lits[i], bound, any_bound);
             if (best < 0 || s > best_score) {
                 best = (int32_t)i;
                 best_score = s;

@@ -124,6 +124,12 @@ typedef struct plan_clause {
     uint32_t naggs;
     /* semi-naive: the op that reads the delta in this variant, or -1 */
     int32_t delta_op;
+    /* a clause of a recursive stratum with atoms over the stratum: only its delta
+       variants run (its base variant would find nothing new) */
+    bool recursive_base;
+    /* the variant scans the full relation of a predicate of its own stratum, so its
+       results must wait in `next` instead of going into `full` while it runs */
+    bool reads_stratum_full;
     /* an error found when compiling, raised if the clause is ever run */
     const char *error;
 } plan_clause;
@@ -140,8 +146,9 @@ typedef struct plan_pred {
     const rel_t *stored;  /* PP_BASE: the facts (may be NULL: empty) */
     rel_t *owned_stored;  /* PP_BASE: a merged copy (stored + session facts) the program owns */
     rel_t *full;          /* PP_DERIVED: result so far, owned */
-    rel_t *delta;         /* PP_DERIVED in a recursive stratum: last round's additions */
-    rel_t *next;          /* PP_DERIVED in a recursive stratum: this round's additions */
+    IL_VEC(val_t) delta;  /* recursive stratum: last round's additions, arity words each */
+    IL_VEC(val_t) added;  /* recursive stratum: this round's additions already in `full` */
+    rel_t *next;          /* recursive stratum: additions of variants that read `full` */
     uint32_t stratum;
 } plan_pred;
 

@@ -129,12 +129,19 @@ void plan_stratify(plan_program *p, const bclause *clauses, uint32_t nclauses) {
         st->clauses = realloc(st->clauses, (st->nclauses + want) * sizeof *st->clauses);
         plan_clause pc;
         plan_compile_clause(p, c, -1, &pc);
+        pc.recursive_base = want > 1;
         il_vec_push(p->clauses, pc);
         st->clauses[st->nclauses++] = p->clauses.n - 1;
         if (!st->recursive) continue;
         for (uint32_t j = 0; j < c->nlits; j++) {
             if (c->lits[j].kind != IQL_LIT_ATOM || t.comp[c->lits[j].pred] != s) continue;
             plan_compile_clause(p, c, (int32_t)j, &pc);
+            for (uint32_t o = 0; o < pc.nops; o++) {
+                const plan_op *op = &pc.ops[o];
+                if ((op->kind == POP_SCAN || op->kind == POP_NEG) && op->version == PV_FULL &&
+                    t.comp[op->pred] == s)
+                    pc.reads_stratum_full = true;
+            }
             il_vec_push(p->clauses, pc);
             st->clauses[st->nclauses++] = p->clauses.n - 1;
         }
