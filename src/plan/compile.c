@@ -11,6 +11,7 @@
 
 #include "base/buf.h"
 #include "exec/builtin.h"
+#include "iql/parser.h"
 #include "plan/clause.h"
 
 val_t plan_const_value(const iql_term *t);
@@ -82,14 +83,17 @@ static plan_expr *compile_expr(compiler *k, const iql_term *t) {
     case IQL_T_CALL: {
         plan_expr *e = new_expr(k, PX_CALL);
         e->fn = exec_builtin_find(t->u.call.name);
-        if (!e->fn) {
-            char msg[256];
-            snprintf(msg, sizeof msg, "Unknown function: %s", t->u.call.name);
-            set_error(k, msg);
-        } else if (e->fn->arity != t->u.call.nargs) {
-            char msg[256];
+        const char *canon;
+        uint32_t arity;
+        char msg[256];
+        if (iql_builtin_lookup(t->u.call.name, strlen(t->u.call.name), &canon, &arity) &&
+            arity != t->u.call.nargs) {
             snprintf(msg, sizeof msg, "Function '%s' requires %u argument(s), but %u provided",
-                     t->u.call.name, e->fn->arity, t->u.call.nargs);
+                     t->u.call.name, arity, t->u.call.nargs);
+            set_error(k, msg);
+        } else if (!e->fn) {
+            snprintf(msg, sizeof msg, "Function '%s' is not available in this version",
+                     t->u.call.name);
             set_error(k, msg);
         }
         e->nargs = t->u.call.nargs;

@@ -297,6 +297,7 @@ static void fmt_f64_cell(double d, il_buf *out) {
     }
     char text[64];
     int len = ryu_text(d, false, text);
+    text[len] = 0;
     double seen = serde_parse_f64(text);
     if (seen != d) {
         fmt_f64_shortest(seen, out);

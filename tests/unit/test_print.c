@@ -277,3 +277,11 @@ Test(print_display, i8_vectors) {
     cr_assert_str_eq(display(val_vec_i8(q, 2)), "[1, -2]i8");
     cr_assert_str_eq(display(val_vec_i8(NULL, 0)), "[]i8");
 }
+
+/* A zero cell after a longer number must not pick up the earlier digits. */
+Test(print_cell, zero_after_longer_numbers) {
+    cr_assert_str_eq(cell(val_float(-5.25)), "-5.25");
+    cr_assert_str_eq(cell(val_float(0.0)), "0.0");
+    cr_assert_str_eq(cell(val_float(2.65358979335273e-6)), "2.65358979335273e-6");
+    cr_assert_str_eq(cell(val_float(-0.0)), "-0.0");
+}
