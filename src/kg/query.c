@@ -355,7 +355,7 @@ il_result *kg_query(il_session *s, const iql_query *q, kg_query_opts opts) {
         sc.cols = cols;
         sc.desc = desc;
         sc.ncols = nc;
-        if (nc) qsort(rows, nrows, w * sizeof *rows, cmp_rows_annotated);
+        if (nc && nrows > 1) qsort(rows, nrows, w * sizeof *rows, cmp_rows_annotated);
     }
     g_sort = NULL;
     size_t first = q->offset > 0 ? (size_t)q->offset : 0;

@@ -73,7 +73,7 @@ static int cmp_str(const void *a, const void *b) {
 }
 
 static char *join_sorted(name_vec *v, il_arena *a) {
-    qsort(v->v, v->n, sizeof *v->v, cmp_str);
+    if (v->n > 1) qsort(v->v, v->n, sizeof *v->v, cmp_str);
     il_buf b;
     il_buf_init(&b);
     for (uint32_t i = 0; i < v->n; i++) il_buf_printf(&b, "%s%s", i ? ", " : "", v->v[i]);
@@ -236,10 +236,11 @@ const char *kg_check_stratification(kg_graph *kg, const iql_rule *extra, il_aren
         name_vec members = {0};
         for (uint32_t i = 0; i < n; i++)
             if (s.comp[i] == c) il_vec_push(members, g.names.v[i]);
-        qsort(members.v, members.n, sizeof *members.v, cmp_str);
+        if (members.n > 1) qsort(members.v, members.n, sizeof *members.v, cmp_str);
         for (uint32_t m = 0; m < members.n && !msg; m++) {
             uint32_t v = node_of(&g, members.v[m]);
-            qsort_r(g.edges[v].v, g.edges[v].n, sizeof(dep_edge), cmp_edge_target, g.names.v);
+            if (g.edges[v].n > 1)
+                qsort_r(g.edges[v].v, g.edges[v].n, sizeof(dep_edge), cmp_edge_target, g.names.v);
             for (uint32_t e = 0; e < g.edges[v].n && !msg; e++) {
                 dep_edge *ed = &g.edges[v].v[e];
                 if (!ed->negative || s.comp[ed->to] != c) continue;
