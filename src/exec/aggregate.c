@@ -1,18 +1,18 @@
-/* Aggregation (see aggregate.h). Bindings are scanned through an index whose leading
- * columns are the group slots, so each group is one contiguous run. */
+/* Aggregation (see aggregate.h). Bindings are sorted by their group slots, so each group
+ * is one contiguous run. */
 #include "exec/aggregate.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 typedef struct group_rows {
-    const val_t **rows; /* tuples of the bindings index, in index column order */
+    const val_t **rows; /* the group's bindings, one value per clause slot */
     uint32_t n, cap;
 } group_rows;
 
 typedef struct agg_ctx {
     const plan_clause *c;
-    const uint32_t *pos; /* slot -> position in the index's tuples */
+    const uint32_t *pos; /* slot -> position in a binding (the identity) */
     uint32_t order_slot; /* ranking sort: slot of the score */
     bool desc;
     const uint32_t *out_slots;
@@ -148,21 +148,34 @@ static void emit_group(const plan_clause *c, const group_rows *g, const uint32_t
     free(kept);
 }
 
-void exec_aggregate(const plan_clause *c, rel_t *bindings, rel_t *target) {
-    if (rel_count(bindings) == 0) return;
-    int idx = c->ngroup ? rel_index(bindings, c->group_slots, c->ngroup) : 0;
-    if (idx < 0) idx = 0;
-    const uint32_t *order = rel_index_order(bindings, idx);
-    uint32_t *pos = malloc((c->nslots + 1) * sizeof *pos);
-    for (uint32_t p = 0; p < c->nslots; p++) pos[order[p]] = p;
+static _Thread_local const plan_clause *group_ctx;
+
+static int cmp_group_rows(const void *pa, const void *pb) {
+    const val_t *a = pa, *b = pb;
+    const plan_clause *c = group_ctx;
+    for (uint32_t i = 0; i < c->ngroup; i++) {
+        val_t x = a[c->group_slots[i]], y = b[c->group_slots[i]];
+        if (x != y) return x < y ? -1 : 1;
+    }
+    return 0;
+}
+
+void exec_aggregate(const plan_clause *c, val_t *rows, size_t nrows, rel_t *target) {
+    if (nrows == 0) return;
+    uint32_t w = c->nslots ? c->nslots : 1;
+    if (c->ngroup && nrows > 1) {
+        group_ctx = c;
+        qsort(rows, nrows, w * sizeof *rows, cmp_group_rows);
+        group_ctx = NULL;
+    }
+    uint32_t *pos = malloc((w + 1) * sizeof *pos);
+    for (uint32_t p = 0; p < w; p++) pos[p] = p;
     group_rows g = {0};
-    rel_cursor cur;
-    rel_seek(bindings, idx, NULL, 0, &cur);
-    const val_t *t;
-    while ((t = rel_next(&cur, NULL))) {
+    for (size_t r = 0; r < nrows; r++) {
+        const val_t *t = &rows[r * w];
         bool same = g.n > 0;
         for (uint32_t i = 0; same && i < c->ngroup; i++)
-            if (g.rows[0][pos[c->group_slots[i]]] != t[pos[c->group_slots[i]]]) same = false;
+            if (g.rows[0][c->group_slots[i]] != t[c->group_slots[i]]) same = false;
         if (!same && g.n) {
             emit_group(c, &g, pos, target);
             g.n = 0;

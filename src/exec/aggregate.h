@@ -6,8 +6,9 @@
 
 #include "plan/plan.h"
 
-/* Groups `bindings` (one column per clause slot) by the clause's group slots and
- * inserts one row per group (several for ranking aggregates) into `target`. */
-void exec_aggregate(const plan_clause *c, rel_t *bindings, rel_t *target);
+/* Groups the distinct bindings `rows` (nrows of them, one value per clause slot; they
+ * are reordered) by the clause's group slots and inserts one row per group (several for
+ * ranking aggregates) into `target`. */
+void exec_aggregate(const plan_clause *c, val_t *rows, size_t nrows, rel_t *target);
 
 #endif

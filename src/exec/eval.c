@@ -13,6 +13,8 @@
 
 #include "exec/aggregate.h"
 #include "exec/expr.h"
+#include "exec/tuplesort.h"
+#include "exec/tupleset.h"
 
 enum { STOP_CHECK_MASK = 4095 };
 
@@ -26,7 +28,10 @@ typedef struct runner {
     rel_t *target;    /* where head tuples go */
     const rel_t *check; /* when set, tuples already here are not emitted */
     plan_pred *added_to; /* when set, tuples new to `target` are also appended to its `added` */
-    rel_t *bindings;  /* aggregating clauses: the distinct body bindings */
+    tupleset *tset;   /* when set, head tuples go here instead of `target` */
+    tupleset *bindings; /* aggregating clauses: the distinct body bindings */
+    IL_VEC(val_t) flat; /* aggregating clauses whose bindings are distinct by construction */
+    bool flat_bindings;
     bool abort;
 } runner;
 
@@ -42,11 +47,19 @@ static bool poll_stop(runner *r) {
 static void emit_head(runner *r) {
     const plan_clause *c = r->c;
     if (c->is_agg) {
-        rel_insert(r->bindings, r->regs);
+        if (r->flat_bindings)
+            for (uint32_t i = 0; i < c->nslots; i++) il_vec_push(r->flat, r->regs[i]);
+        else
+            tupleset_insert(r->bindings, r->regs);
         return;
     }
     val_t t[REL_MAX_ARITY];
     for (uint32_t i = 0; i < c->nhead; i++) t[i] = exec_eval(c->head[i], r->regs);
+    if (r->tset) {
+        if (tupleset_insert(r->tset, t) && r->added_to)
+            for (uint32_t i = 0; i < c->nhead; i++) il_vec_push(r->added_to->added, t[i]);
+        return;
+    }
     if (r->check && rel_contains(r->check, t)) return;
     if (rel_insert(r->target, t) && r->added_to)
         for (uint32_t i = 0; i < c->nhead; i++) il_vec_push(r->added_to->added, t[i]);
@@ -209,8 +222,19 @@ static rel_t *pred_rel(plan_program *p, uint32_t pred) {
     return pp->full;
 }
 
-static void run_clause(plan_program *p, exec_ctx *x, const plan_clause *c, rel_t *target,
-                       const rel_t *check, plan_pred *added_to) {
+/* A clause that is one scan binding every column to its own variable sees each binding
+ * once: its bindings need no deduplication. */
+static bool distinct_by_construction(const plan_clause *c) {
+    if (c->nops != 1 || c->ops[0].kind != POP_SCAN || c->ops[0].nprefix) return false;
+    const plan_op *op = &c->ops[0];
+    if (op->arity != c->nslots) return false;
+    for (uint32_t i = 0; i < op->arity; i++)
+        if (op->act[i] != PCOL_BIND) return false;
+    return true;
+}
+
+static void run_clause_into(plan_program *p, exec_ctx *x, const plan_clause *c, rel_t *target,
+                            const rel_t *check, plan_pred *added_to, tupleset *tset) {
     if (c->error) {
         if (!x->error) x->error = c->error;
         return;
@@ -223,6 +247,7 @@ static void run_clause(plan_program *p, exec_ctx *x, const plan_clause *c, rel_t
     r.target = target;
     r.check = check;
     r.added_to = added_to;
+    r.tset = tset;
     val_t regs_small[32];
     rel_t *rels_small[32];
     int idx_small[32];
@@ -249,16 +274,119 @@ static void run_clause(plan_program *p, exec_ctx *x, const plan_clause *c, rel_t
         r.rels[i] = rel;
     }
     if (!empty) {
-        if (c->is_agg) r.bindings = rel_new(c->nslots ? c->nslots : 1);
+        tupleset bindings;
+        if (c->is_agg) {
+            r.flat_bindings = distinct_by_construction(c);
+            tupleset_init(&bindings, c->nslots);
+            r.bindings = &bindings;
+        }
         run_from(&r, 0);
         if (c->is_agg) {
-            if (!r.abort) exec_aggregate(c, r.bindings, target);
-            rel_free(r.bindings);
+            uint32_t w = c->nslots ? c->nslots : 1;
+            if (!r.abort && r.flat_bindings)
+                exec_aggregate(c, r.flat.v, r.flat.n / w, target);
+            else if (!r.abort)
+                exec_aggregate(c, bindings.tuples, bindings.n, target);
+            tupleset_free(&bindings);
+            il_vec_free(r.flat);
         }
     }
     if (r.regs != regs_small) free(r.regs);
     if (r.rels != rels_small) free(r.rels);
     if (r.idx != idx_small) free(r.idx);
+}
+
+static void run_clause(plan_program *p, exec_ctx *x, const plan_clause *c, rel_t *target,
+                       const rel_t *check, plan_pred *added_to) {
+    run_clause_into(p, x, c, target, check, added_to, NULL);
+}
+
+/* ---- partitioned recursion ----
+ * When every recursive clause of a one-predicate stratum is linear and passes one
+ * column through unchanged (reach(X, Z) <- reach(X, Y), edge(Y, Z) keeps X), tuples with
+ * different values in that column never meet: the fixpoint runs one partition at a
+ * time with a small, cache-resident hash set, and each finished partition is appended
+ * to the result. */
+
+static int32_t partition_column(const plan_program *p, const plan_stratum *st) {
+    if (st->npreds != 1) return -1;
+    const plan_pred *pp = &p->preds.v[st->preds[0]];
+    if (pp->kind != PP_DERIVED || pp->arity == 0) return -1;
+    for (uint32_t col = 0; col < pp->arity; col++) {
+        bool ok = true;
+        for (uint32_t i = 0; i < st->nclauses && ok; i++) {
+            const plan_clause *c = &p->clauses.v[st->clauses[i]];
+            if (c->is_agg || c->error) ok = false;
+            if (!ok || c->delta_op < 0) continue;
+            const plan_op *d = &c->ops[c->delta_op];
+            if (c->reads_stratum_full || c->delta_op != 0 || d->arity != pp->arity ||
+                c->nhead != pp->arity)
+                ok = false;
+            else if (d->act[col] != PCOL_BIND || c->head[col]->kind != PX_SLOT ||
+                     c->head[col]->slot != d->act_slot[col])
+                ok = false;
+            for (uint32_t k = 0; k < d->nprefix && ok; k++)
+                if (d->order[k] == col) ok = false;
+        }
+        if (ok) return (int32_t)col;
+    }
+    return -1;
+}
+
+static _Thread_local uint32_t part_col;
+
+static bool advance_round(plan_pred *pp);
+
+static int cmp_partition(const void *a, const void *b) {
+    val_t x = ((const val_t *)a)[part_col], y = ((const val_t *)b)[part_col];
+    return x < y ? -1 : x > y;
+}
+
+static void run_partitioned(plan_program *p, exec_ctx *x, plan_stratum *st, uint32_t col) {
+    plan_pred *pp = &p->preds.v[st->preds[0]];
+    uint32_t w = pp->arity;
+    tupleset base, local;
+    IL_VEC(val_t) all = {0}; /* every partition's tuples */
+    tupleset_init(&base, w);
+    tupleset_init(&local, w);
+    for (uint32_t i = 0; i < st->nclauses && !x->error; i++) {
+        const plan_clause *c = &p->clauses.v[st->clauses[i]];
+        if (c->delta_op >= 0 || c->recursive_base) continue;
+        run_clause_into(p, x, c, NULL, NULL, NULL, &base);
+    }
+    part_col = col;
+    if (base.n > 1) qsort(base.tuples, base.n, w * sizeof(val_t), cmp_partition);
+    uint32_t done_parts = 0;
+    for (uint32_t g = 0; g < base.n && !x->error; done_parts++) {
+        uint32_t end = g + 1;
+        while (end < base.n && base.tuples[(size_t)end * w + col] == base.tuples[(size_t)g * w + col])
+            end++;
+        /* Tiny partitions cost more in per-round setup than they save: once they prove
+           small, the rest run together as one (they never meet, so that is still exact). */
+        if (done_parts >= 32 && all.n / w < (size_t)done_parts * 16) end = base.n;
+        tupleset_clear(&local);
+        pp->added.n = 0;
+        for (uint32_t t = g; t < end; t++)
+            if (tupleset_insert(&local, &base.tuples[(size_t)t * w]))
+                for (uint32_t k = 0; k < w; k++) il_vec_push(pp->added, base.tuples[(size_t)t * w + k]);
+        while (!x->error && advance_round(pp)) {
+            for (uint32_t i = 0; i < st->nclauses && !x->error; i++) {
+                const plan_clause *c = &p->clauses.v[st->clauses[i]];
+                if (c->delta_op < 0) continue;
+                run_clause_into(p, x, c, NULL, NULL, pp, &local);
+            }
+        }
+        for (uint32_t t = 0; t < local.n * w; t++) il_vec_push(all, local.tuples[t]);
+        g = end;
+    }
+    /* sorted, the result builds bottom-up with full nodes */
+    size_t n = all.n / w;
+    tuple_sort(all.v, n, w);
+    if (n && !rel_load_sorted(pp->full, all.v, n))
+        for (size_t t = 0; t < n; t++) rel_insert(pp->full, &all.v[t * w]);
+    il_vec_free(all);
+    tupleset_free(&base);
+    tupleset_free(&local);
 }
 
 /* Ends a round: this round's additions (and the waiting `next` tuples new to `full`)
@@ -295,9 +423,32 @@ static void run_stratum(plan_program *p, exec_ctx *x, plan_stratum *st) {
     if (!st->recursive) {
         for (uint32_t i = 0; i < st->nclauses && !x->error; i++) {
             const plan_clause *c = &p->clauses.v[st->clauses[i]];
-            run_clause(p, x, c, p->preds.v[c->head_pred].full, NULL, NULL);
+            plan_pred *h = &p->preds.v[c->head_pred];
+            /* nothing reads the query's rows but the caller: a hash set will do */
+            if (c->head_pred == p->query_pred && !c->is_agg) {
+                if (!h->rows.arity) tupleset_init(&h->rows, h->arity);
+                run_clause_into(p, x, c, NULL, NULL, NULL, &h->rows);
+            } else {
+                run_clause(p, x, c, h->full, NULL, NULL);
+            }
+        }
+        if (st->npreds == 1 && st->preds[0] == p->query_pred) {
+            plan_pred *q = &p->preds.v[p->query_pred];
+            if (q->full && rel_count(q->full)) {
+                /* aggregating query clauses wrote into `full` */
+                if (!q->rows.arity) tupleset_init(&q->rows, q->arity);
+                rel_cursor cur;
+                rel_seek(q->full, 0, NULL, 0, &cur);
+                const val_t *t;
+                while ((t = rel_next(&cur, NULL))) tupleset_insert(&q->rows, t);
+            }
         }
         return;
+    }
+    int32_t col = partition_column(p, st);
+    if (col >= 0) {
+        run_partitioned(p, x, st, (uint32_t)col);
+        goto done;
     }
     for (uint32_t i = 0; i < st->nclauses && !x->error; i++) {
         const plan_clause *c = &p->clauses.v[st->clauses[i]];
@@ -320,6 +471,7 @@ static void run_stratum(plan_program *p, exec_ctx *x, plan_stratum *st) {
             else run_clause(p, x, c, h->full, NULL, h);
         }
     }
+done:
     for (uint32_t i = 0; i < st->npreds; i++) {
         plan_pred *pp = &p->preds.v[st->preds[i]];
         il_vec_free(pp->delta);

@@ -437,3 +437,12 @@ const val_t *rel_next(rel_cursor *c, int64_t *count) {
         }
     }
 }
+
+bool rel_load_sorted(rel_t *r, const val_t *tuples, size_t n) {
+    if (r->counted || r->idx[0].bt.count || n == 0) return false;
+    for (size_t i = 1; i < n; i++)
+        if (bt_cmp(tuples + (i - 1) * r->arity, tuples + i * r->arity, r->arity) >= 0) return false;
+    bt_build(&r->idx[0].bt, &r->pool, tuples, n);
+    for (int i = 1; i < r->nidx; i++) build_index(r, &r->idx[i], r->arity);
+    return true;
+}

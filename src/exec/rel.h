@@ -48,6 +48,12 @@ bool rel_insert(rel_t *r, const val_t *tuple);
 bool rel_delete(rel_t *r, const val_t *tuple);
 bool rel_contains(const rel_t *r, const val_t *tuple);
 
+/* Fills an empty, uncounted relation from n distinct tuples already in ascending word
+ * order (natural column order), building full nodes bottom-up: the fast path for a
+ * result computed elsewhere. Returns false, changing nothing, when the relation is not
+ * empty, is counted, or the tuples are not strictly ascending. */
+bool rel_load_sorted(rel_t *r, const val_t *tuples, size_t n);
+
 /* Counted relations: adds `delta` (may be negative) to the tuple's count. Returns
  * +1 if the tuple appeared (count went from <= 0 to > 0), -1 if it vanished (from > 0
  * to <= 0), 0 otherwise. A tuple whose count returns to 0 is removed. (On a set, a

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "exec/eval.h"
+#include "exec/tuplesort.h"
 #include "kg/kg.h"
 #include "plan/build.h"
 #include "value/print.h"
@@ -70,16 +71,15 @@ const char *kg_query_rows(il_session *s, const iql_rule *q, bool with_session, v
         } else {
             plan_pred *qp = &p.preds.v[p.query_pred];
             *arity = qp->arity;
-            size_t n = qp->full ? rel_count(qp->full) : 0;
-            if (n) {
-                uint32_t w = qp->arity ? qp->arity : 1;
-                *rows = malloc(n * w * sizeof **rows);
-                rel_cursor cur;
-                rel_seek(qp->full, 0, NULL, 0, &cur);
-                const val_t *t;
-                size_t k = 0;
-                while ((t = rel_next(&cur, NULL))) memcpy(&(*rows)[k++ * w], t, w * sizeof *t);
-                *nrows = k;
+            size_t n = qp->rows.n;
+            if (n && qp->arity) {
+                uint32_t w = qp->arity;
+                /* hand the set's storage over, in word order (often the value order) */
+                tuple_sort(qp->rows.tuples, n, w);
+                *rows = qp->rows.tuples;
+                qp->rows.tuples = NULL;
+                qp->rows.n = qp->rows.cap = 0;
+                *nrows = n;
             }
         }
     }

@@ -734,6 +734,7 @@ void plan_program_free(plan_program *p) {
         if (pp->full) rel_free(pp->full);
         il_vec_free(pp->delta);
         il_vec_free(pp->added);
+        tupleset_free(&pp->rows);
         if (pp->next) rel_free(pp->next);
     }
     for (uint32_t i = 0; i < p->strata.n; i++) {

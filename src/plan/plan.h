@@ -13,6 +13,7 @@
 #include "base/arena.h"
 #include "base/vec.h"
 #include "exec/rel.h"
+#include "exec/tupleset.h"
 #include "iql/ast.h"
 #include "value/value.h"
 
@@ -150,6 +151,7 @@ typedef struct plan_pred {
     IL_VEC(val_t) added;  /* recursive stratum: this round's additions already in `full` */
     rel_t *next;          /* recursive stratum: additions of variants that read `full` */
     uint32_t stratum;
+    tupleset rows;        /* the query predicate: its rows, deduplicated, unordered */
 } plan_pred;
 
 typedef struct plan_stratum {

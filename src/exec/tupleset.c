@@ -1,0 +1,73 @@
+/* Hash sets of tuples (see tupleset.h): linear probing over indexes into the flat
+ * tuple array, load factor at most 1/2. */
+#include "exec/tupleset.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void tupleset_init(tupleset *s, uint32_t arity) {
+    memset(s, 0, sizeof *s);
+    s->arity = arity ? arity : 1;
+}
+
+void tupleset_free(tupleset *s) {
+    free(s->tuples);
+    free(s->slots);
+    memset(s, 0, sizeof *s);
+}
+
+void tupleset_clear(tupleset *s) {
+    if (s->n && s->slots) memset(s->slots, 0, s->nslots * sizeof *s->slots);
+    s->n = 0;
+}
+
+static inline bool same_tuple(const val_t *a, const val_t *b, uint32_t w) {
+    for (uint32_t i = 0; i < w; i++)
+        if (a[i] != b[i]) return false;
+    return true;
+}
+
+/* One multiply per word, one avalanche at the end: slots take the low bits. */
+static inline uint64_t tuple_hash(const val_t *t, uint32_t arity) {
+    uint64_t h = 0x9E3779B97F4A7C15ull;
+    for (uint32_t i = 0; i < arity; i++) {
+        h = (h ^ t[i]) * 0xff51afd7ed558ccdull;
+        h ^= h >> 32;
+    }
+    h *= 0xc4ceb9fe1a85ec53ull;
+    return h ^ (h >> 29);
+}
+
+static void grow(tupleset *s) {
+    uint32_t nslots = s->nslots ? s->nslots * 2 : 64;
+    uint32_t *slots = calloc(nslots, sizeof *slots);
+    if (!slots) abort();
+    for (uint32_t i = 0; i < s->n; i++) {
+        uint32_t h = (uint32_t)tuple_hash(&s->tuples[(size_t)i * s->arity], s->arity) & (nslots - 1);
+        while (slots[h]) h = (h + 1) & (nslots - 1);
+        slots[h] = i + 1;
+    }
+    free(s->slots);
+    s->slots = slots;
+    s->nslots = nslots;
+}
+
+bool tupleset_insert(tupleset *s, const val_t *t) {
+    if ((s->n + 1) * 2 > s->nslots) grow(s);
+    uint32_t mask = s->nslots - 1, w = s->arity;
+    uint32_t h = (uint32_t)tuple_hash(t, w) & mask;
+    for (;;) {
+        uint32_t e = s->slots[h];
+        if (!e) break;
+        if (same_tuple(&s->tuples[(size_t)(e - 1) * w], t, w)) return false;
+        h = (h + 1) & mask;
+    }
+    if (s->n == s->cap) {
+        s->cap = s->cap ? s->cap * 2 : 64;
+        s->tuples = realloc(s->tuples, (size_t)s->cap * w * sizeof *s->tuples);
+        if (!s->tuples) abort();
+    }
+    memcpy(&s->tuples[(size_t)s->n * w], t, w * sizeof *t);
+    s->slots[h] = ++s->n;
+    return true;
+}

@@ -1,0 +1,47 @@
+/* LSD radix sort of tuples (see tuplesort.h). */
+#include "exec/tuplesort.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void tuple_sort(val_t *tuples, size_t n, uint32_t arity) {
+    if (n < 2 || arity == 0) return;
+    uint64_t or_w[64], and_w[64];
+    uint32_t w = arity < 64 ? arity : 64;
+    for (uint32_t c = 0; c < w; c++) {
+        or_w[c] = 0;
+        and_w[c] = ~0ull;
+    }
+    for (size_t i = 0; i < n; i++)
+        for (uint32_t c = 0; c < w; c++) {
+            or_w[c] |= tuples[i * arity + c];
+            and_w[c] &= tuples[i * arity + c];
+        }
+    val_t *tmp = malloc(n * arity * sizeof *tmp);
+    if (!tmp) abort();
+    val_t *src = tuples, *dst = tmp;
+    size_t count[256];
+    for (uint32_t c = w; c-- > 0;) {
+        uint64_t varying = or_w[c] ^ and_w[c];
+        for (unsigned shift = 0; shift < 64; shift += 8) {
+            if (!((varying >> shift) & 0xFF)) continue;
+            memset(count, 0, sizeof count);
+            for (size_t i = 0; i < n; i++) count[(src[i * arity + c] >> shift) & 0xFF]++;
+            size_t sum = 0;
+            for (int b = 0; b < 256; b++) {
+                size_t k = count[b];
+                count[b] = sum;
+                sum += k;
+            }
+            for (size_t i = 0; i < n; i++) {
+                size_t to = count[(src[i * arity + c] >> shift) & 0xFF]++;
+                memcpy(&dst[to * arity], &src[i * arity], arity * sizeof *src);
+            }
+            val_t *t = src;
+            src = dst;
+            dst = t;
+        }
+    }
+    if (src != tuples) memcpy(tuples, src, n * arity * sizeof *tuples);
+    free(tmp);
+}

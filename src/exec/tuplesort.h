@@ -1,0 +1,17 @@
+/* Sorting flat arrays of fixed-arity tuples into raw word order (the order of every
+ * relation index): an LSD radix sort that skips the bytes all tuples share, so sorting
+ * a partition whose values differ only in a few low bytes costs a few passes. Measured
+ * on the full closure of the 2,000 / 4,000 random graph: qsort of each partition took a
+ * fifth of the run; this takes a few percent. */
+#ifndef IL_EXEC_TUPLESORT_H
+#define IL_EXEC_TUPLESORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "value/value.h"
+
+/* Sorts n tuples of `arity` words in place (stable). */
+void tuple_sort(val_t *tuples, size_t n, uint32_t arity);
+
+#endif
