@@ -81,6 +81,7 @@ Test(script, open_brackets_continue) {
     READS("x))\n+a(1)\n", "x))\n+a(1)\n");
     /* Brackets inside strings do not count. */
     READS("+s(\"(\")\n+t(\"[\")\n", "+s(\"(\")\n+t(\"[\")\n");
+    READS("+r(\"a\\\")(\")\n?r(X)\n", "+r(\"a\\\")(\")\n?r(X)\n");
 }
 
 Test(script, meta_lines_are_complete_and_flush_pending_text) {
