@@ -18,12 +18,28 @@
 
 enum { STOP_CHECK_MASK = 4095 };
 
+/* What a scan does with the columns of each tuple, resolved once per clause run for
+ * the index actually used: positions to copy into slots, then positions to check. */
+typedef struct col_step {
+    uint32_t pos;  /* position in the index's tuples */
+    uint32_t slot; /* BIND, CHECK_SLOT */
+    val_t c;       /* CHECK_CONST */
+    plan_col_action act;
+} col_step;
+
+typedef struct scan_plan {
+    col_step steps[REL_MAX_ARITY]; /* binds first, then checks */
+    uint32_t nbind, nsteps;
+    bool numeric_prefix;           /* a constant of the prefix is a number */
+} scan_plan;
+
 typedef struct runner {
     plan_program *p;
     exec_ctx *x;
     const plan_clause *c;
     val_t *regs;
     rel_t **rels;     /* per op: the relation it reads (NULL: empty) */
+    scan_plan *scans; /* per op: column steps for the index it seeks */
     int *idx;         /* per op: the index it seeks */
     rel_t *target;    /* where head tuples go */
     const rel_t *check; /* when set, tuples already here are not emitted */
@@ -32,8 +48,16 @@ typedef struct runner {
     tupleset *bindings; /* aggregating clauses: the distinct body bindings */
     IL_VEC(val_t) flat; /* aggregating clauses whose bindings are distinct by construction */
     bool flat_bindings;
+    bool head_slots;  /* every head column is a plain variable: copied, not evaluated */
     bool abort;
 } runner;
+
+/* Appends a tuple to a flat list without a call per value. */
+static inline void push_tuple(plan_pred *pp, const val_t *t, uint32_t n) {
+    il_vec_reserve(pp->added, pp->added.n + n);
+    memcpy(&pp->added.v[pp->added.n], t, n * sizeof *t);
+    pp->added.n += n;
+}
 
 static bool poll_stop(runner *r) {
     exec_ctx *x = r->x;
@@ -54,15 +78,16 @@ static void emit_head(runner *r) {
         return;
     }
     val_t t[REL_MAX_ARITY];
-    for (uint32_t i = 0; i < c->nhead; i++) t[i] = exec_eval(c->head[i], r->regs);
+    if (r->head_slots)
+        for (uint32_t i = 0; i < c->nhead; i++) t[i] = r->regs[c->head[i]->slot];
+    else
+        for (uint32_t i = 0; i < c->nhead; i++) t[i] = exec_eval(c->head[i], r->regs);
     if (r->tset) {
-        if (tupleset_insert(r->tset, t) && r->added_to)
-            for (uint32_t i = 0; i < c->nhead; i++) il_vec_push(r->added_to->added, t[i]);
+        if (tupleset_insert(r->tset, t) && r->added_to) push_tuple(r->added_to, t, c->nhead);
         return;
     }
     if (r->check && rel_contains(r->check, t)) return;
-    if (rel_insert(r->target, t) && r->added_to)
-        for (uint32_t i = 0; i < c->nhead; i++) il_vec_push(r->added_to->added, t[i]);
+    if (rel_insert(r->target, t) && r->added_to) push_tuple(r->added_to, t, c->nhead);
 }
 
 static void run_from(runner *r, uint32_t i);
@@ -84,27 +109,38 @@ static bool numeric_alternative(val_t c, val_t *alt) {
     return false;
 }
 
-static bool bind_columns(runner *r, const plan_op *op, const uint32_t *order, const val_t *t) {
+static void plan_scan(const plan_op *op, const uint32_t *order, scan_plan *sp) {
+    sp->nbind = sp->nsteps = 0;
+    sp->numeric_prefix = false;
     for (uint32_t p = 0; p < op->nprefix; p++) {
         uint32_t col = order[p];
-        if (op->prefix_slot[col] < 0 && op->prefix_bind[col] >= 0)
-            r->regs[op->prefix_bind[col]] = t[p];
+        if (op->prefix_slot[col] >= 0) continue;
+        val_type t = val_type_of(op->prefix_const[col]);
+        if (t == VT_INT || t == VT_FLOAT) sp->numeric_prefix = true;
+        if (op->prefix_bind[col] >= 0)
+            sp->steps[sp->nsteps++] = (col_step){p, (uint32_t)op->prefix_bind[col], 0, PCOL_BIND};
     }
     for (uint32_t p = op->nprefix; p < op->arity; p++) {
         uint32_t col = order[p];
-        if (op->act[col] == PCOL_BIND) r->regs[op->act_slot[col]] = t[p];
+        if (op->act[col] == PCOL_BIND)
+            sp->steps[sp->nsteps++] = (col_step){p, op->act_slot[col], 0, PCOL_BIND};
     }
+    sp->nbind = sp->nsteps;
     for (uint32_t p = op->nprefix; p < op->arity; p++) {
         uint32_t col = order[p];
-        switch (op->act[col]) {
-        case PCOL_CHECK_SLOT:
-            if (r->regs[op->act_slot[col]] != t[p]) return false;
-            break;
-        case PCOL_CHECK_CONST:
-            if (!exec_const_matches(t[p], op->act_const[col])) return false;
-            break;
-        default: break;
-        }
+        if (op->act[col] == PCOL_CHECK_SLOT || op->act[col] == PCOL_CHECK_CONST)
+            sp->steps[sp->nsteps++] =
+                (col_step){p, op->act_slot[col], op->act_const[col], op->act[col]};
+    }
+}
+
+static inline bool bind_columns(runner *r, const scan_plan *sp, const val_t *t) {
+    for (uint32_t k = 0; k < sp->nbind; k++) r->regs[sp->steps[k].slot] = t[sp->steps[k].pos];
+    for (uint32_t k = sp->nbind; k < sp->nsteps; k++) {
+        const col_step *s = &sp->steps[k];
+        if (s->act == PCOL_CHECK_SLOT ? r->regs[s->slot] != t[s->pos]
+                                      : !exec_const_matches(t[s->pos], s->c))
+            return false;
     }
     return true;
 }
@@ -118,6 +154,7 @@ static void scan(runner *r, uint32_t i, bool negated) {
     }
     int idx = r->idx[i];
     const uint32_t *order = rel_index_order(rel, idx);
+    const scan_plan *sp = &r->scans[i];
     val_t prefix[REL_MAX_ARITY];
     uint32_t alt_pos[3];
     val_t alt_val[3];
@@ -128,7 +165,8 @@ static void scan(runner *r, uint32_t i, bool negated) {
             prefix[p] = r->regs[op->prefix_slot[col]];
         } else {
             prefix[p] = op->prefix_const[col];
-            if (nalt < 3 && numeric_alternative(prefix[p], &alt_val[nalt])) alt_pos[nalt++] = p;
+            if (sp->numeric_prefix && nalt < 3 && numeric_alternative(prefix[p], &alt_val[nalt]))
+                alt_pos[nalt++] = p;
         }
     }
     val_t orig[3];
@@ -145,7 +183,7 @@ static void scan(runner *r, uint32_t i, bool negated) {
         }
         while ((t = rel_next(&cur, NULL))) {
             if (poll_stop(r)) return;
-            if (!bind_columns(r, op, order, t)) continue;
+            if (!bind_columns(r, sp, t)) continue;
             run_from(r, i + 1);
             if (r->abort) return;
         }
@@ -248,6 +286,9 @@ static void run_clause_into(plan_program *p, exec_ctx *x, const plan_clause *c, 
     r.check = check;
     r.added_to = added_to;
     r.tset = tset;
+    r.head_slots = !c->is_agg;
+    for (uint32_t i = 0; i < c->nhead && r.head_slots; i++)
+        r.head_slots = c->head[i]->kind == PX_SLOT;
     val_t regs_small[32];
     rel_t *rels_small[32];
     int idx_small[32];
@@ -270,6 +311,8 @@ static void run_clause_into(plan_program *p, exec_ctx *x, const plan_clause *c, 
         if (rel) {
             r.idx[i] = op->nprefix ? rel_index(rel, op->order, op->nprefix) : 0;
             if (r.idx[i] < 0) r.idx[i] = 0;
+            if (!r.scans) r.scans = malloc(c->nops * sizeof *r.scans);
+            plan_scan(op, rel_index_order(rel, r.idx[i]), &r.scans[i]);
         }
         r.rels[i] = rel;
     }
@@ -294,6 +337,7 @@ static void run_clause_into(plan_program *p, exec_ctx *x, const plan_clause *c, 
     if (r.regs != regs_small) free(r.regs);
     if (r.rels != rels_small) free(r.rels);
     if (r.idx != idx_small) free(r.idx);
+    free(r.scans);
 }
 
 static void run_clause(plan_program *p, exec_ctx *x, const plan_clause *c, rel_t *target,

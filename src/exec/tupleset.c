@@ -67,7 +67,8 @@ bool tupleset_insert(tupleset *s, const val_t *t) {
         s->tuples = realloc(s->tuples, (size_t)s->cap * w * sizeof *s->tuples);
         if (!s->tuples) abort();
     }
-    memcpy(&s->tuples[(size_t)s->n * w], t, w * sizeof *t);
+    val_t *dst = &s->tuples[(size_t)s->n * w];
+    for (uint32_t i = 0; i < w; i++) dst[i] = t[i];
     s->slots[h] = ++s->n;
     return true;
 }
