@@ -11,27 +11,16 @@ typedef struct group_rows {
 } group_rows;
 
 typedef struct agg_ctx {
-    const plan_clause *c;
-    const uint32_t *pos; /* slot -> position in a binding (the identity) */
-    uint32_t order_slot; /* ranking sort: slot of the score */
-    bool desc;
-    const uint32_t *out_slots;
-    uint32_t nout;
+    const plan_clause *c; /* the clause whose bindings are sorted */
 } agg_ctx;
 
 static _Thread_local const agg_ctx *sort_ctx;
 
-static int cmp_rank_rows(const void *pa, const void *pb) {
+/* Ascending order of whole bindings (slot order), the order rows reach an aggregate. */
+static int cmp_binding(const void *pa, const void *pb) {
     const val_t *a = *(const val_t *const *)pa, *b = *(const val_t *const *)pb;
-    const agg_ctx *k = sort_ctx;
-    int c = val_cmp(a[k->pos[k->order_slot]], b[k->pos[k->order_slot]]);
-    if (c) return k->desc ? -c : c;
-    for (uint32_t i = 0; i < k->nout; i++) {
-        c = val_cmp(a[k->pos[k->out_slots[i]]], b[k->pos[k->out_slots[i]]]);
-        if (c) return c;
-    }
-    for (uint32_t i = 0; i < k->c->nslots; i++) {
-        c = val_cmp(a[i], b[i]);
+    for (uint32_t i = 0; i < sort_ctx->c->nslots; i++) {
+        int c = val_cmp(a[i], b[i]);
         if (c) return c;
     }
     return 0;
@@ -105,13 +94,38 @@ static uint32_t rank_rows(const plan_clause *c, const plan_agg *ag, const group_
         }
         kept[n++] = g->rows[i];
     }
-    agg_ctx k = {.c = c, .pos = pos, .order_slot = score_slot, .desc = desc,
-                 .out_slots = ag->out_slots, .nout = ag->nout};
+    agg_ctx k = {.c = c};
     sort_ctx = &k;
-    qsort(kept, n, sizeof *kept, cmp_rank_rows);
+    if (n > 1) qsort(kept, n, sizeof *kept, cmp_binding);
     sort_ctx = NULL;
-    if (ag->kind != IQL_AGG_WITHIN_RADIUS && n > ag->k) n = (uint32_t)ag->k;
-    return n;
+    if (ag->kind == IQL_AGG_WITHIN_RADIUS || n <= ag->k) return n;
+    /* The rows, in binding order, pass through a heap of K: the worst kept row (lowest
+       score for :desc, earliest binding among equal scores) gives way only to a row
+       with a strictly better score (iql-language.md 3.6). */
+    uint32_t kk = (uint32_t)ag->k, hn = 0;
+    uint32_t *heap = malloc((kk + 1) * sizeof *heap);
+    uint32_t p = pos[score_slot];
+    for (uint32_t i = 0; i < n; i++) {
+        if (hn < kk) {
+            heap[hn++] = i;
+            continue;
+        }
+        uint32_t worst = 0;
+        for (uint32_t j = 1; j < hn; j++) {
+            int cmp = val_cmp(kept[heap[j]][p], kept[heap[worst]][p]);
+            bool worse = desc ? (cmp < 0 || (cmp == 0 && heap[j] < heap[worst]))
+                              : (cmp > 0 || (cmp == 0 && heap[j] > heap[worst]));
+            if (worse) worst = j;
+        }
+        int cmp = val_cmp(kept[i][p], kept[heap[worst]][p]);
+        if (desc ? cmp > 0 : cmp < 0) heap[worst] = i;
+    }
+    const val_t **chosen = malloc((hn + 1) * sizeof *chosen);
+    for (uint32_t j = 0; j < hn; j++) chosen[j] = kept[heap[j]];
+    memcpy(kept, chosen, hn * sizeof *kept);
+    free(chosen);
+    free(heap);
+    return hn;
 }
 
 static void emit_group(const plan_clause *c, const group_rows *g, const uint32_t *pos,

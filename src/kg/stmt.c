@@ -287,13 +287,20 @@ static il_result *exec_update(il_session *s, const iql_update *u, il_arena *a) {
                              "base relation or drop the rule first with '.rule drop %s'.",
                              at->rel, at->rel);
         }
+        /* the arity a target has, or gets from the first insert into it */
         kg_relation *kr = kg_rel_find(s->kg, at->rel);
-        if (kr && kr->data && rel_arity(kr->data) != at->nargs) {
+        uint32_t want = kr && kr->data ? rel_arity(kr->data) : at->nargs;
+        for (uint32_t k = 0; k < j && !(kr && kr->data); k++)
+            if (strcmp(u->ins[k].rel, at->rel) == 0) {
+                want = u->ins[k].nargs;
+                break;
+            }
+        if (want != at->nargs) {
             free(rows);
             il_vec_free(vars);
             return res_error("Arity mismatch for relation '%s': existing arity is %u, but trying "
                              "to insert tuples with arity %u",
-                             at->rel, rel_arity(kr->data), at->nargs);
+                             at->rel, want, at->nargs);
         }
     }
     uint32_t deleted = 0, inserted = 0;

@@ -45,6 +45,7 @@ typedef struct builder {
     IL_VEC(bclause) out;        /* final clauses */
     IL_VEC(uint32_t) work;      /* derived instances still to expand */
     bclause *norm;              /* normalised source rules, by rule index (lazily) */
+    bool demand;                /* apply the demand transformation */
     bool *normed;
 } builder;
 
@@ -508,7 +509,7 @@ static uint32_t group_arity(builder *b, const char *rel, uint32_t fallback) {
 static uint32_t resolve_atom(builder *b, const blit *l, uint64_t mask) {
     rule_group *g = find_group(b, l->rel);
     if (!g) return get_pred(b, l->rel, 0, ROLE_BASE, l->nargs);
-    if (g->is_agg || l->kind == IQL_LIT_NEG || l->nargs != g->arity) mask = 0;
+    if (!b->demand || g->is_agg || l->kind == IQL_LIT_NEG || l->nargs != g->arity) mask = 0;
     return get_pred(b, l->rel, mask, ROLE_DERIVED, g->arity);
 }
 
@@ -568,6 +569,42 @@ static bool carries_binding(const bclause *src, const blit *lits, uint32_t head_
     return false;
 }
 
+/* Emits the demand clause m(args) <- prefix. A numeric constant among the demanded
+ * values is demanded in both its forms (2 and 2.0), because demanded values then join
+ * strictly while the constant itself matched numerically. */
+static void emit_magic(builder *b, const blit *ml, bvars *vars, const blit *prefix,
+                       uint32_t nprefix) {
+    uint32_t pos[3], nalt = 0;
+    val_t alt[3];
+    for (uint32_t j = 0; j < ml->nargs && nalt < 3; j++) {
+        if (ml->args[j].kind != BT_CONST) continue;
+        val_t c = ml->args[j].c;
+        val_type t = val_type_of(c);
+        if (t == VT_INT) {
+            alt[nalt] = val_float((double)val_get_int(c));
+            pos[nalt++] = j;
+        } else if (t == VT_FLOAT) {
+            double d = val_get_float(c);
+            if (d == (double)(int64_t)d && d > -9.2e18 && d < 9.2e18) {
+                alt[nalt] = val_int((int64_t)d);
+                pos[nalt++] = j;
+            }
+        }
+    }
+    for (uint32_t combo = 0; combo < (1u << nalt); combo++) {
+        bterm *head = il_arena_memdup(b->a, ml->args, (ml->nargs + 1) * sizeof *head);
+        for (uint32_t k = 0; k < nalt; k++)
+            if ((combo >> k) & 1) head[pos[k]].c = alt[k];
+        bclause *mc = emit(b);
+        mc->head_pred = ml->pred;
+        mc->head = head;
+        mc->nhead = ml->nargs;
+        mc->vars = vars;
+        mc->lits = il_arena_memdup(b->a, prefix, nprefix * sizeof *prefix);
+        mc->nlits = nprefix;
+    }
+}
+
 static void adorn_clause(builder *b, const bclause *src, uint32_t head_pred, const char *head_rel,
                          uint64_t mask) {
     il_arena *a = b->a;
@@ -581,12 +618,27 @@ static void adorn_clause(builder *b, const bclause *src, uint32_t head_pred, con
     bool has_magic = false;
     blit mhead;
     if (mask) {
+        /* A head variable that no positive atom binds is computed (`Y = X + 1`): demand
+           may not supply its value, or the row would carry the asked-for value instead of
+           the computed one (3.0 for 3). It only filters, through the consumer. */
+        bool *in_atom = il_arena_calloc(a, nv + 1);
+        for (uint32_t i = 0; i < src->nlits; i++) {
+            const blit *l = &src->lits[i];
+            if (l->kind != IQL_LIT_ATOM) continue;
+            for (uint32_t j = 0; j < l->nargs; j++) {
+                if (l->args[j].kind == BT_VAR) in_atom[l->args[j].var] = true;
+                if (l->args[j].kind == BT_CONST && l->args[j].bind >= 0) in_atom[l->args[j].bind] = true;
+            }
+        }
+        bterm *mh = il_arena_memdup(a, src->head, (src->nhead + 1) * sizeof *mh);
+        for (uint32_t i = 0; i < src->nhead && i < 64; i++)
+            if (((mask >> i) & 1) && mh[i].kind == BT_VAR && !in_atom[mh[i].var]) mh[i].kind = BT_WILD;
         uint32_t arity = group_arity(b, head_rel, src->nhead);
-        mhead = magic_atom(b, head_rel, mask, src->head, src->nhead, arity);
+        mhead = magic_atom(b, head_rel, mask, mh, src->nhead, arity);
         prefix[nprefix++] = mhead;
         has_magic = true;
         for (uint32_t i = 0; i < src->nhead && i < 64; i++)
-            if (((mask >> i) & 1) && src->head[i].kind == BT_VAR) bound[src->head[i].var] = true;
+            if (((mask >> i) & 1) && mh[i].kind == BT_VAR) bound[mh[i].var] = true;
     }
     for (;;) {
         /* comparisons that can run now */
@@ -617,15 +669,7 @@ static void adorn_clause(builder *b, const bclause *src, uint32_t head_pred, con
             uint32_t arity = b->p->preds.v[l->pred].arity;
             blit ml = magic_atom(b, l->rel, k->mask, l->args, l->nargs, arity);
             bool trivial = nprefix == 1 && same_lit(&prefix[0], &ml);
-            if (!trivial) {
-                bclause *mc = emit(b);
-                mc->head_pred = ml.pred;
-                mc->head = ml.args;
-                mc->nhead = ml.nargs;
-                mc->vars = src->vars;
-                mc->lits = il_arena_memdup(a, prefix, nprefix * sizeof *prefix);
-                mc->nlits = nprefix;
-            }
+            if (!trivial) emit_magic(b, &ml, src->vars, prefix, nprefix);
         }
         done[best] = true;
         for (uint32_t j = 0; j < l->nargs; j++) {
@@ -687,9 +731,11 @@ static void expand_instance(builder *b, uint32_t inst) {
     stored_clause(b, inst, k.rel, k.mask);
 }
 
-bool plan_build(plan_program *p, const plan_source *src, const iql_rule *query) {
+static bool build_program(plan_program *p, const plan_source *src, const iql_rule *query,
+                          bool demand) {
     builder b;
     memset(&b, 0, sizeof b);
+    b.demand = demand;
     b.p = p;
     b.src = src;
     b.a = &p->arena;
@@ -720,6 +766,18 @@ bool plan_build(plan_program *p, const plan_source *src, const iql_rule *query) 
     il_vec_free(b.out);
     il_vec_free(b.work);
     return p->error == NULL;
+}
+
+bool plan_build(plan_program *p, const plan_source *src, const iql_rule *query) {
+    bool ok = build_program(p, src, query, true);
+    if (ok && p->unstratified) {
+        /* Two consumers at different strata shared a restricted instance and tied a
+           negation or an aggregate into a cycle: evaluate without demand instead. */
+        plan_program_free(p);
+        plan_program_init(p);
+        ok = build_program(p, src, query, false);
+    }
+    return ok;
 }
 
 void plan_program_init(plan_program *p) {

@@ -16,9 +16,13 @@ typedef struct plan_source {
     void *ctx;
 } plan_source;
 
-/* Builds into *p the program whose query predicate holds the rows of `query` (a rule
- * whose head lists the output columns). Returns false with p->error set when the
- * query cannot run (the message is the reference's "Query execution failed" inner text). */
+/* Builds into *p (initialised, empty) the program whose query predicate holds the rows
+ * of `query` (a rule whose head lists the output columns). Returns false with p->error
+ * set when the query cannot run (the message is the reference's "Query execution
+ * failed" inner text). Demand can tie a negation or an aggregate into a recursive
+ * stratum (two consumers sharing one restricted instance); the program is then built
+ * again without demand, and p->unstratified stays set only if the rules themselves are
+ * not stratified (session rules are not checked). */
 bool plan_build(plan_program *p, const plan_source *src, const iql_rule *query);
 
 #endif

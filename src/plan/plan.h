@@ -168,6 +168,7 @@ typedef struct plan_program {
     IL_VEC(plan_clause) clauses;
     IL_VEC(plan_stratum) strata;
     uint32_t query_pred;  /* the predicate whose rows answer the query */
+    bool unstratified;    /* a negation or an aggregate reads its own stratum */
     const char *error;    /* a build error (reported instead of running) */
 } plan_program;
 

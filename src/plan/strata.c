@@ -115,7 +115,9 @@ void plan_stratify(plan_program *p, const bclause *clauses, uint32_t nclauses) {
         plan_stratum *st = &p->strata.v[s];
         for (uint32_t j = 0; j < c->nlits; j++) {
             const blit *l = &c->lits[j];
-            if (l->kind != IQL_LIT_CMP && t.comp[l->pred] == s) st->recursive = true;
+            if (l->kind == IQL_LIT_CMP || t.comp[l->pred] != s) continue;
+            st->recursive = true;
+            if (l->kind == IQL_LIT_NEG || c->is_agg) p->unstratified = true;
         }
     }
     for (uint32_t i = 0; i < nclauses; i++) {

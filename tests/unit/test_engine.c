@@ -1,0 +1,483 @@
+/* Unit tests of the embedding API (include/inputlayer.h): engines and sessions, session
+ * isolation, knowledge-graph switching, result kinds and statement classes, value
+ * formatting, insert and delete counts, arity errors, conditional deletes, atomic
+ * updates, and statements that fail leaving every state unchanged. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/buf.h"
+#include "inputlayer.h"
+#include "value/value.h"
+
+static il_engine *EN;
+static il_session *S1, *S2;
+
+static void setup(void) {
+    char *err = NULL;
+    EN = il_engine_open(NULL, &err);
+    cr_assert_not_null(EN, "il_engine_open: %s", err ? err : "?");
+    cr_assert_null(err);
+    S1 = il_session_open(EN);
+    S2 = il_session_open(EN);
+    cr_assert(S1 && S2);
+}
+
+static void teardown(void) {
+    il_engine_close(EN); /* closes the sessions still open */
+    val_shutdown();
+}
+
+TestSuite(engine, .init = setup, .fini = teardown);
+TestSuite(sessions, .init = setup, .fini = teardown);
+TestSuite(results, .init = setup, .fini = teardown);
+TestSuite(format, .init = setup, .fini = teardown);
+TestSuite(facts, .init = setup, .fini = teardown);
+TestSuite(atomic, .init = setup, .fini = teardown);
+
+/* The text of any result: message, error and parse-error lines joined by "\n"; a
+ * table as its column names joined by ", " and one line per row of cells. */
+static char *text_of(const il_result *r) {
+    il_buf b;
+    il_buf_init(&b);
+    if (il_result_kind_of(r) == IL_RESULT_TABLE) {
+        for (size_t i = 0; i < il_result_ncols(r); i++)
+            il_buf_printf(&b, "%s%s", i ? ", " : "", il_result_col(r, i));
+        for (size_t i = 0; i < il_result_nrows(r); i++) {
+            size_t w;
+            const il_value *row = il_result_row(r, i, &w);
+            il_buf_putc(&b, '\n');
+            for (size_t j = 0; j < w && j < il_result_ncols(r); j++) {
+                char cell[256];
+                il_value_format(row[j], cell, sizeof cell);
+                il_buf_printf(&b, "%s%s", j ? ", " : "", cell);
+            }
+        }
+    } else {
+        for (size_t i = 0; i < il_result_nlines(r); i++)
+            il_buf_printf(&b, "%s%s", i ? "\n" : "", il_result_line(r, i));
+    }
+    char *s = strdup(il_buf_str(&b));
+    il_buf_free(&b);
+    return s;
+}
+
+static const char *KIND_NAMES[] = {"MESSAGE", "TABLE", "ERROR", "PARSE_ERROR"};
+
+/* Executes `stmt` in session s and checks the kind and the text of the result. */
+static void expect_in(il_session *s, const char *stmt, il_result_kind kind, const char *want) {
+    il_result *r = il_execute(s, stmt, strlen(stmt));
+    cr_assert_not_null(r);
+    char *got = text_of(r);
+    cr_expect_eq(il_result_kind_of(r), kind, "`%s`: kind %s, want %s (%s)", stmt,
+                 KIND_NAMES[il_result_kind_of(r)], KIND_NAMES[kind], got);
+    cr_expect_str_eq(got, want, "`%s`\n--- got:\n%s\n--- want:\n%s", stmt, got, want);
+    free(got);
+    il_result_free(r);
+}
+
+#define MSG(s, stmt, want)   expect_in(s, stmt, IL_RESULT_MESSAGE, want)
+#define TABLE(s, stmt, want) expect_in(s, stmt, IL_RESULT_TABLE, want)
+#define ERR(s, stmt, want)   expect_in(s, stmt, IL_RESULT_ERROR, want)
+#define PERR(s, stmt, want)  expect_in(s, stmt, IL_RESULT_PARSE_ERROR, want)
+
+static il_stmt_class class_of(il_session *s, const char *stmt) {
+    il_result *r = il_execute(s, stmt, strlen(stmt));
+    il_stmt_class c = il_result_stmt_class(r);
+    il_result_free(r);
+    return c;
+}
+
+/* ---- engine ------------------------------------------------------------------------ */
+
+Test(engine, open_close_without_sessions) {
+    char *err = (char *)1;
+    il_engine *e = il_engine_open(NULL, &err);
+    cr_assert_not_null(e);
+    cr_expect_null(err);
+    il_engine_close(e);
+    il_engine_close(NULL);
+}
+
+Test(engine, closing_a_session_keeps_the_engine_usable) {
+    MSG(S1, "+p[(1), (2)]", "Inserted 2 fact(s) into 'p'.");
+    il_session_close(S1);
+    S1 = NULL;
+    TABLE(S2, "?p(X)", "X\n1\n2");
+    il_session *s3 = il_session_open(EN);
+    TABLE(s3, "?p(X)", "X\n1\n2");
+    il_session_close(s3);
+    il_session_close(NULL);
+}
+
+Test(engine, engines_are_independent) {
+    il_engine *e2 = il_engine_open(NULL, NULL);
+    cr_assert_not_null(e2);
+    il_session *t = il_session_open(e2);
+    MSG(S1, "+p(1)", "Inserted 1 fact(s) into 'p'.");
+    TABLE(t, "?p(X)", "X");
+    MSG(t, "+p(2)", "Inserted 1 fact(s) into 'p'.");
+    TABLE(S1, "?p(X)", "X\n1");
+    il_engine_close(e2);
+}
+
+Test(engine, statement_text_is_taken_by_length) {
+    const char *text = "+p(1)+garbage";
+    il_result *r = il_execute(S1, text, 5);
+    cr_expect_eq(il_result_kind_of(r), IL_RESULT_MESSAGE);
+    cr_expect_str_eq(il_result_line(r, 0), "Inserted 1 fact(s) into 'p'.");
+    il_result_free(r);
+}
+
+/* ---- sessions ----------------------------------------------------------------------- */
+
+Test(sessions, persistent_facts_and_rules_are_shared) {
+    MSG(S1, "+p[(1), (2)]", "Inserted 2 fact(s) into 'p'.");
+    MSG(S1, "+q(X) <- p(X), X > 1", "Rule 'q' registered.");
+    TABLE(S2, "?p(X)", "X\n1\n2");
+    TABLE(S2, "?q(X)", "X\n2");
+}
+
+Test(sessions, session_facts_are_private) {
+    MSG(S1, "+p[(1)]", "Inserted 1 fact(s) into 'p'.");
+    MSG(S1, "p(5)", "Session fact added for 'p'. (Use +p(...) to persist)");
+    MSG(S1, "sf(\"x\")", "Session fact added for 'sf'. (Use +sf(...) to persist)");
+    TABLE(S1, "?p(X)", "X\n1\n5");
+    TABLE(S1, "?sf(X)", "X\n\"x\"");
+    TABLE(S2, "?p(X)", "X\n1");
+    TABLE(S2, "?sf(X)", "X");
+}
+
+Test(sessions, session_rules_are_private) {
+    MSG(S1, "+p[(1), (2), (3)]", "Inserted 3 fact(s) into 'p'.");
+    MSG(S1, "big(X) <- p(X), X >= 2", "Session rule added for 'big'.");
+    TABLE(S1, "?big(X)", "X\n2\n3");
+    TABLE(S2, "?big(X)", "X");
+    /* another session may use the same name for its own rule */
+    MSG(S2, "big(X) <- p(X), X < 2", "Session rule added for 'big'.");
+    TABLE(S2, "?big(X)", "X\n1");
+    TABLE(S1, "?big(X)", "X\n2\n3");
+}
+
+Test(sessions, session_data_is_not_seen_by_persistent_rules_of_other_sessions) {
+    MSG(S1, "+q(X) <- p(X)", "Rule 'q' registered.");
+    MSG(S1, "p(7)", "Session fact added for 'p'. (Use +p(...) to persist)");
+    TABLE(S1, "?q(X)", "X\n7");
+    TABLE(S2, "?q(X)", "X");
+}
+
+Test(sessions, session_clear) {
+    MSG(S1, "p(1)", "Session fact added for 'p'. (Use +p(...) to persist)");
+    MSG(S1, "r(X) <- p(X)", "Session rule added for 'r'.");
+    il_result *r = il_execute(S1, ".session clear", 14);
+    cr_expect_eq(il_result_kind_of(r), IL_RESULT_MESSAGE);
+    cr_expect_eq(il_result_stmt_class(r), IL_STMT_SESSION_CLEAR);
+    cr_expect_str_eq(il_result_line(r, 0), "Cleared 1 session fact(s), 1 session rule(s).");
+    il_result_free(r);
+    TABLE(S1, "?p(X)", "X");
+    TABLE(S1, "?r(X)", "X");
+}
+
+Test(sessions, switching_graph_clears_the_session) {
+    MSG(S1, "+p(1)", "Inserted 1 fact(s) into 'p'.");
+    MSG(S1, "sf(1)", "Session fact added for 'sf'. (Use +sf(...) to persist)");
+    MSG(S1, "r(X) <- sf(X)", "Session rule added for 'r'.");
+    il_result *r = il_execute(S1, ".kg create other", 16);
+    cr_expect_eq(il_result_kind_of(r), IL_RESULT_MESSAGE);
+    cr_expect_eq(il_result_stmt_class(r), IL_STMT_KG_SWITCH);
+    il_result_free(r);
+    /* the new graph has none of default's data, and the session is empty */
+    TABLE(S1, "?p(X)", "X");
+    TABLE(S1, "?sf(X)", "X");
+    TABLE(S1, "?r(X)", "X");
+    r = il_execute(S1, ".kg use default", 15);
+    cr_expect_eq(il_result_stmt_class(r), IL_STMT_KG_SWITCH);
+    il_result_free(r);
+    TABLE(S1, "?p(X)", "X\n1");
+    TABLE(S1, "?sf(X)", "X");
+    MSG(S1, ".session", "No session data defined.");
+    /* the other session stays on default with its own state */
+    TABLE(S2, "?p(X)", "X\n1");
+}
+
+Test(sessions, graphs_are_isolated_per_session) {
+    MSG(S1, ".kg create g1", "Knowledge graph 'g1' created.\nSwitched to knowledge graph: g1");
+    MSG(S1, "+p(1)", "Inserted 1 fact(s) into 'p'.");
+    TABLE(S2, "?p(X)", "X");
+    MSG(S2, ".kg use g1", "Switched to knowledge graph: g1");
+    TABLE(S2, "?p(X)", "X\n1");
+    MSG(S2, ".kg", "Current knowledge graph: g1");
+    MSG(S1, ".kg use default", "Switched to knowledge graph: default");
+    ERR(S1, ".kg use nope", "Knowledge graph 'nope' not found: Knowledge graph not found: nope");
+    MSG(S1, ".kg", "Current knowledge graph: default");
+}
+
+/* ---- result kinds and classes -------------------------------------------------------- */
+
+Test(results, kinds) {
+    MSG(S1, "+e[(1, 2)]", "Inserted 1 fact(s) into 'e'.");
+    TABLE(S1, "?e(X, Y)", "X, Y\n1, 2");
+    ERR(S1, "+e(1, 2, 3)",
+        "Arity mismatch for relation 'e': existing arity is 2, but trying to insert tuples with "
+        "arity 3");
+    PERR(S1, "+e(1, 2).", "Expected parentheses: (1, 2).");
+    PERR(S1, "", "Empty input");
+    PERR(S1, "X = 1", "Unrecognized statement: X = 1");
+    ERR(S1, "?e(X, Y), Z > 1",
+        "Query execution failed: Variable 'Z' not found in schema [\"X\", \"Y\"]");
+}
+
+Test(results, statement_classes) {
+    cr_expect_eq(class_of(S1, "+e[(1, 2)]"), IL_STMT_OTHER);
+    cr_expect_eq(class_of(S1, "?e(X, Y)"), IL_STMT_QUERY);
+    cr_expect_eq(class_of(S1, "f(1)"), IL_STMT_SESSION_FACT);
+    cr_expect_eq(class_of(S1, ".session clear"), IL_STMT_SESSION_CLEAR);
+    cr_expect_eq(class_of(S1, ".help"), IL_STMT_CLIENT_ONLY);
+    cr_expect_eq(class_of(S1, ".quit"), IL_STMT_CLIENT_ONLY);
+    cr_expect_eq(class_of(S1, "+r(X) <- e(X, _)"), IL_STMT_OTHER);
+    cr_expect_eq(class_of(S1, ".kg create k2"), IL_STMT_KG_SWITCH);
+    cr_expect_eq(class_of(S1, ".kg use default"), IL_STMT_KG_SWITCH);
+}
+
+Test(results, session_rule_head_and_arity) {
+    MSG(S1, "+e[(1, 2)]", "Inserted 1 fact(s) into 'e'.");
+    const char *stmt = "pair(X, _, Y) <- e(X, Y)";
+    il_result *r = il_execute(S1, stmt, strlen(stmt));
+    cr_expect_eq(il_result_kind_of(r), IL_RESULT_MESSAGE);
+    cr_expect_eq(il_result_stmt_class(r), IL_STMT_SESSION_RULE);
+    uint32_t arity = 99;
+    const char *head = il_result_rule_head(r, &arity);
+    cr_assert_not_null(head);
+    cr_expect_str_eq(head, "pair");
+    cr_expect_eq(arity, 2, "a `_` in the head is dropped");
+    il_result_free(r);
+    stmt = "best(top_k<2, X, Y:desc>) <- e(X, Y)";
+    r = il_execute(S1, stmt, strlen(stmt));
+    cr_expect_eq(il_result_stmt_class(r), IL_STMT_SESSION_RULE);
+    head = il_result_rule_head(r, &arity);
+    cr_expect_str_eq(head, "best");
+    cr_expect_eq(arity, 2, "a ranking aggregate counts its variables");
+    il_result_free(r);
+}
+
+Test(results, rel_show) {
+    MSG(S1, "+e[(2, \"b\"), (1, \"a\")]", "Inserted 2 fact(s) into 'e'.");
+    il_result *r = il_execute(S1, ".rel e", 6);
+    cr_expect_eq(il_result_kind_of(r), IL_RESULT_TABLE);
+    cr_expect_eq(il_result_stmt_class(r), IL_STMT_REL_SHOW);
+    cr_expect_str_eq(il_result_title(r), "e");
+    char *t = text_of(r);
+    cr_expect_str_eq(t, "A, B\n1, \"a\"\n2, \"b\"");
+    free(t);
+    il_result_free(r);
+    MSG(S1, ".rel nope", "Relation 'nope' not found.");
+}
+
+Test(results, query_rows_are_sorted_then_limited) {
+    MSG(S1, "+n[(3), (1), (2), (5), (4)]", "Inserted 5 fact(s) into 'n'.");
+    TABLE(S1, "?n(X)", "X\n1\n2\n3\n4\n5");
+    TABLE(S1, "?n(X:desc)", "X\n5\n4\n3\n2\n1");
+    TABLE(S1, "?n(X), limit(2)", "X\n1\n2");
+    TABLE(S1, "?n(X:desc), limit(2, 1)", "X\n4\n3");
+    il_result *r = il_execute(S1, "?n(X)", 5);
+    cr_expect_eq(il_result_ncols(r), 1);
+    cr_expect_eq(il_result_nrows(r), 5);
+    size_t w = 0;
+    const il_value *row = il_result_row(r, 4, &w);
+    cr_expect_eq(w, 1);
+    cr_expect(il_value_is_number(row[0]));
+    il_result_free(r);
+}
+
+/* ---- value formatting ------------------------------------------------------------------- */
+
+Test(format, cells) {
+    MSG(S1, "+v[(1, 42), (2, 2.5), (3, 5.0), (4, \"hi\"), (5, true), (6, -7), (7, [1.0, 2.5])]",
+        "Inserted 7 fact(s) into 'v'.");
+    TABLE(S1, "?v(I, X)", "I, X\n1, 42\n2, 2.5\n3, 5.0\n4, \"hi\"\n5, true\n6, -7\n7, [1.0, 2.5]");
+    TABLE(S1, "?v(1, X), Y = X / 0", "1, X, Y\n1, 42, null");
+    TABLE(S1, "?v(1, X), Y = X / 4", "1, X, Y\n1, 42, 10.5");
+}
+
+Test(format, escapes_round_trip) {
+    MSG(S1, "+s(\"a\\\"b\")", "Inserted 1 fact(s) into 's'.");
+    MSG(S1, "+s(\"back\\\\slash\")", "Inserted 1 fact(s) into 's'.");
+    TABLE(S1, "?s(X)", "X\n\"a\\\"b\"\n\"back\\\\slash\"");
+    /* a goal constant with an escape matches the stored value */
+    il_result *r = il_execute(S1, "?s(\"a\\\"b\")", strlen("?s(\"a\\\"b\")"));
+    cr_expect_eq(il_result_kind_of(r), IL_RESULT_TABLE);
+    cr_expect_eq(il_result_nrows(r), 1);
+    il_result_free(r);
+}
+
+Test(format, buffer_handling_and_numbers) {
+    MSG(S1, "+v[(1, \"abc\"), (2, 3), (3, 1.5), (4, false)]", "Inserted 4 fact(s) into 'v'.");
+    il_result *r = il_execute(S1, "?v(I, X)", 8);
+    cr_assert_eq(il_result_nrows(r), 4);
+    size_t w;
+    il_value s = il_result_row(r, 0, &w)[1];
+    il_value i = il_result_row(r, 1, &w)[1];
+    il_value f = il_result_row(r, 2, &w)[1];
+    il_value b = il_result_row(r, 3, &w)[1];
+    char buf[8];
+    memset(buf, 'x', sizeof buf);
+    cr_expect_eq(il_value_format(s, buf, 3), 5, "the full length is returned");
+    cr_expect_str_eq(buf, "\"a");
+    cr_expect_eq(buf[3], 'x', "nothing written past cap");
+    cr_expect_eq(il_value_format(s, NULL, 0), 5);
+    cr_expect_eq(il_value_format(s, buf, sizeof buf), 5);
+    cr_expect_str_eq(buf, "\"abc\"");
+    cr_expect_eq(il_value_format(i, buf, 1), 1);
+    cr_expect_str_eq(buf, "");
+    cr_expect(!il_value_is_number(s));
+    cr_expect(il_value_is_number(i));
+    cr_expect(il_value_is_number(f));
+    cr_expect(!il_value_is_number(b));
+    il_result_free(r);
+}
+
+/* ---- inserts, deletes, errors -------------------------------------------------------------- */
+
+Test(facts, insert_counts_only_new_tuples) {
+    MSG(S1, "+e[(1, 2), (1, 2), (2, 3)]", "Inserted 2 fact(s) into 'e'.");
+    MSG(S1, "+e[(2, 3), (3, 4)]", "Inserted 1 fact(s) into 'e'.");
+    MSG(S1, "+e(1, 2)", "Inserted 0 fact(s) into 'e'.");
+    MSG(S1, "+e[]", "Inserted 0 fact(s) into 'e'.");
+    /* 1 and 1.0 are different values */
+    MSG(S1, "+e(1.0, 2)", "Inserted 1 fact(s) into 'e'.");
+    TABLE(S1, "?e(X, Y)", "X, Y\n1, 2\n2, 3\n3, 4\n1.0, 2");
+}
+
+Test(facts, arity_errors_insert_nothing) {
+    MSG(S1, "+e[(1, 2)]", "Inserted 1 fact(s) into 'e'.");
+    ERR(S1, "+e[(5, 6), (7, 8, 9)]", "Arity mismatch in insert batch: expected 2, got 3");
+    ERR(S1, "+e(1, 2, 3)",
+        "Arity mismatch for relation 'e': existing arity is 2, but trying to insert tuples with "
+        "arity 3");
+    ERR(S1, "+e[(3, 4, 5), (6, 7, 8)]",
+        "Arity mismatch for relation 'e': existing arity is 2, but trying to insert tuples with "
+        "arity 3");
+    TABLE(S1, "?e(X, Y)", "X, Y\n1, 2");
+}
+
+Test(facts, bad_terms_insert_nothing) {
+    ERR(S1, "+e[(1, 2), (X, 3)]", "Cannot insert variable 'X' - use constants only");
+    ERR(S1, "+e[(1, _)]", "Cannot insert placeholder '_' - use constants only");
+    TABLE(S1, "?e(X, Y)", "X, Y");
+    MSG(S1, ".rel e", "Relation 'e' not found.");
+}
+
+Test(facts, insert_into_a_view_is_refused) {
+    MSG(S1, "+b[(1)]", "Inserted 1 fact(s) into 'b'.");
+    MSG(S1, "+v(X) <- b(X)", "Rule 'v' registered.");
+    ERR(S1, "+v(2)",
+        "Cannot insert into 'v': it is a derived relation (view). Use a base relation or drop "
+        "the rule first with '.rule drop v'.");
+    TABLE(S1, "?v(X)", "X\n1");
+}
+
+Test(facts, deletes) {
+    MSG(S1, "+e[(1, 2), (2, 3), (3, 4)]", "Inserted 3 fact(s) into 'e'.");
+    MSG(S1, "-e(1, 2)", "Deleted 1 facts from 'e'.");
+    MSG(S1, "-e(1, 2)", "Deleted 0 facts from 'e'.");
+    MSG(S1, "-e[(2, 3), (9, 9)]", "Deleted 1 fact(s) from 'e'.");
+    ERR(S1, "-e(X, 4)", "Delete error: Cannot insert variable 'X' - use constants only");
+    TABLE(S1, "?e(X, Y)", "X, Y\n3, 4");
+}
+
+Test(facts, conditional_delete) {
+    MSG(S1, "+e[(1, 2), (2, 3), (3, 4), (4, 5)]", "Inserted 4 fact(s) into 'e'.");
+    MSG(S1, "+bad[(3)]", "Inserted 1 fact(s) into 'bad'.");
+    MSG(S1, "-e(X, Y) <- bad(X)", "Conditional delete: 1 fact(s) deleted from 'e'.");
+    MSG(S1, "-e(X, Y) <- Y > 4", "Conditional delete: 1 fact(s) deleted from 'e'.");
+    MSG(S1, "-e(X, Y) <- bad(Y)", "Conditional delete: 1 fact(s) deleted from 'e'.");
+    TABLE(S1, "?e(X, Y)", "X, Y\n1, 2");
+    /* only existing tuples are deleted: the target atom is part of the body */
+    MSG(S1, "-e(X, 9) <- bad(X)", "Conditional delete: 0 fact(s) deleted from 'e'.");
+    TABLE(S1, "?e(X, Y)", "X, Y\n1, 2");
+}
+
+Test(facts, conditional_delete_through_a_rule) {
+    MSG(S1, "+e[(1, 2), (2, 3), (3, 4)]", "Inserted 3 fact(s) into 'e'.");
+    MSG(S1, "+reach(X, Y) <- e(X, Y)", "Rule 'reach' registered.");
+    MSG(S1, "+reach(X, Z) <- reach(X, Y), e(Y, Z)", "Rule 'reach' registered.");
+    /* delete the edges leaving nodes from which 4 is reachable in two or more steps */
+    MSG(S1, "-e(X, Y) <- reach(X, 4), !e(X, 4)", "Conditional delete: 2 fact(s) deleted from 'e'.");
+    TABLE(S1, "?e(X, Y)", "X, Y\n3, 4");
+}
+
+Test(facts, failing_rules_register_nothing) {
+    MSG(S1, "+e[(1, 2)]", "Inserted 1 fact(s) into 'e'.");
+    ERR(S1, "+bad(X) <- !e(X, 1)",
+        "Failed to register rule: Unsafe rule 'bad': Head variable(s) X not bound by any positive "
+        "body atom. All head variables must appear in at least one positive body predicate.");
+    MSG(S1, ".rule", "No rules defined.");
+    MSG(S1, "+a(X) <- e(X, _), !b(X)", "Rule 'a' registered.");
+    ERR(S1, "+b(X) <- e(X, _), !a(X)",
+        "Failed to register rule: Unstratified negation: 'a' negates 'b' within a recursive "
+        "cycle. Negation through recursion is not supported. Cycle: [a, b]");
+    MSG(S1, ".rule", "Rules:\n  a (1 clause(s))");
+    TABLE(S1, "?a(X)", "X\n1");
+    ERR(S1, "+a(X, Y) <- e(X, Y)",
+        "Failed to register rule: Arity mismatch: rule 'a' has 1 argument(s) but new clause has "
+        "2. Drop the rule first with '.rule drop a' and re-create it.");
+    TABLE(S1, "?a(X)", "X\n1");
+}
+
+Test(facts, parse_errors_change_nothing) {
+    MSG(S1, "+e[(1, 2)]", "Inserted 1 fact(s) into 'e'.");
+    PERR(S1, "+e[(3, 4)].", "Bulk insert must be in format: relation[(t1), (t2), ...]");
+    PERR(S1, "+e(5, 6).", "Expected parentheses: (5, 6).");
+    TABLE(S1, "?e(X, Y)", "X, Y\n1, 2");
+}
+
+/* ---- atomic update ---------------------------------------------------------------------- */
+
+Test(atomic, increment) {
+    MSG(S1, "+counter[(\"a\", 1), (\"b\", 10)]", "Inserted 2 fact(s) into 'counter'.");
+    MSG(S1, "-counter(Id, Old), +counter(Id, New) <- counter(Id, Old), New = Old + 1",
+        "Update: 2 deleted, 2 inserted.");
+    TABLE(S1, "?counter(I, V)", "I, V\n\"a\", 2\n\"b\", 11");
+    MSG(S1, "-counter(Id, Old), +counter(Id, New) <- counter(Id, Old), Id = \"b\", New = Old * 2",
+        "Update: 1 deleted, 1 inserted.");
+    TABLE(S1, "?counter(I, V)", "I, V\n\"a\", 2\n\"b\", 22");
+}
+
+Test(atomic, move_between_relations) {
+    MSG(S1, "+todo[(1), (2), (3)]", "Inserted 3 fact(s) into 'todo'.");
+    MSG(S1, "+finished[(2)]", "Inserted 1 fact(s) into 'finished'.");
+    MSG(S1, "-todo(X), +done(X) <- todo(X), finished(X)", "Update: 1 deleted, 1 inserted.");
+    TABLE(S1, "?todo(X)", "X\n1\n3");
+    TABLE(S1, "?done(X)", "X\n2");
+    MSG(S1, "-todo(X), +done(X) <- todo(X), finished(X)", "Update: 0 deleted, 0 inserted.");
+}
+
+Test(atomic, failing_update_changes_nothing) {
+    MSG(S1, "+c[(1, 2)]", "Inserted 1 fact(s) into 'c'.");
+    MSG(S1, "+pair[(1, 2)]", "Inserted 1 fact(s) into 'pair'.");
+    /* inserting a 1-tuple into the 2-column pair fails */
+    il_result *r =
+        il_execute(S1, "-c(X, Y), +pair(X) <- c(X, Y)", strlen("-c(X, Y), +pair(X) <- c(X, Y)"));
+    cr_expect_eq(il_result_kind_of(r), IL_RESULT_ERROR);
+    il_result_free(r);
+    TABLE(S1, "?c(X, Y)", "X, Y\n1, 2");
+    TABLE(S1, "?pair(X, Y)", "X, Y\n1, 2");
+}
+
+/* BUG (see the report): the first `+n(X, Y)` creates n with two columns, then `+n(Y)`
+ * writes one-value tuples into it, and the engine stores made-up pairs like (2, 2)
+ * (the second column is left over from the previous tuple). The update must fail with
+ * an arity error and change nothing. */
+Test(atomic, inserts_of_two_arities_into_a_new_relation_fail) {
+    MSG(S1, "+c[(1, 2), (3, 4)]", "Inserted 2 fact(s) into 'c'.");
+    const char *stmt = "-c(X, Y), +n(X, Y), +n(Y) <- c(X, Y)";
+    il_result *r = il_execute(S1, stmt, strlen(stmt));
+    char *got = text_of(r);
+    cr_expect_eq(il_result_kind_of(r), IL_RESULT_ERROR, "got: %s", got);
+    cr_expect(strncmp(got, "Arity mismatch", 14) == 0, "got: %s", got);
+    free(got);
+    il_result_free(r);
+    TABLE(S1, "?c(X, Y)", "X, Y\n1, 2\n3, 4");
+    TABLE(S1, "?n(X, Y)", "X, Y");
+}
