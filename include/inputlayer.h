@@ -46,7 +46,7 @@ typedef enum il_result_kind {
 typedef enum il_stmt_class {
     IL_STMT_OTHER,
     IL_STMT_QUERY,
-    IL_STMT_SESSION_RULE,  /* il_result_rule_head gives the head and its effective arity */
+    IL_STMT_SESSION_RULE, /* il_result_rule_head gives the head and its effective arity */
     IL_STMT_SESSION_FACT,
     IL_STMT_KG_SWITCH,     /* .kg use / .kg create: the session was cleared */
     IL_STMT_SESSION_CLEAR, /* .session clear */

@@ -12,7 +12,9 @@ struct il_arena_chunk {
 
 enum { ARENA_MIN_CHUNK = 16 * 1024 };
 
-void il_arena_init(il_arena *a) { memset(a, 0, sizeof *a); }
+void il_arena_init(il_arena *a) {
+    memset(a, 0, sizeof *a);
+}
 
 void il_arena_destroy(il_arena *a) {
     il_arena_chunk *c = a->head;
@@ -74,7 +76,9 @@ char *il_arena_strndup(il_arena *a, const char *s, size_t n) {
     return p;
 }
 
-char *il_arena_strdup(il_arena *a, const char *s) { return il_arena_strndup(a, s, strlen(s)); }
+char *il_arena_strdup(il_arena *a, const char *s) {
+    return il_arena_strndup(a, s, strlen(s));
+}
 
 void *il_arena_memdup(il_arena *a, const void *p, size_t size) {
     if (size == 0) return NULL;

@@ -5,7 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-void il_buf_init(il_buf *b) { memset(b, 0, sizeof *b); }
+void il_buf_init(il_buf *b) {
+    memset(b, 0, sizeof *b);
+}
 
 void il_buf_free(il_buf *b) {
     free(b->data);
@@ -34,9 +36,13 @@ void il_buf_put(il_buf *b, const void *p, size_t n) {
     b->data[b->len] = 0;
 }
 
-void il_buf_puts(il_buf *b, const char *s) { il_buf_put(b, s, strlen(s)); }
+void il_buf_puts(il_buf *b, const char *s) {
+    il_buf_put(b, s, strlen(s));
+}
 
-void il_buf_putc(il_buf *b, char c) { il_buf_put(b, &c, 1); }
+void il_buf_putc(il_buf *b, char c) {
+    il_buf_put(b, &c, 1);
+}
 
 void il_buf_vprintf(il_buf *b, const char *fmt, va_list ap) {
     va_list ap2;
@@ -64,7 +70,9 @@ void il_buf_printf(il_buf *b, const char *fmt, ...) {
     va_end(ap);
 }
 
-const char *il_buf_str(const il_buf *b) { return b->data ? b->data : ""; }
+const char *il_buf_str(const il_buf *b) {
+    return b->data ? b->data : "";
+}
 
 char *il_buf_take(il_buf *b) {
     char *p = b->data;

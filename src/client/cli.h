@@ -12,11 +12,11 @@ typedef struct cli {
     il_engine *engine;
     il_session *session;
     FILE *out;
-    bool interactive;     /* REPL: errors get an "Error: " prefix */
-    unsigned rule_count;  /* session rules whose follow-up query succeeded (client-side count) */
-    unsigned fact_count;  /* session facts added (client-side count) */
-    bool quit;            /* .quit was run */
-    int load_depth;       /* nesting of .load */
+    bool interactive;    /* REPL: errors get an "Error: " prefix */
+    unsigned rule_count; /* session rules whose follow-up query succeeded (client-side count) */
+    unsigned fact_count; /* session facts added (client-side count) */
+    bool quit;           /* .quit was run */
+    int load_depth;      /* nesting of .load */
 } cli;
 
 /* Runs one statement and prints its transcript lines (echo excluded). */

@@ -17,9 +17,12 @@ int main(int argc, char **argv) {
     const char *script = NULL, *data_dir = NULL;
     bool local = false;
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--local") == 0) local = true;
-        else if (strcmp(argv[i], "--script") == 0 && i + 1 < argc) script = argv[++i];
-        else if (strcmp(argv[i], "--data-dir") == 0 && i + 1 < argc) data_dir = argv[++i];
+        if (strcmp(argv[i], "--local") == 0)
+            local = true;
+        else if (strcmp(argv[i], "--script") == 0 && i + 1 < argc)
+            script = argv[++i];
+        else if (strcmp(argv[i], "--data-dir") == 0 && i + 1 < argc)
+            data_dir = argv[++i];
         else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             usage(stdout);
             return 0;

@@ -12,17 +12,30 @@ static bool continues(const char *text) {
     bool in_str = false;
     for (const char *p = text; *p; p++) {
         if (in_str) {
-            if (*p == '\\' && p[1]) p++;
-            else if (*p == '"') in_str = false;
+            if (*p == '\\' && p[1])
+                p++;
+            else if (*p == '"')
+                in_str = false;
             continue;
         }
         switch (*p) {
-        case '"': in_str = true; break;
-        case '(': paren++; break;
-        case ')': paren--; break;
-        case '[': bracket++; break;
-        case ']': bracket--; break;
-        default: break;
+        case '"':
+            in_str = true;
+            break;
+        case '(':
+            paren++;
+            break;
+        case ')':
+            paren--;
+            break;
+        case '[':
+            bracket++;
+            break;
+        case ']':
+            bracket--;
+            break;
+        default:
+            break;
         }
     }
     if (text[0] == '.') return false;

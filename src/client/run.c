@@ -76,9 +76,15 @@ static bool print_query_result(cli *c, const il_result *r) {
         }
         return true;
     }
-    case IL_RESULT_ERROR: print_lines(c, r, c->interactive ? "Error: " : ""); return false;
-    case IL_RESULT_PARSE_ERROR: print_lines(c, r, "Parse error: "); return false;
-    case IL_RESULT_MESSAGE: print_lines(c, r, ""); return true;
+    case IL_RESULT_ERROR:
+        print_lines(c, r, c->interactive ? "Error: " : "");
+        return false;
+    case IL_RESULT_PARSE_ERROR:
+        print_lines(c, r, "Parse error: ");
+        return false;
+    case IL_RESULT_MESSAGE:
+        print_lines(c, r, "");
+        return true;
     }
     return false;
 }
@@ -91,8 +97,10 @@ static void session_rule_followup(cli *c, const il_result *r) {
     char *q = malloc(cap);
     size_t n = (size_t)snprintf(q, cap, "?%s(", head);
     for (uint32_t i = 0; i < arity; i++) {
-        if (i < 10) n += (size_t)snprintf(q + n, cap - n, "%s%s", i ? ", " : "", names[i]);
-        else n += (size_t)snprintf(q + n, cap - n, ", V%u", i);
+        if (i < 10)
+            n += (size_t)snprintf(q + n, cap - n, "%s%s", i ? ", " : "", names[i]);
+        else
+            n += (size_t)snprintf(q + n, cap - n, ", V%u", i);
     }
     snprintf(q + n, cap - n, ")");
     il_result *qr = il_execute(c->session, q, strlen(q));
@@ -147,12 +155,16 @@ void cli_run_statement(cli *c, const char *stmt) {
     il_result *r = il_execute(c->session, stmt, strlen(stmt));
     switch (il_result_stmt_class(r)) {
     case IL_STMT_CLIENT_ONLY:
-        if (il_result_kind_of(r) == IL_RESULT_PARSE_ERROR) print_lines(c, r, "Parse error: ");
-        else run_client_only(c, stmt);
+        if (il_result_kind_of(r) == IL_RESULT_PARSE_ERROR)
+            print_lines(c, r, "Parse error: ");
+        else
+            run_client_only(c, stmt);
         break;
     case IL_STMT_SESSION_RULE:
-        if (il_result_kind_of(r) == IL_RESULT_MESSAGE) session_rule_followup(c, r);
-        else print_query_result(c, r);
+        if (il_result_kind_of(r) == IL_RESULT_MESSAGE)
+            session_rule_followup(c, r);
+        else
+            print_query_result(c, r);
         break;
     case IL_STMT_SESSION_FACT:
         if (print_query_result(c, r)) c->fact_count++;
@@ -177,7 +189,9 @@ void cli_run_statement(cli *c, const char *stmt) {
             fprintf(c->out, "%zu of %zu total rows\n", il_result_nrows(r), il_result_nrows(r));
         }
         break;
-    default: print_query_result(c, r); break;
+    default:
+        print_query_result(c, r);
+        break;
     }
     il_result_free(r);
 }

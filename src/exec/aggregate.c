@@ -34,7 +34,8 @@ static int cmp_vals(const void *pa, const void *pb) {
 static val_t simple_agg(const plan_agg *ag, const group_rows *g, const uint32_t *pos) {
     uint32_t p = pos[ag->slot];
     switch (ag->kind) {
-    case IQL_AGG_COUNT: return val_int((int64_t)g->n);
+    case IQL_AGG_COUNT:
+        return val_int((int64_t)g->n);
     case IQL_AGG_COUNT_DISTINCT: {
         val_t *v = malloc(g->n * sizeof *v);
         for (uint32_t i = 0; i < g->n; i++) v[i] = g->rows[i][p];
@@ -68,7 +69,8 @@ static val_t simple_agg(const plan_agg *ag, const group_rows *g, const uint32_t 
         for (uint32_t i = 0; i < g->n; i++) s += val_to_f64(g->rows[i][p]);
         return val_float(s / (double)g->n);
     }
-    default: return VAL_NULL;
+    default:
+        return VAL_NULL;
     }
 }
 

@@ -30,7 +30,7 @@ typedef struct col_step {
 typedef struct scan_plan {
     col_step steps[REL_MAX_ARITY]; /* binds first, then checks */
     uint32_t nbind, nsteps;
-    bool numeric_prefix;           /* a constant of the prefix is a number */
+    bool numeric_prefix; /* a constant of the prefix is a number */
 } scan_plan;
 
 typedef struct runner {
@@ -38,17 +38,17 @@ typedef struct runner {
     exec_ctx *x;
     const plan_clause *c;
     val_t *regs;
-    rel_t **rels;     /* per op: the relation it reads (NULL: empty) */
-    scan_plan *scans; /* per op: column steps for the index it seeks */
-    int *idx;         /* per op: the index it seeks */
-    rel_t *target;    /* where head tuples go */
-    const rel_t *check; /* when set, tuples already here are not emitted */
+    rel_t **rels;        /* per op: the relation it reads (NULL: empty) */
+    scan_plan *scans;    /* per op: column steps for the index it seeks */
+    int *idx;            /* per op: the index it seeks */
+    rel_t *target;       /* where head tuples go */
+    const rel_t *check;  /* when set, tuples already here are not emitted */
     plan_pred *added_to; /* when set, tuples new to `target` are also appended to its `added` */
-    tupleset *tset;   /* when set, head tuples go here instead of `target` */
-    tupleset *bindings; /* aggregating clauses: the distinct body bindings */
-    IL_VEC(val_t) flat; /* aggregating clauses whose bindings are distinct by construction */
+    tupleset *tset;      /* when set, head tuples go here instead of `target` */
+    tupleset *bindings;  /* aggregating clauses: the distinct body bindings */
+    IL_VEC(val_t) flat;  /* aggregating clauses whose bindings are distinct by construction */
     bool flat_bindings;
-    bool head_slots;  /* every head column is a plain variable: copied, not evaluated */
+    bool head_slots; /* every head column is a plain variable: copied, not evaluated */
     bool abort;
 } runner;
 
@@ -203,8 +203,10 @@ static void scan_delta(runner *r, uint32_t i) {
         bool ok = true;
         for (uint32_t p = 0; p < op->nprefix && ok; p++) {
             uint32_t col = op->order[p];
-            if (op->prefix_slot[col] >= 0) ok = r->regs[op->prefix_slot[col]] == t[col];
-            else ok = exec_const_matches(t[col], op->prefix_const[col]);
+            if (op->prefix_slot[col] >= 0)
+                ok = r->regs[op->prefix_slot[col]] == t[col];
+            else
+                ok = exec_const_matches(t[col], op->prefix_const[col]);
         }
         if (!ok) continue;
         for (uint32_t p = 0; p < op->nprefix; p++) {
@@ -218,8 +220,10 @@ static void scan_delta(runner *r, uint32_t i) {
         }
         for (uint32_t p = op->nprefix; p < w && ok; p++) {
             uint32_t col = op->order[p];
-            if (op->act[col] == PCOL_CHECK_SLOT) ok = r->regs[op->act_slot[col]] == t[col];
-            else if (op->act[col] == PCOL_CHECK_CONST) ok = exec_const_matches(t[col], op->act_const[col]);
+            if (op->act[col] == PCOL_CHECK_SLOT)
+                ok = r->regs[op->act_slot[col]] == t[col];
+            else if (op->act[col] == PCOL_CHECK_CONST)
+                ok = exec_const_matches(t[col], op->act_const[col]);
         }
         if (!ok) continue;
         if (poll_stop(r)) return;
@@ -237,10 +241,14 @@ static void run_from(runner *r, uint32_t i) {
     const plan_op *op = &c->ops[i];
     switch (op->kind) {
     case POP_SCAN:
-        if (op->version == PV_DELTA) scan_delta(r, i);
-        else scan(r, i, false);
+        if (op->version == PV_DELTA)
+            scan_delta(r, i);
+        else
+            scan(r, i, false);
         break;
-    case POP_NEG: scan(r, i, true); break;
+    case POP_NEG:
+        scan(r, i, true);
+        break;
     case POP_FILTER:
         if (exec_filter(op, r->regs)) run_from(r, i + 1);
         break;
@@ -403,7 +411,8 @@ static void run_partitioned(plan_program *p, exec_ctx *x, plan_stratum *st, uint
     uint32_t done_parts = 0;
     for (uint32_t g = 0; g < base.n && !x->error; done_parts++) {
         uint32_t end = g + 1;
-        while (end < base.n && base.tuples[(size_t)end * w + col] == base.tuples[(size_t)g * w + col])
+        while (end < base.n &&
+               base.tuples[(size_t)end * w + col] == base.tuples[(size_t)g * w + col])
             end++;
         /* Tiny partitions cost more in per-round setup than they save: once they prove
            small, the rest run together as one (they never meet, so that is still exact). */
@@ -412,7 +421,8 @@ static void run_partitioned(plan_program *p, exec_ctx *x, plan_stratum *st, uint
         pp->added.n = 0;
         for (uint32_t t = g; t < end; t++)
             if (tupleset_insert(&local, &base.tuples[(size_t)t * w]))
-                for (uint32_t k = 0; k < w; k++) il_vec_push(pp->added, base.tuples[(size_t)t * w + k]);
+                for (uint32_t k = 0; k < w; k++)
+                    il_vec_push(pp->added, base.tuples[(size_t)t * w + k]);
         while (!x->error && advance_round(pp)) {
             for (uint32_t i = 0; i < st->nclauses && !x->error; i++) {
                 const plan_clause *c = &p->clauses.v[st->clauses[i]];
@@ -511,8 +521,10 @@ static void run_stratum(plan_program *p, exec_ctx *x, plan_stratum *st) {
             const plan_clause *c = &p->clauses.v[st->clauses[i]];
             if (c->delta_op < 0 || c->is_agg) continue;
             plan_pred *h = &p->preds.v[c->head_pred];
-            if (c->reads_stratum_full) run_clause(p, x, c, h->next, h->full, NULL);
-            else run_clause(p, x, c, h->full, NULL, h);
+            if (c->reads_stratum_full)
+                run_clause(p, x, c, h->next, h->full, NULL);
+            else
+                run_clause(p, x, c, h->full, NULL, h);
         }
     }
 done:

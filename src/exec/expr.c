@@ -25,9 +25,15 @@ val_t exec_arith(char op, val_t a, val_t b) {
     bool both_int = val_type_of(a) == VT_INT && val_type_of(b) == VT_INT;
     double x = val_to_f64(a), y = val_to_f64(b), r;
     switch (op) {
-    case '+': r = x + y; break;
-    case '-': r = x - y; break;
-    case '*': r = x * y; break;
+    case '+':
+        r = x + y;
+        break;
+    case '-':
+        r = x - y;
+        break;
+    case '*':
+        r = x * y;
+        break;
     case '/':
         if (y == 0) return VAL_NULL;
         return val_float(x / y);
@@ -35,7 +41,8 @@ val_t exec_arith(char op, val_t a, val_t b) {
         if (y == 0) return VAL_NULL;
         r = fmod(x, y);
         break;
-    default: return VAL_NULL;
+    default:
+        return VAL_NULL;
     }
     if (!isfinite(r)) return VAL_NULL;
     if (both_int) return val_int(f64_to_i64_sat(r));
@@ -44,9 +51,12 @@ val_t exec_arith(char op, val_t a, val_t b) {
 
 val_t exec_eval(const plan_expr *e, const val_t *regs) {
     switch (e->kind) {
-    case PX_SLOT: return regs[e->slot];
-    case PX_CONST: return e->c;
-    case PX_ARITH: return exec_arith(e->op, exec_eval(e->l, regs), exec_eval(e->r, regs));
+    case PX_SLOT:
+        return regs[e->slot];
+    case PX_CONST:
+        return e->c;
+    case PX_ARITH:
+        return exec_arith(e->op, exec_eval(e->l, regs), exec_eval(e->r, regs));
     case PX_CALL: {
         val_t args[16];
         uint32_t n = e->nargs < 16 ? e->nargs : 16;
@@ -81,9 +91,15 @@ static bool eval_int(const plan_expr *e, const val_t *regs, int64_t *out) {
         int64_t x, y;
         if (!eval_int(e->l, regs, &x) || !eval_int(e->r, regs, &y)) return false;
         switch (e->op) {
-        case '+': *out = (int64_t)((uint64_t)x + (uint64_t)y); return true;
-        case '-': *out = (int64_t)((uint64_t)x - (uint64_t)y); return true;
-        case '*': *out = (int64_t)((uint64_t)x * (uint64_t)y); return true;
+        case '+':
+            *out = (int64_t)((uint64_t)x + (uint64_t)y);
+            return true;
+        case '-':
+            *out = (int64_t)((uint64_t)x - (uint64_t)y);
+            return true;
+        case '*':
+            *out = (int64_t)((uint64_t)x * (uint64_t)y);
+            return true;
         case '/':
             if (y == 0 || (x == INT64_MIN && y == -1)) return false;
             *out = x / y;
@@ -95,25 +111,36 @@ static bool eval_int(const plan_expr *e, const val_t *regs, int64_t *out) {
         }
         return false;
     }
-    case PX_CALL: return false;
+    case PX_CALL:
+        return false;
     }
     return false;
 }
 
 static bool order_holds(iql_cmp_op op, int c) {
     switch (op) {
-    case IQL_CMP_EQ: return c == 0;
-    case IQL_CMP_NE: return c != 0;
-    case IQL_CMP_LT: return c < 0;
-    case IQL_CMP_LE: return c <= 0;
-    case IQL_CMP_GT: return c > 0;
-    case IQL_CMP_GE: return c >= 0;
+    case IQL_CMP_EQ:
+        return c == 0;
+    case IQL_CMP_NE:
+        return c != 0;
+    case IQL_CMP_LT:
+        return c < 0;
+    case IQL_CMP_LE:
+        return c <= 0;
+    case IQL_CMP_GT:
+        return c > 0;
+    case IQL_CMP_GE:
+        return c >= 0;
     }
     return false;
 }
 
-static int cmp_i64(int64_t a, int64_t b) { return a < b ? -1 : a > b; }
-static int cmp_f64(double a, double b) { return a < b ? -1 : a > b; }
+static int cmp_i64(int64_t a, int64_t b) {
+    return a < b ? -1 : a > b;
+}
+static int cmp_f64(double a, double b) {
+    return a < b ? -1 : a > b;
+}
 
 /* A value against a number with the tolerance rule for `=` and `!=`. */
 static bool numeric_holds(iql_cmp_op op, double x, double c) {
@@ -125,7 +152,8 @@ static bool numeric_holds(iql_cmp_op op, double x, double c) {
 static bool values_hold(iql_cmp_op op, val_t a, val_t b) {
     if (op == IQL_CMP_EQ) return a == b;
     if (op == IQL_CMP_NE) return a != b;
-    if (is_intlike(a) && is_intlike(b)) return order_holds(op, cmp_i64(val_get_int(a), val_get_int(b)));
+    if (is_intlike(a) && is_intlike(b))
+        return order_holds(op, cmp_i64(val_get_int(a), val_get_int(b)));
     if (val_is_numeric(a) && val_is_numeric(b))
         return order_holds(op, cmp_f64(val_to_f64(a), val_to_f64(b)));
     if (val_type_of(a) == VT_STR && val_type_of(b) == VT_STR) return order_holds(op, val_cmp(a, b));
@@ -167,12 +195,18 @@ bool exec_const_matches(val_t v, val_t c) {
 
 bool exec_filter(const plan_op *op, const val_t *regs) {
     switch (op->mode) {
-    case PCMP_CONST_CONST: return op->result;
-    case PCMP_VALUES: return values_hold(op->cmp, exec_eval(op->lhs, regs), exec_eval(op->rhs, regs));
-    case PCMP_CONST_INT: return const_int_holds(op->cmp, exec_eval(op->lhs, regs), op->rhs->c);
-    case PCMP_CONST_FLOAT: return const_float_holds(op->cmp, exec_eval(op->lhs, regs), op->rhs->c);
-    case PCMP_CONST_STR: return const_str_holds(op->cmp, exec_eval(op->lhs, regs), op->rhs->c);
-    case PCMP_CONST_BOOL: return const_bool_holds(op->cmp, exec_eval(op->lhs, regs), op->rhs->c);
+    case PCMP_CONST_CONST:
+        return op->result;
+    case PCMP_VALUES:
+        return values_hold(op->cmp, exec_eval(op->lhs, regs), exec_eval(op->rhs, regs));
+    case PCMP_CONST_INT:
+        return const_int_holds(op->cmp, exec_eval(op->lhs, regs), op->rhs->c);
+    case PCMP_CONST_FLOAT:
+        return const_float_holds(op->cmp, exec_eval(op->lhs, regs), op->rhs->c);
+    case PCMP_CONST_STR:
+        return const_str_holds(op->cmp, exec_eval(op->lhs, regs), op->rhs->c);
+    case PCMP_CONST_BOOL:
+        return const_bool_holds(op->cmp, exec_eval(op->lhs, regs), op->rhs->c);
     case PCMP_INT_ARITH: {
         /* one side may be a plain value (int or float); arithmetic sides are i64 */
         const plan_expr *l = op->lhs, *r = op->rhs;

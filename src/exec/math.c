@@ -21,7 +21,9 @@ static val_t fn_abs_int64(const val_t *a) {
     int64_t x = val_get_int(a[0]);
     return val_int(x == INT64_MIN ? INT64_MAX : (x < 0 ? -x : x));
 }
-static val_t fn_abs_float64(const val_t *a) { return val_float(fabs(val_to_f64(a[0]))); }
+static val_t fn_abs_float64(const val_t *a) {
+    return val_float(fabs(val_to_f64(a[0])));
+}
 static val_t fn_abs(const val_t *a) {
     if (intlike(a[0])) return fn_abs_int64(a);
     return val_float(fabs(val_to_f64(a[0])));
@@ -30,17 +32,31 @@ static val_t fn_sqrt(const val_t *a) {
     double x = val_to_f64(a[0]);
     return x < 0 ? VAL_NULL : val_float(sqrt(x));
 }
-static val_t fn_pow(const val_t *a) { return val_float(pow(val_to_f64(a[0]), val_to_f64(a[1]))); }
+static val_t fn_pow(const val_t *a) {
+    return val_float(pow(val_to_f64(a[0]), val_to_f64(a[1])));
+}
 static val_t fn_log(const val_t *a) {
     double x = val_to_f64(a[0]);
     return x <= 0 ? VAL_NULL : val_float(log(x));
 }
-static val_t fn_exp(const val_t *a) { return val_float(exp(val_to_f64(a[0]))); }
-static val_t fn_sin(const val_t *a) { return val_float(sin(val_to_f64(a[0]))); }
-static val_t fn_cos(const val_t *a) { return val_float(cos(val_to_f64(a[0]))); }
-static val_t fn_tan(const val_t *a) { return val_float(tan(val_to_f64(a[0]))); }
-static val_t fn_floor(const val_t *a) { return val_int(sat_i64(floor(val_to_f64(a[0])))); }
-static val_t fn_ceil(const val_t *a) { return val_int(sat_i64(ceil(val_to_f64(a[0])))); }
+static val_t fn_exp(const val_t *a) {
+    return val_float(exp(val_to_f64(a[0])));
+}
+static val_t fn_sin(const val_t *a) {
+    return val_float(sin(val_to_f64(a[0])));
+}
+static val_t fn_cos(const val_t *a) {
+    return val_float(cos(val_to_f64(a[0])));
+}
+static val_t fn_tan(const val_t *a) {
+    return val_float(tan(val_to_f64(a[0])));
+}
+static val_t fn_floor(const val_t *a) {
+    return val_int(sat_i64(floor(val_to_f64(a[0]))));
+}
+static val_t fn_ceil(const val_t *a) {
+    return val_int(sat_i64(ceil(val_to_f64(a[0]))));
+}
 static val_t fn_sign(const val_t *a) {
     if (val_type_of(a[0]) == VT_INT) {
         int64_t x = val_get_int(a[0]);
@@ -82,14 +98,30 @@ static val_t min_max(const val_t *a, bool want_max) {
     }
     return VAL_NULL;
 }
-static val_t fn_min_val(const val_t *a) { return min_max(a, false); }
-static val_t fn_max_val(const val_t *a) { return min_max(a, true); }
+static val_t fn_min_val(const val_t *a) {
+    return min_max(a, false);
+}
+static val_t fn_max_val(const val_t *a) {
+    return min_max(a, true);
+}
 
 const exec_builtin exec_math_builtins[] = {
-    {"abs_int64", 1, fn_abs_int64}, {"abs_float64", 1, fn_abs_float64}, {"abs", 1, fn_abs},
-    {"sqrt", 1, fn_sqrt},           {"pow", 2, fn_pow},                 {"log", 1, fn_log},
-    {"exp", 1, fn_exp},             {"sin", 1, fn_sin},                 {"cos", 1, fn_cos},
-    {"tan", 1, fn_tan},             {"floor", 1, fn_floor},             {"ceil", 1, fn_ceil},
-    {"sign", 1, fn_sign},           {"to_float", 1, fn_to_float},       {"to_int", 1, fn_to_int},
-    {"min_val", 2, fn_min_val},     {"max_val", 2, fn_max_val},         {NULL, 0, NULL},
+    {"abs_int64", 1, fn_abs_int64},
+    {"abs_float64", 1, fn_abs_float64},
+    {"abs", 1, fn_abs},
+    {"sqrt", 1, fn_sqrt},
+    {"pow", 2, fn_pow},
+    {"log", 1, fn_log},
+    {"exp", 1, fn_exp},
+    {"sin", 1, fn_sin},
+    {"cos", 1, fn_cos},
+    {"tan", 1, fn_tan},
+    {"floor", 1, fn_floor},
+    {"ceil", 1, fn_ceil},
+    {"sign", 1, fn_sign},
+    {"to_float", 1, fn_to_float},
+    {"to_int", 1, fn_to_int},
+    {"min_val", 2, fn_min_val},
+    {"max_val", 2, fn_max_val},
+    {NULL, 0, NULL},
 };

@@ -53,8 +53,12 @@ static val_t map_case(const val_t *a, bool up) {
     free(t);
     return v;
 }
-static val_t fn_upper(const val_t *a) { return map_case(a, true); }
-static val_t fn_lower(const val_t *a) { return map_case(a, false); }
+static val_t fn_upper(const val_t *a) {
+    return map_case(a, true);
+}
+static val_t fn_lower(const val_t *a) {
+    return map_case(a, false);
+}
 
 static val_t fn_trim(const val_t *a) {
     const char *s;
@@ -119,8 +123,12 @@ static void concat_part(il_buf *b, val_t v) {
         il_buf_put(b, s, n);
         break;
     }
-    case VT_INT: il_buf_printf(b, "%lld", (long long)val_get_int(v)); break;
-    case VT_FLOAT: fmt_f64_display(val_get_float(v), b); break;
+    case VT_INT:
+        il_buf_printf(b, "%lld", (long long)val_get_int(v));
+        break;
+    case VT_FLOAT:
+        fmt_f64_display(val_get_float(v), b);
+        break;
     default: {
         /* Display without the quotes strings would get */
         val_fmt_display(v, b);
@@ -139,7 +147,7 @@ static val_t fn_concat(const val_t *a) {
 }
 
 const exec_builtin exec_string_builtins[] = {
-    {"len", 1, fn_len},         {"upper", 1, fn_upper},   {"lower", 1, fn_lower},
-    {"trim", 1, fn_trim},       {"substr", 3, fn_substr}, {"replace", 3, fn_replace},
-    {"concat", 3, fn_concat},   {NULL, 0, NULL},
+    {"len", 1, fn_len},       {"upper", 1, fn_upper},   {"lower", 1, fn_lower},
+    {"trim", 1, fn_trim},     {"substr", 3, fn_substr}, {"replace", 3, fn_replace},
+    {"concat", 3, fn_concat}, {NULL, 0, NULL},
 };

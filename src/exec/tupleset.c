@@ -43,7 +43,8 @@ static void grow(tupleset *s) {
     uint32_t *slots = calloc(nslots, sizeof *slots);
     if (!slots) abort();
     for (uint32_t i = 0; i < s->n; i++) {
-        uint32_t h = (uint32_t)tuple_hash(&s->tuples[(size_t)i * s->arity], s->arity) & (nslots - 1);
+        uint32_t h =
+            (uint32_t)tuple_hash(&s->tuples[(size_t)i * s->arity], s->arity) & (nslots - 1);
         while (slots[h]) h = (h + 1) & (nslots - 1);
         slots[h] = i + 1;
     }

@@ -13,10 +13,10 @@
 
 typedef struct tupleset {
     uint32_t arity;
-    uint32_t n;       /* tuples held */
-    uint32_t cap;     /* tuples the flat array can hold */
-    val_t *tuples;    /* n tuples, arity words each, in insertion order */
-    uint32_t *slots;  /* open addressing: tuple index + 1, 0 = empty; size is a power of two */
+    uint32_t n;      /* tuples held */
+    uint32_t cap;    /* tuples the flat array can hold */
+    val_t *tuples;   /* n tuples, arity words each, in insertion order */
+    uint32_t *slots; /* open addressing: tuple index + 1, 0 = empty; size is a power of two */
     uint32_t nslots;
 } tupleset;
 

@@ -77,7 +77,7 @@ struct iql_term {
             uint32_t nspecs;
             uint32_t order_spec; /* ranking aggregates: index of the score variable */
             iql_sort_dir order;  /* ranking aggregates: effective direction (defaults applied) */
-        } agg; /* IQL_T_AGG */
+        } agg;                   /* IQL_T_AGG */
     } u;
 };
 
@@ -87,7 +87,14 @@ typedef struct iql_atom {
     uint32_t nargs;
 } iql_atom;
 
-typedef enum iql_cmp_op { IQL_CMP_EQ, IQL_CMP_NE, IQL_CMP_LT, IQL_CMP_LE, IQL_CMP_GT, IQL_CMP_GE } iql_cmp_op;
+typedef enum iql_cmp_op {
+    IQL_CMP_EQ,
+    IQL_CMP_NE,
+    IQL_CMP_LT,
+    IQL_CMP_LE,
+    IQL_CMP_GT,
+    IQL_CMP_GE
+} iql_cmp_op;
 
 typedef enum iql_lit_kind { IQL_LIT_ATOM, IQL_LIT_NEG, IQL_LIT_CMP } iql_lit_kind;
 
@@ -111,13 +118,13 @@ typedef struct iql_sort_key {
 } iql_sort_key;
 
 typedef struct iql_query {
-    iql_atom goal;        /* the first positive atom, sort annotations removed */
-    iql_literal *extra;   /* every other literal, in order; limit(...) removed */
+    iql_atom goal;      /* the first positive atom, sort annotations removed */
+    iql_literal *extra; /* every other literal, in order; limit(...) removed */
     uint32_t nextra;
-    iql_sort_key *sort;   /* `Var:asc` / `Var:desc` annotations of the goal, in order */
+    iql_sort_key *sort; /* `Var:asc` / `Var:desc` annotations of the goal, in order */
     uint32_t nsort;
-    int64_t limit;        /* -1 when absent */
-    int64_t offset;       /* 0 when absent */
+    int64_t limit;  /* -1 when absent */
+    int64_t offset; /* 0 when absent */
 } iql_query;
 
 /* A tuple of an insert or delete, terms as written (the executor converts them to
@@ -179,70 +186,72 @@ typedef struct iql_update {
 } iql_update;
 
 typedef enum iql_meta_kind {
-    IQL_META_KG_SHOW,          /* .kg */
-    IQL_META_KG_LIST,          /* .kg list */
-    IQL_META_KG_CREATE,        /* .kg create <arg> */
-    IQL_META_KG_USE,           /* .kg use <arg> */
-    IQL_META_KG_DROP,          /* .kg drop <arg> */
-    IQL_META_KG_ACL_LIST,      /* .kg acl list [arg] */
-    IQL_META_KG_ACL_GRANT,     /* .kg acl grant <arg> <arg2> <arg3> */
-    IQL_META_KG_ACL_REVOKE,    /* .kg acl revoke <arg> <arg2> */
-    IQL_META_REL_LIST,         /* .rel */
-    IQL_META_REL_SHOW,         /* .rel <arg> */
-    IQL_META_REL_DROP,         /* .rel drop <arg> */
-    IQL_META_RULE_LIST,        /* .rule, .rule list */
-    IQL_META_RULE_SHOW,        /* .rule <arg> */
-    IQL_META_RULE_DEF,         /* .rule def <arg> */
-    IQL_META_RULE_DROP,        /* .rule drop <arg> */
-    IQL_META_RULE_DROP_PREFIX, /* .rule drop prefix <arg> */
-    IQL_META_RULE_REMOVE,      /* .rule remove <arg> <index> */
-    IQL_META_RULE_CLEAR,       /* .rule clear <arg> */
-    IQL_META_RULE_EDIT,        /* .rule edit <arg> <index> <text> */
-    IQL_META_SESSION_LIST,     /* .session, .rules */
-    IQL_META_SESSION_CLEAR,    /* .session clear */
+    IQL_META_KG_SHOW,            /* .kg */
+    IQL_META_KG_LIST,            /* .kg list */
+    IQL_META_KG_CREATE,          /* .kg create <arg> */
+    IQL_META_KG_USE,             /* .kg use <arg> */
+    IQL_META_KG_DROP,            /* .kg drop <arg> */
+    IQL_META_KG_ACL_LIST,        /* .kg acl list [arg] */
+    IQL_META_KG_ACL_GRANT,       /* .kg acl grant <arg> <arg2> <arg3> */
+    IQL_META_KG_ACL_REVOKE,      /* .kg acl revoke <arg> <arg2> */
+    IQL_META_REL_LIST,           /* .rel */
+    IQL_META_REL_SHOW,           /* .rel <arg> */
+    IQL_META_REL_DROP,           /* .rel drop <arg> */
+    IQL_META_RULE_LIST,          /* .rule, .rule list */
+    IQL_META_RULE_SHOW,          /* .rule <arg> */
+    IQL_META_RULE_DEF,           /* .rule def <arg> */
+    IQL_META_RULE_DROP,          /* .rule drop <arg> */
+    IQL_META_RULE_DROP_PREFIX,   /* .rule drop prefix <arg> */
+    IQL_META_RULE_REMOVE,        /* .rule remove <arg> <index> */
+    IQL_META_RULE_CLEAR,         /* .rule clear <arg> */
+    IQL_META_RULE_EDIT,          /* .rule edit <arg> <index> <text> */
+    IQL_META_SESSION_LIST,       /* .session, .rules */
+    IQL_META_SESSION_CLEAR,      /* .session clear */
     IQL_META_SESSION_DROP_INDEX, /* .session drop <index> */
     IQL_META_SESSION_DROP_NAME,  /* .session drop <arg> */
-    IQL_META_CLEAR_PREFIX,     /* .clear prefix <arg> */
-    IQL_META_COMPACT,          /* .compact */
-    IQL_META_STATUS,           /* .status */
-    IQL_META_DEBUG,            /* .debug <text> */
-    IQL_META_WHY,              /* .why <text> */
-    IQL_META_WHY_FULL,         /* .why full <text> */
-    IQL_META_WHY_NOT,          /* .why_not <text> */
-    IQL_META_INDEX_LIST,       /* .index, .index list */
-    IQL_META_INDEX_CREATE,     /* .index create ...: arg name, arg2 relation, arg3 column, text options */
-    IQL_META_INDEX_DROP,       /* .index drop <arg> */
-    IQL_META_INDEX_STATS,      /* .index stats <arg> */
-    IQL_META_INDEX_REBUILD,    /* .index rebuild <arg> */
-    IQL_META_HELP,             /* .help, .? (client only) */
-    IQL_META_QUIT,             /* .quit, .exit, .q (client only) */
-    IQL_META_LOAD,             /* .load <arg> [mode] (client only) */
-    IQL_META_USER,             /* .user ...: text holds the words after .user */
-    IQL_META_APIKEY,           /* .apikey ...: text holds the words after .apikey */
-    IQL_META_AGENT,            /* .agent ...: text holds the words after .agent */
+    IQL_META_CLEAR_PREFIX,       /* .clear prefix <arg> */
+    IQL_META_COMPACT,            /* .compact */
+    IQL_META_STATUS,             /* .status */
+    IQL_META_DEBUG,              /* .debug <text> */
+    IQL_META_WHY,                /* .why <text> */
+    IQL_META_WHY_FULL,           /* .why full <text> */
+    IQL_META_WHY_NOT,            /* .why_not <text> */
+    IQL_META_INDEX_LIST,         /* .index, .index list */
+    IQL_META_INDEX_CREATE,  /* .index create ...: arg name, arg2 relation, arg3 column, text options
+                             */
+    IQL_META_INDEX_DROP,    /* .index drop <arg> */
+    IQL_META_INDEX_STATS,   /* .index stats <arg> */
+    IQL_META_INDEX_REBUILD, /* .index rebuild <arg> */
+    IQL_META_HELP,          /* .help, .? (client only) */
+    IQL_META_QUIT,          /* .quit, .exit, .q (client only) */
+    IQL_META_LOAD,          /* .load <arg> [mode] (client only) */
+    IQL_META_USER,          /* .user ...: text holds the words after .user */
+    IQL_META_APIKEY,        /* .apikey ...: text holds the words after .apikey */
+    IQL_META_AGENT,         /* .agent ...: text holds the words after .agent */
 } iql_meta_kind;
 
 typedef struct iql_meta {
     iql_meta_kind kind;
     const char *arg, *arg2, *arg3; /* arguments as typed (NULL when absent) */
-    int64_t index;                 /* 1-based index for RULE_REMOVE, RULE_EDIT, SESSION_DROP_INDEX */
-    const char *text;              /* rest of the line for DEBUG, WHY, WHY_NOT, RULE_EDIT, INDEX_CREATE options */
+    int64_t index; /* 1-based index for RULE_REMOVE, RULE_EDIT, SESSION_DROP_INDEX */
+    const char
+        *text; /* rest of the line for DEBUG, WHY, WHY_NOT, RULE_EDIT, INDEX_CREATE options */
 } iql_meta;
 
 typedef enum iql_stmt_kind {
     IQL_STMT_META,
     IQL_STMT_TYPE_DECL,
     IQL_STMT_UPDATE,
-    IQL_STMT_PERSIST_RULE,  /* +head <- body */
-    IQL_STMT_SCHEMA,        /* +name(col: type, ...) */
-    IQL_STMT_SESSION_SCHEMA,/* name(col: type, ...) */
-    IQL_STMT_INSERT,        /* +rel(...) or +rel[...] */
-    IQL_STMT_DROP_RULE,     /* -name */
-    IQL_STMT_DELETE,        /* -rel(...) or -rel[...] */
-    IQL_STMT_COND_DELETE,   /* -rel(args) <- body */
-    IQL_STMT_QUERY,         /* ?goal, ... */
-    IQL_STMT_SESSION_RULE,  /* head <- body */
-    IQL_STMT_SESSION_FACT,  /* rel(constants) */
+    IQL_STMT_PERSIST_RULE,   /* +head <- body */
+    IQL_STMT_SCHEMA,         /* +name(col: type, ...) */
+    IQL_STMT_SESSION_SCHEMA, /* name(col: type, ...) */
+    IQL_STMT_INSERT,         /* +rel(...) or +rel[...] */
+    IQL_STMT_DROP_RULE,      /* -name */
+    IQL_STMT_DELETE,         /* -rel(...) or -rel[...] */
+    IQL_STMT_COND_DELETE,    /* -rel(args) <- body */
+    IQL_STMT_QUERY,          /* ?goal, ... */
+    IQL_STMT_SESSION_RULE,   /* head <- body */
+    IQL_STMT_SESSION_FACT,   /* rel(constants) */
 } iql_stmt_kind;
 
 typedef struct iql_stmt {

@@ -10,7 +10,7 @@
 #include <stddef.h>
 
 typedef struct iql_script_item {
-    const char *text;  /* statement text, NUL-terminated, valid until the next call */
+    const char *text; /* statement text, NUL-terminated, valid until the next call */
     size_t len;
     bool unterminated; /* brackets still open at a `.` line or at the end of the text:
                           print "Parse error: unterminated statement (unbalanced delimiters)" */
@@ -19,8 +19,8 @@ typedef struct iql_script_item {
 typedef struct iql_script {
     char *content; /* comment-stripped copy of the text */
     size_t len;
-    size_t pos;    /* next unread byte of content */
-    char *stmt;    /* buffer for the current statement */
+    size_t pos; /* next unread byte of content */
+    char *stmt; /* buffer for the current statement */
     size_t stmt_cap;
 } iql_script;
 

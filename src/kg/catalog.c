@@ -110,8 +110,10 @@ uint32_t kg_head_arity(const iql_atom *head) {
     for (uint32_t i = 0; i < head->nargs; i++) {
         const iql_term *t = head->args[i];
         if (t->kind == IQL_T_PLACEHOLDER && !agg) continue;
-        if (t->kind == IQL_T_AGG && t->u.agg.nspecs) n += t->u.agg.nspecs;
-        else n++;
+        if (t->kind == IQL_T_AGG && t->u.agg.nspecs)
+            n += t->u.agg.nspecs;
+        else
+            n++;
     }
     return n;
 }

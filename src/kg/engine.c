@@ -52,8 +52,10 @@ il_result *il_execute(il_session *s, const char *text, size_t len) {
     iql_stmt st;
     const char *err = NULL;
     il_result *r;
-    if (!iql_parse(&a, text, len, &st, &err)) r = res_parse_error(err ? err : "Parse error");
-    else r = kg_exec_stmt(s, &st, &a);
+    if (!iql_parse(&a, text, len, &st, &err))
+        r = res_parse_error(err ? err : "Parse error");
+    else
+        r = kg_exec_stmt(s, &st, &a);
     il_arena_destroy(&a);
     return r;
 }

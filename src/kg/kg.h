@@ -15,8 +15,8 @@
 
 typedef struct kg_relation {
     char *name;
-    rel_t *data;          /* NULL until the first insert fixes the arity */
-    iql_schema *schema;   /* declared columns (in the graph's arena), or NULL */
+    rel_t *data;        /* NULL until the first insert fixes the arity */
+    iql_schema *schema; /* declared columns (in the graph's arena), or NULL */
 } kg_relation;
 
 typedef struct kg_rule {
@@ -28,9 +28,9 @@ typedef struct kg_rule {
 typedef struct kg_graph {
     char *name;
     IL_VEC(kg_relation *) rels;
-    IL_VEC(kg_rule *) rules;   /* catalog order: by first registration */
-    il_arena arena;            /* schemas */
-    uint64_t version;          /* bumped by every rule change */
+    IL_VEC(kg_rule *) rules; /* catalog order: by first registration */
+    il_arena arena;          /* schemas */
+    uint64_t version;        /* bumped by every rule change */
 } kg_graph;
 
 struct il_engine {
@@ -44,8 +44,8 @@ struct il_engine {
 typedef struct sess_facts {
     char *rel;
     uint32_t arity;
-    IL_VEC(val_t) vals;   /* arity values per tuple */
-    rel_t *set;           /* the same tuples, for deduplication */
+    IL_VEC(val_t) vals; /* arity values per tuple */
+    rel_t *set;         /* the same tuples, for deduplication */
 } sess_facts;
 
 struct il_session {
@@ -62,7 +62,7 @@ struct il_result {
     il_stmt_class cls;
     IL_VEC(char *) lines;
     IL_VEC(char *) cols;
-    IL_VEC(val_t) cells;  /* row-major, `width` values per row */
+    IL_VEC(val_t) cells; /* row-major, `width` values per row */
     size_t width;
     size_t nrows;
     char *rule_head;
@@ -77,7 +77,7 @@ void kg_graph_drop(il_engine *e, kg_graph *g);
 kg_relation *kg_rel_find(kg_graph *g, const char *name);
 kg_relation *kg_rel_get(kg_graph *g, const char *name); /* creates an empty entry */
 kg_rule *kg_rule_find(kg_graph *g, const char *name);
-kg_rule *kg_rule_get(kg_graph *g, const char *name);   /* creates an empty rule */
+kg_rule *kg_rule_get(kg_graph *g, const char *name); /* creates an empty rule */
 void kg_rule_drop(kg_graph *g, kg_rule *r);
 void kg_rule_add_clause(kg_graph *g, kg_rule *r, const iql_rule *clause);
 /* Effective output arity of a rule head (placeholders dropped, ranking aggregates expanded). */
@@ -104,8 +104,8 @@ void res_add_col(il_result *r, const char *name);
 
 /* ---- queries (query.c) ---- */
 typedef struct kg_query_opts {
-    bool with_session;   /* session facts and rules take part */
-    bool raw_headers;    /* `.why`: headers from the query head (`_c0` for constants) */
+    bool with_session; /* session facts and rules take part */
+    bool raw_headers;  /* `.why`: headers from the query head (`_c0` for constants) */
 } kg_query_opts;
 /* Runs a query and returns a table (or an error). */
 il_result *kg_query(il_session *s, const iql_query *q, kg_query_opts opts);

@@ -14,14 +14,17 @@ static int cmp_names(const void *a, const void *b) {
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-static void session_reset(il_session *s) { sess_clear(s, NULL, NULL); }
+static void session_reset(il_session *s) {
+    sess_clear(s, NULL, NULL);
+}
 
 /* ---- knowledge graphs ---- */
 
 static bool valid_kg_name(const char *n, il_buf *why) {
     size_t len = strlen(n);
     if (len > 128) {
-        il_buf_printf(why, "Invalid relation name: Knowledge graph name too long: %zu bytes (max 128)", len);
+        il_buf_printf(
+            why, "Invalid relation name: Knowledge graph name too long: %zu bytes (max 128)", len);
         return false;
     }
     if (len == 0 || strchr(n, '/') || strchr(n, '\\') || strstr(n, "..") || strcmp(n, ".") == 0) {
@@ -41,7 +44,8 @@ static il_result *kg_switch(il_session *s, kg_graph *g, il_result *r) {
 static il_result *meta_kg(il_session *s, const iql_meta *m) {
     il_engine *e = s->e;
     switch (m->kind) {
-    case IQL_META_KG_SHOW: return res_message("Current knowledge graph: %s", s->kg->name);
+    case IQL_META_KG_SHOW:
+        return res_message("Current knowledge graph: %s", s->kg->name);
     case IQL_META_KG_LIST: {
         if (e->graphs.n == 0) return res_message("No knowledge graphs found.");
         const char **names = malloc(e->graphs.n * sizeof *names);
@@ -69,8 +73,10 @@ static il_result *meta_kg(il_session *s, const iql_meta *m) {
             return r;
         }
         il_buf_free(&why);
-        if (kg_graph_find(e, n)) return res_error("Create failed: Knowledge graph already exists: %s", n);
-        if (e->graphs.n >= 1000) return res_error("Create failed: Too many knowledge graphs (max 1000)");
+        if (kg_graph_find(e, n))
+            return res_error("Create failed: Knowledge graph already exists: %s", n);
+        if (e->graphs.n >= 1000)
+            return res_error("Create failed: Too many knowledge graphs (max 1000)");
         kg_graph *g = kg_graph_create(e, n);
         il_result *r = res_message("Knowledge graph '%s' created.", n);
         char line[512];
@@ -81,14 +87,16 @@ static il_result *meta_kg(il_session *s, const iql_meta *m) {
     case IQL_META_KG_USE: {
         kg_graph *g = kg_graph_find(e, m->arg);
         if (!g || strcmp(m->arg, "_internal") == 0)
-            return res_error("Knowledge graph '%s' not found: Knowledge graph not found: %s", m->arg, m->arg);
+            return res_error("Knowledge graph '%s' not found: Knowledge graph not found: %s",
+                             m->arg, m->arg);
         return kg_switch(s, g, res_message("Switched to knowledge graph: %s", m->arg));
     }
     case IQL_META_KG_DROP: {
         const char *n = m->arg;
         if (strcmp(n, s->kg->name) == 0)
             return res_error("Cannot drop current knowledge graph. Switch to another first.");
-        if (strcmp(n, "default") == 0) return res_error("Drop failed: Cannot drop the default knowledge graph");
+        if (strcmp(n, "default") == 0)
+            return res_error("Drop failed: Cannot drop the default knowledge graph");
         kg_graph *g = kg_graph_find(e, n);
         if (!g) return res_error("Drop failed: Knowledge graph not found: %s", n);
         for (uint32_t i = 0; i < e->sessions.n; i++) {
@@ -104,7 +112,8 @@ static il_result *meta_kg(il_session *s, const iql_meta *m) {
     case IQL_META_KG_ACL_LIST:
         return res_message("No ACL entries for '%s'. Admins have implicit owner access.",
                            m->arg ? m->arg : s->kg->name);
-    default: return res_error("Access control is not available in this mode.");
+    default:
+        return res_error("Access control is not available in this mode.");
     }
 }
 
@@ -112,16 +121,30 @@ static il_result *meta_kg(il_session *s, const iql_meta *m) {
 
 static void type_text(const iql_type *t, il_buf *b) {
     switch (t->kind) {
-    case IQL_TY_INT: il_buf_puts(b, "int"); break;
-    case IQL_TY_FLOAT: il_buf_puts(b, "float"); break;
-    case IQL_TY_STRING: il_buf_puts(b, "string"); break;
-    case IQL_TY_BOOL: il_buf_puts(b, "bool"); break;
-    case IQL_TY_VECTOR:
-        if (t->dim) il_buf_printf(b, "vector(%u)", t->dim);
-        else il_buf_puts(b, "vector");
+    case IQL_TY_INT:
+        il_buf_puts(b, "int");
         break;
-    case IQL_TY_NAMED: il_buf_puts(b, t->name ? t->name : "any"); break;
-    default: il_buf_puts(b, "any"); break;
+    case IQL_TY_FLOAT:
+        il_buf_puts(b, "float");
+        break;
+    case IQL_TY_STRING:
+        il_buf_puts(b, "string");
+        break;
+    case IQL_TY_BOOL:
+        il_buf_puts(b, "bool");
+        break;
+    case IQL_TY_VECTOR:
+        if (t->dim)
+            il_buf_printf(b, "vector(%u)", t->dim);
+        else
+            il_buf_puts(b, "vector");
+        break;
+    case IQL_TY_NAMED:
+        il_buf_puts(b, t->name ? t->name : "any");
+        break;
+    default:
+        il_buf_puts(b, "any");
+        break;
     }
 }
 
@@ -195,8 +218,10 @@ static il_result *meta_rel_show(il_session *s, const char *name, il_arena *a) {
     const char **vars = il_arena_alloc(a, (n + 1) * sizeof *vars);
     for (uint32_t i = 0; i < n; i++) {
         char v[32];
-        if (i / 26) snprintf(v, sizeof v, "%c%u", 'A' + i % 26, i / 26);
-        else snprintf(v, sizeof v, "%c", 'A' + i % 26);
+        if (i / 26)
+            snprintf(v, sizeof v, "%c%u", 'A' + i % 26, i / 26);
+        else
+            snprintf(v, sizeof v, "%c", 'A' + i % 26);
         vars[i] = il_arena_strdup(a, v);
     }
     il_result *r = query_all(s, name, vars, n, a, false);
@@ -265,7 +290,8 @@ static il_result *meta_rule(il_session *s, const iql_meta *m, il_arena *a) {
         uint32_t n = 0;
         size_t plen = strlen(m->arg);
         for (uint32_t i = 0; i < g->rules.n; i++)
-            if (strncmp(g->rules.v[i]->name, m->arg, plen) == 0) names[n++] = strdup(g->rules.v[i]->name);
+            if (strncmp(g->rules.v[i]->name, m->arg, plen) == 0)
+                names[n++] = strdup(g->rules.v[i]->name);
         if (n == 0) {
             free(names);
             return res_message("No rules matching prefix '%s'.", m->arg);
@@ -287,13 +313,15 @@ static il_result *meta_rule(il_session *s, const iql_meta *m, il_arena *a) {
     case IQL_META_RULE_REMOVE: {
         kg_rule *r = kg_rule_find(g, m->arg);
         if (!r)
-            return res_message("Error: Failed to remove rule clause: Rule '%s' does not exist", m->arg);
+            return res_message("Error: Failed to remove rule clause: Rule '%s' does not exist",
+                               m->arg);
         if (m->index < 1 || (uint64_t)m->index > r->clauses.n)
             return res_message("Error: Failed to remove rule clause: Clause index %lld out of "
                                "bounds. Rule '%s' has %u clause(s).",
                                (long long)m->index, m->arg, r->clauses.n);
         uint32_t i = (uint32_t)(m->index - 1);
-        memmove(&r->clauses.v[i], &r->clauses.v[i + 1], (r->clauses.n - i - 1) * sizeof(iql_rule *));
+        memmove(&r->clauses.v[i], &r->clauses.v[i + 1],
+                (r->clauses.n - i - 1) * sizeof(iql_rule *));
         r->clauses.n--;
         g->version++;
         if (r->clauses.n == 0) {
@@ -310,8 +338,10 @@ static il_result *meta_rule(il_session *s, const iql_meta *m, il_arena *a) {
         g->version++;
         return res_message("Rule '%s' cleared.", m->arg);
     }
-    case IQL_META_RULE_EDIT: return res_message("Rule editing is not supported in server mode.");
-    default: return res_error("Unsupported rule command");
+    case IQL_META_RULE_EDIT:
+        return res_message("Rule editing is not supported in server mode.");
+    default:
+        return res_error("Unsupported rule command");
     }
 }
 
@@ -389,14 +419,17 @@ static il_result *meta_session(il_session *s, const iql_meta *m) {
     case IQL_META_SESSION_DROP_NAME: {
         uint32_t k = 0, n = 0;
         for (uint32_t i = 0; i < s->rules.n; i++) {
-            if (strcmp(s->rules.v[i]->head.rel, m->arg) == 0) k++;
-            else s->rules.v[n++] = s->rules.v[i];
+            if (strcmp(s->rules.v[i]->head.rel, m->arg) == 0)
+                k++;
+            else
+                s->rules.v[n++] = s->rules.v[i];
         }
         s->rules.n = n;
         if (!k) return res_message("No session rules found for relation '%s'.", m->arg);
         return res_message("Dropped %u session rule(s) for '%s'.", k, m->arg);
     }
-    default: return res_error("Unsupported session command");
+    default:
+        return res_error("Unsupported session command");
     }
 }
 
@@ -406,7 +439,8 @@ static il_result *meta_clear_prefix(il_session *s, const char *prefix) {
     uint32_t n = 0;
     size_t plen = strlen(prefix);
     for (uint32_t i = 0; i < g->rels.n; i++)
-        if (strncmp(g->rels.v[i]->name, prefix, plen) == 0 && g->rels.v[i]->data) rels[n++] = g->rels.v[i];
+        if (strncmp(g->rels.v[i]->name, prefix, plen) == 0 && g->rels.v[i]->data)
+            rels[n++] = g->rels.v[i];
     if (n == 0) {
         free(rels);
         return res_message("No relations matching prefix '%s'.", prefix);
@@ -424,8 +458,8 @@ static il_result *meta_clear_prefix(il_session *s, const char *prefix) {
         k++;
         rel_clear(rels[i]->data);
     }
-    il_result *r = res_message("Cleared %zu fact(s) from %u relation(s) with prefix '%s': %s", total, k,
-                               prefix, il_buf_str(&list));
+    il_result *r = res_message("Cleared %zu fact(s) from %u relation(s) with prefix '%s': %s",
+                               total, k, prefix, il_buf_str(&list));
     il_buf_free(&list);
     free(rels);
     return r;
@@ -449,9 +483,12 @@ il_result *kg_exec_meta(il_session *s, const iql_meta *m, il_arena *a) {
     case IQL_META_KG_DROP:
     case IQL_META_KG_ACL_LIST:
     case IQL_META_KG_ACL_GRANT:
-    case IQL_META_KG_ACL_REVOKE: return meta_kg(s, m);
-    case IQL_META_REL_LIST: return meta_rel_list(s);
-    case IQL_META_REL_SHOW: return meta_rel_show(s, m->arg, a);
+    case IQL_META_KG_ACL_REVOKE:
+        return meta_kg(s, m);
+    case IQL_META_REL_LIST:
+        return meta_rel_list(s);
+    case IQL_META_REL_SHOW:
+        return meta_rel_show(s, m->arg, a);
     case IQL_META_REL_DROP: {
         kg_relation *kr = kg_rel_find(s->kg, m->arg);
         if (!kr || !kr->data) return res_message("Error: Relation '%s' not found", m->arg);
@@ -467,19 +504,24 @@ il_result *kg_exec_meta(il_session *s, const iql_meta *m, il_arena *a) {
     case IQL_META_RULE_DROP_PREFIX:
     case IQL_META_RULE_REMOVE:
     case IQL_META_RULE_CLEAR:
-    case IQL_META_RULE_EDIT: return meta_rule(s, m, a);
+    case IQL_META_RULE_EDIT:
+        return meta_rule(s, m, a);
     case IQL_META_SESSION_LIST:
     case IQL_META_SESSION_CLEAR:
     case IQL_META_SESSION_DROP_INDEX:
-    case IQL_META_SESSION_DROP_NAME: return meta_session(s, m);
-    case IQL_META_CLEAR_PREFIX: return meta_clear_prefix(s, m->arg);
-    case IQL_META_COMPACT: return res_message("Compaction complete.");
+    case IQL_META_SESSION_DROP_NAME:
+        return meta_session(s, m);
+    case IQL_META_CLEAR_PREFIX:
+        return meta_clear_prefix(s, m->arg);
+    case IQL_META_COMPACT:
+        return res_message("Compaction complete.");
     case IQL_META_STATUS: {
         il_result *r = res_message("Server Status");
         char line[128];
         res_add_line(r, "  Health: healthy");
         res_add_line(r, "  Version: 0.1.0");
-        snprintf(line, sizeof line, "  Uptime: %lld seconds", (long long)(time(NULL) - s->e->started));
+        snprintf(line, sizeof line, "  Uptime: %lld seconds",
+                 (long long)(time(NULL) - s->e->started));
         res_add_line(r, line);
         snprintf(line, sizeof line, "  Total queries: %llu", (unsigned long long)s->e->queries);
         res_add_line(r, line);
@@ -488,8 +530,10 @@ il_result *kg_exec_meta(il_session *s, const iql_meta *m, il_arena *a) {
         return r;
     }
     case IQL_META_WHY:
-    case IQL_META_WHY_FULL: return meta_why(s, m->text, a);
-    case IQL_META_INDEX_LIST: return res_message("No indexes.");
+    case IQL_META_WHY_FULL:
+        return meta_why(s, m->text, a);
+    case IQL_META_INDEX_LIST:
+        return res_message("No indexes.");
     case IQL_META_INDEX_DROP:
     case IQL_META_INDEX_STATS:
     case IQL_META_INDEX_REBUILD:
@@ -501,6 +545,7 @@ il_result *kg_exec_meta(il_session *s, const iql_meta *m, il_arena *a) {
         r->cls = IL_STMT_CLIENT_ONLY;
         return r;
     }
-    default: return res_error("This command is not available yet.");
+    default:
+        return res_error("This command is not available yet.");
     }
 }

@@ -152,16 +152,23 @@ static void collect_vars(const iql_term *t, name_list *out) {
     case IQL_T_CALL:
         for (uint32_t i = 0; i < t->u.call.nargs; i++) collect_vars(t->u.call.args[i], out);
         break;
-    default: break;
+    default:
+        break;
     }
 }
 
 /* The header text of a goal constant (6.5). */
 static void const_header(const iql_term *t, il_buf *b) {
     switch (t->kind) {
-    case IQL_T_INT: il_buf_printf(b, "%lld", (long long)t->u.ival); break;
-    case IQL_T_FLOAT: fmt_f64_display(t->u.fval, b); break;
-    case IQL_T_BOOL: il_buf_puts(b, t->u.bval ? "true" : "false"); break;
+    case IQL_T_INT:
+        il_buf_printf(b, "%lld", (long long)t->u.ival);
+        break;
+    case IQL_T_FLOAT:
+        fmt_f64_display(t->u.fval, b);
+        break;
+    case IQL_T_BOOL:
+        il_buf_puts(b, t->u.bval ? "true" : "false");
+        break;
     case IQL_T_STRING:
         for (size_t i = 0; i < t->u.str.len; i++) {
             char ch = t->u.str.ptr[i];
@@ -169,7 +176,8 @@ static void const_header(const iql_term *t, il_buf *b) {
             il_buf_putc(b, ch);
         }
         break;
-    default: break;
+    default:
+        break;
     }
 }
 
@@ -179,7 +187,8 @@ static uint32_t known_arity(il_session *s, const char *rel, bool with_session, b
     if (r && r->clauses.n) return kg_head_arity(&r->clauses.v[0]->head);
     if (with_session)
         for (uint32_t i = 0; i < s->rules.n; i++)
-            if (strcmp(s->rules.v[i]->head.rel, rel) == 0) return kg_head_arity(&s->rules.v[i]->head);
+            if (strcmp(s->rules.v[i]->head.rel, rel) == 0)
+                return kg_head_arity(&s->rules.v[i]->head);
     kg_relation *kr = kg_rel_find(s->kg, rel);
     if (kr && kr->data) return rel_arity(kr->data);
     if (with_session) {
@@ -272,8 +281,10 @@ il_result *kg_query(il_session *s, const iql_query *q, kg_query_opts opts) {
                 c->op = IQL_CMP_EQ;
                 c->lhs = arg;
                 c->rhs = (iql_term *)t;
-                if (opts.raw_headers) il_buf_puts(&hb, name);
-                else const_header(t, &hb);
+                if (opts.raw_headers)
+                    il_buf_puts(&hb, name);
+                else
+                    const_header(t, &hb);
                 break;
             }
             case IQL_T_VECTOR:

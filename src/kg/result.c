@@ -12,7 +12,9 @@ il_result *res_new(il_result_kind kind) {
     return r;
 }
 
-void res_add_line(il_result *r, const char *line) { il_vec_push(r->lines, strdup(line)); }
+void res_add_line(il_result *r, const char *line) {
+    il_vec_push(r->lines, strdup(line));
+}
 
 void res_add_lines(il_result *r, const char *text) {
     const char *p = text;
@@ -28,7 +30,9 @@ void res_add_lines(il_result *r, const char *text) {
     }
 }
 
-void res_add_col(il_result *r, const char *name) { il_vec_push(r->cols, strdup(name)); }
+void res_add_col(il_result *r, const char *name) {
+    il_vec_push(r->cols, strdup(name));
+}
 
 static il_result *res_vfmt(il_result_kind kind, const char *fmt, va_list ap) {
     il_result *r = res_new(kind);
@@ -74,13 +78,27 @@ void il_result_free(il_result *r) {
     free(r);
 }
 
-il_result_kind il_result_kind_of(const il_result *r) { return r->kind; }
-il_stmt_class il_result_stmt_class(const il_result *r) { return r->cls; }
-size_t il_result_nlines(const il_result *r) { return r->lines.n; }
-const char *il_result_line(const il_result *r, size_t i) { return r->lines.v[i]; }
-size_t il_result_ncols(const il_result *r) { return r->cols.n; }
-const char *il_result_col(const il_result *r, size_t i) { return r->cols.v[i]; }
-size_t il_result_nrows(const il_result *r) { return r->nrows; }
+il_result_kind il_result_kind_of(const il_result *r) {
+    return r->kind;
+}
+il_stmt_class il_result_stmt_class(const il_result *r) {
+    return r->cls;
+}
+size_t il_result_nlines(const il_result *r) {
+    return r->lines.n;
+}
+const char *il_result_line(const il_result *r, size_t i) {
+    return r->lines.v[i];
+}
+size_t il_result_ncols(const il_result *r) {
+    return r->cols.n;
+}
+const char *il_result_col(const il_result *r, size_t i) {
+    return r->cols.v[i];
+}
+size_t il_result_nrows(const il_result *r) {
+    return r->nrows;
+}
 
 const il_value *il_result_row(const il_result *r, size_t i, size_t *width) {
     if (width) *width = r->width;
@@ -92,7 +110,9 @@ const char *il_result_rule_head(const il_result *r, uint32_t *arity) {
     return r->rule_head;
 }
 
-const char *il_result_title(const il_result *r) { return r->title; }
+const char *il_result_title(const il_result *r) {
+    return r->title;
+}
 
 size_t il_value_format(il_value v, char *buf, size_t cap) {
     il_buf b;
@@ -108,4 +128,6 @@ size_t il_value_format(il_value v, char *buf, size_t cap) {
     return n;
 }
 
-bool il_value_is_number(il_value v) { return val_cell_is_number(v); }
+bool il_value_is_number(il_value v) {
+    return val_cell_is_number(v);
+}

@@ -21,10 +21,14 @@ static const char *term_value(const iql_term *t, val_t *out, il_buf *msg) {
     case IQL_T_VAR:
         il_buf_printf(msg, "Cannot insert variable '%s' - use constants only", t->u.var);
         return il_buf_str(msg);
-    case IQL_T_PLACEHOLDER: return "Cannot insert placeholder '_' - use constants only";
-    case IQL_T_ARITH: return "Cannot insert arithmetic expression - use constants only";
-    case IQL_T_AGG: return "Cannot insert aggregate - use constants only";
-    case IQL_T_CALL: return "Cannot insert function call - use constants only";
+    case IQL_T_PLACEHOLDER:
+        return "Cannot insert placeholder '_' - use constants only";
+    case IQL_T_ARITH:
+        return "Cannot insert arithmetic expression - use constants only";
+    case IQL_T_AGG:
+        return "Cannot insert aggregate - use constants only";
+    case IQL_T_CALL:
+        return "Cannot insert function call - use constants only";
     case IQL_T_STRING:
         if (t->u.str.len > MAX_STRING_BYTES) {
             il_buf_printf(msg, "String value too long: %zu bytes (max %d)", t->u.str.len,
@@ -43,7 +47,8 @@ static const char *term_value(const iql_term *t, val_t *out, il_buf *msg) {
             }
         }
         break;
-    default: break;
+    default:
+        break;
     }
     *out = plan_const_value(t);
     return NULL;
@@ -70,7 +75,8 @@ static const char *convert_tuples(const iql_facts *f, tuples *out, bool skip_bad
         const iql_tuple *t = &f->tuples[i];
         if (t->n == 0) continue;
         const char *err = NULL;
-        for (uint32_t j = 0; j < t->n && !err; j++) err = term_value(t->terms[j], &out->vals[pos + j], msg);
+        for (uint32_t j = 0; j < t->n && !err; j++)
+            err = term_value(t->terms[j], &out->vals[pos + j], msg);
         if (err) {
             if (skip_bad) {
                 il_buf_clear(msg);
@@ -88,19 +94,26 @@ static const char *convert_tuples(const iql_facts *f, tuples *out, bool skip_bad
 static bool value_has_type(val_t v, const iql_type *ty) {
     val_type t = val_type_of(v);
     switch (ty->kind) {
-    case IQL_TY_INT: return t == VT_INT;
-    case IQL_TY_FLOAT: return t == VT_FLOAT || t == VT_INT;
-    case IQL_TY_STRING: return t == VT_STR;
-    case IQL_TY_BOOL: return t == VT_BOOL;
+    case IQL_TY_INT:
+        return t == VT_INT;
+    case IQL_TY_FLOAT:
+        return t == VT_FLOAT || t == VT_INT;
+    case IQL_TY_STRING:
+        return t == VT_STR;
+    case IQL_TY_BOOL:
+        return t == VT_BOOL;
     case IQL_TY_VECTOR: {
         if (t != VT_VEC && t != VT_VEC_I8) return false;
         if (!ty->dim) return true;
         uint32_t n = 0;
-        if (t == VT_VEC) val_get_vec_f32(v, &n);
-        else val_get_vec_i8(v, &n);
+        if (t == VT_VEC)
+            val_get_vec_f32(v, &n);
+        else
+            val_get_vec_i8(v, &n);
         return n == ty->dim;
     }
-    default: return true;
+    default:
+        return true;
     }
 }
 
@@ -225,8 +238,11 @@ static bool atom_tuple(const iql_atom *at, const names *vars, const val_t *row, 
         case IQL_T_INT:
         case IQL_T_FLOAT:
         case IQL_T_STRING:
-        case IQL_T_BOOL: out[i] = plan_const_value(t); break;
-        default: return false;
+        case IQL_T_BOOL:
+            out[i] = plan_const_value(t);
+            break;
+        default:
+            return false;
         }
     }
     return true;
@@ -457,7 +473,8 @@ static il_result *exec_session_rule(il_session *s, const iql_rule *r, il_arena *
 }
 
 static il_result *exec_session_fact(il_session *s, const iql_facts *f, il_arena *a) {
-    if (f->ntuples == 0 || f->tuples[0].n == 0) return res_error("Fact must have at least one argument");
+    if (f->ntuples == 0 || f->tuples[0].n == 0)
+        return res_error("Fact must have at least one argument");
     il_buf msg;
     il_buf_init(&msg);
     tuples t;
@@ -469,7 +486,8 @@ static il_result *exec_session_fact(il_session *s, const iql_facts *f, il_arena 
     }
     il_buf_free(&msg);
     for (uint32_t i = 0; i < t.n; i++) sess_fact_add(s, f->rel, &t.vals[t.offset[i]], t.arity[i]);
-    il_result *r = res_message("Session fact added for '%s'. (Use +%s(...) to persist)", f->rel, f->rel);
+    il_result *r =
+        res_message("Session fact added for '%s'. (Use +%s(...) to persist)", f->rel, f->rel);
     r->cls = IL_STMT_SESSION_FACT;
     return r;
 }
@@ -500,27 +518,38 @@ static il_result *exec_schema(il_session *s, const iql_schema *sc, bool persiste
 
 il_result *kg_exec_stmt(il_session *s, const iql_stmt *st, il_arena *a) {
     switch (st->kind) {
-    case IQL_STMT_META: return kg_exec_meta(s, &st->u.meta, a);
-    case IQL_STMT_TYPE_DECL: return res_message("Type '%s' declared.", st->u.type_decl.name);
-    case IQL_STMT_UPDATE: return exec_update(s, &st->u.update, a);
-    case IQL_STMT_PERSIST_RULE: return exec_persistent_rule(s, &st->u.rule, a);
-    case IQL_STMT_SCHEMA: return exec_schema(s, &st->u.schema, true);
-    case IQL_STMT_SESSION_SCHEMA: return exec_schema(s, &st->u.schema, false);
-    case IQL_STMT_INSERT: return exec_insert(s, &st->u.facts, a);
+    case IQL_STMT_META:
+        return kg_exec_meta(s, &st->u.meta, a);
+    case IQL_STMT_TYPE_DECL:
+        return res_message("Type '%s' declared.", st->u.type_decl.name);
+    case IQL_STMT_UPDATE:
+        return exec_update(s, &st->u.update, a);
+    case IQL_STMT_PERSIST_RULE:
+        return exec_persistent_rule(s, &st->u.rule, a);
+    case IQL_STMT_SCHEMA:
+        return exec_schema(s, &st->u.schema, true);
+    case IQL_STMT_SESSION_SCHEMA:
+        return exec_schema(s, &st->u.schema, false);
+    case IQL_STMT_INSERT:
+        return exec_insert(s, &st->u.facts, a);
     case IQL_STMT_DROP_RULE: {
         kg_rule *r = kg_rule_find(s->kg, st->u.drop_name);
         if (!r) return res_message("'%s' not found as rule.", st->u.drop_name);
         kg_rule_drop(s->kg, r);
         return res_message("Rule '%s' dropped.", st->u.drop_name);
     }
-    case IQL_STMT_DELETE: return exec_delete(s, &st->u.facts, a);
-    case IQL_STMT_COND_DELETE: return exec_cond_delete(s, &st->u.rule, a);
+    case IQL_STMT_DELETE:
+        return exec_delete(s, &st->u.facts, a);
+    case IQL_STMT_COND_DELETE:
+        return exec_cond_delete(s, &st->u.rule, a);
     case IQL_STMT_QUERY: {
         kg_query_opts o = {.with_session = true};
         return kg_query(s, &st->u.query, o);
     }
-    case IQL_STMT_SESSION_RULE: return exec_session_rule(s, &st->u.rule, a);
-    case IQL_STMT_SESSION_FACT: return exec_session_fact(s, &st->u.facts, a);
+    case IQL_STMT_SESSION_RULE:
+        return exec_session_rule(s, &st->u.rule, a);
+    case IQL_STMT_SESSION_FACT:
+        return exec_session_fact(s, &st->u.facts, a);
     }
     return res_error("Unsupported statement");
 }

@@ -21,7 +21,9 @@ static void add_name(name_vec *v, const char *n) {
 
 static void term_vars(const iql_term *t, name_vec *out) {
     switch (t->kind) {
-    case IQL_T_VAR: add_name(out, t->u.var); break;
+    case IQL_T_VAR:
+        add_name(out, t->u.var);
+        break;
     case IQL_T_ARITH:
         term_vars(t->u.arith.lhs, out);
         term_vars(t->u.arith.rhs, out);
@@ -35,7 +37,8 @@ static void term_vars(const iql_term *t, name_vec *out) {
         else if (t->u.agg.var)
             add_name(out, t->u.agg.var);
         break;
-    default: break;
+    default:
+        break;
     }
 }
 
@@ -149,7 +152,7 @@ typedef struct dep_edge {
 
 typedef struct dep_graph {
     name_vec names;
-    IL_VEC(dep_edge) *edges; /* per node */
+    IL_VEC(dep_edge) * edges; /* per node */
     uint32_t cap;
 } dep_graph;
 

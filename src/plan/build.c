@@ -32,24 +32,26 @@ typedef struct rule_group {
     const char *rel;
     uint32_t *rules; /* indexes into src->rules, program order */
     uint32_t n;
-    uint32_t arity;  /* effective head arity of the first clause */
-    bool is_agg;     /* some clause aggregates */
+    uint32_t arity; /* effective head arity of the first clause */
+    bool is_agg;    /* some clause aggregates */
 } rule_group;
 
 typedef struct builder {
     plan_program *p;
     const plan_source *src;
     il_arena *a;
-    IL_VEC(pred_key) keys;      /* parallel to p->preds */
+    IL_VEC(pred_key) keys; /* parallel to p->preds */
     IL_VEC(rule_group) groups;
-    IL_VEC(bclause) out;        /* final clauses */
-    IL_VEC(uint32_t) work;      /* derived instances still to expand */
-    bclause *norm;              /* normalised source rules, by rule index (lazily) */
-    bool demand;                /* apply the demand transformation */
+    IL_VEC(bclause) out;   /* final clauses */
+    IL_VEC(uint32_t) work; /* derived instances still to expand */
+    bclause *norm;         /* normalised source rules, by rule index (lazily) */
+    bool demand;           /* apply the demand transformation */
     bool *normed;
 } builder;
 
-static uint32_t popcount64(uint64_t m) { return (uint32_t)__builtin_popcountll(m); }
+static uint32_t popcount64(uint64_t m) {
+    return (uint32_t)__builtin_popcountll(m);
+}
 
 int32_t bvars_find(const bvars *v, const char *name) {
     for (uint32_t i = 0; i < v->n; i++)
@@ -80,10 +82,14 @@ val_t plan_const_value(const iql_term *t);
 
 val_t plan_const_value(const iql_term *t) {
     switch (t->kind) {
-    case IQL_T_INT: return val_int(t->u.ival);
-    case IQL_T_FLOAT: return val_float(t->u.fval);
-    case IQL_T_STRING: return val_str(t->u.str.ptr, t->u.str.len);
-    case IQL_T_BOOL: return val_bool(t->u.bval);
+    case IQL_T_INT:
+        return val_int(t->u.ival);
+    case IQL_T_FLOAT:
+        return val_float(t->u.fval);
+    case IQL_T_STRING:
+        return val_str(t->u.str.ptr, t->u.str.len);
+    case IQL_T_BOOL:
+        return val_bool(t->u.bval);
     case IQL_T_VECTOR: {
         float tmp[64] = {0};
         float *f = t->u.vec.n <= 64 ? tmp : malloc(t->u.vec.n * sizeof *f);
@@ -92,7 +98,8 @@ val_t plan_const_value(const iql_term *t) {
         if (f != tmp) free(f);
         return v;
     }
-    default: return VAL_NULL;
+    default:
+        return VAL_NULL;
     }
 }
 
@@ -102,8 +109,10 @@ static bool term_is_const(const iql_term *t) {
     case IQL_T_FLOAT:
     case IQL_T_STRING:
     case IQL_T_BOOL:
-    case IQL_T_VECTOR: return true;
-    default: return false;
+    case IQL_T_VECTOR:
+        return true;
+    default:
+        return false;
     }
 }
 
@@ -119,8 +128,8 @@ static uint32_t head_effective_arity(const iql_atom *h, bool *is_agg) {
         if (t->kind == IQL_T_PLACEHOLDER && !agg) continue;
         if (t->kind == IQL_T_AGG) {
             iql_agg_kind k = t->u.agg.kind;
-            bool ranking = k == IQL_AGG_TOP_K || k == IQL_AGG_TOP_K_THRESHOLD ||
-                           k == IQL_AGG_WITHIN_RADIUS;
+            bool ranking =
+                k == IQL_AGG_TOP_K || k == IQL_AGG_TOP_K_THRESHOLD || k == IQL_AGG_WITHIN_RADIUS;
             n += ranking ? t->u.agg.nspecs : 1;
         } else {
             n++;
@@ -175,8 +184,7 @@ static const char *adorn_name(builder *b, const char *prefix, const char *rel, u
     il_buf_puts(&t, rel);
     if (mask) {
         il_buf_putc(&t, '^');
-        for (uint32_t i = 0; i < arity && i < 64; i++)
-            il_buf_putc(&t, (mask >> i) & 1 ? 'b' : 'f');
+        for (uint32_t i = 0; i < arity && i < 64; i++) il_buf_putc(&t, (mask >> i) & 1 ? 'b' : 'f');
     }
     const char *s = il_arena_strdup(b->a, il_buf_str(&t));
     il_buf_free(&t);
@@ -256,7 +264,9 @@ static bterm atom_term(builder *b, bclause *c, const iql_atom *at, uint32_t i, b
         }
         break;
     }
-    case IQL_T_AGG: r.kind = BT_WILD; break;
+    case IQL_T_AGG:
+        r.kind = BT_WILD;
+        break;
     default:
         r.kind = BT_CONST;
         r.c = plan_const_value(t);
@@ -305,7 +315,9 @@ static void fold_const_equalities(builder *b, bclause *c) {
 /* Gives every variable of a term a slot, so comparisons and heads can name it. */
 static void register_vars(builder *b, bvars *v, const iql_term *t) {
     switch (t->kind) {
-    case IQL_T_VAR: bvars_get(b->a, v, t->u.var); break;
+    case IQL_T_VAR:
+        bvars_get(b->a, v, t->u.var);
+        break;
     case IQL_T_ARITH:
         register_vars(b, v, t->u.arith.lhs);
         register_vars(b, v, t->u.arith.rhs);
@@ -317,7 +329,8 @@ static void register_vars(builder *b, bvars *v, const iql_term *t) {
         if (t->u.agg.var) bvars_get(b->a, v, t->u.agg.var);
         for (uint32_t i = 0; i < t->u.agg.nspecs; i++) bvars_get(b->a, v, t->u.agg.specs[i].var);
         break;
-    default: break;
+    default:
+        break;
     }
 }
 
@@ -351,8 +364,8 @@ static void normalise(builder *b, const iql_rule *r, bclause *c) {
                 o->args[j].kind = BT_WILD;
                 continue;
             }
-            o->args[j] = atom_term(b, c, &l->atom, j, l->kind == IQL_LIT_ATOM ? &extra : NULL,
-                                   &nextra);
+            o->args[j] =
+                atom_term(b, c, &l->atom, j, l->kind == IQL_LIT_ATOM ? &extra : NULL, &nextra);
         }
     }
     for (uint32_t i = 0; i < nextra; i++) c->lits[c->nlits++] = extra[i];
@@ -391,14 +404,17 @@ static void normalise(builder *b, const iql_rule *r, bclause *c) {
                 case IQL_T_CALL:
                     c->error = "Function calls in aggregation head not yet supported";
                     break;
-                default: c->error = "Constants in aggregation head not supported"; break;
+                default:
+                    c->error = "Constants in aggregation head not supported";
+                    break;
                 }
             }
             c->nhead++;
             continue;
         }
         switch (t->kind) {
-        case IQL_T_PLACEHOLDER: continue; /* dropped: reduces the output arity */
+        case IQL_T_PLACEHOLDER:
+            continue; /* dropped: reduces the output arity */
         case IQL_T_VAR:
             o->kind = BT_VAR;
             o->var = bvars_get(b->a, c->vars, t->u.var);
@@ -460,7 +476,8 @@ static void collect_term_vars(const iql_term *t, const bvars *v, bool *bound, bo
         for (uint32_t i = 0; i < t->u.call.nargs; i++)
             collect_term_vars(t->u.call.args[i], v, bound, all_bound, first_unbound);
         break;
-    default: break;
+    default:
+        break;
     }
 }
 
@@ -627,12 +644,14 @@ static void adorn_clause(builder *b, const bclause *src, uint32_t head_pred, con
             if (l->kind != IQL_LIT_ATOM) continue;
             for (uint32_t j = 0; j < l->nargs; j++) {
                 if (l->args[j].kind == BT_VAR) in_atom[l->args[j].var] = true;
-                if (l->args[j].kind == BT_CONST && l->args[j].bind >= 0) in_atom[l->args[j].bind] = true;
+                if (l->args[j].kind == BT_CONST && l->args[j].bind >= 0)
+                    in_atom[l->args[j].bind] = true;
             }
         }
         bterm *mh = il_arena_memdup(a, src->head, (src->nhead + 1) * sizeof *mh);
         for (uint32_t i = 0; i < src->nhead && i < 64; i++)
-            if (((mask >> i) & 1) && mh[i].kind == BT_VAR && !in_atom[mh[i].var]) mh[i].kind = BT_WILD;
+            if (((mask >> i) & 1) && mh[i].kind == BT_VAR && !in_atom[mh[i].var])
+                mh[i].kind = BT_WILD;
         uint32_t arity = group_arity(b, head_rel, src->nhead);
         mhead = magic_atom(b, head_rel, mask, mh, src->nhead, arity);
         prefix[nprefix++] = mhead;
@@ -807,4 +826,6 @@ void plan_program_free(plan_program *p) {
 
 /* Terms: is an `iql_term` a constant literal? Shared with compile.c. */
 bool plan_term_is_const(const iql_term *t);
-bool plan_term_is_const(const iql_term *t) { return term_is_const(t); }
+bool plan_term_is_const(const iql_term *t) {
+    return term_is_const(t);
+}

@@ -30,9 +30,9 @@ typedef struct bvars {
 
 typedef struct blit {
     iql_lit_kind kind;
-    uint32_t pred;       /* ATOM, NEG: program predicate */
-    const char *rel;     /* ATOM, NEG: relation name as written */
-    bterm *args;         /* ATOM, NEG */
+    uint32_t pred;   /* ATOM, NEG: program predicate */
+    const char *rel; /* ATOM, NEG: relation name as written */
+    bterm *args;     /* ATOM, NEG */
     uint32_t nargs;
     iql_cmp_op op;       /* CMP */
     const iql_term *lhs; /* CMP */
@@ -42,11 +42,11 @@ typedef struct blit {
 
 typedef struct bclause {
     uint32_t head_pred;
-    bterm *head;               /* output columns (non-aggregating heads) */
+    bterm *head; /* output columns (non-aggregating heads) */
     uint32_t nhead;
-    const iql_atom *head_ast;  /* the head as written (aggregating heads) */
+    const iql_atom *head_ast; /* the head as written (aggregating heads) */
     bool is_agg;
-    const char *error;         /* raised when the clause runs */
+    const char *error; /* raised when the clause runs */
     blit *lits;
     uint32_t nlits;
     bvars *vars;

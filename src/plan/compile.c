@@ -128,8 +128,10 @@ static plan_expr *compile_bterm(compiler *k, const bterm *t) {
         e->c = t->c;
         return e;
     }
-    case BT_EXPR: return compile_expr(k, t->ast);
-    case BT_WILD: break;
+    case BT_EXPR:
+        return compile_expr(k, t->ast);
+    case BT_WILD:
+        break;
     }
     plan_expr *e = new_expr(k, PX_CONST);
     e->c = VAL_NULL;
@@ -138,11 +140,16 @@ static plan_expr *compile_bterm(compiler *k, const bterm *t) {
 
 static iql_cmp_op swap_op(iql_cmp_op op) {
     switch (op) {
-    case IQL_CMP_LT: return IQL_CMP_GT;
-    case IQL_CMP_LE: return IQL_CMP_GE;
-    case IQL_CMP_GT: return IQL_CMP_LT;
-    case IQL_CMP_GE: return IQL_CMP_LE;
-    default: return op;
+    case IQL_CMP_LT:
+        return IQL_CMP_GT;
+    case IQL_CMP_LE:
+        return IQL_CMP_GE;
+    case IQL_CMP_GT:
+        return IQL_CMP_LT;
+    case IQL_CMP_GE:
+        return IQL_CMP_LE;
+    default:
+        return op;
     }
 }
 
@@ -165,12 +172,18 @@ static bool const_const_result(val_t a, val_t b, iql_cmp_op op) {
         return op == IQL_CMP_NE;
     }
     switch (op) {
-    case IQL_CMP_EQ: return c == 0;
-    case IQL_CMP_NE: return c != 0;
-    case IQL_CMP_LT: return c < 0;
-    case IQL_CMP_LE: return c <= 0;
-    case IQL_CMP_GT: return c > 0;
-    case IQL_CMP_GE: return c >= 0;
+    case IQL_CMP_EQ:
+        return c == 0;
+    case IQL_CMP_NE:
+        return c != 0;
+    case IQL_CMP_LT:
+        return c < 0;
+    case IQL_CMP_LE:
+        return c <= 0;
+    case IQL_CMP_GT:
+        return c > 0;
+    case IQL_CMP_GE:
+        return c >= 0;
     }
     return false;
 }
@@ -197,11 +210,21 @@ static void compile_filter(compiler *k, const blit *l, plan_op *op) {
     bool larith = lhs->kind == IQL_T_ARITH, rarith = rhs->kind == IQL_T_ARITH;
     if (rc) {
         switch (rhs->kind) {
-        case IQL_T_INT: op->mode = larith ? PCMP_INT_ARITH : PCMP_CONST_INT; break;
-        case IQL_T_FLOAT: op->mode = PCMP_CONST_FLOAT; break;
-        case IQL_T_STRING: op->mode = PCMP_CONST_STR; break;
-        case IQL_T_BOOL: op->mode = PCMP_CONST_BOOL; break;
-        default: op->mode = PCMP_VALUES; break;
+        case IQL_T_INT:
+            op->mode = larith ? PCMP_INT_ARITH : PCMP_CONST_INT;
+            break;
+        case IQL_T_FLOAT:
+            op->mode = PCMP_CONST_FLOAT;
+            break;
+        case IQL_T_STRING:
+            op->mode = PCMP_CONST_STR;
+            break;
+        case IQL_T_BOOL:
+            op->mode = PCMP_CONST_BOOL;
+            break;
+        default:
+            op->mode = PCMP_VALUES;
+            break;
         }
     } else if ((larith || rarith) && lhs->kind != IQL_T_CALL && rhs->kind != IQL_T_CALL) {
         op->mode = PCMP_INT_ARITH;
@@ -228,7 +251,8 @@ static void compile_atom(compiler *k, const blit *l, bool *bound, plan_version v
             op->order[n] = i;
             op->prefix_slot[i] = -1;
             op->prefix_const[i] = t->c;
-            op->prefix_bind[i] = op->kind == POP_SCAN && t->bind >= 0 && !bound[t->bind] ? t->bind : -1;
+            op->prefix_bind[i] =
+                op->kind == POP_SCAN && t->bind >= 0 && !bound[t->bind] ? t->bind : -1;
             n++;
         } else if (t->kind == BT_VAR && bound[t->var]) {
             op->order[n] = i;
@@ -325,10 +349,11 @@ void plan_compile_clause(plan_program *p, const bclause *c, int32_t delta_lit, p
                     if (assigned >= 0) {
                         op->kind = POP_ASSIGN;
                         op->slot = (uint32_t)assigned;
-                        const iql_term *e = l->lhs->kind == IQL_T_VAR &&
-                                                    strcmp(l->lhs->u.var, c->vars->names[assigned]) == 0
-                                                ? l->rhs
-                                                : l->lhs;
+                        const iql_term *e =
+                            l->lhs->kind == IQL_T_VAR &&
+                                    strcmp(l->lhs->u.var, c->vars->names[assigned]) == 0
+                                ? l->rhs
+                                : l->lhs;
                         op->rhs = compile_expr(&k, e);
                     } else {
                         compile_filter(&k, l, op);

@@ -30,13 +30,13 @@ typedef struct exec_builtin exec_builtin;
 typedef struct plan_expr plan_expr;
 struct plan_expr {
     plan_expr_kind kind;
-    uint32_t slot;             /* PX_SLOT */
-    val_t c;                   /* PX_CONST */
-    char op;                   /* PX_ARITH: + - * / % */
-    plan_expr *l, *r;          /* PX_ARITH */
-    const exec_builtin *fn;    /* PX_CALL */
-    plan_expr **args;          /* PX_CALL */
-    uint32_t nargs;            /* PX_CALL */
+    uint32_t slot;          /* PX_SLOT */
+    val_t c;                /* PX_CONST */
+    char op;                /* PX_ARITH: + - * / % */
+    plan_expr *l, *r;       /* PX_ARITH */
+    const exec_builtin *fn; /* PX_CALL */
+    plan_expr **args;       /* PX_CALL */
+    uint32_t nargs;         /* PX_CALL */
 };
 
 /* How a comparison is decided (3.4 step 4), fixed when the clause is compiled from the
@@ -77,14 +77,15 @@ typedef enum plan_version {
 typedef struct plan_op {
     plan_op_kind kind;
     /* SCAN and NEG */
-    uint32_t pred;                   /* predicate id */
+    uint32_t pred; /* predicate id */
     plan_version version;
-    uint32_t arity;                  /* the atom's arity; a predicate of another arity matches nothing */
-    uint32_t order[REL_MAX_ARITY];   /* index column order: bound columns first */
-    uint32_t nprefix;                /* leading columns of `order` given by prefix_slot / prefix_const */
+    uint32_t arity; /* the atom's arity; a predicate of another arity matches nothing */
+    uint32_t order[REL_MAX_ARITY]; /* index column order: bound columns first */
+    uint32_t nprefix; /* leading columns of `order` given by prefix_slot / prefix_const */
     int32_t prefix_slot[REL_MAX_ARITY]; /* slot of prefix column i, or -1 for a constant */
     val_t prefix_const[REL_MAX_ARITY];
-    int32_t prefix_bind[REL_MAX_ARITY]; /* constant prefix column: slot taking the stored value, or -1 */
+    int32_t prefix_bind[REL_MAX_ARITY]; /* constant prefix column: slot taking the stored value, or
+                                           -1 */
     plan_col_action act[REL_MAX_ARITY]; /* for index positions >= nprefix */
     uint32_t act_slot[REL_MAX_ARITY];
     val_t act_const[REL_MAX_ARITY];
@@ -100,22 +101,22 @@ typedef struct plan_op {
 /* One aggregate of an aggregating clause head. */
 typedef struct plan_agg {
     iql_agg_kind kind;
-    uint32_t slot;        /* simple aggregates: the aggregated variable */
-    uint64_t k;           /* ranking: K */
-    double param;         /* TOP_K_THRESHOLD threshold, WITHIN_RADIUS radius */
-    uint32_t *out_slots;  /* ranking: output variables in order */
+    uint32_t slot;       /* simple aggregates: the aggregated variable */
+    uint64_t k;          /* ranking: K */
+    double param;        /* TOP_K_THRESHOLD threshold, WITHIN_RADIUS radius */
+    uint32_t *out_slots; /* ranking: output variables in order */
     uint32_t nout;
-    uint32_t order_out;   /* ranking: which output is the score */
-    bool desc;            /* ranking: direction */
+    uint32_t order_out; /* ranking: which output is the score */
+    bool desc;          /* ranking: direction */
 } plan_agg;
 
 typedef struct plan_clause {
     uint32_t head_pred;
-    uint32_t nslots;      /* variable slots used by the body */
+    uint32_t nslots;         /* variable slots used by the body */
     const char **slot_names; /* for error messages: variable names, `_ph_<rel>_<i>` for `_` */
     plan_op *ops;
     uint32_t nops;
-    plan_expr **head;     /* non-aggregating heads: one expression per output column */
+    plan_expr **head; /* non-aggregating heads: one expression per output column */
     uint32_t nhead;
     /* aggregating heads: output = group slots, then each aggregate's outputs */
     bool is_agg;
@@ -141,23 +142,23 @@ typedef enum plan_pred_kind {
 } plan_pred_kind;
 
 typedef struct plan_pred {
-    const char *name;     /* display name: `edge`, `reach^bf`, `m_reach^bf`, `__query__` */
+    const char *name; /* display name: `edge`, `reach^bf`, `m_reach^bf`, `__query__` */
     plan_pred_kind kind;
     uint32_t arity;
-    const rel_t *stored;  /* PP_BASE: the facts (may be NULL: empty) */
-    rel_t *owned_stored;  /* PP_BASE: a merged copy (stored + session facts) the program owns */
-    rel_t *full;          /* PP_DERIVED: result so far, owned */
-    IL_VEC(val_t) delta;  /* recursive stratum: last round's additions, arity words each */
-    IL_VEC(val_t) added;  /* recursive stratum: this round's additions already in `full` */
-    rel_t *next;          /* recursive stratum: additions of variants that read `full` */
+    const rel_t *stored; /* PP_BASE: the facts (may be NULL: empty) */
+    rel_t *owned_stored; /* PP_BASE: a merged copy (stored + session facts) the program owns */
+    rel_t *full;         /* PP_DERIVED: result so far, owned */
+    IL_VEC(val_t) delta; /* recursive stratum: last round's additions, arity words each */
+    IL_VEC(val_t) added; /* recursive stratum: this round's additions already in `full` */
+    rel_t *next;         /* recursive stratum: additions of variants that read `full` */
     uint32_t stratum;
-    tupleset rows;        /* the query predicate: its rows, deduplicated, unordered */
+    tupleset rows; /* the query predicate: its rows, deduplicated, unordered */
 } plan_pred;
 
 typedef struct plan_stratum {
     uint32_t *preds;
     uint32_t npreds;
-    uint32_t *clauses;    /* clause ids whose head is in this stratum */
+    uint32_t *clauses; /* clause ids whose head is in this stratum */
     uint32_t nclauses;
     bool recursive;
 } plan_stratum;
@@ -167,9 +168,9 @@ typedef struct plan_program {
     IL_VEC(plan_pred) preds;
     IL_VEC(plan_clause) clauses;
     IL_VEC(plan_stratum) strata;
-    uint32_t query_pred;  /* the predicate whose rows answer the query */
-    bool unstratified;    /* a negation or an aggregate reads its own stratum */
-    const char *error;    /* a build error (reported instead of running) */
+    uint32_t query_pred; /* the predicate whose rows answer the query */
+    bool unstratified;   /* a negation or an aggregate reads its own stratum */
+    const char *error;   /* a build error (reported instead of running) */
 } plan_program;
 
 void plan_program_init(plan_program *p);

@@ -9,12 +9,12 @@
 
 typedef struct tarjan {
     const plan_program *p;
-    uint32_t **adj;   /* adjacency lists per predicate */
+    uint32_t **adj; /* adjacency lists per predicate */
     uint32_t *nadj;
     uint32_t *index, *low, *stack;
     bool *on_stack;
     uint32_t next_index, sp;
-    uint32_t *comp;   /* predicate -> component, in emission order */
+    uint32_t *comp; /* predicate -> component, in emission order */
     uint32_t ncomp;
 } tarjan;
 

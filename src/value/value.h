@@ -45,9 +45,9 @@ typedef enum val_type {
     VT_VEC_I8, /* i8 elements */
 } val_type;
 
-#define VAL_TAG_PREFIX 0xFFF8000000000000ull
+#define VAL_TAG_PREFIX   0xFFF8000000000000ull
 #define VAL_PAYLOAD_MASK 0x0000FFFFFFFFFFFFull
-#define VAL_TAG_SHIFT 48
+#define VAL_TAG_SHIFT    48
 
 enum val_tag {
     VAL_TAG_NULL = 0,
@@ -63,22 +63,34 @@ enum val_tag {
 #define VAL_MAKE(tag, payload)                                                                     \
     (VAL_TAG_PREFIX | ((uint64_t)(tag) << VAL_TAG_SHIFT) | ((uint64_t)(payload)&VAL_PAYLOAD_MASK))
 
-#define VAL_NULL VAL_MAKE(VAL_TAG_NULL, 0)
+#define VAL_NULL  VAL_MAKE(VAL_TAG_NULL, 0)
 #define VAL_FALSE VAL_MAKE(VAL_TAG_BOOL, 0)
-#define VAL_TRUE VAL_MAKE(VAL_TAG_BOOL, 1)
-#define VAL_FNAN VAL_MAKE(VAL_TAG_FNAN, 0)
+#define VAL_TRUE  VAL_MAKE(VAL_TAG_BOOL, 1)
+#define VAL_FNAN  VAL_MAKE(VAL_TAG_FNAN, 0)
 
-static inline bool val_is_tagged(val_t v) { return (v & VAL_TAG_PREFIX) == VAL_TAG_PREFIX; }
-static inline unsigned val_tag(val_t v) { return (unsigned)((v >> VAL_TAG_SHIFT) & 7); }
-static inline uint64_t val_payload(val_t v) { return v & VAL_PAYLOAD_MASK; }
+static inline bool val_is_tagged(val_t v) {
+    return (v & VAL_TAG_PREFIX) == VAL_TAG_PREFIX;
+}
+static inline unsigned val_tag(val_t v) {
+    return (unsigned)((v >> VAL_TAG_SHIFT) & 7);
+}
+static inline uint64_t val_payload(val_t v) {
+    return v & VAL_PAYLOAD_MASK;
+}
 
-static inline bool val_fits48(int64_t i) { return i >= -(INT64_C(1) << 47) && i < (INT64_C(1) << 47); }
+static inline bool val_fits48(int64_t i) {
+    return i >= -(INT64_C(1) << 47) && i < (INT64_C(1) << 47);
+}
 
 /* Constructors for numbers that may need the boxed table (value.c). */
 val_t val_box_int_(int64_t i, bool is_ts);
 
-static inline val_t val_null(void) { return VAL_NULL; }
-static inline val_t val_bool(bool b) { return b ? VAL_TRUE : VAL_FALSE; }
+static inline val_t val_null(void) {
+    return VAL_NULL;
+}
+static inline val_t val_bool(bool b) {
+    return b ? VAL_TRUE : VAL_FALSE;
+}
 static inline val_t val_int(int64_t i) {
     return val_fits48(i) ? VAL_MAKE(VAL_TAG_INT, (uint64_t)i) : val_box_int_(i, false);
 }
@@ -99,7 +111,9 @@ val_t val_vec_i8(const int8_t *elems, uint32_t n); /* interns */
 /* The type of a value (boxed numbers report VT_INT or VT_TS). */
 val_type val_type_of(val_t v);
 
-static inline bool val_is_float(val_t v) { return !val_is_tagged(v) || val_tag(v) == VAL_TAG_FNAN; }
+static inline bool val_is_float(val_t v) {
+    return !val_is_tagged(v) || val_tag(v) == VAL_TAG_FNAN;
+}
 static inline bool val_is_int_inline(val_t v) {
     return val_is_tagged(v) && val_tag(v) == VAL_TAG_INT;
 }
@@ -112,10 +126,12 @@ static inline double val_get_float(val_t v) {
     memcpy(&d, &v, sizeof d);
     return d;
 }
-static inline bool val_get_bool(val_t v) { return val_payload(v) != 0; }
-const char *val_get_str(val_t v, size_t *len);           /* VT_STR; not NUL-terminated */
-const float *val_get_vec_f32(val_t v, uint32_t *n);      /* VT_VEC */
-const int8_t *val_get_vec_i8(val_t v, uint32_t *n);      /* VT_VEC_I8 */
+static inline bool val_get_bool(val_t v) {
+    return val_payload(v) != 0;
+}
+const char *val_get_str(val_t v, size_t *len);      /* VT_STR; not NUL-terminated */
+const float *val_get_vec_f32(val_t v, uint32_t *n); /* VT_VEC */
+const int8_t *val_get_vec_i8(val_t v, uint32_t *n); /* VT_VEC_I8 */
 
 /* The engine's total order over values (iql-language.md 3.8): by type rank first, then
  * within a type (numbers numerically, NaN equal to everything; strings bytewise;
