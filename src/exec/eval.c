@@ -55,7 +55,8 @@ typedef struct runner {
 /* Appends a tuple to a flat list without a call per value. */
 static inline void push_tuple(plan_pred *pp, const val_t *t, uint32_t n) {
     il_vec_reserve(pp->added, pp->added.n + n);
-    memcpy(&pp->added.v[pp->added.n], t, n * sizeof *t);
+    val_t *dst = &pp->added.v[pp->added.n];
+    for (uint32_t i = 0; i < n; i++) dst[i] = t[i];
     pp->added.n += n;
 }
 

@@ -39,7 +39,8 @@ static inline uint64_t tuple_hash(const val_t *t, uint32_t arity) {
 }
 
 static void grow(tupleset *s) {
-    uint32_t nslots = s->nslots ? s->nslots * 2 : 64;
+    /* small sets grow fast: rehashing is most of their cost */
+    uint32_t nslots = !s->nslots ? 64 : s->nslots < 8192 ? s->nslots * 4 : s->nslots * 2;
     uint32_t *slots = calloc(nslots, sizeof *slots);
     if (!slots) abort();
     for (uint32_t i = 0; i < s->n; i++) {
@@ -56,7 +57,8 @@ static void grow(tupleset *s) {
 bool tupleset_insert(tupleset *s, const val_t *t) {
     if ((s->n + 1) * 2 > s->nslots) grow(s);
     uint32_t mask = s->nslots - 1, w = s->arity;
-    uint32_t h = (uint32_t)tuple_hash(t, w) & mask;
+    /* the common arity, with the loop unrolled */
+    uint32_t h = (uint32_t)(w == 2 ? tuple_hash(t, 2) : tuple_hash(t, w)) & mask;
     for (;;) {
         uint32_t e = s->slots[h];
         if (!e) break;

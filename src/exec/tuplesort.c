@@ -1,6 +1,7 @@
 /* LSD radix sort of tuples (see tuplesort.h). */
 #include "exec/tuplesort.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,11 +13,21 @@ void tuple_sort(val_t *tuples, size_t n, uint32_t arity) {
         or_w[c] = 0;
         and_w[c] = ~0ull;
     }
-    for (size_t i = 0; i < n; i++)
+    bool sorted = true;
+    for (size_t i = 0; i < n; i++) {
+        const val_t *t = &tuples[i * arity];
         for (uint32_t c = 0; c < w; c++) {
-            or_w[c] |= tuples[i * arity + c];
-            and_w[c] &= tuples[i * arity + c];
+            or_w[c] |= t[c];
+            and_w[c] &= t[c];
         }
+        if (sorted && i) {
+            const val_t *prev = t - arity;
+            uint32_t c = 0;
+            while (c < arity && prev[c] == t[c]) c++;
+            sorted = c == arity || prev[c] < t[c];
+        }
+    }
+    if (sorted) return; /* often true: rows read from an index */
     val_t *tmp = malloc(n * arity * sizeof *tmp);
     if (!tmp) abort();
     val_t *src = tuples, *dst = tmp;
@@ -35,7 +46,7 @@ void tuple_sort(val_t *tuples, size_t n, uint32_t arity) {
             }
             for (size_t i = 0; i < n; i++) {
                 size_t to = count[(src[i * arity + c] >> shift) & 0xFF]++;
-                memcpy(&dst[to * arity], &src[i * arity], arity * sizeof *src);
+                for (uint32_t k = 0; k < arity; k++) dst[to * arity + k] = src[i * arity + k];
             }
             val_t *t = src;
             src = dst;
