@@ -2,12 +2,12 @@
 # The engine benchmarks, as `make bench-engine` runs them: ./bench/run-engine.sh BUILD_DIR
 # [bench_engine args...]. Builds nothing; uses BUILD_DIR/inputlayer-client,
 # BUILD_DIR/gen_graph_main and BUILD_DIR/bench_engine.
-#  1. Full transitive closure of the seed-42 random 2,000 / 4,000 graph (2,493,790 pairs,
+#  1. The in-process query benchmarks of BUILD_DIR/bench_engine.
+#  2. Full transitive closure of the seed-42 random 2,000 / 4,000 graph (2,493,790 pairs,
 #     docs/performance.md 3.2) as a whole `inputlayer-client --local --script` process,
 #     against sqlite3 running ../shared/tools/tc-sqlite.sql on the same edges (skipped
 #     when that file is absent). Median of 3 runs each (BENCH_TC_RUNS overrides), and the
 #     ratio.
-#  2. The in-process query benchmarks of BUILD_DIR/bench_engine.
 # Prints Markdown that can be pasted into BENCHMARKS.md. Exits non-zero when a count is
 # wrong or a program fails.
 set -euo pipefail
@@ -69,7 +69,32 @@ echo
 echo "Machine: ${cpu:-unknown CPU}, $(nproc) cores, $(uname -sr)."
 echo
 
-# --- 1. Full closure, whole process -------------------------------------------------
+# --- 1. In-process queries (first: on this machine, the full closure's memory traffic
+# slows timings taken in the seconds after it) ----------------------------------------------------------
+
+echo "### In-process queries (\`bench_engine $*\`)"
+echo
+echo '```'
+"$BENCH" "$@" | tee "$TMP/bench.txt"
+echo '```'
+echo
+echo "| workload | rows | median µs | p10 µs | p90 µs | runs |"
+echo "|---|---:|---:|---:|---:|---:|"
+awk '/ median_us=/ {
+        for (i = 2; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
+        printf "| %s | %s | %s | %s | %s | %s |\n", $1, f["rows"], f["median_us"],
+               f["p10_us"], f["p90_us"], f["runs"] }' "$TMP/bench.txt"
+echo
+awk '/^setup / {
+        for (i = 3; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
+        printf "- setup %s: %s facts loaded and rules registered in %s ms\n", $2, f["facts"], f["ms"] }
+     /^memory_/ {
+        for (i = 2; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
+        printf "- %s: %s bytes per fact resident (%s facts, %s bytes RSS growth, loaded in %s ms)\n",
+               $1, f["bytes_per_fact"], f["facts"], f["rss_growth_bytes"], f["load_ms"] }' \
+    "$TMP/bench.txt"
+
+# --- 2. Full closure, whole process -------------------------------------------------
 
 # The script: a knowledge graph, the edges, the reach rules, the count and its query.
 SCRIPT=$TMP/tc.iql
@@ -149,26 +174,3 @@ else
 fi
 echo
 
-# --- 2. In-process queries ----------------------------------------------------------
-
-echo "### In-process queries (\`bench_engine $*\`)"
-echo
-echo '```'
-"$BENCH" "$@" | tee "$TMP/bench.txt"
-echo '```'
-echo
-echo "| workload | rows | median µs | p10 µs | p90 µs | runs |"
-echo "|---|---:|---:|---:|---:|---:|"
-awk '/ median_us=/ {
-        for (i = 2; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
-        printf "| %s | %s | %s | %s | %s | %s |\n", $1, f["rows"], f["median_us"],
-               f["p10_us"], f["p90_us"], f["runs"] }' "$TMP/bench.txt"
-echo
-awk '/^setup / {
-        for (i = 3; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
-        printf "- setup %s: %s facts loaded and rules registered in %s ms\n", $2, f["facts"], f["ms"] }
-     /^memory_/ {
-        for (i = 2; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
-        printf "- %s: %s bytes per fact resident (%s facts, %s bytes RSS growth, loaded in %s ms)\n",
-               $1, f["bytes_per_fact"], f["facts"], f["rss_growth_bytes"], f["load_ms"] }' \
-    "$TMP/bench.txt"

@@ -146,6 +146,27 @@ static inline bool bind_columns(runner *r, const scan_plan *sp, const val_t *t) 
     return true;
 }
 
+/* A one-value seek into stored facts, through the scan's cache of seek starts. */
+static void cached_seek(plan_seek_cache *sc, const rel_t *rel, int idx, const val_t *prefix,
+                        rel_cursor *cur) {
+    if (!sc->e) {
+        rel_seek(rel, idx, prefix, 1, cur);
+        if (++sc->seeks == PLAN_SEEK_CACHE_AFTER)
+            sc->e = calloc(PLAN_SEEK_CACHE_SIZE, sizeof *sc->e);
+        return;
+    }
+    plan_seek_entry *e = &sc->e[val_hash(prefix[0]) & (PLAN_SEEK_CACHE_SIZE - 1)];
+    if (e->used && e->key == prefix[0]) {
+        rel_seek_resume(rel, idx, prefix, 1, e->leaf, e->cur, cur);
+        return;
+    }
+    rel_seek(rel, idx, prefix, 1, cur);
+    e->key = prefix[0];
+    e->leaf = cur->leaf;
+    e->cur = cur->cur;
+    e->used = true;
+}
+
 static void scan(runner *r, uint32_t i, bool negated) {
     const plan_op *op = &r->c->ops[i];
     rel_t *rel = r->rels[i];
@@ -176,7 +197,10 @@ static void scan(runner *r, uint32_t i, bool negated) {
         for (uint32_t a = 0; a < nalt; a++)
             prefix[alt_pos[a]] = (combo >> a) & 1 ? alt_val[a] : orig[a];
         rel_cursor cur;
-        rel_seek(rel, idx, prefix, op->nprefix, &cur);
+        if (nalt == 0 && op->nprefix == 1 && r->p->preds.v[op->pred].kind == PP_BASE)
+            cached_seek(&r->c->seek_caches[i], rel, idx, prefix, &cur);
+        else
+            rel_seek(rel, idx, prefix, op->nprefix, &cur);
         const val_t *t;
         if (negated) {
             if (rel_next(&cur, NULL)) return;
@@ -431,12 +455,17 @@ static void run_partitioned(plan_program *p, exec_ctx *x, plan_stratum *st, uint
                 run_clause_into(p, x, c, NULL, NULL, pp, &local);
             }
         }
-        for (uint32_t t = 0; t < local.n * w; t++) il_vec_push(all, local.tuples[t]);
+        /* partitions come in ascending order of their column: sorted one by one, they
+           concatenate in order when that column leads */
+        tuple_sort(local.tuples, local.n, w);
+        il_vec_reserve(all, all.n + local.n * w);
+        memcpy(&all.v[all.n], local.tuples, (size_t)local.n * w * sizeof(val_t));
+        all.n += local.n * w;
         g = end;
     }
     /* sorted, the result builds bottom-up with full nodes */
     size_t n = all.n / w;
-    tuple_sort(all.v, n, w);
+    if (col != 0) tuple_sort(all.v, n, w);
     if (n && !rel_load_sorted(pp->full, all.v, n))
         for (size_t t = 0; t < n; t++) rel_insert(pp->full, &all.v[t * w]);
     il_vec_free(all);

@@ -368,8 +368,9 @@ static void cursor_enter(rel_cursor *c, const bt_leaf *l, uint32_t pos) {
         c->end = l->e + (size_t)n * w;
         c->mode = REL_CUR_LEAF;
         /* A scan is likely to go on into the next leaf: start fetching it, so that its
-         * memory latency overlaps with the work on this one. */
-        if (l->next)
+         * memory latency overlaps with the work on this one (in trees too big for the
+         * cache; in small ones the prefetches cost more than they save). */
+        if (l->next && c->rel->idx[c->index].bt.count >= (1u << 16))
             for (uint32_t off = 0; off < c->rel->pool.node_bytes; off += 64)
                 __builtin_prefetch((const char *)l->next + off);
     } else {
@@ -389,6 +390,18 @@ void rel_seek(const rel_t *r, int index, const val_t *prefix, uint32_t nprefix, 
     uint32_t pos = 0;
     const bt_leaf *l = bt_seek(bt, prefix, nprefix, &pos);
     cursor_enter(c, l, pos);
+}
+
+void rel_seek_resume(const rel_t *r, int index, const val_t *prefix, uint32_t nprefix,
+                     const void *leaf, const val_t *cur, rel_cursor *c) {
+    const btree *bt = &r->idx[index].bt;
+    c->rel = r;
+    c->index = index;
+    c->stride = bt->width;
+    c->nprefix = nprefix;
+    if (nprefix) memcpy(c->prefix, prefix, nprefix * sizeof *prefix);
+    const bt_leaf *l = leaf;
+    cursor_enter(c, l, l ? (uint32_t)((size_t)(cur - l->e) / c->stride) : 0);
 }
 
 /* The count of a tuple met through a secondary index: look it up in the primary. */

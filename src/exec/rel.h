@@ -88,6 +88,11 @@ typedef struct rel_cursor {
 /* Positions the cursor before the first tuple of `index` that starts with prefix
  * (nprefix values in the index's column order; 0 visits everything). */
 void rel_seek(const rel_t *r, int index, const val_t *prefix, uint32_t nprefix, rel_cursor *c);
+/* Positions the cursor where an earlier rel_seek with the same arguments started (its
+ * `leaf` and `cur` right after the seek), skipping the descent. Only while the relation
+ * has not changed since. */
+void rel_seek_resume(const rel_t *r, int index, const val_t *prefix, uint32_t nprefix,
+                     const void *leaf, const val_t *cur, rel_cursor *c);
 /* Returns the next tuple in the index's column order (a pointer into the tree, valid
  * until the relation changes), or NULL when the prefix range is exhausted. For a
  * counted relation *count (if not NULL) receives the tuple's count (through a secondary

@@ -818,6 +818,9 @@ void plan_program_free(plan_program *p) {
         free(p->strata.v[i].preds);
         free(p->strata.v[i].clauses);
     }
+    for (uint32_t i = 0; i < p->clauses.n; i++)
+        for (uint32_t j = 0; j < p->clauses.v[i].nops; j++)
+            free(p->clauses.v[i].seek_caches[j].e);
     il_vec_free(p->preds);
     il_vec_free(p->clauses);
     il_vec_free(p->strata);

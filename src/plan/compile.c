@@ -416,6 +416,7 @@ void plan_compile_clause(plan_program *p, const bclause *c, int32_t delta_lit, p
     }
     out->ops = ops;
     out->nops = nops;
+    out->seek_caches = il_arena_calloc(k.a, (nops + 1) * sizeof *out->seek_caches);
 
     /* Head. */
     if (c->is_agg) {
