@@ -1,7 +1,7 @@
 /* bench_engine: in-process benchmark of the engine through the library API
  * (include/inputlayer.h), on the datasets and rules of docs/performance.md 3.2/3.3.
  *
- *   bench_engine [--runs N] [--only NAME]
+ *   bench_engine [--runs N] [--only NAME] [--no-memory]
  *
  * For each workload it loads a dataset into a fresh engine (knowledge graph `bench`, by
  * executing the IQL bulk-insert statements), registers the rules, then times a query:
@@ -11,8 +11,9 @@
  * and exits 1 when a query's row count is not the expected one. The setup (load + rules)
  * is timed separately and printed as a `setup` line. `memory_chains1m` prints the resident
  * growth per fact after loading the 1M-edge chains `edge` relation into a fresh engine
- * (measured in a child process so that earlier workloads' freed memory does not count).
- * --only NAME runs the workloads whose name contains NAME. */
+ * (measured in a fresh process so that earlier workloads' freed memory does not count; run
+ * last, or skipped with --no-memory). --only NAME runs the workloads whose name contains
+ * NAME. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -33,6 +34,7 @@ extern char **environ;
 static int g_runs = 100;
 static const char *g_only;
 static bool g_memory_child; /* this process only measures memory */
+static bool g_no_memory;    /* skip the memory measurement */
 static volatile il_value g_sink; /* keeps the row reads from being optimised away */
 
 static double now_us(void) {
@@ -296,7 +298,7 @@ static void workload_memory(const char *self) {
 }
 
 static void usage(void) {
-    fprintf(stderr, "usage: bench_engine [--runs N] [--only NAME]\n"
+    fprintf(stderr, "usage: bench_engine [--runs N] [--only NAME] [--no-memory]\n"
                     "workloads: random2k_edge1 random2k_reach1 chains100k_hot_reach "
                     "chains100k_path400 chains100k_r1_400 chains1m_r1_400 memory_chains1m\n");
     exit(2);
@@ -311,6 +313,8 @@ int main(int argc, char **argv) {
             g_runs = (int)v;
         } else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) {
             g_only = argv[++i];
+        } else if (strcmp(argv[i], "--no-memory") == 0) {
+            g_no_memory = true;
         } else if (strcmp(argv[i], "--memory-child") == 0) {
             g_memory_child = true;
             g_only = "memory_chains1m";
@@ -327,6 +331,6 @@ int main(int argc, char **argv) {
     workload_chains1m();
     /* Last: on this machine, touching a lot of memory slows the next seconds' timings
        (the kernel reclaims and compacts behind it). */
-    workload_memory(argv[0]);
+    if (!g_no_memory) workload_memory(argv[0]);
     return 0;
 }

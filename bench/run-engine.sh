@@ -75,7 +75,7 @@ echo
 echo "### In-process queries (\`bench_engine $*\`)"
 echo
 echo '```'
-"$BENCH" "$@" | tee "$TMP/bench.txt"
+"$BENCH" --no-memory "$@" | tee "$TMP/bench.txt"
 echo '```'
 echo
 echo "| workload | rows | median µs | p10 µs | p90 µs | runs |"
@@ -174,3 +174,14 @@ else
 fi
 echo
 
+# --- 3. Memory, last: loading a million facts disturbs timings taken after it ----------
+
+echo "### Memory (\`bench_engine --only memory_chains1m\`)"
+echo
+"$BENCH" --only memory_chains1m | tee "$TMP/memory.txt"
+echo
+awk '/^memory_/ {
+        for (i = 2; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
+        printf "- %s: %s bytes per fact resident (%s facts, %s bytes RSS growth, loaded in %s ms)\n",
+               $1, f["bytes_per_fact"], f["facts"], f["rss_growth_bytes"], f["load_ms"] }' \
+    "$TMP/memory.txt"
