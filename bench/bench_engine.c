@@ -33,8 +33,8 @@ extern char **environ;
 
 static int g_runs = 100;
 static const char *g_only;
-static bool g_memory_child; /* this process only measures memory */
-static bool g_no_memory;    /* skip the memory measurement */
+static bool g_memory_child;      /* this process only measures memory */
+static bool g_no_memory;         /* skip the memory measurement */
 static volatile il_value g_sink; /* keeps the row reads from being optimised away */
 
 static double now_us(void) {

@@ -6,8 +6,7 @@
 #include <string.h>
 
 #include "client/cli.h"
-
-void val_shutdown(void);
+#include "value/value.h"
 
 static void usage(FILE *f) {
     fputs("usage: inputlayer-client --local [--data-dir DIR] [--script FILE | FILE.iql]\n", f);

@@ -117,7 +117,7 @@ static bool eval_int(const plan_expr *e, const val_t *regs, int64_t *out) {
     return false;
 }
 
-static bool order_holds(iql_cmp_op op, int c) {
+bool exec_order_holds(iql_cmp_op op, int c) {
     switch (op) {
     case IQL_CMP_EQ:
         return c == 0;
@@ -146,22 +146,23 @@ static int cmp_f64(double a, double b) {
 static bool numeric_holds(iql_cmp_op op, double x, double c) {
     if (op == IQL_CMP_EQ) return fabs(x - c) < FLOAT_EQ_TOLERANCE;
     if (op == IQL_CMP_NE) return !(fabs(x - c) < FLOAT_EQ_TOLERANCE);
-    return order_holds(op, cmp_f64(x, c));
+    return exec_order_holds(op, cmp_f64(x, c));
 }
 
 static bool values_hold(iql_cmp_op op, val_t a, val_t b) {
     if (op == IQL_CMP_EQ) return a == b;
     if (op == IQL_CMP_NE) return a != b;
     if (is_intlike(a) && is_intlike(b))
-        return order_holds(op, cmp_i64(val_get_int(a), val_get_int(b)));
+        return exec_order_holds(op, cmp_i64(val_get_int(a), val_get_int(b)));
     if (val_is_numeric(a) && val_is_numeric(b))
-        return order_holds(op, cmp_f64(val_to_f64(a), val_to_f64(b)));
-    if (val_type_of(a) == VT_STR && val_type_of(b) == VT_STR) return order_holds(op, val_cmp(a, b));
+        return exec_order_holds(op, cmp_f64(val_to_f64(a), val_to_f64(b)));
+    if (val_type_of(a) == VT_STR && val_type_of(b) == VT_STR)
+        return exec_order_holds(op, val_cmp(a, b));
     return false;
 }
 
 static bool const_int_holds(iql_cmp_op op, val_t v, val_t c) {
-    if (is_intlike(v)) return order_holds(op, cmp_i64(val_get_int(v), val_get_int(c)));
+    if (is_intlike(v)) return exec_order_holds(op, cmp_i64(val_get_int(v), val_get_int(c)));
     if (val_is_float(v)) return numeric_holds(op, val_get_float(v), (double)val_get_int(c));
     return op == IQL_CMP_NE;
 }
@@ -172,7 +173,7 @@ static bool const_float_holds(iql_cmp_op op, val_t v, val_t c) {
 }
 
 static bool const_str_holds(iql_cmp_op op, val_t v, val_t c) {
-    if (val_type_of(v) == VT_STR) return order_holds(op, val_cmp(v, c));
+    if (val_type_of(v) == VT_STR) return exec_order_holds(op, val_cmp(v, c));
     return op == IQL_CMP_NE;
 }
 
@@ -214,7 +215,7 @@ bool exec_filter(const plan_op *op, const val_t *regs) {
             int64_t y;
             if (!eval_int(r, regs, &y)) return false;
             val_t v = regs[l->slot];
-            if (is_intlike(v)) return order_holds(op->cmp, cmp_i64(val_get_int(v), y));
+            if (is_intlike(v)) return exec_order_holds(op->cmp, cmp_i64(val_get_int(v), y));
             if (val_is_float(v)) return numeric_holds(op->cmp, val_get_float(v), (double)y);
             return op->cmp == IQL_CMP_NE;
         }
@@ -222,13 +223,13 @@ bool exec_filter(const plan_op *op, const val_t *regs) {
             int64_t x;
             if (!eval_int(l, regs, &x)) return false;
             val_t v = regs[r->slot];
-            if (is_intlike(v)) return order_holds(op->cmp, cmp_i64(x, val_get_int(v)));
+            if (is_intlike(v)) return exec_order_holds(op->cmp, cmp_i64(x, val_get_int(v)));
             if (val_is_float(v)) return numeric_holds(op->cmp, (double)x, val_get_float(v));
             return op->cmp == IQL_CMP_NE;
         }
         int64_t x, y;
         if (!eval_int(l, regs, &x) || !eval_int(r, regs, &y)) return false;
-        return order_holds(op->cmp, cmp_i64(x, y));
+        return exec_order_holds(op->cmp, cmp_i64(x, y));
     }
     }
     return false;

@@ -13,6 +13,8 @@ bool exec_filter(const plan_op *op, const val_t *regs);
 /* Equality of a stored value with a constant the way an atom's constant argument
  * matches (numbers numerically with a 1e-10 tolerance, everything else exactly). */
 bool exec_const_matches(val_t v, val_t c);
+/* Whether a three-way comparison result `c` satisfies `op`. */
+bool exec_order_holds(iql_cmp_op op, int c);
 /* Arithmetic on two values (`op` one of + - * / %). */
 val_t exec_arith(char op, val_t a, val_t b);
 

@@ -379,7 +379,8 @@ static void cursor_enter(rel_cursor *c, const bt_leaf *l, uint32_t pos) {
     }
 }
 
-void rel_seek(const rel_t *r, int index, const val_t *prefix, uint32_t nprefix, rel_cursor *c) {
+static const btree *cursor_init(const rel_t *r, int index, const val_t *prefix, uint32_t nprefix,
+                                rel_cursor *c) {
     assert(index >= 0 && index < r->nidx && nprefix <= r->arity);
     const btree *bt = &r->idx[index].bt;
     c->rel = r;
@@ -387,6 +388,11 @@ void rel_seek(const rel_t *r, int index, const val_t *prefix, uint32_t nprefix, 
     c->stride = bt->width;
     c->nprefix = nprefix;
     if (nprefix) memcpy(c->prefix, prefix, nprefix * sizeof *prefix);
+    return bt;
+}
+
+void rel_seek(const rel_t *r, int index, const val_t *prefix, uint32_t nprefix, rel_cursor *c) {
+    const btree *bt = cursor_init(r, index, prefix, nprefix, c);
     uint32_t pos = 0;
     const bt_leaf *l = bt_seek(bt, prefix, nprefix, &pos);
     cursor_enter(c, l, pos);
@@ -394,12 +400,7 @@ void rel_seek(const rel_t *r, int index, const val_t *prefix, uint32_t nprefix, 
 
 void rel_seek_resume(const rel_t *r, int index, const val_t *prefix, uint32_t nprefix,
                      const void *leaf, const val_t *cur, rel_cursor *c) {
-    const btree *bt = &r->idx[index].bt;
-    c->rel = r;
-    c->index = index;
-    c->stride = bt->width;
-    c->nprefix = nprefix;
-    if (nprefix) memcpy(c->prefix, prefix, nprefix * sizeof *prefix);
+    cursor_init(r, index, prefix, nprefix, c);
     const bt_leaf *l = leaf;
     cursor_enter(c, l, l ? (uint32_t)((size_t)(cur - l->e) / c->stride) : 0);
 }

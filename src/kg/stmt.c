@@ -9,11 +9,10 @@
 #include "iql/parser.h"
 #include "iql/print.h"
 #include "kg/kg.h"
+#include "plan/build.h"
 #include "value/print.h"
 
 enum { MAX_INSERT_TUPLES = 10000, MAX_STRING_BYTES = 65536 };
-
-val_t plan_const_value(const iql_term *t);
 
 /* Converts a term of an insert or delete to a value; NULL or the reason it cannot. */
 static const char *term_value(const iql_term *t, val_t *out, il_buf *msg) {

@@ -78,8 +78,6 @@ static uint32_t bvars_get(il_arena *a, bvars *v, const char *name) {
 
 /* ---- constants ---- */
 
-val_t plan_const_value(const iql_term *t);
-
 val_t plan_const_value(const iql_term *t) {
     switch (t->kind) {
     case IQL_T_INT:
@@ -487,10 +485,6 @@ static bool term_bound(const iql_term *t, const bvars *v, bool *bound) {
     return all;
 }
 
-/* If the comparison can run with the variables bound so far, returns true and marks
- * what it binds (an `=` with one unbound plain variable side is an assignment). */
-bool plan_cmp_ready(const blit *l, const bvars *v, bool *bound);
-
 bool plan_cmp_ready(const blit *l, const bvars *v, bool *bound) {
     bool lb = term_bound(l->lhs, v, bound), rb = term_bound(l->rhs, v, bound);
     if (lb && rb) return true;
@@ -819,16 +813,13 @@ void plan_program_free(plan_program *p) {
         free(p->strata.v[i].clauses);
     }
     for (uint32_t i = 0; i < p->clauses.n; i++)
-        for (uint32_t j = 0; j < p->clauses.v[i].nops; j++)
-            free(p->clauses.v[i].seek_caches[j].e);
+        for (uint32_t j = 0; j < p->clauses.v[i].nops; j++) free(p->clauses.v[i].seek_caches[j].e);
     il_vec_free(p->preds);
     il_vec_free(p->clauses);
     il_vec_free(p->strata);
     il_arena_destroy(&p->arena);
 }
 
-/* Terms: is an `iql_term` a constant literal? Shared with compile.c. */
-bool plan_term_is_const(const iql_term *t);
 bool plan_term_is_const(const iql_term *t) {
     return term_is_const(t);
 }

@@ -25,4 +25,7 @@ typedef struct plan_source {
  * not stratified (session rules are not checked). */
 bool plan_build(plan_program *p, const plan_source *src, const iql_rule *query);
 
+/* The value of a constant term (int, float, string, bool, vector); Null otherwise. */
+val_t plan_const_value(const iql_term *t);
+
 #endif

@@ -63,4 +63,10 @@ void plan_stratify(plan_program *p, const bclause *clauses, uint32_t nclauses);
 /* Variable lookup by name; returns -1 when absent. */
 int32_t bvars_find(const bvars *v, const char *name);
 
+/* If a comparison can run with the variables bound so far, returns true and marks what
+ * it binds (an `=` with one unbound plain variable side is an assignment). */
+bool plan_cmp_ready(const blit *l, const bvars *v, bool *bound);
+/* True for int, float, string, bool and vector literals. */
+bool plan_term_is_const(const iql_term *t);
+
 #endif

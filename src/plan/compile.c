@@ -11,12 +11,10 @@
 
 #include "base/buf.h"
 #include "exec/builtin.h"
+#include "exec/expr.h"
 #include "iql/parser.h"
+#include "plan/build.h"
 #include "plan/clause.h"
-
-val_t plan_const_value(const iql_term *t);
-bool plan_cmp_ready(const blit *l, const bvars *v, bool *bound);
-bool plan_term_is_const(const iql_term *t);
 
 typedef struct compiler {
     plan_program *p;
@@ -171,21 +169,7 @@ static bool const_const_result(val_t a, val_t b, iql_cmp_op op) {
     } else {
         return op == IQL_CMP_NE;
     }
-    switch (op) {
-    case IQL_CMP_EQ:
-        return c == 0;
-    case IQL_CMP_NE:
-        return c != 0;
-    case IQL_CMP_LT:
-        return c < 0;
-    case IQL_CMP_LE:
-        return c <= 0;
-    case IQL_CMP_GT:
-        return c > 0;
-    case IQL_CMP_GE:
-        return c >= 0;
-    }
-    return false;
+    return exec_order_holds(op, c);
 }
 
 static void compile_filter(compiler *k, const blit *l, plan_op *op) {

@@ -114,15 +114,15 @@ typedef struct plan_agg {
  * query): a scan repeated for the same bound value skips the tree descent. Allocated
  * only once a scan has sought often; lives as long as the program. */
 typedef struct plan_seek_entry {
-    val_t key;           /* the one prefix value */
-    const void *leaf;    /* where rel_seek started, for rel_seek_resume */
+    val_t key;        /* the one prefix value */
+    const void *leaf; /* where rel_seek started, for rel_seek_resume */
     const val_t *cur;
     bool used;
 } plan_seek_entry;
 
 typedef struct plan_seek_cache {
-    uint32_t seeks;        /* seeks so far */
-    plan_seek_entry *e;    /* PLAN_SEEK_CACHE_SIZE entries, direct-mapped; NULL until used */
+    uint32_t seeks;     /* seeks so far */
+    plan_seek_entry *e; /* PLAN_SEEK_CACHE_SIZE entries, direct-mapped; NULL until used */
 } plan_seek_cache;
 
 enum { PLAN_SEEK_CACHE_SIZE = 4096, PLAN_SEEK_CACHE_AFTER = 512 };
@@ -130,8 +130,8 @@ enum { PLAN_SEEK_CACHE_SIZE = 4096, PLAN_SEEK_CACHE_AFTER = 512 };
 typedef struct plan_clause {
     uint32_t head_pred;
     plan_seek_cache *seek_caches; /* per op; filled while the program runs */
-    uint32_t nslots;         /* variable slots used by the body */
-    const char **slot_names; /* for error messages: variable names, `_ph_<rel>_<i>` for `_` */
+    uint32_t nslots;              /* variable slots used by the body */
+    const char **slot_names;      /* for error messages: variable names, `_ph_<rel>_<i>` for `_` */
     plan_op *ops;
     uint32_t nops;
     plan_expr **head; /* non-aggregating heads: one expression per output column */
