@@ -327,6 +327,12 @@ il_result *kg_query(il_session *s, const iql_query *q, kg_query_opts opts) {
     }
     il_buf_free(&hb);
 
+    if (rule.head.nargs > REL_MAX_ARITY) {
+        il_arena_destroy(&a);
+        return res_error("Query execution failed: the query has %u columns; at most %d are "
+                         "supported",
+                         rule.head.nargs, REL_MAX_ARITY);
+    }
     val_t *rows;
     size_t nrows;
     uint32_t arity;

@@ -515,7 +515,62 @@ static il_result *exec_schema(il_session *s, const iql_schema *sc, bool persiste
                        persistent ? "persistent" : "session");
 }
 
+/* ---- width limit: tuples are stored inline, at most REL_MAX_ARITY values ---- */
+
+static const iql_atom *wide_atom(const iql_atom *at) {
+    return at->nargs > REL_MAX_ARITY ? at : NULL;
+}
+
+static const iql_atom *wide_body(const iql_literal *body, uint32_t n) {
+    for (uint32_t i = 0; i < n; i++)
+        if (body[i].kind != IQL_LIT_CMP && wide_atom(&body[i].atom)) return &body[i].atom;
+    return NULL;
+}
+
+static il_result *too_wide(const char *rel, uint32_t n) {
+    return res_error("Relation '%s' has %u columns; at most %d are supported", rel, n,
+                     REL_MAX_ARITY);
+}
+
+static il_result *check_width(const iql_stmt *st) {
+    const iql_atom *w = NULL;
+    switch (st->kind) {
+    case IQL_STMT_PERSIST_RULE:
+    case IQL_STMT_SESSION_RULE:
+    case IQL_STMT_COND_DELETE:
+        w = wide_atom(&st->u.rule.head);
+        if (!w && kg_head_arity(&st->u.rule.head) > REL_MAX_ARITY)
+            return too_wide(st->u.rule.head.rel, kg_head_arity(&st->u.rule.head));
+        if (!w) w = wide_body(st->u.rule.body, st->u.rule.nbody);
+        break;
+    case IQL_STMT_QUERY:
+        w = wide_atom(&st->u.query.goal);
+        if (!w) w = wide_body(st->u.query.extra, st->u.query.nextra);
+        break;
+    case IQL_STMT_UPDATE:
+        for (uint32_t i = 0; i < st->u.update.ndels && !w; i++) w = wide_atom(&st->u.update.dels[i]);
+        for (uint32_t i = 0; i < st->u.update.nins && !w; i++) w = wide_atom(&st->u.update.ins[i]);
+        if (!w) w = wide_body(st->u.update.body, st->u.update.nbody);
+        break;
+    case IQL_STMT_INSERT:
+    case IQL_STMT_DELETE:
+    case IQL_STMT_SESSION_FACT:
+        for (uint32_t i = 0; i < st->u.facts.ntuples; i++)
+            if (st->u.facts.tuples[i].n > REL_MAX_ARITY)
+                return too_wide(st->u.facts.rel, st->u.facts.tuples[i].n);
+        break;
+    case IQL_STMT_SCHEMA:
+    case IQL_STMT_SESSION_SCHEMA:
+        if (st->u.schema.ncols > REL_MAX_ARITY) return too_wide(st->u.schema.rel, st->u.schema.ncols);
+        break;
+    default: break;
+    }
+    return w ? too_wide(w->rel, w->nargs) : NULL;
+}
+
 il_result *kg_exec_stmt(il_session *s, const iql_stmt *st, il_arena *a) {
+    il_result *wide = check_width(st);
+    if (wide) return wide;
     switch (st->kind) {
     case IQL_STMT_META:
         return kg_exec_meta(s, &st->u.meta, a);
