@@ -289,7 +289,7 @@ static void run_from(runner *r, uint32_t i) {
 
 static rel_t *pred_rel(plan_program *p, uint32_t pred) {
     plan_pred *pp = &p->preds.v[pred];
-    if (pp->kind == PP_BASE) return pp->owned_stored ? pp->owned_stored : (rel_t *)pp->stored;
+    if (pp->kind == PP_BASE) return (rel_t *)pp->stored;
     return pp->full;
 }
 

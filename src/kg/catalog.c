@@ -43,6 +43,7 @@ void kg_graph_drop(il_engine *e, kg_graph *g) {
     il_vec_free(g->rels);
     for (uint32_t i = 0; i < g->rules.n; i++) rule_free(g->rules.v[i]);
     il_vec_free(g->rules);
+    kg_plan_cache_free(g);
     il_arena_destroy(&g->arena);
     free(g->name);
     free(g);
@@ -61,6 +62,21 @@ kg_relation *kg_rel_get(kg_graph *g, const char *name) {
     r->name = strdup(name);
     il_vec_push(g->rels, r);
     return r;
+}
+
+rel_t *kg_rel_data(kg_graph *g, kg_relation *r, uint32_t arity) {
+    if (!r->data) {
+        r->data = rel_new(arity);
+        g->version++; /* plans saw no facts here */
+    }
+    return r->data;
+}
+
+void kg_rel_drop_data(kg_graph *g, kg_relation *r) {
+    if (!r->data) return;
+    rel_free(r->data);
+    r->data = NULL;
+    g->version++;
 }
 
 kg_rule *kg_rule_find(kg_graph *g, const char *name) {

@@ -25,12 +25,27 @@ typedef struct kg_rule {
     il_arena arena;
 } kg_rule;
 
+typedef struct plan_program plan_program;
+
+/* A compiled query program kept for the next query of the same text (plans.c). */
+typedef struct kg_plan_entry {
+    char *key;            /* the query rule's text; NULL when the slot is free */
+    uint64_t version;     /* the graph's version when it was built */
+    size_t stored_tuples; /* stored facts it read when built (join order estimates) */
+    uint64_t used;        /* last use, for eviction */
+    plan_program *prog;
+} kg_plan_entry;
+
+enum { KG_PLAN_CACHE_SIZE = 64 };
+
 typedef struct kg_graph {
     char *name;
     IL_VEC(kg_relation *) rels;
     IL_VEC(kg_rule *) rules; /* catalog order: by first registration */
     il_arena arena;          /* schemas */
-    uint64_t version;        /* bumped by every rule change */
+    uint64_t version;        /* bumped by every change to rules or to which relations hold facts */
+    kg_plan_entry plans[KG_PLAN_CACHE_SIZE];
+    uint64_t plan_clock; /* ticks of plan cache use */
 } kg_graph;
 
 struct il_engine {
@@ -76,6 +91,10 @@ kg_graph *kg_graph_create(il_engine *e, const char *name);
 void kg_graph_drop(il_engine *e, kg_graph *g);
 kg_relation *kg_rel_find(kg_graph *g, const char *name);
 kg_relation *kg_rel_get(kg_graph *g, const char *name); /* creates an empty entry */
+/* The relation's stored facts, created with this arity when missing. */
+rel_t *kg_rel_data(kg_graph *g, kg_relation *r, uint32_t arity);
+/* Drops the relation's stored facts. */
+void kg_rel_drop_data(kg_graph *g, kg_relation *r);
 kg_rule *kg_rule_find(kg_graph *g, const char *name);
 kg_rule *kg_rule_get(kg_graph *g, const char *name); /* creates an empty rule */
 void kg_rule_drop(kg_graph *g, kg_rule *r);
@@ -83,6 +102,14 @@ void kg_rule_add_clause(kg_graph *g, kg_rule *r, const iql_rule *clause);
 /* Effective output arity of a rule head (placeholders dropped, ranking aggregates expanded). */
 uint32_t kg_head_arity(const iql_atom *head);
 bool kg_head_has_agg(const iql_atom *head);
+
+/* ---- plan cache (plans.c) ---- */
+/* A cached program for this query text, built against the graph as it is now, or NULL.
+ * The caller runs it, then resets it (plan_program_reset) before anything else. */
+plan_program *kg_plan_lookup(kg_graph *g, const char *key);
+/* Keeps a built program (taking ownership); evicts the least recently used one. */
+void kg_plan_store(kg_graph *g, const char *key, plan_program *p);
+void kg_plan_cache_free(kg_graph *g);
 
 /* ---- sessions (session.c) ---- */
 void sess_clear(il_session *s, size_t *nfacts, size_t *nrules);

@@ -492,8 +492,7 @@ il_result *kg_exec_meta(il_session *s, const iql_meta *m, il_arena *a) {
     case IQL_META_REL_DROP: {
         kg_relation *kr = kg_rel_find(s->kg, m->arg);
         if (!kr || !kr->data) return res_message("Error: Relation '%s' not found", m->arg);
-        rel_free(kr->data);
-        kr->data = NULL;
+        kg_rel_drop_data(s->kg, kr);
         kr->schema = NULL;
         return res_message("Relation '%s' dropped.", m->arg);
     }

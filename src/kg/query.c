@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "exec/eval.h"
+#include "iql/print.h"
 #include "exec/tuplesort.h"
 #include "kg/kg.h"
 #include "plan/build.h"
@@ -45,31 +46,46 @@ static const rel_t *stored_lookup(void *ctx, const char *name) {
 const char *kg_query_rows(il_session *s, const iql_rule *q, bool with_session, val_t **rows,
                           size_t *nrows, uint32_t *arity) {
     kg_graph *g = s->kg;
+    /* Programs over the graph alone are cached by query text; a session's own rules and
+       facts make a program of that session's moment. */
+    bool session_part = with_session && (s->rules.n || s->facts.n);
+    il_buf key;
+    il_buf_init(&key);
+    plan_program *p = NULL;
+    if (!session_part) {
+        iql_fmt_rule(q, &key);
+        p = kg_plan_lookup(g, il_buf_str(&key));
+    }
     IL_VEC(const iql_rule *) rules = {0};
-    for (uint32_t i = 0; i < g->rules.n; i++)
-        for (uint32_t j = 0; j < g->rules.v[i]->clauses.n; j++)
-            il_vec_push(rules, g->rules.v[i]->clauses.v[j]);
-    if (with_session)
-        for (uint32_t i = 0; i < s->rules.n; i++) il_vec_push(rules, s->rules.v[i]);
     stored_ctx ctx = {.s = s, .with_session = with_session};
-    plan_source src = {.rules = rules.v, .nrules = rules.n, .stored = stored_lookup, .ctx = &ctx};
-    plan_program p;
-    plan_program_init(&p);
-    static char errbuf[1024];
+    if (!p) {
+        for (uint32_t i = 0; i < g->rules.n; i++)
+            for (uint32_t j = 0; j < g->rules.v[i]->clauses.n; j++)
+                il_vec_push(rules, g->rules.v[i]->clauses.v[j]);
+        if (with_session)
+            for (uint32_t i = 0; i < s->rules.n; i++) il_vec_push(rules, s->rules.v[i]);
+        plan_source src = {
+            .rules = rules.v, .nrules = rules.n, .stored = stored_lookup, .ctx = &ctx};
+        p = malloc(sizeof *p);
+        plan_program_init(p);
+        plan_build(p, &src, q);
+        if (!session_part) kg_plan_store(g, il_buf_str(&key), p);
+    }
+    static _Thread_local char errbuf[1024];
     const char *err = NULL;
     *rows = NULL;
     *nrows = 0;
     *arity = 0;
-    if (!plan_build(&p, &src, q)) {
-        snprintf(errbuf, sizeof errbuf, "%s", p.error);
+    if (p->error) {
+        snprintf(errbuf, sizeof errbuf, "%s", p->error);
         err = errbuf;
     } else {
         exec_ctx x = {0};
-        if (!exec_run(&p, &x)) {
+        if (!exec_run(p, &x)) {
             snprintf(errbuf, sizeof errbuf, "%s", x.error);
             err = errbuf;
         } else {
-            plan_pred *qp = &p.preds.v[p.query_pred];
+            plan_pred *qp = &p->preds.v[p->query_pred];
             *arity = qp->arity;
             size_t n = qp->rows.n;
             if (n && qp->arity) {
@@ -83,7 +99,12 @@ const char *kg_query_rows(il_session *s, const iql_rule *q, bool with_session, v
             }
         }
     }
-    plan_program_free(&p);
+    plan_program_reset(p);
+    if (session_part) {
+        plan_program_free(p);
+        free(p);
+    }
+    il_buf_free(&key);
     for (uint32_t i = 0; i < ctx.merged.n; i++) rel_free(ctx.merged.v[i]);
     il_vec_free(ctx.merged);
     il_vec_free(ctx.merged_names);

@@ -165,7 +165,7 @@ static il_result *exec_insert(il_session *s, const iql_facts *f, il_arena *a) {
                          "insert tuples with arity %u",
                          rel, rel_arity(kr->data), t.arity[0]);
     if (!kr) kr = kg_rel_get(s->kg, rel);
-    if (!kr->data) kr->data = rel_new(t.arity[0]);
+    kg_rel_data(s->kg, kr, t.arity[0]);
     uint32_t added = 0;
     for (uint32_t i = 0; i < t.n; i++)
         if (rel_insert(kr->data, &t.vals[t.offset[i]])) added++;
@@ -333,7 +333,7 @@ static il_result *exec_update(il_session *s, const iql_update *u, il_arena *a) {
             if (at->nargs == 0 || at->nargs > REL_MAX_ARITY || !atom_tuple(at, &vars, row, t))
                 continue;
             kg_relation *kr = kg_rel_get(s->kg, at->rel);
-            if (!kr->data) kr->data = rel_new(at->nargs);
+            kg_rel_data(s->kg, kr, at->nargs);
             if (rel_insert(kr->data, t)) inserted++;
         }
     }
@@ -548,7 +548,8 @@ static il_result *check_width(const iql_stmt *st) {
         if (!w) w = wide_body(st->u.query.extra, st->u.query.nextra);
         break;
     case IQL_STMT_UPDATE:
-        for (uint32_t i = 0; i < st->u.update.ndels && !w; i++) w = wide_atom(&st->u.update.dels[i]);
+        for (uint32_t i = 0; i < st->u.update.ndels && !w; i++)
+            w = wide_atom(&st->u.update.dels[i]);
         for (uint32_t i = 0; i < st->u.update.nins && !w; i++) w = wide_atom(&st->u.update.ins[i]);
         if (!w) w = wide_body(st->u.update.body, st->u.update.nbody);
         break;
@@ -561,9 +562,11 @@ static il_result *check_width(const iql_stmt *st) {
         break;
     case IQL_STMT_SCHEMA:
     case IQL_STMT_SESSION_SCHEMA:
-        if (st->u.schema.ncols > REL_MAX_ARITY) return too_wide(st->u.schema.rel, st->u.schema.ncols);
+        if (st->u.schema.ncols > REL_MAX_ARITY)
+            return too_wide(st->u.schema.rel, st->u.schema.ncols);
         break;
-    default: break;
+    default:
+        break;
     }
     return w ? too_wide(w->rel, w->nargs) : NULL;
 }

@@ -798,22 +798,30 @@ void plan_program_init(plan_program *p) {
     il_arena_init(&p->arena);
 }
 
-void plan_program_free(plan_program *p) {
+void plan_program_reset(plan_program *p) {
     for (uint32_t i = 0; i < p->preds.n; i++) {
         plan_pred *pp = &p->preds.v[i];
-        if (pp->owned_stored) rel_free(pp->owned_stored);
         if (pp->full) rel_free(pp->full);
+        if (pp->next) rel_free(pp->next);
+        pp->full = pp->next = NULL;
         il_vec_free(pp->delta);
         il_vec_free(pp->added);
         tupleset_free(&pp->rows);
-        if (pp->next) rel_free(pp->next);
     }
+    for (uint32_t i = 0; i < p->clauses.n; i++)
+        for (uint32_t j = 0; j < p->clauses.v[i].nops; j++) {
+            free(p->clauses.v[i].seek_caches[j].e);
+            p->clauses.v[i].seek_caches[j].e = NULL;
+            p->clauses.v[i].seek_caches[j].seeks = 0;
+        }
+}
+
+void plan_program_free(plan_program *p) {
+    plan_program_reset(p);
     for (uint32_t i = 0; i < p->strata.n; i++) {
         free(p->strata.v[i].preds);
         free(p->strata.v[i].clauses);
     }
-    for (uint32_t i = 0; i < p->clauses.n; i++)
-        for (uint32_t j = 0; j < p->clauses.v[i].nops; j++) free(p->clauses.v[i].seek_caches[j].e);
     il_vec_free(p->preds);
     il_vec_free(p->clauses);
     il_vec_free(p->strata);

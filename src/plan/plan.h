@@ -164,7 +164,6 @@ typedef struct plan_pred {
     plan_pred_kind kind;
     uint32_t arity;
     const rel_t *stored; /* PP_BASE: the facts (may be NULL: empty) */
-    rel_t *owned_stored; /* PP_BASE: a merged copy (stored + session facts) the program owns */
     rel_t *full;         /* PP_DERIVED: result so far, owned */
     IL_VEC(val_t) delta; /* recursive stratum: last round's additions, arity words each */
     IL_VEC(val_t) added; /* recursive stratum: this round's additions already in `full` */
@@ -193,5 +192,8 @@ typedef struct plan_program {
 
 void plan_program_init(plan_program *p);
 void plan_program_free(plan_program *p);
+/* Drops everything a run computed (derived relations, deltas, the query's rows, seek
+ * caches), keeping the compiled program for the next run. */
+void plan_program_reset(plan_program *p);
 
 #endif

@@ -1,0 +1,65 @@
+/* The plan cache: compiled query programs by query text, per knowledge graph. A program
+ * is reused while the graph's rules and the set of stored relations are unchanged and
+ * the stored data has not grown or shrunk much (its join order was chosen from sizes).
+ * Only the compiled program is kept: every run starts from empty derived relations. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "kg/kg.h"
+#include "plan/plan.h"
+
+/* Sum of the stored facts a program reads: a change of more than 4x either way means
+ * its join order may be stale. */
+static size_t stored_tuples(const plan_program *p) {
+    size_t n = 0;
+    for (uint32_t i = 0; i < p->preds.n; i++)
+        if (p->preds.v[i].kind == PP_BASE && p->preds.v[i].stored)
+            n += rel_count(p->preds.v[i].stored);
+    return n;
+}
+
+static void entry_free(kg_plan_entry *e) {
+    free(e->key);
+    if (e->prog) {
+        plan_program_free(e->prog);
+        free(e->prog);
+    }
+    memset(e, 0, sizeof *e);
+}
+
+plan_program *kg_plan_lookup(kg_graph *g, const char *key) {
+    for (uint32_t i = 0; i < KG_PLAN_CACHE_SIZE; i++) {
+        kg_plan_entry *e = &g->plans[i];
+        if (!e->key || strcmp(e->key, key) != 0) continue;
+        size_t now = stored_tuples(e->prog), then = e->stored_tuples;
+        if (e->version != g->version || now > then * 4 + 64 || then > now * 4 + 64) {
+            entry_free(e);
+            return NULL;
+        }
+        e->used = ++g->plan_clock;
+        return e->prog;
+    }
+    return NULL;
+}
+
+void kg_plan_store(kg_graph *g, const char *key, plan_program *p) {
+    kg_plan_entry *slot = &g->plans[0];
+    for (uint32_t i = 0; i < KG_PLAN_CACHE_SIZE; i++) {
+        kg_plan_entry *e = &g->plans[i];
+        if (!e->key) {
+            slot = e;
+            break;
+        }
+        if (e->used < slot->used) slot = e;
+    }
+    entry_free(slot);
+    slot->key = strdup(key);
+    slot->version = g->version;
+    slot->stored_tuples = stored_tuples(p);
+    slot->used = ++g->plan_clock;
+    slot->prog = p;
+}
+
+void kg_plan_cache_free(kg_graph *g) {
+    for (uint32_t i = 0; i < KG_PLAN_CACHE_SIZE; i++) entry_free(&g->plans[i]);
+}
