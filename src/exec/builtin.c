@@ -5,7 +5,10 @@
 
 #include "exec/builtin_impl.h"
 
-static const exec_builtin *const families[] = {exec_math_builtins, exec_string_builtins};
+static const exec_builtin *const families[] = {
+    exec_math_builtins,     exec_string_builtins, exec_vector_builtins,
+    exec_quantize_builtins, exec_lsh_builtins,    exec_time_builtins,
+};
 
 const exec_builtin *exec_builtin_find(const char *name) {
     for (size_t f = 0; f < sizeof families / sizeof families[0]; f++)

@@ -1,5 +1,6 @@
 /* Builtin functions callable from rule bodies (`V = f(...)`), by family: math.c,
- * string.c, vector.c, time.c. A type mismatch gives Null, never an error. */
+ * string.c, vector.c, quantize.c, lsh.c, time.c. A type mismatch gives Null, never an
+ * error. */
 #ifndef IL_EXEC_BUILTIN_H
 #define IL_EXEC_BUILTIN_H
 

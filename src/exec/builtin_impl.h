@@ -6,5 +6,9 @@
 
 extern const exec_builtin exec_math_builtins[];
 extern const exec_builtin exec_string_builtins[];
+extern const exec_builtin exec_vector_builtins[];
+extern const exec_builtin exec_quantize_builtins[];
+extern const exec_builtin exec_lsh_builtins[];
+extern const exec_builtin exec_time_builtins[];
 
 #endif

@@ -10,8 +10,9 @@
  * round-trip form (fmt_f64_shortest); NaN/inf and Null as `null`; strings quoted, with
  * `\`, `"` and control characters written as escapes (\\ \" \n \t \r) so that a value
  * prints as the literal that wrote it; booleans `true`/`false`; vectors `[e1, e2]` with
- * each f32 element in the shortest text that reads back as the same f32 (written in
- * the same ryu layout); i8 vectors `[1, -2]`; timestamps as plain integers. */
+ * each f32 element widened to f64 and printed like a float (f32 0.1 shows as
+ * 0.10000000149011612, as the reference prints it); i8 vectors `[1, -2]`; timestamps as
+ * plain integers. */
 void val_fmt_cell(val_t v, il_buf *out);
 /* True when the value is a JSON number on the wire (right-aligned in tables): Int,
  * Timestamp and finite Float. */

@@ -1,0 +1,162 @@
+/* Vector builtins over f32 vectors (iql-language.md 5.2): euclidean, cosine, dot,
+ * manhattan, normalize, vec_dim, vec_add, vec_scale. The arithmetic is the original's
+ * to the bit: which sums run in f32 and which in f64, and from which starting zero,
+ * decides the last digits of the printed distances. A sequential f32 sum is kept
+ * sequential (the compiler may not reassociate it); loops without a pinned order
+ * (element-wise maps) are written so they vectorise. Every product and sum is its own
+ * statement so that no compiler contracts it into a fused multiply-add, which would
+ * round differently. An i8 vector or any other non-f32 argument gives Null. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "exec/builtin_impl.h"
+
+static bool get_f32_vec(val_t v, const float **elems, uint32_t *n) {
+    if (val_type_of(v) != VT_VEC) return false;
+    *elems = val_get_vec_f32(v, n);
+    return true;
+}
+
+/* Two f32 vectors of the same length; *same_len tells a length mismatch apart from a
+ * type mismatch, which the functions answer differently. */
+static bool get_f32_pair(const val_t *a, const float **x, const float **y, uint32_t *n,
+                         bool *same_len) {
+    uint32_t nx, ny;
+    if (!get_f32_vec(a[0], x, &nx) || !get_f32_vec(a[1], y, &ny)) return false;
+    *same_len = nx == ny;
+    *n = nx;
+    return true;
+}
+
+static val_t fn_euclidean(const val_t *a) {
+    const float *x, *y;
+    uint32_t n;
+    bool same_len;
+    if (!get_f32_pair(a, &x, &y, &n, &same_len)) return VAL_NULL;
+    if (!same_len) return val_float(INFINITY);
+    /* Rust's f32 `sum()` starts from -0.0: two empty vectors are at distance -0.0 */
+    float sum = -0.0f;
+    for (uint32_t i = 0; i < n; i++) {
+        float d = x[i] - y[i];
+        float sq = d * d;
+        sum += sq;
+    }
+    return val_float(sqrt((double)sum));
+}
+
+static val_t fn_cosine(const val_t *a) {
+    const float *x, *y;
+    uint32_t n;
+    bool same_len;
+    if (!get_f32_pair(a, &x, &y, &n, &same_len)) return VAL_NULL;
+    if (!same_len) return val_float(INFINITY);
+    float dot = 0.0f, xx = 0.0f, yy = 0.0f;
+    for (uint32_t i = 0; i < n; i++) {
+        float pxy = x[i] * y[i];
+        float pxx = x[i] * x[i];
+        float pyy = y[i] * y[i];
+        dot += pxy;
+        xx += pxx;
+        yy += pyy;
+    }
+    double nx = sqrt((double)xx), ny = sqrt((double)yy);
+    if (nx == 0.0 || ny == 0.0) return val_float(0.0);
+    double denom = nx * ny;
+    double sim = (double)dot / denom;
+    /* Rust's f64::clamp keeps NaN, and so does this */
+    if (sim < -1.0) sim = -1.0;
+    if (sim > 1.0) sim = 1.0;
+    return val_float(1.0 - sim);
+}
+
+static val_t fn_dot(const val_t *a) {
+    const float *x, *y;
+    uint32_t n;
+    bool same_len;
+    if (!get_f32_pair(a, &x, &y, &n, &same_len)) return VAL_NULL;
+    if (!same_len) return val_float(0.0);
+    double sum = -0.0;
+    for (uint32_t i = 0; i < n; i++) {
+        double p = (double)x[i] * (double)y[i];
+        sum += p;
+    }
+    return val_float(sum);
+}
+
+static val_t fn_manhattan(const val_t *a) {
+    const float *x, *y;
+    uint32_t n;
+    bool same_len;
+    if (!get_f32_pair(a, &x, &y, &n, &same_len)) return VAL_NULL;
+    if (!same_len) return val_float(INFINITY);
+    double sum = -0.0;
+    for (uint32_t i = 0; i < n; i++) {
+        float d = x[i] - y[i];
+        sum += fabs((double)d);
+    }
+    return val_float(sum);
+}
+
+/* An f32 vector built element by element into a scratch buffer, then interned. */
+static val_t intern_f32(float *elems, uint32_t n) {
+    val_t v = val_vec_f32(elems, n);
+    free(elems);
+    return v;
+}
+
+static float *alloc_f32(uint32_t n) {
+    return malloc((n ? n : 1) * sizeof(float));
+}
+
+static val_t fn_normalize(const val_t *a) {
+    const float *x;
+    uint32_t n;
+    if (!get_f32_vec(a[0], &x, &n)) return VAL_NULL;
+    float sq_sum = -0.0f;
+    for (uint32_t i = 0; i < n; i++) {
+        float sq = x[i] * x[i];
+        sq_sum += sq;
+    }
+    double norm = sqrt((double)sq_sum);
+    float *out = alloc_f32(n);
+    if (norm == 0.0) {
+        for (uint32_t i = 0; i < n; i++) out[i] = 0.0f;
+    } else {
+        float norm32 = (float)norm;
+        for (uint32_t i = 0; i < n; i++) out[i] = x[i] / norm32;
+    }
+    return intern_f32(out, n);
+}
+
+static val_t fn_vec_dim(const val_t *a) {
+    const float *x;
+    uint32_t n;
+    if (!get_f32_vec(a[0], &x, &n)) return VAL_NULL;
+    return val_int(n);
+}
+
+static val_t fn_vec_add(const val_t *a) {
+    const float *x, *y;
+    uint32_t n;
+    bool same_len;
+    if (!get_f32_pair(a, &x, &y, &n, &same_len) || !same_len) return VAL_NULL;
+    float *out = alloc_f32(n);
+    for (uint32_t i = 0; i < n; i++) out[i] = x[i] + y[i];
+    return intern_f32(out, n);
+}
+
+static val_t fn_vec_scale(const val_t *a) {
+    const float *x;
+    uint32_t n;
+    if (!get_f32_vec(a[0], &x, &n)) return VAL_NULL;
+    float factor = (float)val_to_f64(a[1]);
+    float *out = alloc_f32(n);
+    for (uint32_t i = 0; i < n; i++) out[i] = x[i] * factor;
+    return intern_f32(out, n);
+}
+
+const exec_builtin exec_vector_builtins[] = {
+    {"euclidean", 2, fn_euclidean}, {"cosine", 2, fn_cosine},       {"dot", 2, fn_dot},
+    {"manhattan", 2, fn_manhattan}, {"normalize", 1, fn_normalize}, {"vec_dim", 1, fn_vec_dim},
+    {"vec_add", 2, fn_vec_add},     {"vec_scale", 2, fn_vec_scale}, {NULL, 0, NULL},
+};
