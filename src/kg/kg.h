@@ -145,6 +145,8 @@ const char *kg_query_rows(il_session *s, const iql_rule *q, bool with_session, v
 /* ---- statements (stmt.c, meta.c, validate.c) ---- */
 il_result *kg_exec_stmt(il_session *s, const iql_stmt *st, il_arena *a);
 il_result *kg_exec_meta(il_session *s, const iql_meta *m, il_arena *a);
+/* `.debug ?query`: the compiled program (query.c). */
+il_result *kg_debug(il_session *s, const char *text, il_arena *a);
 /* `.why_not rel(values)` (whynot.c). */
 il_result *kg_why_not(il_session *s, const char *text, il_arena *a);
 /* Validation of a rule (3.5). Returns NULL or the message (without any prefix). */

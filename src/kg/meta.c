@@ -532,6 +532,7 @@ il_result *kg_exec_meta(il_session *s, const iql_meta *m, il_arena *a) {
     case IQL_META_WHY_FULL:
         return meta_why(s, m->text, a);
     case IQL_META_WHY_NOT: return kg_why_not(s, m->text, a);
+    case IQL_META_DEBUG: return kg_debug(s, m->text, a);
     case IQL_META_INDEX_LIST:
         return res_message("No indexes.");
     case IQL_META_INDEX_DROP:

@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "exec/eval.h"
+#include "iql/parser.h"
+#include "plan/explain.h"
 #include "iql/print.h"
 #include "exec/tuplesort.h"
 #include "kg/kg.h"
@@ -227,9 +229,18 @@ static const iql_schema *schema_of(il_session *s, const char *rel) {
     return kr ? kr->schema : NULL;
 }
 
-il_result *kg_query(il_session *s, const iql_query *q, kg_query_opts opts) {
-    il_arena a;
-    il_arena_init(&a);
+/* The rule that answers a query: head = the output columns (goal arguments, then the
+ * new variables of the other literals), body = the goal and the literals, goal
+ * constants as equalities (so they match numerically and the row shows the stored
+ * value). Fills the column headers and tells whether the arity-mismatch quirk applied. */
+typedef struct query_shape {
+    iql_rule rule;
+    char **headers; /* one per head column */
+    bool quirk_all; /* goal arity differs from the relation's: all its rows, colN headers */
+} query_shape;
+
+static void query_shape_build(il_session *s, const iql_query *q, kg_query_opts opts,
+                              il_arena *arena, query_shape *out) {
     const iql_atom *goal = &q->goal;
     uint32_t ng = goal->nargs;
     iql_rule rule;
@@ -240,15 +251,15 @@ il_result *kg_query(il_session *s, const iql_query *q, kg_query_opts opts) {
         const iql_literal *l = &q->extra[i];
         cap += l->kind == IQL_LIT_CMP ? 8 : l->atom.nargs * 4;
     }
-    rule.head.args = il_arena_alloc(&a, cap * sizeof(iql_term *));
-    rule.body = il_arena_alloc(&a, (q->nextra + ng + 2) * sizeof *rule.body);
+    rule.head.args = il_arena_alloc(arena, cap * sizeof(iql_term *));
+    rule.body = il_arena_alloc(arena, (q->nextra + ng + 2) * sizeof *rule.body);
     iql_literal *gl = &rule.body[rule.nbody++];
     memset(gl, 0, sizeof *gl);
     gl->kind = IQL_LIT_ATOM;
     gl->atom.rel = goal->rel;
     gl->atom.nargs = ng;
-    gl->atom.args = il_arena_alloc(&a, (ng + 1) * sizeof(iql_term *));
-    char **headers = il_arena_alloc(&a, cap * sizeof(char *));
+    gl->atom.args = il_arena_alloc(arena, (ng + 1) * sizeof(iql_term *));
+    char **headers = il_arena_alloc(arena, cap * sizeof(char *));
     il_buf hb;
     il_buf_init(&hb);
 
@@ -266,13 +277,13 @@ il_result *kg_query(il_session *s, const iql_query *q, kg_query_opts opts) {
     }
     if (quirk_all) {
         gl->atom.nargs = karity;
-        gl->atom.args = il_arena_alloc(&a, (karity + 1) * sizeof(iql_term *));
+        gl->atom.args = il_arena_alloc(arena, (karity + 1) * sizeof(iql_term *));
         for (uint32_t i = 0; i < karity; i++) {
             char name[32];
             snprintf(name, sizeof name, "col%u", i);
-            gl->atom.args[i] = mk_var(&a, name);
+            gl->atom.args[i] = mk_var(arena, name);
             rule.head.args[rule.head.nargs] = gl->atom.args[i];
-            headers[rule.head.nargs++] = il_arena_strdup(&a, name);
+            headers[rule.head.nargs++] = il_arena_strdup(arena, name);
         }
     } else {
         for (uint32_t i = 0; i < ng; i++) {
@@ -287,7 +298,7 @@ il_result *kg_query(il_session *s, const iql_query *q, kg_query_opts opts) {
                 break;
             case IQL_T_PLACEHOLDER:
                 snprintf(name, sizeof name, "_p%u", i);
-                arg = mk_var(&a, name);
+                arg = mk_var(arena, name);
                 il_buf_puts(&hb, opts.raw_headers ? name : "_");
                 break;
             case IQL_T_INT:
@@ -295,7 +306,7 @@ il_result *kg_query(il_session *s, const iql_query *q, kg_query_opts opts) {
             case IQL_T_STRING:
             case IQL_T_BOOL: {
                 snprintf(name, sizeof name, "_c%u", i);
-                arg = mk_var(&a, name);
+                arg = mk_var(arena, name);
                 iql_literal *c = &rule.body[rule.nbody++];
                 memset(c, 0, sizeof *c);
                 c->kind = IQL_LIT_CMP;
@@ -310,18 +321,18 @@ il_result *kg_query(il_session *s, const iql_query *q, kg_query_opts opts) {
             }
             case IQL_T_VECTOR:
                 snprintf(name, sizeof name, "_v%u", i);
-                arg = mk_var(&a, name);
+                arg = mk_var(arena, name);
                 il_buf_puts(&hb, name);
                 break;
             default:
                 snprintf(name, sizeof name, "_t%u", i);
-                arg = mk_var(&a, name);
+                arg = mk_var(arena, name);
                 il_buf_puts(&hb, name);
                 break;
             }
             gl->atom.args[i] = arg;
             rule.head.args[rule.head.nargs] = arg;
-            headers[rule.head.nargs++] = il_arena_strdup(&a, il_buf_str(&hb));
+            headers[rule.head.nargs++] = il_arena_strdup(arena, il_buf_str(&hb));
         }
         name_list seen = {0};
         for (uint32_t i = 0; i < ng; i++)
@@ -339,14 +350,28 @@ il_result *kg_query(il_session *s, const iql_query *q, kg_query_opts opts) {
             for (uint32_t j = 0; j < found.n; j++) {
                 if (name_in(&seen, found.v[j])) continue;
                 il_vec_push(seen, found.v[j]);
-                rule.head.args[rule.head.nargs] = mk_var(&a, found.v[j]);
-                headers[rule.head.nargs++] = il_arena_strdup(&a, found.v[j]);
+                rule.head.args[rule.head.nargs] = mk_var(arena, found.v[j]);
+                headers[rule.head.nargs++] = il_arena_strdup(arena, found.v[j]);
             }
             il_vec_free(found);
         }
         il_vec_free(seen);
     }
     il_buf_free(&hb);
+    out->rule = rule;
+    out->headers = headers;
+    out->quirk_all = quirk_all;
+}
+
+il_result *kg_query(il_session *s, const iql_query *q, kg_query_opts opts) {
+    il_arena a;
+    il_arena_init(&a);
+    query_shape shape;
+    query_shape_build(s, q, opts, &a, &shape);
+    iql_rule rule = shape.rule;
+    char **headers = shape.headers;
+    bool quirk_all = shape.quirk_all;
+    const iql_atom *goal = &q->goal;
 
     if (rule.head.nargs > REL_MAX_ARITY) {
         il_arena_destroy(&a);
@@ -425,5 +450,71 @@ il_result *kg_query(il_session *s, const iql_query *q, kg_query_opts opts) {
         }
     }
     il_arena_destroy(&a);
+    return r;
+}
+
+/* ---- .debug ---- */
+
+static void section(il_buf *b, const char *title) {
+    il_buf_puts(b, "┌---------------------------------------------------------┐\n");
+    il_buf_printf(b, "| %-55s |\n", title);
+    il_buf_puts(b, "`---------------------------------------------------------┘\n");
+}
+
+il_result *kg_debug(il_session *s, const char *text, il_arena *a) {
+    iql_stmt st;
+    const char *perr;
+    if (!iql_parse(a, text, strlen(text), &st, &perr)) return res_error("Debug error: %s", perr);
+    if (st.kind != IQL_STMT_QUERY) return res_error("Debug error: expected a query (?...)");
+    kg_query_opts opts = {.with_session = true};
+    query_shape shape;
+    query_shape_build(s, &st.u.query, opts, a, &shape);
+    kg_graph *g = s->kg;
+    IL_VEC(const iql_rule *) rules = {0};
+    for (uint32_t i = 0; i < g->rules.n; i++)
+        for (uint32_t j = 0; j < g->rules.v[i]->clauses.n; j++)
+            il_vec_push(rules, g->rules.v[i]->clauses.v[j]);
+    for (uint32_t i = 0; i < s->rules.n; i++) il_vec_push(rules, s->rules.v[i]);
+    stored_ctx ctx = {.s = s, .with_session = true};
+    plan_source src = {.rules = rules.v, .nrules = rules.n, .stored = stored_lookup, .ctx = &ctx};
+    plan_program p;
+    plan_program_init(&p);
+    bool ok = plan_build(&p, &src, &shape.rule);
+    il_buf b;
+    il_buf_init(&b);
+    static const char *const rule_line =
+        "═══════════════════════════════════════════════════════════\n";
+    il_buf_puts(&b, "Query Plan:\n");
+    il_buf_puts(&b, rule_line);
+    il_buf_puts(&b, "                    PIPELINE TRACE\n");
+    il_buf_puts(&b, rule_line);
+    section(&b, "PARSING");
+    il_buf_printf(&b, "  Rules parsed: %u\n", rules.n + 1);
+    for (uint32_t i = 0; i < rules.n; i++) {
+        il_buf_printf(&b, "  Rule %u: ", i + 1);
+        iql_fmt_rule(rules.v[i], &b);
+        il_buf_putc(&b, '\n');
+    }
+    il_buf_printf(&b, "  Rule %u: ", rules.n + 1);
+    iql_fmt_rule(&shape.rule, &b);
+    il_buf_putc(&b, '\n');
+    section(&b, "DEMAND REWRITE AND JOIN ORDER");
+    if (ok)
+        plan_explain(&p, &b);
+    else
+        il_buf_printf(&b, "  Error: %s\n", p.error);
+    il_buf_puts(&b, rule_line);
+    il_buf_puts(&b, "Optimization passes:\n");
+    il_buf_puts(&b, "  - Demand transformation (magic sets, sideways information passing)\n");
+    il_buf_puts(&b, "  - Join ordering (bound atoms first, then estimated rows)\n");
+    il_buf_puts(&b, "  - Stratification (strongly connected components, dependencies first)\n");
+    il_buf_puts(&b, "  - Semi-naive variants for recursive strata");
+    il_result *r = res_message("%s", il_buf_str(&b));
+    il_buf_free(&b);
+    plan_program_free(&p);
+    for (uint32_t i = 0; i < ctx.merged.n; i++) rel_free(ctx.merged.v[i]);
+    il_vec_free(ctx.merged);
+    il_vec_free(ctx.merged_names);
+    il_vec_free(rules);
     return r;
 }
