@@ -5,7 +5,7 @@ BUILD_SAN  ?= build-san
 JOBS       ?= $(shell nproc)
 CONFORMANCE_DIR ?= ../shared/conformance
 
-.PHONY: all setup build build-san run test unit conformance conformance-san bench-engine format clean
+.PHONY: all setup build build-san run test unit conformance conformance-san bench-engine fuzz fuzz-short format clean
 
 all: build
 
@@ -39,6 +39,24 @@ test: build build-san
 	@cd $(BUILD_SAN) && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure
 	@$(MAKE) --no-print-directory conformance
 	@$(MAKE) --no-print-directory conformance-san
+	@$(MAKE) --no-print-directory fuzz-short
+
+# The parser under libFuzzer (clang, ASan, UBSan). FUZZ_SECONDS bounds the run.
+FUZZ_SECONDS ?= 600
+FUZZ_SOURCES = src/base/*.c src/value/*.c src/iql/*.c tests/fuzz/fuzz_parser.c
+
+$(BUILD)/fuzz_parser: setup $(wildcard src/base/*.c src/value/*.c src/iql/*.c src/*/*.h) tests/fuzz/fuzz_parser.c
+	@mkdir -p $(BUILD)
+	@clang -std=c11 -D_GNU_SOURCE -g -O1 -Wall -Wextra -Werror -fsanitize=fuzzer,address,undefined \
+	  -Isrc -Iinclude $(FUZZ_SOURCES) -o $@ -lxxhash -lm -lpthread
+
+fuzz: $(BUILD)/fuzz_parser
+	@mkdir -p $(BUILD)/fuzz-corpus
+	@$(BUILD)/fuzz_parser -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -print_final_stats=1 \
+	  $(BUILD)/fuzz-corpus tests/fuzz/corpus
+
+fuzz-short:
+	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=20
 
 bench-engine: build
 	@./bench/run-engine.sh $(BUILD)
