@@ -46,6 +46,7 @@ typedef struct builder {
     IL_VEC(uint32_t) work; /* derived instances still to expand */
     bclause *norm;         /* normalised source rules, by rule index (lazily) */
     bool demand;           /* apply the demand transformation */
+    uint32_t order;        /* source rule of the clauses being emitted */
     bool *normed;
 } builder;
 
@@ -527,6 +528,7 @@ static uint32_t resolve_atom(builder *b, const blit *l, uint64_t mask) {
 static bclause *emit(builder *b) {
     bclause c;
     memset(&c, 0, sizeof c);
+    c.order = b->order;
     il_vec_push(b->out, c);
     return &b->out.v[b->out.n - 1];
 }
@@ -696,6 +698,7 @@ static void adorn_clause(builder *b, const bclause *src, uint32_t head_pred, con
 
     bclause *c = emit(b);
     *c = *src;
+    c->order = b->order;
     c->head_pred = head_pred;
     c->nlits = 0;
     c->lits = il_arena_alloc(a, (src->nlits + 2) * sizeof *c->lits);
@@ -739,6 +742,7 @@ static void expand_instance(builder *b, uint32_t inst) {
     if (!g) return;
     for (uint32_t i = 0; i < g->n; i++) {
         const bclause *src = normalised(b, g->rules[i]);
+        b->order = g->rules[i];
         adorn_clause(b, src, inst, k.rel, k.mask);
     }
     stored_clause(b, inst, k.rel, k.mask);
@@ -762,6 +766,7 @@ static bool build_program(plan_program *p, const plan_source *src, const iql_rul
     uint32_t qpred = get_pred(&b, "__query__", 0, ROLE_DERIVED, qarity);
     b.work.n--; /* the query predicate is expanded here, not from the worklist */
     p->query_pred = qpred;
+    b.order = src->nrules;
     adorn_clause(&b, &q, qpred, "__query__", 0);
     while (b.work.n) {
         uint32_t inst = b.work.v[--b.work.n];

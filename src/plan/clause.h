@@ -47,6 +47,7 @@ typedef struct bclause {
     const iql_atom *head_ast; /* the head as written (aggregating heads) */
     bool is_agg;
     const char *error; /* raised when the clause runs */
+    uint32_t order;    /* position of its source rule in the program (the query last) */
     blit *lits;
     uint32_t nlits;
     bvars *vars;

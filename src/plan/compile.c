@@ -303,6 +303,7 @@ void plan_compile_clause(plan_program *p, const bclause *c, int32_t delta_lit, p
     out->nslots = c->vars->n;
     out->slot_names = c->vars->names;
     out->delta_op = -1;
+    out->order = c->order;
     if (c->error) k.error = c->error;
     uint32_t nv = c->vars->n;
     bool *bound = il_arena_calloc(k.a, nv + 1);

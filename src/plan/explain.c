@@ -121,7 +121,7 @@ void plan_explain(const plan_program *p, il_buf *out) {
         for (uint32_t k = 0; k < st->nclauses; k++) {
             const plan_clause *c = &p->clauses.v[st->clauses[k]];
             il_buf_printf(out, "    Clause %u%s:\n", k + 1,
-                          c->delta_op >= 0     ? " (semi-naive variant)"
+                          c->delta_op >= 0    ? " (semi-naive variant)"
                           : c->recursive_base ? " (runs only as its semi-naive variants)"
                                               : "");
             for (uint32_t o = 0; o < c->nops; o++) {

@@ -152,6 +152,9 @@ typedef struct plan_clause {
     bool reads_stratum_full;
     /* an error found when compiling, raised if the clause is ever run */
     const char *error;
+    /* position of its source rule in the program; a stratum runs its clauses in this
+       order, which decides what an unstratified cycle of session rules sees */
+    uint32_t order;
 } plan_clause;
 
 typedef enum plan_pred_kind {

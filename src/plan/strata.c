@@ -148,6 +148,18 @@ void plan_stratify(plan_program *p, const bclause *clauses, uint32_t nclauses) {
             st->clauses[st->nclauses++] = p->clauses.n - 1;
         }
     }
+    /* clauses in program order within each stratum (a stable sort) */
+    for (uint32_t s = 0; s < p->strata.n; s++) {
+        plan_stratum *st = &p->strata.v[s];
+        for (uint32_t i = 1; i < st->nclauses; i++) {
+            uint32_t c = st->clauses[i], j = i;
+            while (j > 0 && p->clauses.v[st->clauses[j - 1]].order > p->clauses.v[c].order) {
+                st->clauses[j] = st->clauses[j - 1];
+                j--;
+            }
+            st->clauses[j] = c;
+        }
+    }
     for (uint32_t i = 0; i < n; i++) free(t.adj[i]);
     free(t.adj);
     free(t.nadj);
