@@ -20,7 +20,19 @@ build-san: setup
 	@cmake -S . -B $(BUILD_SAN) -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang -DIL_SANITIZE=ON >/dev/null
 	@cmake --build $(BUILD_SAN) -j $(JOBS)
 
+# The server on ./data with the defaults (127.0.0.1:8080). Data lives in memory until
+# durability lands; ./data holds the generated bootstrap credentials.
 run: build
+	@echo "Starting inputlayer-server on http://127.0.0.1:8080 (data dir ./data; Ctrl-C stops it)."
+	@echo "Connect from another shell with the bootstrap API key (generated on first start"
+	@echo "into ./data/credentials.toml unless INPUTLAYER_BOOTSTRAP_API_KEY is set):"
+	@echo "  INPUTLAYER_API_KEY=\$$(sed -n 's/^api_key = \"\(.*\)\"/\1/p' data/credentials.toml) \\"
+	@echo "    $(BUILD)/inputlayer-client --server http://127.0.0.1:8080"
+	@echo "or: $(BUILD)/inputlayer-client --server http://127.0.0.1:8080 --user admin --password <admin_password>"
+	@exec $(BUILD)/inputlayer-server --data-dir ./data
+
+# The in-process REPL (no server).
+repl: build
 	@$(BUILD)/inputlayer-client --local
 
 unit: build
@@ -33,12 +45,35 @@ conformance-san: build-san
 	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  python3 tests/conformance/run.py --client $(BUILD_SAN)/inputlayer-client --cases $(CONFORMANCE_DIR)
 
-# The functional tests run on the normal build and again under ASan+UBSan.
+# The conformance cases through the server (a fresh server per case).
+conformance-server: build
+	@python3 tests/conformance/run.py --client $(BUILD)/inputlayer-client \
+	  --server-bin $(BUILD)/inputlayer-server --cases $(CONFORMANCE_DIR)
+
+conformance-server-san: build-san
+	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  python3 tests/conformance/run.py --client $(BUILD_SAN)/inputlayer-client \
+	  --server-bin $(BUILD_SAN)/inputlayer-server --cases $(CONFORMANCE_DIR)
+
+# Protocol tests need Debian's python3-websockets, hence /usr/bin/python3.
+protocol: build
+	@/usr/bin/python3 tests/protocol/run.py --server-bin $(BUILD)/inputlayer-server
+
+protocol-san: build-san
+	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  /usr/bin/python3 tests/protocol/run.py --server-bin $(BUILD_SAN)/inputlayer-server
+
+# The functional tests run on the normal build and again under ASan+UBSan, in process
+# and through the server.
 test: build build-san
 	@cd $(BUILD) && ctest --output-on-failure
 	@cd $(BUILD_SAN) && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure
 	@$(MAKE) --no-print-directory conformance
+	@$(MAKE) --no-print-directory conformance-server
+	@$(MAKE) --no-print-directory protocol
 	@$(MAKE) --no-print-directory conformance-san
+	@$(MAKE) --no-print-directory conformance-server-san
+	@$(MAKE) --no-print-directory protocol-san
 	@$(MAKE) --no-print-directory fuzz-short
 
 # The parser under libFuzzer (clang, ASan, UBSan). FUZZ_SECONDS bounds the run.

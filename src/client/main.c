@@ -1,58 +1,96 @@
 /* inputlayer-client: `--local [--data-dir DIR] [--script FILE]` runs statements
- * against an engine in this process, printing the reference transcript; without
- * `--script` it is an interactive REPL. */
+ * against an engine in this process; `--server URL [--api-key K | --user U --password P]
+ * [--script FILE]` runs them on inputlayer-server. Both print the reference transcript;
+ * without `--script` it is an interactive REPL. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "client/cli.h"
+#include "client/remote.h"
 #include "value/value.h"
 
 static void usage(FILE *f) {
-    fputs("usage: inputlayer-client --local [--data-dir DIR] [--script FILE | FILE.iql]\n", f);
+    fputs("usage: inputlayer-client --local [--data-dir DIR] [--script FILE | FILE.iql]\n"
+          "       inputlayer-client --server URL [--api-key KEY | --user U --password P]\n"
+          "                         [--script FILE | FILE.iql]\n"
+          "  --server defaults to http://127.0.0.1:8080; the API key to $INPUTLAYER_API_KEY\n",
+          f);
 }
 
 int main(int argc, char **argv) {
-    const char *script = NULL, *data_dir = NULL;
+    const char *script = NULL, *data_dir = NULL, *server = NULL, *api_key = NULL, *user = NULL,
+               *password = NULL;
     bool local = false;
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--local") == 0)
+        const char *a = argv[i];
+        bool more = i + 1 < argc;
+        if (strcmp(a, "--local") == 0)
             local = true;
-        else if (strcmp(argv[i], "--script") == 0 && i + 1 < argc)
+        else if ((strcmp(a, "--script") == 0 || strcmp(a, "-s") == 0) && more)
             script = argv[++i];
-        else if (strcmp(argv[i], "--data-dir") == 0 && i + 1 < argc)
+        else if (strcmp(a, "--data-dir") == 0 && more)
             data_dir = argv[++i];
-        else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+        else if (strcmp(a, "--server") == 0 && more)
+            server = argv[++i];
+        else if ((strcmp(a, "--api-key") == 0 || strcmp(a, "-k") == 0) && more)
+            api_key = argv[++i];
+        else if (strcmp(a, "--user") == 0 && more)
+            user = argv[++i];
+        else if (strcmp(a, "--password") == 0 && more)
+            password = argv[++i];
+        else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             usage(stdout);
             return 0;
-        } else if (argv[i][0] != '-' && strlen(argv[i]) > 4 &&
-                   strcmp(argv[i] + strlen(argv[i]) - 4, ".iql") == 0) {
-            script = argv[i];
+        } else if (a[0] != '-' && strlen(a) > 4 && strcmp(a + strlen(a) - 4, ".iql") == 0) {
+            script = a;
         } else {
             usage(stderr);
             return 2;
         }
     }
-    if (!local) {
-        fputs("inputlayer-client: only --local (in-process) mode is available\n", stderr);
+    cli c = {.out = stdout};
+    il_engine *e = NULL;
+    if (local && server) {
+        fputs("inputlayer-client: --local and --server exclude each other\n", stderr);
         return 2;
     }
-    char *err = NULL;
-    il_engine *e = il_engine_open(data_dir, &err);
-    if (!e) {
-        fprintf(stderr, "inputlayer-client: %s\n", err ? err : "cannot open engine");
-        free(err);
-        return 1;
+    if (local) {
+        char *err = NULL;
+        e = il_engine_open(data_dir, &err);
+        if (!e) {
+            fprintf(stderr, "inputlayer-client: %s\n", err ? err : "cannot open engine");
+            free(err);
+            return 1;
+        }
+        c.engine = e;
+        c.session = il_session_open(e);
+    } else {
+        if (!api_key && !user) api_key = getenv("INPUTLAYER_API_KEY");
+        if (api_key && !*api_key) api_key = NULL;
+        if (!api_key && !user) {
+            fputs("Error: API key required. Use --api-key <KEY> or set INPUTLAYER_API_KEY.\n",
+                  stderr);
+            return 1;
+        }
+        char err[512];
+        c.remote = cli_remote_connect(server ? server : "http://127.0.0.1:8080", api_key,
+                                      api_key ? NULL : user, password, err, sizeof err);
+        if (!c.remote) {
+            fprintf(stderr, "inputlayer-client: %s\n", err);
+            return 1;
+        }
     }
-    cli c = {.engine = e, .session = il_session_open(e), .out = stdout};
     int status = 0;
     if (script) {
         if (!cli_run_file(&c, script)) status = 1;
     } else {
         status = cli_repl(&c);
     }
+    if (c.failed) status = 1;
     fflush(stdout);
-    il_engine_close(e);
+    cli_remote_close(c.remote);
+    if (e) il_engine_close(e);
     val_shutdown();
     return status;
 }

@@ -49,7 +49,8 @@ static bool continues(const char *text) {
 
 int cli_repl(cli *c) {
     c->interactive = true;
-    fputs("InputLayer (in process). Type .help for commands, .quit to exit.\n", c->out);
+    fprintf(c->out, "InputLayer (%s). Type .help for commands, .quit to exit.\n",
+            c->remote ? "server" : "in process");
     char *acc = NULL;
     size_t acclen = 0;
     while (!c->quit) {

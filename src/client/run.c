@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "client/cli.h"
+#include "client/remote.h"
 #include "client/table.h"
 #include "iql/script.h"
 
@@ -52,24 +53,40 @@ static const char *const HELP_TEXT =
     "  ?path(1, X)          Query\n"
     "\n";
 
-static void print_lines(cli *c, const il_result *r, const char *prefix) {
-    for (size_t i = 0; i < il_result_nlines(r); i++)
-        fprintf(c->out, "%s%s\n", i == 0 ? prefix : "", il_result_line(r, i));
+static void print_lines(cli *c, const cli_reply *r, const char *prefix) {
+    for (size_t i = 0; i < r->nlines; i++)
+        fprintf(c->out, "%s%s\n", i == 0 ? prefix : "", r->lines[i]);
+}
+
+/* Runs one statement in process or on the server; NULL when the server connection
+ * failed (the script stops). */
+static cli_reply *execute(cli *c, const char *stmt) {
+    if (c->remote) {
+        char err[512];
+        cli_reply *p = cli_remote_execute(c->remote, stmt, err, sizeof err);
+        if (!p) {
+            fprintf(c->out, "Script error: %s\n", err);
+            c->quit = true;
+            c->failed = true;
+        }
+        return p;
+    }
+    il_result *r = il_execute(c->session, stmt, strlen(stmt));
+    cli_reply *p = cli_reply_from_result(r);
+    il_result_free(r);
+    return p;
 }
 
 /* Prints a query-like result: table + "N rows", "No results.", or its error. */
-static bool print_query_result(cli *c, const il_result *r) {
-    switch (il_result_kind_of(r)) {
+static bool print_query_result(cli *c, const cli_reply *r) {
+    switch (r->kind) {
     case IL_RESULT_TABLE: {
-        size_t ncols = il_result_ncols(r), nrows = il_result_nrows(r);
+        size_t ncols = r->ncols, nrows = r->nrows;
         if (ncols == 0 || nrows == 0) {
             fputs("No results.\n", c->out);
-        } else if (ncols == 1 && strcmp(il_result_col(r, 0), "message") == 0) {
-            for (size_t i = 0; i < nrows; i++) {
-                char buf[4096];
-                il_value_format(il_result_row(r, i, NULL)[0], buf, sizeof buf);
-                fprintf(c->out, "%s\n", buf);
-            }
+        } else if (ncols == 1 && strcmp(r->cols[0], "message") == 0) {
+            for (size_t i = 0; i < nrows; i++)
+                fprintf(c->out, "%s\n", r->cells[i] ? r->cells[i] : "");
         } else {
             cli_print_table(c->out, r);
             fprintf(c->out, "%zu rows\n", nrows);
@@ -89,9 +106,9 @@ static bool print_query_result(cli *c, const il_result *r) {
     return false;
 }
 
-static void session_rule_followup(cli *c, const il_result *r) {
-    uint32_t arity;
-    const char *head = il_result_rule_head(r, &arity);
+static void session_rule_followup(cli *c, const cli_reply *r) {
+    uint32_t arity = r->arity;
+    const char *head = r->rule_head;
     static const char *const names[] = {"X", "Y", "Z", "W", "V", "U", "T", "S", "R", "Q"};
     size_t cap = strlen(head) + 16 + (size_t)arity * 8;
     char *q = malloc(cap);
@@ -103,10 +120,11 @@ static void session_rule_followup(cli *c, const il_result *r) {
             n += (size_t)snprintf(q + n, cap - n, ", V%u", i);
     }
     snprintf(q + n, cap - n, ")");
-    il_result *qr = il_execute(c->session, q, strlen(q));
+    cli_reply *qr = execute(c, q);
     free(q);
+    if (!qr) return;
     bool ok = print_query_result(c, qr);
-    il_result_free(qr);
+    cli_reply_free(qr);
     if (!ok) return;
     c->rule_count++;
     fprintf(c->out, "(session: %u rule(s))\n", c->rule_count);
@@ -152,16 +170,17 @@ static void run_client_only(cli *c, const char *stmt) {
 }
 
 void cli_run_statement(cli *c, const char *stmt) {
-    il_result *r = il_execute(c->session, stmt, strlen(stmt));
-    switch (il_result_stmt_class(r)) {
+    cli_reply *r = execute(c, stmt);
+    if (!r) return;
+    switch (r->cls) {
     case IL_STMT_CLIENT_ONLY:
-        if (il_result_kind_of(r) == IL_RESULT_PARSE_ERROR)
+        if (r->kind == IL_RESULT_PARSE_ERROR)
             print_lines(c, r, "Parse error: ");
         else
             run_client_only(c, stmt);
         break;
     case IL_STMT_SESSION_RULE:
-        if (il_result_kind_of(r) == IL_RESULT_MESSAGE)
+        if (r->kind == IL_RESULT_MESSAGE)
             session_rule_followup(c, r);
         else
             print_query_result(c, r);
@@ -181,19 +200,23 @@ void cli_run_statement(cli *c, const char *stmt) {
         c->rule_count = c->fact_count = 0;
         break;
     case IL_STMT_REL_SHOW:
-        fprintf(c->out, "Relation: %s\n", il_result_title(r));
-        if (il_result_nrows(r) == 0) {
+        if (r->kind != IL_RESULT_TABLE) {
+            print_query_result(c, r);
+            break;
+        }
+        fprintf(c->out, "Relation: %s\n", r->title ? r->title : "");
+        if (r->nrows == 0) {
             fputs("  No data.\n", c->out);
         } else {
             cli_print_table(c->out, r);
-            fprintf(c->out, "%zu of %zu total rows\n", il_result_nrows(r), il_result_nrows(r));
+            fprintf(c->out, "%zu of %zu total rows\n", r->nrows, r->nrows);
         }
         break;
     default:
         print_query_result(c, r);
         break;
     }
-    il_result_free(r);
+    cli_reply_free(r);
 }
 
 static char *read_file(const char *path, size_t *len, char *err, size_t errlen) {

@@ -39,28 +39,25 @@ static void pad(FILE *out, size_t n) {
     for (size_t i = 0; i < n; i++) fputc(' ', out);
 }
 
-void cli_print_table(FILE *out, const il_result *r) {
-    size_t ncols = il_result_ncols(r), nrows = il_result_nrows(r);
+void cli_print_table(FILE *out, const cli_reply *r) {
+    size_t ncols = r->ncols, nrows = r->nrows;
     size_t *w = calloc(ncols + 1, sizeof *w);
     bool *numeric = malloc(ncols + 1);
     char **cells = calloc(nrows * ncols + 1, sizeof *cells);
     for (size_t c = 0; c < ncols; c++) {
-        w[c] = strlen(il_result_col(r, c));
+        w[c] = strlen(r->cols[c]);
         numeric[c] = nrows > 0;
     }
     for (size_t i = 0; i < nrows; i++) {
-        size_t width;
-        const il_value *row = il_result_row(r, i, &width);
         for (size_t c = 0; c < ncols; c++) {
-            if (c >= width) {
+            const char *cell = r->cells[i * ncols + c];
+            if (!cell) {
                 numeric[c] = false;
                 cells[i * ncols + c] = strdup("");
                 continue;
             }
-            size_t len = il_value_format(row[c], NULL, 0);
-            char *text = malloc(len + 1);
-            il_value_format(row[c], text, len + 1);
-            if (!il_value_is_number(row[c])) numeric[c] = false;
+            char *text = strdup(cell);
+            if (!r->numeric[i * ncols + c]) numeric[c] = false;
             size_t chars = utf8_len(text);
             if (chars > MAX_CELL_CHARS) {
                 size_t cut = utf8_prefix(text, MAX_CELL_CHARS - 1);
@@ -77,7 +74,7 @@ void cli_print_table(FILE *out, const il_result *r) {
     rule_line(out, w, ncols, "┌", "┬", "┐");
     fputs("│", out);
     for (size_t c = 0; c < ncols; c++) {
-        const char *h = il_result_col(r, c);
+        const char *h = r->cols[c];
         fputc(' ', out);
         fputs(h, out);
         size_t hl = utf8_len(h);

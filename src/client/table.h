@@ -5,9 +5,9 @@
 
 #include <stdio.h>
 
-#include "inputlayer.h"
+#include "client/reply.h"
 
-/* Prints the table of a TABLE result (not the row-count line). */
-void cli_print_table(FILE *out, const il_result *r);
+/* Prints the table of a TABLE reply (not the row-count line). */
+void cli_print_table(FILE *out, const cli_reply *r);
 
 #endif

@@ -10,7 +10,9 @@ transcript beside it as <name>.iql.out:
     that now passes is a stale entry and fails the run.
   * the project's own transcript tests (--own, default tests/iql): these must all pass.
 
-Each case runs as `CLIENT --local --script /abs/path/case.iql` with the current directory
+Each case runs as `CLIENT --local --script /abs/path/case.iql` (or, with --server-bin,
+as `CLIENT --server URL --script ...` against a fresh server started for that case on a
+free port with a temporary data directory, so that cases do not see each other's data) with the current directory
 set to a temporary directory in which `examples/iql` links to the case root, so that
 `.load examples/iql/...` resolves. Standard output is compared after the normalisation
 of ../shared/conformance/README.md ("How to compare", step 3). A crash (death by a
@@ -32,7 +34,9 @@ import signal
 import subprocess
 import sys
 import tempfile
+import socket
 import time
+import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -247,16 +251,96 @@ def make_workdir(case_root):
     return d
 
 
-def run_case(client, case, workdir, timeout):
-    """Runs one case and compares its transcript."""
+class Server:
+    """A fresh inputlayer-server on a free port with a temporary data directory."""
+
+    def __init__(self, binary):
+        self.dir = tempfile.mkdtemp(prefix="il-conformance-server-")
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        self.url = "http://127.0.0.1:%d" % self.port
+        self.key = "conformance-" + os.urandom(16).hex()
+        env = dict(os.environ, INPUTLAYER_BOOTSTRAP_API_KEY=self.key)
+        self.log = open(os.path.join(self.dir, "server.log"), "w+b")
+        self.proc = subprocess.Popen(
+            [binary, "--port", str(self.port), "--data-dir", os.path.join(self.dir, "data")],
+            stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log, env=env,
+            start_new_session=True)
+        deadline = time.monotonic() + 15
+        while True:
+            try:
+                with urllib.request.urlopen(self.url + "/health", timeout=1) as r:
+                    if r.status == 200:
+                        return
+            except OSError:
+                pass
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                raise OSError("server did not start: " + self.output())
+            time.sleep(0.05)
+
+    def output(self):
+        self.log.seek(0)
+        return self.log.read().decode("utf-8", errors="replace")
+
+    def stop(self):
+        """Stops the server; returns (ok, detail)."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait()
+        out = self.output()
+        self.log.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
+        if self.proc.returncode != 0:
+            return False, "server exited with status %d:\n%s" % (self.proc.returncode, out[-4000:])
+        if any(m in out for m in _SANITIZER_MARKERS):
+            return False, "sanitizer report in the server output:\n" + out[-8000:]
+        return True, ""
+
+
+def run_case(client, case, workdir, timeout, server_bin=None):
+    """Runs one case (in process, or through a fresh server) and compares its transcript."""
+    server = None
+    if server_bin:
+        try:
+            server = Server(server_bin)
+        except OSError as e:
+            return Outcome(case, "error", str(e), [], [], "", 0.0)
+    try:
+        outcome = run_client(client, case, workdir, timeout, server)
+    finally:
+        if server:
+            ok, detail = server.stop()
+    if server and not ok and outcome.passed:
+        status = "sanitizer" if "sanitizer" in detail else "crash"
+        outcome = Outcome(case, status, detail.splitlines()[0], outcome.expected, outcome.actual,
+                          detail, outcome.seconds)
+    elif server and not ok:
+        outcome.stderr += "\n--- server ---\n" + detail
+    return outcome
+
+
+def run_client(client, case, workdir, timeout, server):
+    """Runs the client on one case and compares its transcript."""
     with open(case.path, encoding="utf-8", errors="replace") as f:
         graphs = created_graphs(f.read())
     with open(case.path + ".out", encoding="utf-8", errors="replace") as f:
         expected = normalise(f.read(), graphs)
     start = time.monotonic()
     try:
+        if server:
+            cmd = [client, "--server", server.url, "--script", os.path.abspath(case.path)]
+            env = dict(os.environ, INPUTLAYER_API_KEY=server.key)
+        else:
+            cmd = [client, "--local", "--script", os.path.abspath(case.path)]
+            env = None
         proc = subprocess.Popen(
-            [client, "--local", "--script", os.path.abspath(case.path)],
+            cmd,
+            env=env,
             cwd=workdir,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
@@ -297,12 +381,12 @@ def run_case(client, case, workdir, timeout):
     return Outcome(case, status, detail, expected, actual, stderr, seconds)
 
 
-def run_all(client, cases, workdir, timeout, jobs):
+def run_all(client, cases, workdir, timeout, jobs, server_bin=None):
     """Runs cases in parallel; returns outcomes in the order of cases."""
     if not cases:
         return []
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        futures = [pool.submit(run_case, client, c, workdir, timeout) for c in cases]
+        futures = [pool.submit(run_case, client, c, workdir, timeout, server_bin) for c in cases]
         return [f.result() for f in futures]
 
 
@@ -388,6 +472,8 @@ def case_root_of(cases_dir):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--client", required=True, help="path to inputlayer-client")
+    ap.add_argument("--server-bin", help="path to inputlayer-server: run every case through "
+                    "one fresh server (`--server URL`) instead of `--local`")
     ap.add_argument("--cases", help="reference cases dir (holding cases/<category>/...)")
     ap.add_argument("--own", default=os.path.join(REPO, "tests", "iql"),
                     help="the project's own transcript tests (default: tests/iql)")
@@ -457,14 +543,22 @@ def main(argv=None):
 
     start = time.monotonic()
     workdirs = []
+    server_bin = None
+    if args.server_bin:
+        server_bin = resolve_client(args.server_bin)
+        if server_bin is None:
+            print("error: server not found or not executable: %s" % args.server_bin,
+                  file=sys.stderr)
+            return 2
+        print("mode: through %s (a fresh server per case)" % server_bin)
     try:
         ref_out = own_out = []
         if ref_cases:
             workdirs.append(make_workdir(ref_root))
-            ref_out = run_all(client, ref_cases, workdirs[-1], args.timeout, args.jobs)
+            ref_out = run_all(client, ref_cases, workdirs[-1], args.timeout, args.jobs, server_bin)
         if own_cases:
             workdirs.append(make_workdir(args.own))
-            own_out = run_all(client, own_cases, workdirs[-1], args.timeout, args.jobs)
+            own_out = run_all(client, own_cases, workdirs[-1], args.timeout, args.jobs, server_bin)
     finally:
         for d in workdirs:
             shutil.rmtree(d, ignore_errors=True)

@@ -1,0 +1,31 @@
+/* A statement's reply as the CLI prints it, from either path: an in-process il_result
+ * or a server frame. Cells are already formatted as table cell text. */
+#ifndef IL_CLIENT_REPLY_H
+#define IL_CLIENT_REPLY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "inputlayer.h"
+
+typedef struct cli_reply {
+    il_result_kind kind;
+    il_stmt_class cls;
+    char **lines; /* MESSAGE, ERROR, PARSE_ERROR (without "Parse error: ") */
+    size_t nlines;
+    char **cols; /* TABLE */
+    size_t ncols, nrows;
+    char **cells;    /* nrows * ncols; NULL where a row is shorter than the columns */
+    bool *numeric;   /* per cell: a number (right-aligned) */
+    char *rule_head; /* SESSION_RULE */
+    uint32_t arity;
+    char *title; /* REL_SHOW */
+} cli_reply;
+
+cli_reply *cli_reply_new(il_result_kind kind, il_stmt_class cls);
+cli_reply *cli_reply_from_result(const il_result *r);
+void cli_reply_add_line(cli_reply *p, const char *line, size_t len);
+void cli_reply_free(cli_reply *p);
+
+#endif

@@ -1,0 +1,229 @@
+/* HTTP/1.1 on the server port (http-parser): the health endpoints, /metrics, and the
+ * WebSocket upgrade of /ws. Routes also answer under /v1. */
+#include <openssl/evp.h>
+#include <openssl/sha.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "server/server.h"
+
+static const char WS_GUID[] = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
+
+static void respond(srv_conn *c, int status, const char *reason, const char *ctype,
+                    const char *body, size_t len) {
+    il_buf b;
+    il_buf_init(&b);
+    il_buf_printf(&b,
+                  "HTTP/1.1 %d %s\r\nContent-Length: %zu\r\nX-API-Version: v" SRV_VERSION
+                  "\r\n%s%s%s%s\r\n",
+                  status, reason, len, ctype ? "Content-Type: " : "", ctype ? ctype : "",
+                  ctype ? "\r\n" : "", c->keep_alive ? "" : "Connection: close\r\n");
+    il_buf_put(&b, body, len);
+    srv_conn_write(c, b.data, b.len);
+    il_buf_free(&b);
+}
+
+static void respond_json(srv_conn *c, int status, const char *reason, il_buf *body) {
+    respond(c, status, reason, "application/json", body->data ? body->data : "", body->len);
+}
+
+static void not_found(srv_conn *c) {
+    il_buf b;
+    il_buf_init(&b);
+    il_buf_puts(&b,
+                "{\"success\":false,\"error\":{\"code\":\"NOT_FOUND\",\"message\":\"Not found\"}}");
+    respond_json(c, 404, "Not Found", &b);
+    il_buf_free(&b);
+}
+
+/* Counts the lines of a message result after its header line (e.g. `.kg list`). */
+static size_t count_listed(srv_server *s, const char *stmt) {
+    il_result *r = il_execute(s->stats, stmt, strlen(stmt));
+    size_t n = 0;
+    if (il_result_kind_of(r) == IL_RESULT_MESSAGE && il_result_nlines(r) > 0)
+        n = il_result_nlines(r) - 1;
+    il_result_free(r);
+    return n;
+}
+
+static void metrics(srv_conn *c) {
+    srv_server *s = c->srv;
+    const char *h = c->auth_hdr.data;
+    if (!h || strncmp(h, "Bearer ", 7) != 0 || !srv_auth_key(&s->auth, h + 7, strlen(h + 7))) {
+        const char *msg = "Invalid or missing API key";
+        respond(c, 401, "Unauthorized", "text/plain; charset=utf-8", msg, strlen(msg));
+        return;
+    }
+    il_buf b;
+    il_buf_init(&b);
+    il_buf_printf(&b,
+                  "{\"success\":true,\"data\":{\"knowledge_graphs\":%zu,\"query_count\":%llu,"
+                  "\"uptime_secs\":%llu,\"sessions\":{\"total\":%u,\"clean\":%u,\"dirty\":%u},"
+                  "\"connections\":%u}}",
+                  count_listed(s, ".kg list"), (unsigned long long)s->query_count,
+                  (unsigned long long)((srv_now_ms() - s->started_ms) / 1000), s->nsessions,
+                  s->nsessions - s->ndirty, s->ndirty, s->nconns);
+    respond_json(c, 200, "OK", &b);
+    il_buf_free(&b);
+}
+
+static void upgrade(srv_conn *c) {
+    if (!c->upgrade_ok || !c->ws_key.data) {
+        const char *msg = "Expected a WebSocket upgrade";
+        c->keep_alive = false;
+        respond(c, 400, "Bad Request", "text/plain; charset=utf-8", msg, strlen(msg));
+        srv_conn_close(c);
+        return;
+    }
+    il_buf k;
+    il_buf_init(&k);
+    il_buf_printf(&k, "%s%s", c->ws_key.data, WS_GUID);
+    unsigned char sha[SHA_DIGEST_LENGTH];
+    SHA1((const unsigned char *)k.data, k.len, sha);
+    il_buf_free(&k);
+    char accept[64];
+    EVP_EncodeBlock((unsigned char *)accept, sha, SHA_DIGEST_LENGTH);
+    il_buf b;
+    il_buf_init(&b);
+    il_buf_printf(&b,
+                  "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: "
+                  "Upgrade\r\nSec-WebSocket-Accept: %s\r\n\r\n",
+                  accept);
+    srv_conn_write(c, b.data, b.len);
+    il_buf_free(&b);
+    if (!srv_ws_start(c)) srv_conn_close(c);
+}
+
+/* The path without the query string and without a leading /v1. */
+static void route(srv_conn *c) {
+    const char *url = c->url.data ? c->url.data : "/";
+    size_t plen = strcspn(url, "?");
+    char path[256];
+    if (plen >= sizeof path) plen = sizeof path - 1;
+    memcpy(path, url, plen);
+    path[plen] = 0;
+    const char *p = path;
+    if (strncmp(p, "/v1/", 4) == 0) p += 3;
+    bool get = c->parser.method == HTTP_GET || c->parser.method == HTTP_HEAD;
+    if (get && strcmp(p, "/ws") == 0) {
+        /* ?kg=<name> selects the first knowledge graph. */
+        const char *q = url[plen] == '?' ? url + plen + 1 : "";
+        snprintf(c->kg, sizeof c->kg, "default");
+        for (const char *t = q; *t;) {
+            size_t n = strcspn(t, "&");
+            if (n > 3 && strncmp(t, "kg=", 3) == 0 && n - 3 < sizeof c->kg) {
+                memcpy(c->kg, t + 3, n - 3);
+                c->kg[n - 3] = 0;
+            }
+            t += n;
+            if (*t == '&') t++;
+        }
+        upgrade(c);
+    } else if (get && strcmp(p, "/health") == 0) {
+        il_buf b;
+        il_buf_init(&b);
+        il_buf_printf(
+            &b,
+            "{\"success\":true,\"data\":{\"status\":\"healthy\",\"version\":\"" SRV_VERSION
+            "\",\"uptime_secs\":%llu}}",
+            (unsigned long long)((srv_now_ms() - c->srv->started_ms) / 1000));
+        respond_json(c, 200, "OK", &b);
+        il_buf_free(&b);
+    } else if (get && (strcmp(p, "/live") == 0 || strcmp(p, "/ready") == 0)) {
+        respond(c, 200, "OK", NULL, "", 0);
+    } else if (get && strcmp(p, "/metrics") == 0) {
+        metrics(c);
+    } else {
+        not_found(c);
+    }
+}
+
+static int on_url(http_parser *p, const char *at, size_t len) {
+    srv_conn *c = p->data;
+    il_buf_put(&c->url, at, len);
+    return 0;
+}
+
+static void header_done(srv_conn *c) {
+    if (!c->hname.data || !c->hval_started) return;
+    const char *n = c->hname.data, *v = c->hval.data ? c->hval.data : "";
+    if (strcasecmp(n, "Sec-WebSocket-Key") == 0) {
+        il_buf_clear(&c->ws_key);
+        il_buf_puts(&c->ws_key, v);
+    } else if (strcasecmp(n, "Upgrade") == 0 && strcasecmp(v, "websocket") == 0) {
+        c->upgrade_ok = true;
+    } else if (strcasecmp(n, "Authorization") == 0) {
+        il_buf_clear(&c->auth_hdr);
+        il_buf_puts(&c->auth_hdr, v);
+    }
+    il_buf_clear(&c->hname);
+    il_buf_clear(&c->hval);
+    c->hval_started = false;
+}
+
+static int on_header_field(http_parser *p, const char *at, size_t len) {
+    srv_conn *c = p->data;
+    if (c->hval_started) header_done(c);
+    il_buf_put(&c->hname, at, len);
+    return 0;
+}
+
+static int on_header_value(http_parser *p, const char *at, size_t len) {
+    srv_conn *c = p->data;
+    c->hval_started = true;
+    il_buf_put(&c->hval, at, len);
+    return 0;
+}
+
+static int on_headers_complete(http_parser *p) {
+    header_done(p->data);
+    return 0;
+}
+
+static int on_message_begin(http_parser *p) {
+    srv_conn *c = p->data;
+    il_buf_clear(&c->url);
+    il_buf_clear(&c->ws_key);
+    il_buf_clear(&c->auth_hdr);
+    c->upgrade_ok = false;
+    return 0;
+}
+
+static int on_message_complete(http_parser *p) {
+    srv_conn *c = p->data;
+    c->keep_alive = http_should_keep_alive(p) && !p->upgrade;
+    route(c);
+    if (c->state == SRV_HTTP && !c->keep_alive) srv_conn_close(c);
+    /* After an upgrade the parser stops by itself: the bytes that follow are frames. */
+    return 0;
+}
+
+static const http_parser_settings SETTINGS = {
+    .on_message_begin = on_message_begin,
+    .on_url = on_url,
+    .on_header_field = on_header_field,
+    .on_header_value = on_header_value,
+    .on_headers_complete = on_headers_complete,
+    .on_message_complete = on_message_complete,
+};
+
+void srv_http_init(srv_conn *c) {
+    http_parser_init(&c->parser, HTTP_REQUEST);
+    c->parser.data = c;
+}
+
+void srv_http_feed(srv_conn *c, const char *data, size_t len) {
+    size_t n = http_parser_execute(&c->parser, &SETTINGS, data, len);
+    if (c->state == SRV_WS) {
+        if (n < len) srv_ws_feed(c, data + n, len - n);
+        return;
+    }
+    if (c->state == SRV_HTTP && HTTP_PARSER_ERRNO(&c->parser) != HPE_OK) {
+        const char *msg = "Bad request";
+        c->keep_alive = false;
+        respond(c, 400, "Bad Request", "text/plain; charset=utf-8", msg, strlen(msg));
+        srv_conn_close(c);
+    }
+}

@@ -1,0 +1,215 @@
+/* The libuv side of the server: accepting connections, reading into the HTTP parser or
+ * the WebSocket, writing, and closing a connection once its last write has gone out. */
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "server/server.h"
+
+uint64_t srv_now_ms(void) {
+    return uv_hrtime() / 1000000u;
+}
+
+typedef struct write_req {
+    uv_write_t req;
+    srv_conn *conn;
+    char *data;
+} write_req;
+
+static void conn_free_if_done(srv_conn *c) {
+    if (c->handles_open > 0) return;
+    srv_ws_free(c);
+    srv_session_close(c);
+    il_buf_free(&c->url);
+    il_buf_free(&c->hname);
+    il_buf_free(&c->hval);
+    il_buf_free(&c->ws_key);
+    il_buf_free(&c->auth_hdr);
+    il_buf_free(&c->in);
+    il_buf_free(&c->out);
+    free(c);
+}
+
+static void on_handle_closed(uv_handle_t *h) {
+    srv_conn *c = h->data;
+    c->handles_open--;
+    conn_free_if_done(c);
+}
+
+/* Closes the handles now (pending writes are cancelled by libuv). */
+static void conn_close_now(srv_conn *c) {
+    if (uv_is_closing((uv_handle_t *)&c->tcp)) return;
+    srv_server *s = c->srv;
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        s->conns = c->next;
+    if (c->next) c->next->prev = c->prev;
+    s->nconns--;
+    uv_close((uv_handle_t *)&c->timer, on_handle_closed);
+    uv_close((uv_handle_t *)&c->tcp, on_handle_closed);
+}
+
+enum { LINGER_MS = 2000 };
+
+static void on_linger_timeout(uv_timer_t *t) {
+    conn_close_now(t->data);
+}
+
+static void on_shutdown(uv_shutdown_t *req, int status) {
+    if (status < 0 && status != UV_ECANCELED) conn_close_now(req->data);
+}
+
+/* Closing a socket that still has unread input makes the kernel send a reset, which can
+ * destroy our last frames (a final notice, a close frame) before the peer reads them.
+ * So: shut down our side, then read and discard until the peer closes, or a timeout. */
+static void linger(srv_conn *c) {
+    if (c->lingering || uv_is_closing((uv_handle_t *)&c->tcp)) return;
+    c->lingering = true;
+    c->shutdown.data = c;
+    if (uv_shutdown(&c->shutdown, (uv_stream_t *)&c->tcp, on_shutdown) != 0) {
+        conn_close_now(c);
+        return;
+    }
+    uv_timer_start(&c->timer, on_linger_timeout, LINGER_MS, 0);
+}
+
+static void on_write(uv_write_t *req, int status) {
+    write_req *w = (write_req *)req;
+    srv_conn *c = w->conn;
+    free(w->data);
+    free(w);
+    c->pending_writes--;
+    if (status < 0)
+        conn_close_now(c);
+    else if (c->state == SRV_CLOSING && c->pending_writes == 0)
+        linger(c);
+}
+
+void srv_conn_write(srv_conn *c, const char *data, size_t len) {
+    if (len == 0 || uv_is_closing((uv_handle_t *)&c->tcp)) return;
+    write_req *w = malloc(sizeof *w);
+    w->conn = c;
+    w->data = malloc(len);
+    memcpy(w->data, data, len);
+    uv_buf_t b = uv_buf_init(w->data, (unsigned)len);
+    c->pending_writes++;
+    if (uv_write(&w->req, (uv_stream_t *)&c->tcp, &b, 1, on_write) != 0) {
+        free(w->data);
+        free(w);
+        c->pending_writes--;
+        conn_close_now(c);
+    }
+}
+
+void srv_conn_close(srv_conn *c) {
+    c->state = SRV_CLOSING;
+    uv_timer_stop(&c->timer);
+    if (c->pending_writes == 0) linger(c);
+}
+
+static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf) {
+    (void)h;
+    (void)suggested;
+    enum { READ_CHUNK = 65536 };
+    buf->base = malloc(READ_CHUNK);
+    buf->len = READ_CHUNK;
+}
+
+static void on_read(uv_stream_t *stream, ssize_t n, const uv_buf_t *buf) {
+    srv_conn *c = stream->data;
+    if (n < 0) {
+        free(buf->base);
+        conn_close_now(c);
+        return;
+    }
+    if (n > 0) {
+        if (c->state == SRV_HTTP)
+            srv_http_feed(c, buf->base, (size_t)n);
+        else if (c->state == SRV_WS)
+            srv_ws_feed(c, buf->base, (size_t)n);
+    }
+    free(buf->base);
+}
+
+static void on_timer(uv_timer_t *t) {
+    srv_proto_timeout(t->data);
+}
+
+static void on_connection(uv_stream_t *server, int status) {
+    srv_server *s = server->data;
+    if (status < 0) return;
+    srv_conn *c = calloc(1, sizeof *c);
+    c->srv = s;
+    uv_tcp_init(s->loop, &c->tcp);
+    uv_timer_init(s->loop, &c->timer);
+    c->tcp.data = c;
+    c->timer.data = c;
+    c->handles_open = 2;
+    c->next = s->conns;
+    if (s->conns) s->conns->prev = c;
+    s->conns = c;
+    s->nconns++;
+    if (uv_accept(server, (uv_stream_t *)&c->tcp) != 0) {
+        conn_close_now(c);
+        return;
+    }
+    /* Small request/reply frames: do not let Nagle hold them back. */
+    uv_tcp_nodelay(&c->tcp, 1);
+    srv_http_init(c);
+    uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read);
+}
+
+static void on_signal(uv_signal_t *sig, int signum) {
+    (void)signum;
+    srv_server *s = sig->data;
+    fprintf(stderr, "Shutting down\n");
+    uv_close((uv_handle_t *)&s->listener, NULL);
+    uv_close((uv_handle_t *)&s->sigint, NULL);
+    uv_close((uv_handle_t *)&s->sigterm, NULL);
+    /* WebSocket clients get a notice and a close frame; the loop ends once every
+     * connection has written its last bytes and closed. */
+    for (srv_conn *c = s->conns, *next; c; c = next) {
+        next = c->next;
+        if (c->state == SRV_WS) {
+            srv_send_notice(c, "server_shutdown", "Server shutting down");
+            srv_ws_close(c, 1001);
+            srv_conn_close(c);
+        } else {
+            conn_close_now(c);
+        }
+    }
+}
+
+int srv_loop_run(srv_server *s, const char *host, int port) {
+    struct sockaddr_in addr;
+    if (uv_ip4_addr(host, port, &addr) != 0) {
+        fprintf(stderr, "ERROR: invalid address %s:%d\n", host, port);
+        return 1;
+    }
+    uv_tcp_init(s->loop, &s->listener);
+    s->listener.data = s;
+    int rc = uv_tcp_bind(&s->listener, (const struct sockaddr *)&addr, 0);
+    if (rc == 0) rc = uv_listen((uv_stream_t *)&s->listener, 1024, on_connection);
+    if (rc != 0) {
+        fprintf(stderr, "ERROR: cannot listen on %s:%d: %s\n", host, port, uv_strerror(rc));
+        uv_close((uv_handle_t *)&s->listener, NULL);
+        uv_run(s->loop, UV_RUN_DEFAULT);
+        return 1;
+    }
+    uv_signal_init(s->loop, &s->sigint);
+    uv_signal_init(s->loop, &s->sigterm);
+    s->sigint.data = s->sigterm.data = s;
+    uv_signal_start(&s->sigint, on_signal, SIGINT);
+    uv_signal_start(&s->sigterm, on_signal, SIGTERM);
+    printf("HTTP server listening on: http://%s:%d\n", host, port);
+    fflush(stdout);
+    uv_run(s->loop, UV_RUN_DEFAULT);
+    return 0;
+}
+
+void srv_timer_start(srv_conn *c, uint64_t ms) {
+    uv_timer_start(&c->timer, on_timer, ms, 0);
+}

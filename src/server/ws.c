@@ -1,0 +1,119 @@
+/* WebSocket framing (wslay's event API) for a connection after its upgrade. Messages are
+ * handed to proto.c whole; a message over 16 MiB is refused with a notice and close
+ * code 1009 without being buffered. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "server/server.h"
+
+static ssize_t recv_cb(wslay_event_context_ptr ctx, uint8_t *buf, size_t len, int flags,
+                       void *user) {
+    (void)flags;
+    srv_conn *c = user;
+    size_t avail = c->in.len - c->in_pos;
+    /* Once a message is too large, nothing more of it is read. */
+    if (avail == 0 || c->too_big) {
+        wslay_event_set_error(ctx, WSLAY_ERR_WOULDBLOCK);
+        return -1;
+    }
+    if (len > avail) len = avail;
+    memcpy(buf, c->in.data + c->in_pos, len);
+    c->in_pos += len;
+    return (ssize_t)len;
+}
+
+static ssize_t send_cb(wslay_event_context_ptr ctx, const uint8_t *data, size_t len, int flags,
+                       void *user) {
+    (void)ctx;
+    (void)flags;
+    srv_conn *c = user;
+    il_buf_put(&c->out, data, len);
+    return (ssize_t)len;
+}
+
+static void frame_start_cb(wslay_event_context_ptr ctx,
+                           const struct wslay_event_on_frame_recv_start_arg *arg, void *user) {
+    (void)ctx;
+    srv_conn *c = user;
+    if (arg->opcode & 0x8) return; /* control frames are small and not part of a message */
+    if (arg->opcode != WSLAY_CONTINUATION_FRAME) c->msg_len = 0;
+    c->msg_len += arg->payload_length;
+    if (c->msg_len > SRV_MAX_MESSAGE) c->too_big = true;
+}
+
+static void msg_cb(wslay_event_context_ptr ctx, const struct wslay_event_on_msg_recv_arg *arg,
+                   void *user) {
+    (void)ctx;
+    srv_conn *c = user;
+    if (c->too_big || c->state != SRV_WS) return;
+    /* Binary frames are ignored, as in the original. */
+    if (arg->opcode == WSLAY_TEXT_FRAME)
+        srv_proto_message(c, (const char *)arg->msg, arg->msg_length);
+}
+
+static const struct wslay_event_callbacks CALLBACKS = {
+    .recv_callback = recv_cb,
+    .send_callback = send_cb,
+    .on_frame_recv_start_callback = frame_start_cb,
+    .on_msg_recv_callback = msg_cb,
+};
+
+bool srv_ws_start(srv_conn *c) {
+    if (wslay_event_context_server_init(&c->ws, &CALLBACKS, c) != 0) return false;
+    /* The size limit is ours (frame_start_cb), so that a notice can precede the close. */
+    wslay_event_config_set_max_recv_msg_length(c->ws, UINT64_MAX >> 1);
+    c->state = SRV_WS;
+    srv_timer_start(c, SRV_AUTH_TIMEOUT_MS);
+    return true;
+}
+
+void srv_ws_flush(srv_conn *c) {
+    if (!c->ws) return;
+    wslay_event_send(c->ws);
+    if (c->out.len) {
+        srv_conn_write(c, c->out.data, c->out.len);
+        il_buf_clear(&c->out);
+    }
+}
+
+void srv_ws_send(srv_conn *c, const char *json, size_t len) {
+    if (!c->ws) return;
+    struct wslay_event_msg m = {WSLAY_TEXT_FRAME, (const uint8_t *)json, len};
+    wslay_event_queue_msg(c->ws, &m);
+}
+
+void srv_ws_close(srv_conn *c, uint16_t code) {
+    if (!c->ws) return;
+    /* The close frame goes to wslay's control queue, which is sent before queued
+     * messages: flush those first so that a final notice precedes the close. */
+    srv_ws_flush(c);
+    wslay_event_queue_close(c->ws, code, NULL, 0);
+    srv_ws_flush(c);
+}
+
+void srv_ws_feed(srv_conn *c, const char *data, size_t len) {
+    if (c->in_pos == c->in.len) {
+        il_buf_clear(&c->in);
+        c->in_pos = 0;
+    }
+    il_buf_put(&c->in, data, len);
+    wslay_event_recv(c->ws);
+    if (c->too_big && c->state == SRV_WS) {
+        srv_send_notice(c, "message_too_large", "Message over 16777216 bytes; closing");
+        srv_ws_close(c, WSLAY_CODE_MESSAGE_TOO_BIG);
+        srv_conn_close(c);
+        return;
+    }
+    if (c->in_pos == c->in.len) {
+        il_buf_clear(&c->in);
+        c->in_pos = 0;
+    }
+    srv_ws_flush(c);
+    if (c->state == SRV_WS && !wslay_event_want_read(c->ws) && !wslay_event_want_write(c->ws))
+        srv_conn_close(c);
+}
+
+void srv_ws_free(srv_conn *c) {
+    if (c->ws) wslay_event_context_free(c->ws);
+    c->ws = NULL;
+}

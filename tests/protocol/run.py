@@ -1,0 +1,332 @@
+#!/usr/bin/python3
+"""Protocol tests of inputlayer-server: starts a fresh server (temporary data dir, free
+port) and checks the HTTP endpoints and every WebSocket frame type: auth, execute with
+ids, results (single and streamed), errors with codes, ping, cancel, 200 pipelined
+requests in order, malformed frames, and a 17 MiB frame (close 1009). After each check
+the server must still answer (on the same connection, or on a new one after a close).
+
+Usage: tests/protocol/run.py --server-bin PATH. Needs python3-websockets (Debian's
+/usr/bin/python3). Exit status 0 when every check passes."""
+
+import argparse
+import asyncio
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+
+import websockets
+
+KEY = "protocol-test-" + os.urandom(8).hex()
+PASSWORD = "protocol-test-password"
+SANITIZER_MARKERS = ("ERROR: AddressSanitizer", "runtime error:", "LeakSanitizer")
+
+
+class Server:
+    def __init__(self, binary):
+        self.dir = tempfile.mkdtemp(prefix="il-protocol-")
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        self.base = "http://127.0.0.1:%d" % self.port
+        self.ws = "ws://127.0.0.1:%d/ws" % self.port
+        env = dict(os.environ, INPUTLAYER_BOOTSTRAP_API_KEY=KEY,
+                   INPUTLAYER_ADMIN_PASSWORD=PASSWORD)
+        self.log = open(os.path.join(self.dir, "server.log"), "w+b")
+        self.proc = subprocess.Popen(
+            [binary, "--port", str(self.port), "--data-dir", os.path.join(self.dir, "data")],
+            stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log, env=env)
+        deadline = time.monotonic() + 15
+        while True:
+            try:
+                with urllib.request.urlopen(self.base + "/health", timeout=1):
+                    return
+            except OSError:
+                if self.proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError("server did not start:\n" + self.output())
+                time.sleep(0.05)
+
+    def output(self):
+        self.log.seek(0)
+        return self.log.read().decode("utf-8", errors="replace")
+
+    def stop(self):
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        out = self.output()
+        self.log.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
+        return self.proc.returncode, out
+
+
+def http(srv, path, headers=None):
+    req = urllib.request.Request(srv.base + path, headers=headers or {})
+    try:
+        with urllib.request.urlopen(req, timeout=5) as r:
+            return r.status, r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
+
+
+class Conn:
+    """A WebSocket connection that reads JSON frames, skipping pushes."""
+
+    def __init__(self, ws):
+        self.ws = ws
+
+    async def send(self, obj):
+        await self.ws.send(obj if isinstance(obj, str) else json.dumps(obj))
+
+    async def recv(self):
+        while True:
+            f = json.loads(await asyncio.wait_for(self.ws.recv(), 30))
+            if f["type"] not in ("persistent_update", "rule_change", "kg_change",
+                                 "schema_change"):
+                return f
+
+    async def call(self, obj):
+        await self.send(obj)
+        return await self.recv()
+
+
+async def connect(srv, auth=True):
+    ws = await websockets.connect(srv.ws, max_size=None)
+    c = Conn(ws)
+    if auth:
+        f = await c.call({"type": "authenticate", "api_key": KEY, "id": "auth"})
+        assert f["type"] == "authenticated", f
+    return c
+
+
+async def still_answers(c):
+    f = await c.call({"type": "ping", "id": "alive"})
+    assert f == {"type": "pong", "id": "alive"}, f
+
+
+# ---------------------------------------------------------------------------
+
+
+async def t_http(srv):
+    st, body = http(srv, "/health")
+    d = json.loads(body)
+    assert st == 200 and d["success"] and d["data"]["status"] == "healthy", body
+    assert d["data"]["version"] == "0.1.0" and isinstance(d["data"]["uptime_secs"], int)
+    assert http(srv, "/v1/health")[0] == 200
+    for p in ("/live", "/ready", "/v1/live", "/v1/ready"):
+        assert http(srv, p) == (200, ""), p
+    assert http(srv, "/metrics")[0] == 401
+    st, body = http(srv, "/v1/metrics", {"Authorization": "Bearer " + KEY})
+    d = json.loads(body)
+    assert st == 200 and d["data"]["knowledge_graphs"] >= 1, body
+    assert "sessions" in d["data"] and "query_count" in d["data"]
+    st, body = http(srv, "/nope")
+    assert st == 404 and json.loads(body)["error"]["code"] == "NOT_FOUND"
+
+
+async def t_auth(srv):
+    c = await connect(srv, auth=False)
+    f = await c.call({"type": "execute", "program": "?x(1)", "id": "e"})
+    assert f["type"] == "auth_error" and f["id"] == "e", f
+    f = await c.call({"type": "ping"})
+    assert f["type"] == "auth_error", f
+    f = await c.call("{not json")
+    assert f["type"] == "auth_error" and f["code"] == "invalid_request", f
+    f = await c.call({"type": "authenticate", "api_key": "wrong", "id": "a1"})
+    assert f["type"] == "auth_error" and f["id"] == "a1" and f["code"] == "access_denied", f
+    f = await c.call({"type": "login", "username": "admin", "password": "wrong"})
+    assert f["type"] == "auth_error" and f["message"] == "Invalid credentials", f
+    f = await c.call({"type": "login", "username": "admin", "password": PASSWORD, "id": "l"})
+    assert f["type"] == "authenticated" and f["id"] == "l", f
+    assert f["role"] == "admin" and f["knowledge_graph"] == "default" and f["version"] == "0.1.0"
+    assert f["protocol_version"] == 5 and len(f["stream_epoch"]) == 16 and len(f["session_id"]) == 36
+    f = await c.call({"type": "authenticate", "api_key": KEY, "id": "again"})
+    assert f == {"type": "error", "id": "again", "message": "Already authenticated",
+                 "code": "invalid_request"}, f
+    await still_answers(c)
+    await c.ws.close()
+    # Three failures close the connection; a new one works.
+    c = await connect(srv, auth=False)
+    for i in range(3):
+        f = await c.call({"type": "authenticate", "api_key": "bad%d" % i})
+        assert f["type"] == "auth_error", f
+    try:
+        await asyncio.wait_for(c.ws.recv(), 5)
+        raise AssertionError("connection not closed after 3 failures")
+    except websockets.ConnectionClosed:
+        pass
+    c = await connect(srv)
+    await still_answers(c)
+    await c.ws.close()
+
+
+async def t_execute(srv):
+    c = await connect(srv)
+    f = await c.call({"type": "execute", "id": "1", "program": "+edge[(1, 2), (2, 3), (3, 4)]"})
+    assert f["type"] == "result" and f["id"] == "1", f
+    assert f["columns"] == ["message"] and f["rows"] == [["Inserted 3 fact(s) into 'edge'."]], f
+    assert f["errors"] == [] and f["row_count"] == 1 and f["truncated"] is False
+    f = await c.call({"type": "execute", "id": "2", "program": "?edge(X, Y)"})
+    assert f["columns"] == ["X", "Y"] and f["rows"] == [[1, 2], [2, 3], [3, 4]], f
+    assert f["row_provenance"] == ["unknown"] * 3
+    f = await c.call({"type": "execute", "id": "3", "program": "+v[(\"a\\\"b\", 1.5, 2.0, [1.0, 0.5])]"})
+    f = await c.call({"type": "execute", "id": "4", "program": "?v(A, B, C, D)"})
+    assert f["rows"] == [["a\"b", 1.5, 2.0, [1.0, 0.5]]], f
+    f = await c.call({"type": "execute", "id": "5", "program": "?edge(X,"})
+    assert f["type"] == "error" and f["code"] == "validation" and f["id"] == "5", f
+    assert f["validation_errors"][0]["statement_index"] == 0, f
+    f = await c.call({"type": "execute", "id": "6", "program": "?nosuch(X)"})
+    assert f["type"] in ("error", "result"), f
+    # Several statements: the last query's table, failures listed in errors[].
+    f = await c.call({"type": "execute", "id": "7",
+                      "program": "+edge(4, 5)\n?edge(X Y)\n?edge(1, Y)"})
+    assert f["type"] == "result" and f["rows"] == [[1, 2]], f
+    assert len(f["errors"]) == 1 and f["errors"][0]["index"] == 1, f
+    f = await c.call({"type": "execute", "program": "r(X) <- edge(X, _)"})
+    assert "id" not in f and f["rows"] == [["Session rule added for 'r'."]], f
+    assert f["statement_class"] == "session_rule" and f["rule_head"] == "r" and f["rule_arity"] == 1
+    f = await c.call({"type": "execute", "id": "8", "program": "x" * (1024 * 1024 + 1)})
+    assert f["type"] == "error" and f["message"].startswith("Program too large"), f["message"][:80]
+    await still_answers(c)
+    await c.ws.close()
+
+
+async def t_ping_cancel(srv):
+    c = await connect(srv)
+    assert await c.call({"type": "ping"}) == {"type": "pong"}
+    assert await c.call({"type": "ping", "id": "p1"}) == {"type": "pong", "id": "p1"}
+    f = await c.call({"type": "cancel", "id": "c1", "target": "zzz"})
+    assert f == {"type": "cancel_ack", "id": "c1", "target": "zzz", "outcome": "not_found"}, f
+    await still_answers(c)
+    await c.ws.close()
+
+
+async def t_pipelined(srv):
+    c = await connect(srv)
+    await c.call({"type": "execute", "program": "+p[(1), (2), (3)]"})
+    n = 200
+    for i in range(n):
+        if i % 3 == 0:
+            await c.send({"type": "ping", "id": "r%d" % i})
+        elif i % 3 == 1:
+            await c.send({"type": "execute", "id": "r%d" % i, "program": "+q(%d)" % i})
+        else:
+            await c.send({"type": "execute", "id": "r%d" % i, "program": "?p(X)"})
+    for i in range(n):
+        f = await c.recv()
+        assert f.get("id") == "r%d" % i, (i, f)
+        assert f["type"] == ("pong" if i % 3 == 0 else "result"), f
+    await still_answers(c)
+    await c.ws.close()
+
+
+async def t_malformed(srv):
+    c = await connect(srv)
+    for frame, echoed in [("{bad json", None), ("[1, 2]", None), ('{"id": "x"}', "x"),
+                          ({"type": "nope", "id": "u"}, "u"),
+                          ({"type": "execute", "id": 7, "program": "?p(X)"}, None),
+                          ({"type": "execute", "id": "", "program": "?p(X)"}, None),
+                          ({"type": "execute", "id": "x" * 65, "program": "?p(X)"}, None),
+                          ({"type": "execute", "id": "m"}, "m")]:
+        f = await c.call(frame)
+        assert f["type"] == "error" and f["code"] == "invalid_request", (frame, f)
+        assert f.get("id") == echoed, (frame, f)
+        assert f["message"].startswith("Invalid message format"), f
+        await still_answers(c)
+    await c.ws.close()
+
+
+async def t_stream(srv):
+    c = await connect(srv)
+    pad = "x" * 100
+    for k in range(4):
+        rows = ", ".join('(%d, "%s")' % (k * 5000 + i, pad) for i in range(5000))
+        f = await c.call({"type": "execute", "program": "+big[%s]" % rows})
+        assert f["type"] == "result", f
+    await c.send({"type": "execute", "id": "s", "program": "?big(X, Y)"})
+    f = await c.recv()
+    assert f["type"] == "result_start" and f["id"] == "s" and f["columns"] == ["X", "Y"], f
+    assert f["total_count"] == 20000 and f["errors"] == []
+    got, index = [], 0
+    while True:
+        f = await c.recv()
+        assert f["id"] == "s", f
+        if f["type"] == "result_end":
+            break
+        assert f["type"] == "result_chunk" and f["chunk_index"] == index, f
+        assert 0 < len(f["rows"]) <= 500 and len(f["row_provenance"]) == len(f["rows"])
+        got.extend(f["rows"])
+        index += 1
+    assert f["row_count"] == 20000 and f["chunk_count"] == index, f
+    assert [r[0] for r in got] == list(range(20000)) and got[0][1] == pad
+    await still_answers(c)
+    await c.ws.close()
+
+
+async def t_too_big(srv):
+    c = await connect(srv)
+    big = json.dumps({"type": "execute", "program": "?" + "x" * (17 * 1024 * 1024)})
+    try:
+        await c.ws.send(big)
+    except websockets.ConnectionClosed:
+        pass
+    f = json.loads(await asyncio.wait_for(c.ws.recv(), 30))
+    assert f["type"] == "notice" and "id" not in f, f
+    try:
+        await asyncio.wait_for(c.ws.recv(), 30)
+        raise AssertionError("connection not closed")
+    except websockets.ConnectionClosed as e:
+        assert e.code == 1009, e.code
+    c = await connect(srv)
+    await still_answers(c)
+    await c.ws.close()
+
+
+TESTS = [t_http, t_auth, t_execute, t_ping_cancel, t_pipelined, t_malformed, t_stream, t_too_big]
+
+
+async def run_all(srv):
+    failed = 0
+    for t in TESTS:
+        try:
+            await t(srv)
+            print("ok   %s" % t.__name__)
+        except Exception as e:  # report every failing check, then fail the run
+            failed += 1
+            print("FAIL %s: %r" % (t.__name__, e))
+    return failed
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--server-bin", required=True)
+    args = ap.parse_args()
+    sys.stdout.reconfigure(line_buffering=True)
+    srv = Server(os.path.abspath(args.server_bin))
+    try:
+        failed = asyncio.run(run_all(srv))
+    finally:
+        status, out = srv.stop()
+    if status != 0:
+        print("FAIL server exit status %d" % status)
+        failed += 1
+    if any(m in out for m in SANITIZER_MARKERS):
+        print("FAIL sanitizer report from the server:\n" + out[-6000:])
+        failed += 1
+    print("%s: %d of %d protocol tests passed" % ("PASS" if not failed else "FAIL",
+                                                  len(TESTS) - min(failed, len(TESTS)), len(TESTS)))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
