@@ -5,6 +5,7 @@
 
 #include "iql/parser.h"
 #include "kg/kg.h"
+#include "views/view.h"
 
 kg_graph *kg_graph_find(il_engine *e, const char *name) {
     for (uint32_t i = 0; i < e->graphs.n; i++)
@@ -44,6 +45,9 @@ void kg_graph_drop(il_engine *e, kg_graph *g) {
     for (uint32_t i = 0; i < g->rules.n; i++) rule_free(g->rules.v[i]);
     il_vec_free(g->rules);
     kg_plan_cache_free(g);
+    view_graph_detach(g); /* open views outlive their graph, empty */
+    kg_delta_clear(g);
+    il_vec_free(g->views);
     il_arena_destroy(&g->arena);
     free(g->name);
     free(g);
@@ -132,4 +136,42 @@ uint32_t kg_head_arity(const iql_atom *head) {
             n++;
     }
     return n;
+}
+
+/* ---- base delta for maintained views ---- */
+
+void kg_delta_note(kg_graph *g, const char *rel, const val_t *t, uint32_t arity, int sign) {
+    if (!g->views.n) return;
+    kg_delta_rel *d = NULL;
+    for (uint32_t i = 0; i < g->delta.n && !d; i++)
+        if (strcmp(g->delta.v[i].name, rel) == 0) d = &g->delta.v[i];
+    if (!d) {
+        kg_delta_rel nd = {strdup(rel), rel_new(arity), rel_new(arity)};
+        il_vec_push(g->delta, nd);
+        d = &g->delta.v[g->delta.n - 1];
+    }
+    if (rel_arity(d->plus) != arity) return; /* dropped and recreated wider: views rebuild */
+    /* netted: a tuple deleted and inserted again in one statement did not change */
+    if (sign > 0) {
+        if (!rel_delete(d->minus, t)) rel_insert(d->plus, t);
+    } else if (!rel_delete(d->plus, t)) {
+        rel_insert(d->minus, t);
+    }
+}
+
+void kg_delta_note_all_deleted(kg_graph *g, const kg_relation *r) {
+    if (!g->views.n || !r->data) return;
+    rel_cursor cur;
+    rel_seek(r->data, 0, NULL, 0, &cur);
+    const val_t *t;
+    while ((t = rel_next(&cur, NULL))) kg_delta_note(g, r->name, t, rel_arity(r->data), -1);
+}
+
+void kg_delta_clear(kg_graph *g) {
+    for (uint32_t i = 0; i < g->delta.n; i++) {
+        free(g->delta.v[i].name);
+        rel_free(g->delta.v[i].plus);
+        rel_free(g->delta.v[i].minus);
+    }
+    il_vec_free(g->delta);
 }

@@ -38,6 +38,14 @@ typedef struct kg_plan_entry {
 
 enum { KG_PLAN_CACHE_SIZE = 64 };
 
+/* The change one statement made to one stored relation, for maintained views
+ * (src/views): only tuples that really changed, netted (insert then delete is nothing). */
+typedef struct kg_delta_rel {
+    char *name;
+    rel_t *plus;  /* inserted tuples */
+    rel_t *minus; /* deleted tuples */
+} kg_delta_rel;
+
 typedef struct kg_graph {
     char *name;
     IL_VEC(kg_relation *) rels;
@@ -46,6 +54,11 @@ typedef struct kg_graph {
     uint64_t version;        /* bumped by every change to rules or to which relations hold facts */
     kg_plan_entry plans[KG_PLAN_CACHE_SIZE];
     uint64_t plan_clock; /* ticks of plan cache use */
+    /* Maintained views (src/views) over this graph, and the base delta of the statement
+       running now. The delta is recorded only while views are open, so graphs without
+       views pay one branch per write. */
+    IL_VEC(struct view *) views;
+    IL_VEC(kg_delta_rel) delta;
 } kg_graph;
 
 struct il_engine {
@@ -99,6 +112,13 @@ kg_rule *kg_rule_find(kg_graph *g, const char *name);
 kg_rule *kg_rule_get(kg_graph *g, const char *name); /* creates an empty rule */
 void kg_rule_drop(kg_graph *g, kg_rule *r);
 void kg_rule_add_clause(kg_graph *g, kg_rule *r, const iql_rule *clause);
+/* Records that a stored tuple really changed (sign +1 inserted, -1 deleted) in the
+ * graph's base delta, when views are open on the graph. */
+void kg_delta_note(kg_graph *g, const char *rel, const val_t *t, uint32_t arity, int sign);
+/* Records every tuple of a relation as deleted (before .clear or .rel drop). */
+void kg_delta_note_all_deleted(kg_graph *g, const kg_relation *r);
+/* Frees the recorded base delta. */
+void kg_delta_clear(kg_graph *g);
 /* Effective output arity of a rule head (placeholders dropped, ranking aggregates expanded). */
 uint32_t kg_head_arity(const iql_atom *head);
 bool kg_head_has_agg(const iql_atom *head);
@@ -136,6 +156,15 @@ typedef struct kg_query_opts {
 } kg_query_opts;
 /* Runs a query and returns a table (or an error). */
 il_result *kg_query(il_session *s, const iql_query *q, kg_query_opts opts);
+/* The rule that answers a query (query.c): head = the output columns (goal arguments,
+ * then the new variables of the other literals), body = the goal and the literals. */
+typedef struct query_shape {
+    iql_rule rule;
+    char **headers; /* one per head column */
+    bool quirk_all; /* goal arity differs from the relation's: all its rows, colN headers */
+} query_shape;
+void kg_query_shape(il_session *s, const iql_query *q, kg_query_opts opts, il_arena *arena,
+                    query_shape *out);
 /* Runs a rule-shaped query (head = output columns) over persistent rules and stored
  * facts; rows come back in *rows (arity values each), unsorted. Returns NULL or an error
  * text (static or arena). */

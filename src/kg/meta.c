@@ -456,6 +456,7 @@ static il_result *meta_clear_prefix(il_session *s, const char *prefix) {
         il_buf_printf(&list, "%s%s (%zu)", k ? ", " : "", rels[i]->name, c);
         total += c;
         k++;
+        kg_delta_note_all_deleted(g, rels[i]); /* views */
         rel_clear(rels[i]->data);
     }
     il_result *r = res_message("Cleared %zu fact(s) from %u relation(s) with prefix '%s': %s",
@@ -492,6 +493,7 @@ il_result *kg_exec_meta(il_session *s, const iql_meta *m, il_arena *a) {
     case IQL_META_REL_DROP: {
         kg_relation *kr = kg_rel_find(s->kg, m->arg);
         if (!kr || !kr->data) return res_message("Error: Relation '%s' not found", m->arg);
+        kg_delta_note_all_deleted(s->kg, kr); /* views */
         kg_rel_drop_data(s->kg, kr);
         kr->schema = NULL;
         return res_message("Relation '%s' dropped.", m->arg);
@@ -531,8 +533,10 @@ il_result *kg_exec_meta(il_session *s, const iql_meta *m, il_arena *a) {
     case IQL_META_WHY:
     case IQL_META_WHY_FULL:
         return meta_why(s, m->text, a);
-    case IQL_META_WHY_NOT: return kg_why_not(s, m->text, a);
-    case IQL_META_DEBUG: return kg_debug(s, m->text, a);
+    case IQL_META_WHY_NOT:
+        return kg_why_not(s, m->text, a);
+    case IQL_META_DEBUG:
+        return kg_debug(s, m->text, a);
     case IQL_META_INDEX_LIST:
         return res_message("No indexes.");
     case IQL_META_INDEX_DROP:

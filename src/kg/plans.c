@@ -31,7 +31,9 @@ plan_program *kg_plan_lookup(kg_graph *g, const char *key) {
     for (uint32_t i = 0; i < KG_PLAN_CACHE_SIZE; i++) {
         kg_plan_entry *e = &g->plans[i];
         if (!e->key || strcmp(e->key, key) != 0) continue;
-        size_t now = stored_tuples(e->prog), then = e->stored_tuples;
+        /* the version first: after `.rel drop` the program's stored pointers dangle */
+        size_t now = e->version == g->version ? stored_tuples(e->prog) : 0;
+        size_t then = e->stored_tuples;
         if (e->version != g->version || now > then * 4 + 64 || then > now * 4 + 64) {
             entry_free(e);
             return NULL;

@@ -232,15 +232,10 @@ static const iql_schema *schema_of(il_session *s, const char *rel) {
 /* The rule that answers a query: head = the output columns (goal arguments, then the
  * new variables of the other literals), body = the goal and the literals, goal
  * constants as equalities (so they match numerically and the row shows the stored
- * value). Fills the column headers and tells whether the arity-mismatch quirk applied. */
-typedef struct query_shape {
-    iql_rule rule;
-    char **headers; /* one per head column */
-    bool quirk_all; /* goal arity differs from the relation's: all its rows, colN headers */
-} query_shape;
-
-static void query_shape_build(il_session *s, const iql_query *q, kg_query_opts opts,
-                              il_arena *arena, query_shape *out) {
+ * value). Fills the column headers and tells whether the arity-mismatch quirk applied.
+ * Shared with maintained views (src/views), which must answer exactly the same rule. */
+void kg_query_shape(il_session *s, const iql_query *q, kg_query_opts opts, il_arena *arena,
+                    query_shape *out) {
     const iql_atom *goal = &q->goal;
     uint32_t ng = goal->nargs;
     iql_rule rule;
@@ -367,7 +362,7 @@ il_result *kg_query(il_session *s, const iql_query *q, kg_query_opts opts) {
     il_arena a;
     il_arena_init(&a);
     query_shape shape;
-    query_shape_build(s, q, opts, &a, &shape);
+    kg_query_shape(s, q, opts, &a, &shape);
     iql_rule rule = shape.rule;
     char **headers = shape.headers;
     bool quirk_all = shape.quirk_all;
@@ -468,7 +463,7 @@ il_result *kg_debug(il_session *s, const char *text, il_arena *a) {
     if (st.kind != IQL_STMT_QUERY) return res_error("Debug error: expected a query (?...)");
     kg_query_opts opts = {.with_session = true};
     query_shape shape;
-    query_shape_build(s, &st.u.query, opts, a, &shape);
+    kg_query_shape(s, &st.u.query, opts, a, &shape);
     kg_graph *g = s->kg;
     IL_VEC(const iql_rule *) rules = {0};
     for (uint32_t i = 0; i < g->rules.n; i++)

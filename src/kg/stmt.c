@@ -11,6 +11,7 @@
 #include "kg/kg.h"
 #include "plan/build.h"
 #include "value/print.h"
+#include "views/view.h"
 
 enum { MAX_INSERT_TUPLES = 10000, MAX_STRING_BYTES = 65536 };
 
@@ -168,7 +169,10 @@ static il_result *exec_insert(il_session *s, const iql_facts *f, il_arena *a) {
     kg_rel_data(s->kg, kr, t.arity[0]);
     uint32_t added = 0;
     for (uint32_t i = 0; i < t.n; i++)
-        if (rel_insert(kr->data, &t.vals[t.offset[i]])) added++;
+        if (rel_insert(kr->data, &t.vals[t.offset[i]])) {
+            added++;
+            kg_delta_note(s->kg, rel, &t.vals[t.offset[i]], t.arity[0], +1); /* views */
+        }
     return res_message("Inserted %u fact(s) into '%s'.", added, rel);
 }
 
@@ -187,8 +191,10 @@ static il_result *exec_delete(il_session *s, const iql_facts *f, il_arena *a) {
     uint32_t deleted = 0;
     for (uint32_t i = 0; i < t.n; i++)
         if (kr && kr->data && rel_arity(kr->data) == t.arity[i] &&
-            rel_delete(kr->data, &t.vals[t.offset[i]]))
+            rel_delete(kr->data, &t.vals[t.offset[i]])) {
             deleted++;
+            kg_delta_note(s->kg, f->rel, &t.vals[t.offset[i]], t.arity[i], -1); /* views */
+        }
     if (f->bulk) return res_message("Deleted %u fact(s) from '%s'.", deleted, f->rel);
     return res_message("Deleted %u facts from '%s'.", deleted, f->rel);
 }
@@ -270,7 +276,10 @@ static il_result *exec_cond_delete(il_session *s, const iql_rule *r, il_arena *a
     val_t t[REL_MAX_ARITY];
     for (size_t i = 0; i < nrows && kr && kr->data; i++) {
         if (r->head.nargs > REL_MAX_ARITY || rel_arity(kr->data) != r->head.nargs) break;
-        if (atom_tuple(&r->head, &vars, &rows[i * arity], t) && rel_delete(kr->data, t)) deleted++;
+        if (atom_tuple(&r->head, &vars, &rows[i * arity], t) && rel_delete(kr->data, t)) {
+            deleted++;
+            kg_delta_note(s->kg, r->head.rel, t, r->head.nargs, -1); /* views */
+        }
     }
     free(rows);
     il_vec_free(vars);
@@ -326,7 +335,10 @@ static il_result *exec_update(il_session *s, const iql_update *u, il_arena *a) {
             const iql_atom *at = &u->dels[j];
             kg_relation *kr = kg_rel_find(s->kg, at->rel);
             if (!kr || !kr->data || rel_arity(kr->data) != at->nargs) continue;
-            if (atom_tuple(at, &vars, row, t) && rel_delete(kr->data, t)) deleted++;
+            if (atom_tuple(at, &vars, row, t) && rel_delete(kr->data, t)) {
+                deleted++;
+                kg_delta_note(s->kg, at->rel, t, at->nargs, -1); /* views */
+            }
         }
         for (uint32_t j = 0; j < u->nins; j++) {
             const iql_atom *at = &u->ins[j];
@@ -334,7 +346,10 @@ static il_result *exec_update(il_session *s, const iql_update *u, il_arena *a) {
                 continue;
             kg_relation *kr = kg_rel_get(s->kg, at->rel);
             kg_rel_data(s->kg, kr, at->nargs);
-            if (rel_insert(kr->data, t)) inserted++;
+            if (rel_insert(kr->data, t)) {
+                inserted++;
+                kg_delta_note(s->kg, at->rel, t, at->nargs, +1); /* views */
+            }
         }
     }
     free(rows);
@@ -571,7 +586,7 @@ static il_result *check_width(const iql_stmt *st) {
     return w ? too_wide(w->rel, w->nargs) : NULL;
 }
 
-il_result *kg_exec_stmt(il_session *s, const iql_stmt *st, il_arena *a) {
+static il_result *exec_stmt(il_session *s, const iql_stmt *st, il_arena *a) {
     il_result *wide = check_width(st);
     if (wide) return wide;
     switch (st->kind) {
@@ -609,4 +624,12 @@ il_result *kg_exec_stmt(il_session *s, const iql_stmt *st, il_arena *a) {
         return exec_session_fact(s, &st->u.facts, a);
     }
     return res_error("Unsupported statement");
+}
+
+il_result *kg_exec_stmt(il_session *s, const iql_stmt *st, il_arena *a) {
+    il_result *r = exec_stmt(s, st, a);
+    /* Maintained views catch up with the statement's base delta (or rebuild after a
+       change of rules); graphs without views are skipped at once. */
+    view_engine_commit(s->e);
+    return r;
 }

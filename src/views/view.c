@@ -1,0 +1,814 @@
+/* Maintained views (view.h): building a view's program and keeping its relations current
+ * under writes, exactly, deletions included.
+ *
+ * A view is the program plan_build makes for its query (with demand, so `?path(400, Y)`
+ * maintains only what node 400 needs) whose derived relations are kept between writes.
+ * A write arrives as a base delta: per stored relation, the tuples inserted (plus) and
+ * deleted (minus). Nothing is applied until every stratum is done, so each relation can
+ * be read in two versions without a copy (view_eval.h's vsrc): a stored relation already
+ * holds the NEW state (OLD = stored - plus + minus), a derived one still holds the OLD
+ * state (NEW = main - minus + plus). Strata are processed in order, each producing its
+ * own plus and minus for the strata above:
+ *
+ * - Non-recursive strata by counting. A derived tuple keeps its number of derivations
+ *   (distinct bindings of a clause body). Per clause, the lost bindings are those found
+ *   by seeding one atom from a change that can break it (a deleted tuple of a positive
+ *   atom, an appeared tuple of a negated one) with the rest in OLD; the gained ones the
+ *   same way from inserted / vanished tuples with the rest in NEW. Candidates are
+ *   deduplicated per clause (a binding that used two changed tuples is found twice) and
+ *   then checked: lost only if not valid in NEW, gained only if not valid in OLD. The
+ *   check makes counts exact even where one binding has several supporting tuples
+ *   (`edge(2, Y)` matches both 2 and 2.0). A tuple whose count crosses zero is the
+ *   relation's delta.
+ * - Recursive strata by DRed, with set semantics: over-delete (everything with a
+ *   derivation through a deleted tuple, semi-naively, in OLD), re-derive (over-deleted
+ *   tuples that still have a derivation in NEW), then insert semi-naively from the
+ *   re-derived tuples and the inserted inputs, in NEW.
+ * - Strata with aggregates are recomputed whole when one of their inputs changed, and
+ *   compared with the previous rows (per-group recomputation is the next step).
+ *
+ * A change of rules, or of which stored relations exist (both bump the graph's version),
+ * rebuilds the view from scratch; the delta is then the difference of the two states. */
+#include "views/view.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "exec/aggregate.h"
+#include "exec/tuplesort.h"
+#include "iql/parser.h"
+#include "kg/kg.h"
+#include "plan/build.h"
+#include "views/view_eval.h"
+
+typedef enum vkind {
+    VK_BASE,      /* stored facts */
+    VK_COUNT,     /* non-recursive: counted derivations */
+    VK_DRED,      /* recursive: a set, maintained by DRed */
+    VK_RECOMPUTE, /* aggregating: recomputed when an input changed */
+} vkind;
+
+/* A program predicate's maintained state and this write's change. */
+typedef struct vpred {
+    vkind kind;
+    uint32_t arity;         /* tuple width (at least 1) */
+    const rel_t *stored;    /* VK_BASE: the catalog's facts now (looked up per write) */
+    rel_t *main;            /* derived: the rows before this write (counted for VK_COUNT) */
+    rel_t *plus, *minus;    /* this write's change; for VK_BASE the catalog's delta (not owned) */
+    rel_t *gain, *loss;     /* VK_COUNT: derivations gained and lost per tuple */
+    rel_t *fresh;           /* VK_RECOMPUTE: the new rows */
+    rel_t *work, *worknext; /* VK_DRED: the semi-naive frontier and the next one */
+} vpred;
+
+struct view {
+    il_engine *e;      /* the engine, for rebuilds */
+    kg_graph *g;       /* NULL once the graph is dropped */
+    char *text;        /* the query statement, parsed again on each rebuild */
+    il_arena arena;    /* the parsed query and its rule (the program points into them) */
+    plan_program prog; /* the program; valid while `built` */
+    bool built;
+    vpred *preds;      /* per program predicate */
+    uint32_t arity;    /* the query's columns */
+    uint64_t version;  /* the graph's version the program was built against */
+    rel_t *pend_plus;  /* rows appeared since the last view_take_delta */
+    rel_t *pend_minus; /* rows vanished since then */
+    char *error;       /* why the view is empty, or NULL */
+};
+
+static _Thread_local char g_err[1024];
+
+/* ---- small helpers ---- */
+
+static bool nonempty(const rel_t *r) {
+    return r && rel_count(r) > 0;
+}
+
+static bool changed(const vpred *p) {
+    return nonempty(p->plus) || nonempty(p->minus);
+}
+
+/* The tuples of a version of a predicate. */
+static vsrc pred_src(const view_t *v, uint32_t pred, bool new_state) {
+    const vpred *p = &v->preds[pred];
+    vsrc s = {0};
+    if (p->kind == VK_BASE) {
+        s.a = p->stored;
+        if (!new_state) {
+            s.skip = p->plus;
+            s.extra = p->minus;
+        }
+    } else {
+        s.a = p->main;
+        if (new_state) {
+            s.skip = p->minus;
+            s.extra = p->plus;
+        }
+    }
+    return s;
+}
+
+static rel_t *ensure(rel_t **r, uint32_t arity) {
+    if (!*r) *r = rel_new(arity);
+    return *r;
+}
+
+static rel_t *ensure_counted(rel_t **r, uint32_t arity) {
+    if (!*r) *r = rel_new_counted(arity);
+    return *r;
+}
+
+static void free_rel(rel_t **r) {
+    if (*r) rel_free(*r);
+    *r = NULL;
+}
+
+/* Calls fn for every tuple of r (the relation must not change meanwhile). */
+#define FOR_TUPLES(r, t)                                                                           \
+    for (rel_cursor cur_##t, *once_##t = (rel_seek((r), 0, NULL, 0, &cur_##t), &cur_##t);          \
+         once_##t; once_##t = NULL)                                                                \
+        for (const val_t *t; (t = rel_next(&cur_##t, NULL));)
+
+/* ---- running clause variants ---- */
+
+/* Steps for a clause: every operation in compiled order, atoms reading `new_state`
+ * versions; with seed >= 0, op `seed` first iterates `seed_src`, and is skipped at its
+ * own place unless it is a negation (which must still hold in the state). */
+static uint32_t make_steps(const view_t *v, const plan_clause *c, int32_t seed, vsrc seed_src,
+                           bool new_state, vstep *steps) {
+    uint32_t n = 0;
+    if (seed >= 0) steps[n++] = (vstep){(uint32_t)seed, seed_src, true};
+    for (uint32_t i = 0; i < c->nops; i++) {
+        const plan_op *op = &c->ops[i];
+        if ((int32_t)i == seed && op->kind == POP_SCAN) continue;
+        vstep s = {i, {0}, false};
+        if (op->kind == POP_SCAN || op->kind == POP_NEG) s.src = pred_src(v, op->pred, new_state);
+        steps[n++] = s;
+    }
+    return n;
+}
+
+static void run_variant(const view_t *v, const plan_clause *c, int32_t seed, vsrc seed_src,
+                        bool new_state, vemit_fn emit, void *ctx, const val_t *pre,
+                        const bool *prebound) {
+    vstep small[16];
+    vstep *steps = c->nops + 1 <= 16 ? small : malloc((c->nops + 1) * sizeof *steps);
+    vexec x = {.c = c, .emit = emit, .ctx = ctx};
+    x.steps = steps;
+    x.nsteps = make_steps(v, c, seed, seed_src, new_state, steps);
+    vx_run(&x, pre, prebound);
+    if (steps != small) free(steps);
+}
+
+static void emit_binding(vexec *x, const val_t *regs, void *ctx) {
+    (void)x;
+    tupleset_insert(ctx, regs);
+}
+
+static void emit_found(vexec *x, const val_t *regs, void *ctx) {
+    (void)regs;
+    *(bool *)ctx = true;
+    x->stop = true;
+}
+
+typedef struct head_out {
+    tupleset *set;     /* head tuples */
+    const val_t *want; /* when set: only report whether this head is produced */
+    bool found;
+} head_out;
+
+static void emit_head(vexec *x, const val_t *regs, void *ctx) {
+    head_out *h = ctx;
+    val_t t[REL_MAX_ARITY];
+    vx_head(x->c, regs, t);
+    if (h->want) {
+        uint32_t w = x->c->nhead ? x->c->nhead : 1;
+        if (memcmp(t, h->want, w * sizeof *t) == 0) {
+            h->found = true;
+            x->stop = true;
+        }
+        return;
+    }
+    tupleset_insert(h->set, t);
+}
+
+/* Whether a complete binding satisfies the clause in a state. */
+static bool binding_valid(const view_t *v, const plan_clause *c, const val_t *b, bool new_state) {
+    uint32_t ns = c->nslots ? c->nslots : 1;
+    bool all_small[64];
+    bool *all = ns <= 64 ? all_small : malloc(ns);
+    memset(all, 1, ns);
+    bool found = false;
+    run_variant(v, c, -1, (vsrc){0}, new_state, emit_found, &found, b, all);
+    if (all != all_small) free(all);
+    return found;
+}
+
+static uint32_t slots_width(const plan_clause *c) {
+    return c->nslots ? c->nslots : 1;
+}
+
+/* ---- non-recursive strata: counting ---- */
+
+static void count_clause(view_t *v, const plan_clause *c, bool init) {
+    vpred *h = &v->preds[c->head_pred];
+    uint32_t w = slots_width(c);
+    tupleset lost, gained;
+    tupleset_init(&lost, w);
+    tupleset_init(&gained, w);
+    if (init) {
+        run_variant(v, c, -1, (vsrc){0}, true, emit_binding, &gained, NULL, NULL);
+    } else {
+        for (uint32_t i = 0; i < c->nops; i++) {
+            const plan_op *op = &c->ops[i];
+            if (op->kind != POP_SCAN && op->kind != POP_NEG) continue;
+            const vpred *p = &v->preds[op->pred];
+            /* what breaks a binding: a positive atom's tuple deleted, a negated one's added */
+            const rel_t *breaks = op->kind == POP_SCAN ? p->minus : p->plus;
+            const rel_t *makes = op->kind == POP_SCAN ? p->plus : p->minus;
+            if (nonempty(breaks))
+                run_variant(v, c, (int32_t)i, (vsrc){breaks, NULL, NULL}, false, emit_binding,
+                            &lost, NULL, NULL);
+            if (nonempty(makes))
+                run_variant(v, c, (int32_t)i, (vsrc){makes, NULL, NULL}, true, emit_binding,
+                            &gained, NULL, NULL);
+        }
+    }
+    val_t t[REL_MAX_ARITY];
+    for (uint32_t k = 0; k < lost.n; k++) {
+        const val_t *b = &lost.tuples[(size_t)k * w];
+        if (binding_valid(v, c, b, true)) continue;
+        vx_head(c, b, t);
+        rel_add_count(ensure_counted(&h->loss, h->arity), t, 1);
+    }
+    for (uint32_t k = 0; k < gained.n; k++) {
+        const val_t *b = &gained.tuples[(size_t)k * w];
+        if (!init && binding_valid(v, c, b, false)) continue;
+        vx_head(c, b, t);
+        rel_add_count(ensure_counted(&h->gain, h->arity), t, 1);
+    }
+    tupleset_free(&lost);
+    tupleset_free(&gained);
+}
+
+/* Turns the derivation changes of a counted predicate into its plus and minus. */
+static void count_delta(vpred *h) {
+    if (h->gain) {
+        int64_t g;
+        rel_cursor cur;
+        rel_seek(h->gain, 0, NULL, 0, &cur);
+        const val_t *t;
+        while ((t = rel_next(&cur, &g))) {
+            int64_t l = h->loss ? rel_get_count(h->loss, t) : 0;
+            int64_t old = rel_get_count(h->main, t);
+            if (old <= 0 && old + g - l > 0) rel_insert(ensure(&h->plus, h->arity), t);
+            if (old > 0 && old + g - l <= 0) rel_insert(ensure(&h->minus, h->arity), t);
+        }
+    }
+    if (h->loss) {
+        int64_t l;
+        rel_cursor cur;
+        rel_seek(h->loss, 0, NULL, 0, &cur);
+        const val_t *t;
+        while ((t = rel_next(&cur, &l))) {
+            if (h->gain && rel_get_count(h->gain, t)) continue;
+            int64_t old = rel_get_count(h->main, t);
+            if (old > 0 && old - l <= 0) rel_insert(ensure(&h->minus, h->arity), t);
+        }
+    }
+}
+
+/* ---- aggregating strata: recomputed ---- */
+
+static void recompute_pred(view_t *v, const plan_stratum *st, uint32_t pred) {
+    vpred *h = &v->preds[pred];
+    h->fresh = rel_new(h->arity);
+    for (uint32_t i = 0; i < st->nclauses; i++) {
+        const plan_clause *c = &v->prog.clauses.v[st->clauses[i]];
+        if (c->head_pred != pred) continue;
+        if (c->is_agg) {
+            tupleset b;
+            tupleset_init(&b, slots_width(c));
+            run_variant(v, c, -1, (vsrc){0}, true, emit_binding, &b, NULL, NULL);
+            exec_aggregate(c, b.tuples, b.n, h->fresh);
+            tupleset_free(&b);
+        } else {
+            tupleset hs;
+            tupleset_init(&hs, h->arity);
+            head_out out = {.set = &hs};
+            run_variant(v, c, -1, (vsrc){0}, true, emit_head, &out, NULL, NULL);
+            for (uint32_t k = 0; k < hs.n; k++)
+                rel_insert(h->fresh, &hs.tuples[(size_t)k * h->arity]);
+            tupleset_free(&hs);
+        }
+    }
+    FOR_TUPLES(h->fresh, t) {
+        if (!rel_contains(h->main, t)) rel_insert(ensure(&h->plus, h->arity), t);
+    }
+    FOR_TUPLES(h->main, t) {
+        if (!rel_contains(h->fresh, t)) rel_insert(ensure(&h->minus, h->arity), t);
+    }
+}
+
+/* ---- recursive strata: DRed ---- */
+
+typedef struct dred {
+    view_t *v;
+    const plan_stratum *st;
+    uint32_t sidx; /* the stratum's index */
+} dred;
+
+static bool in_stratum(const dred *d, uint32_t pred) {
+    return d->v->prog.preds.v[pred].stratum == d->sidx;
+}
+
+/* Moves every predicate's next frontier into its current one; false when all empty. */
+static bool advance(dred *d) {
+    bool any = false;
+    for (uint32_t i = 0; i < d->st->npreds; i++) {
+        vpred *p = &d->v->preds[d->st->preds[i]];
+        if (p->kind != VK_DRED) continue;
+        free_rel(&p->work);
+        p->work = p->worknext;
+        p->worknext = NULL;
+        if (nonempty(p->work)) any = true;
+    }
+    return any;
+}
+
+/* Runs a clause variant and hands every head tuple to `take` (after the run: a run never
+ * writes what it reads). */
+static void variant_heads(dred *d, const plan_clause *c, int32_t seed, vsrc src, bool new_state,
+                          void (*take)(dred *, vpred *, const val_t *)) {
+    vpred *h = &d->v->preds[c->head_pred];
+    tupleset hs;
+    tupleset_init(&hs, h->arity);
+    head_out out = {.set = &hs};
+    run_variant(d->v, c, seed, src, new_state, emit_head, &out, NULL, NULL);
+    for (uint32_t k = 0; k < hs.n; k++) take(d, h, &hs.tuples[(size_t)k * h->arity]);
+    tupleset_free(&hs);
+}
+
+static void take_overdelete(dred *d, vpred *h, const val_t *t) {
+    (void)d;
+    if (!rel_contains(h->main, t) || (h->minus && rel_contains(h->minus, t))) return;
+    rel_insert(ensure(&h->minus, h->arity), t);
+    rel_insert(ensure(&h->worknext, h->arity), t);
+}
+
+static void take_insert(dred *d, vpred *h, const val_t *t) {
+    (void)d;
+    bool in_main = rel_contains(h->main, t);
+    bool present = (in_main && !(h->minus && rel_contains(h->minus, t))) ||
+                   (h->plus && rel_contains(h->plus, t));
+    if (present) return;
+    if (in_main)
+        rel_delete(h->minus, t); /* re-derived */
+    else
+        rel_insert(ensure(&h->plus, h->arity), t);
+    rel_insert(ensure(&h->worknext, h->arity), t);
+}
+
+/* Seeds from the changes of lower strata: `breaking` selects deletions of positive atoms
+ * and additions of negated ones (over-delete), otherwise the reverse (insert). */
+static void seed_from_inputs(dred *d, bool breaking, bool new_state,
+                             void (*take)(dred *, vpred *, const val_t *)) {
+    for (uint32_t i = 0; i < d->st->nclauses; i++) {
+        const plan_clause *c = &d->v->prog.clauses.v[d->st->clauses[i]];
+        if (c->delta_op >= 0) continue; /* our own variants replace the compiled ones */
+        for (uint32_t o = 0; o < c->nops; o++) {
+            const plan_op *op = &c->ops[o];
+            if ((op->kind != POP_SCAN && op->kind != POP_NEG) || in_stratum(d, op->pred)) continue;
+            const vpred *p = &d->v->preds[op->pred];
+            const rel_t *r = (op->kind == POP_SCAN) == breaking ? p->minus : p->plus;
+            if (nonempty(r))
+                variant_heads(d, c, (int32_t)o, (vsrc){r, NULL, NULL}, new_state, take);
+        }
+    }
+}
+
+/* Semi-naive rounds: each positive atom over the stratum reads the frontier in turn. */
+static void propagate(dred *d, bool new_state, void (*take)(dred *, vpred *, const val_t *)) {
+    while (advance(d)) {
+        for (uint32_t i = 0; i < d->st->nclauses; i++) {
+            const plan_clause *c = &d->v->prog.clauses.v[d->st->clauses[i]];
+            if (c->delta_op >= 0) continue;
+            for (uint32_t o = 0; o < c->nops; o++) {
+                const plan_op *op = &c->ops[o];
+                if (op->kind != POP_SCAN || !in_stratum(d, op->pred)) continue;
+                const vpred *p = &d->v->preds[op->pred];
+                if (nonempty(p->work))
+                    variant_heads(d, c, (int32_t)o, (vsrc){p->work, NULL, NULL}, new_state, take);
+            }
+        }
+    }
+}
+
+/* Whether tuple t of pred has a derivation in NEW (clauses with the head bound). */
+static bool rederivable(dred *d, uint32_t pred, const val_t *t) {
+    for (uint32_t i = 0; i < d->st->nclauses; i++) {
+        const plan_clause *c = &d->v->prog.clauses.v[d->st->clauses[i]];
+        if (c->delta_op >= 0 || c->head_pred != pred) continue;
+        uint32_t ns = slots_width(c);
+        val_t pre[ns];
+        bool bound[ns];
+        memset(bound, 0, sizeof bound);
+        bool possible = true;
+        for (uint32_t k = 0; k < c->nhead && possible; k++) {
+            if (c->head[k]->kind != PX_SLOT) continue;
+            uint32_t s = c->head[k]->slot;
+            if (bound[s] && pre[s] != t[k]) possible = false;
+            pre[s] = t[k];
+            bound[s] = true;
+        }
+        if (!possible) continue;
+        head_out out = {.want = t};
+        run_variant(d->v, c, -1, (vsrc){0}, true, emit_head, &out, pre, bound);
+        if (out.found) return true;
+    }
+    return false;
+}
+
+static void dred_stratum(view_t *v, const plan_stratum *st, uint32_t sidx, bool init) {
+    dred d = {v, st, sidx};
+    if (init) {
+        for (uint32_t i = 0; i < st->nclauses; i++) {
+            const plan_clause *c = &v->prog.clauses.v[st->clauses[i]];
+            if (c->delta_op < 0) variant_heads(&d, c, -1, (vsrc){0}, true, take_insert);
+        }
+        propagate(&d, true, take_insert);
+        return;
+    }
+    /* 1. over-delete, in OLD */
+    seed_from_inputs(&d, true, false, take_overdelete);
+    propagate(&d, false, take_overdelete);
+    /* 2. re-derive what still has a derivation in NEW */
+    for (uint32_t i = 0; i < st->npreds; i++) {
+        uint32_t pred = st->preds[i];
+        vpred *p = &v->preds[pred];
+        if (p->kind != VK_DRED || !nonempty(p->minus)) continue;
+        size_t n = rel_count(p->minus), k = 0;
+        val_t *list = malloc(n * p->arity * sizeof *list);
+        FOR_TUPLES(p->minus, t) {
+            memcpy(&list[k++ * p->arity], t, p->arity * sizeof *t);
+        }
+        for (k = 0; k < n; k++) {
+            const val_t *t = &list[k * p->arity];
+            if (!rederivable(&d, pred, t)) continue;
+            rel_delete(p->minus, t);
+            rel_insert(ensure(&p->worknext, p->arity), t);
+        }
+        free(list);
+    }
+    /* 3. insert, in NEW: from the re-derived tuples and the inputs' additions */
+    seed_from_inputs(&d, false, true, take_insert);
+    propagate(&d, true, take_insert);
+}
+
+/* ---- a write ---- */
+
+static bool stratum_inputs_changed(const view_t *v, const plan_stratum *st) {
+    for (uint32_t i = 0; i < st->nclauses; i++) {
+        const plan_clause *c = &v->prog.clauses.v[st->clauses[i]];
+        for (uint32_t o = 0; o < c->nops; o++) {
+            const plan_op *op = &c->ops[o];
+            if ((op->kind == POP_SCAN || op->kind == POP_NEG) && changed(&v->preds[op->pred]))
+                return true;
+        }
+    }
+    return false;
+}
+
+static void run_strata(view_t *v, bool init) {
+    for (uint32_t s = 0; s < v->prog.strata.n; s++) {
+        const plan_stratum *st = &v->prog.strata.v[s];
+        if (!st->nclauses) continue;
+        if (!init && !stratum_inputs_changed(v, st)) continue;
+        vkind k = v->preds[st->preds[0]].kind;
+        if (k == VK_DRED) {
+            dred_stratum(v, st, s, init);
+        } else if (k == VK_RECOMPUTE) {
+            recompute_pred(v, st, st->preds[0]);
+        } else if (k == VK_COUNT) {
+            for (uint32_t i = 0; i < st->nclauses; i++)
+                count_clause(v, &v->prog.clauses.v[st->clauses[i]], init);
+            count_delta(&v->preds[st->preds[0]]);
+        }
+    }
+}
+
+static void note_pending(view_t *v, const rel_t *plus, const rel_t *minus) {
+    if (plus) FOR_TUPLES(plus, t) {
+            if (!rel_delete(v->pend_minus, t)) rel_insert(v->pend_plus, t);
+        }
+    if (minus) FOR_TUPLES(minus, t) {
+            if (!rel_delete(v->pend_plus, t)) rel_insert(v->pend_minus, t);
+        }
+}
+
+/* Applies every derived predicate's change and forgets the write. */
+static void apply(view_t *v) {
+    for (uint32_t i = 0; i < v->prog.preds.n; i++) {
+        vpred *p = &v->preds[i];
+        switch (p->kind) {
+        case VK_BASE:
+            p->plus = p->minus = NULL;
+            p->stored = NULL;
+            continue;
+        case VK_COUNT:
+            if (p->gain) {
+                int64_t g;
+                rel_cursor cur;
+                rel_seek(p->gain, 0, NULL, 0, &cur);
+                const val_t *t;
+                while ((t = rel_next(&cur, &g))) {
+                    int64_t l = p->loss ? rel_get_count(p->loss, t) : 0;
+                    if (g != l) rel_add_count(p->main, t, g - l);
+                }
+            }
+            if (p->loss) {
+                int64_t l;
+                rel_cursor cur;
+                rel_seek(p->loss, 0, NULL, 0, &cur);
+                const val_t *t;
+                while ((t = rel_next(&cur, &l)))
+                    if (!p->gain || !rel_get_count(p->gain, t)) rel_add_count(p->main, t, -l);
+            }
+            break;
+        case VK_DRED:
+            if (p->minus) FOR_TUPLES(p->minus, t) rel_delete(p->main, t);
+            if (p->plus) FOR_TUPLES(p->plus, t) rel_insert(p->main, t);
+            break;
+        case VK_RECOMPUTE:
+            if (p->fresh) {
+                rel_free(p->main);
+                p->main = p->fresh;
+                p->fresh = NULL;
+            }
+            break;
+        }
+        free_rel(&p->plus);
+        free_rel(&p->minus);
+        free_rel(&p->gain);
+        free_rel(&p->loss);
+        free_rel(&p->work);
+        free_rel(&p->worknext);
+    }
+}
+
+/* Points the base predicates at the catalog's relations and this write's delta. */
+static void bind_base(view_t *v, bool with_delta) {
+    for (uint32_t i = 0; i < v->prog.preds.n; i++) {
+        vpred *p = &v->preds[i];
+        if (p->kind != VK_BASE) continue;
+        const char *name = v->prog.preds.v[i].name;
+        kg_relation *kr = kg_rel_find(v->g, name);
+        p->stored = kr ? kr->data : NULL;
+        p->plus = p->minus = NULL;
+        for (uint32_t k = 0; with_delta && k < v->g->delta.n; k++) {
+            kg_delta_rel *d = &v->g->delta.v[k];
+            if (strcmp(d->name, name) != 0) continue;
+            p->plus = d->plus;
+            p->minus = d->minus;
+        }
+    }
+}
+
+static void maintain(view_t *v) {
+    bind_base(v, true);
+    bool any = false;
+    for (uint32_t i = 0; i < v->prog.preds.n && !any; i++) any = changed(&v->preds[i]);
+    if (any) {
+        run_strata(v, false);
+        const vpred *q = &v->preds[v->prog.query_pred];
+        note_pending(v, q->plus, q->minus);
+    }
+    apply(v);
+}
+
+/* ---- building ---- */
+
+static const rel_t *stored_of(void *ctx, const char *rel) {
+    kg_relation *r = kg_rel_find(ctx, rel);
+    return r ? r->data : NULL;
+}
+
+static void drop_state(view_t *v) {
+    if (!v->built) return;
+    for (uint32_t i = 0; i < v->prog.preds.n; i++) {
+        vpred *p = &v->preds[i];
+        if (p->kind != VK_BASE) {
+            free_rel(&p->plus);
+            free_rel(&p->minus);
+        }
+        free_rel(&p->main);
+        free_rel(&p->gain);
+        free_rel(&p->loss);
+        free_rel(&p->fresh);
+        free_rel(&p->work);
+        free_rel(&p->worknext);
+    }
+    free(v->preds);
+    v->preds = NULL;
+    plan_program_free(&v->prog);
+    v->built = false;
+    il_arena_destroy(&v->arena);
+}
+
+static const char *set_err(const char *fmt, const char *what) {
+    snprintf(g_err, sizeof g_err, fmt, what);
+    return g_err;
+}
+
+/* Builds the program and computes the rows from scratch. NULL or the error. */
+static const char *build(view_t *v) {
+    il_arena_init(&v->arena);
+    plan_program_init(&v->prog);
+    v->built = true;
+    v->version = v->g->version;
+    iql_stmt st;
+    const char *perr = NULL;
+    if (!iql_parse(&v->arena, v->text, strlen(v->text), &st, &perr))
+        return set_err("Parse error: %s", perr ? perr : "");
+    if (st.kind != IQL_STMT_QUERY) return set_err("%s", "a view needs a query (?...)");
+    const iql_query *q = &st.u.query;
+    if (q->limit >= 0 || q->offset > 0)
+        return set_err("%s", "view maintenance does not support :limit or :offset yet");
+    /* The query's rule is the one `?query` runs; only the session's graph is read. */
+    il_session tmp;
+    memset(&tmp, 0, sizeof tmp);
+    tmp.e = v->e;
+    tmp.kg = v->g;
+    query_shape shape;
+    kg_query_opts opts = {.with_session = false};
+    kg_query_shape(&tmp, q, opts, &v->arena, &shape);
+    if (shape.rule.head.nargs > REL_MAX_ARITY)
+        return set_err("%s", "the query has too many columns");
+    IL_VEC(const iql_rule *) rules = {0};
+    for (uint32_t i = 0; i < v->g->rules.n; i++)
+        for (uint32_t j = 0; j < v->g->rules.v[i]->clauses.n; j++)
+            il_vec_push(rules, v->g->rules.v[i]->clauses.v[j]);
+    plan_source src = {.rules = rules.v, .nrules = rules.n, .stored = stored_of, .ctx = v->g};
+    plan_build(&v->prog, &src, &shape.rule);
+    il_vec_free(rules);
+    plan_program *p = &v->prog;
+    if (p->error) return set_err("Query execution failed: %s", p->error);
+    if (p->unstratified)
+        return set_err("%s", "view maintenance does not support unstratified rules");
+    for (uint32_t i = 0; i < p->clauses.n; i++)
+        if (p->clauses.v[i].error)
+            return set_err("Query execution failed: %s", p->clauses.v[i].error);
+    v->arity = p->preds.v[p->query_pred].arity;
+    v->preds = calloc(p->preds.n + 1, sizeof *v->preds);
+    for (uint32_t i = 0; i < p->preds.n; i++) {
+        vpred *vp = &v->preds[i];
+        const plan_pred *pp = &p->preds.v[i];
+        vp->arity = pp->arity ? pp->arity : 1;
+        if (pp->kind == PP_BASE) {
+            vp->kind = VK_BASE;
+            continue;
+        }
+        const plan_stratum *st = &p->strata.v[pp->stratum];
+        bool agg = false;
+        for (uint32_t k = 0; k < st->nclauses; k++) agg |= p->clauses.v[st->clauses[k]].is_agg;
+        if (st->recursive && agg)
+            return set_err("%s", "view maintenance does not support aggregates in recursion");
+        vp->kind = st->recursive ? VK_DRED : agg ? VK_RECOMPUTE : VK_COUNT;
+        vp->main = vp->kind == VK_COUNT ? rel_new_counted(vp->arity) : rel_new(vp->arity);
+    }
+    bind_base(v, false);
+    run_strata(v, true);
+    apply(v);
+    return NULL;
+}
+
+/* Rebuilds after a change of rules; the difference of the rows becomes pending delta. */
+static void rebuild(view_t *v) {
+    rel_t *old = rel_new(v->arity ? v->arity : 1);
+    if (v->built && !v->error) FOR_TUPLES(v->preds[v->prog.query_pred].main, t) rel_insert(old, t);
+    drop_state(v);
+    free(v->error);
+    v->error = NULL;
+    const char *err = v->g ? build(v) : "the knowledge graph was dropped";
+    rel_t *now = rel_new(rel_arity(old));
+    if (err) {
+        v->error = strdup(err);
+    } else if (v->arity == rel_arity(old)) {
+        FOR_TUPLES(v->preds[v->prog.query_pred].main, t) rel_insert(now, t);
+    }
+    if (v->arity != rel_arity(old) && !err) {
+        /* the query's width changed: start over */
+        rel_clear(v->pend_plus);
+        rel_clear(v->pend_minus);
+    } else {
+        rel_t *plus = rel_new(rel_arity(old)), *minus = rel_new(rel_arity(old));
+        FOR_TUPLES(now, t) {
+            if (!rel_contains(old, t)) rel_insert(plus, t);
+        }
+        FOR_TUPLES(old, t) {
+            if (!rel_contains(now, t)) rel_insert(minus, t);
+        }
+        note_pending(v, plus, minus);
+        rel_free(plus);
+        rel_free(minus);
+    }
+    rel_free(old);
+    rel_free(now);
+}
+
+/* ---- public API ---- */
+
+view_t *view_open(il_session *s, const char *query_text, const char **err) {
+    view_t *v = calloc(1, sizeof *v);
+    v->e = s->e;
+    v->g = s->kg;
+    v->text = strdup(query_text);
+    const char *e = build(v);
+    if (e) {
+        *err = e;
+        drop_state(v);
+        free(v->text);
+        free(v);
+        return NULL;
+    }
+    v->pend_plus = rel_new(v->arity ? v->arity : 1);
+    v->pend_minus = rel_new(v->arity ? v->arity : 1);
+    il_vec_push(v->g->views, v);
+    *err = NULL;
+    return v;
+}
+
+void view_close(view_t *v) {
+    if (!v) return;
+    if (v->g)
+        for (uint32_t i = 0; i < v->g->views.n; i++)
+            if (v->g->views.v[i] == v) {
+                v->g->views.v[i] = v->g->views.v[--v->g->views.n];
+                break;
+            }
+    drop_state(v);
+    rel_free(v->pend_plus);
+    rel_free(v->pend_minus);
+    free(v->error);
+    free(v->text);
+    free(v);
+}
+
+uint32_t view_arity(const view_t *v) {
+    return v->arity;
+}
+
+const char *view_error(const view_t *v) {
+    return v->error;
+}
+
+static size_t rel_rows(const rel_t *r, uint32_t arity, val_t **rows) {
+    *rows = NULL;
+    size_t n = r && arity ? rel_count(r) : 0;
+    if (!n) return 0;
+    val_t *out = malloc(n * arity * sizeof *out);
+    size_t k = 0;
+    FOR_TUPLES(r, t) {
+        memcpy(&out[k++ * arity], t, arity * sizeof *t);
+    }
+    *rows = out;
+    return n;
+}
+
+size_t view_rows(const view_t *v, val_t **rows) {
+    if (!v->built || v->error) {
+        *rows = NULL;
+        return 0;
+    }
+    return rel_rows(v->preds[v->prog.query_pred].main, v->arity, rows);
+}
+
+void view_take_delta(view_t *v, val_t **added, size_t *nadded, val_t **removed, size_t *nremoved) {
+    *nadded = rel_rows(v->pend_plus, v->arity, added);
+    *nremoved = rel_rows(v->pend_minus, v->arity, removed);
+    rel_clear(v->pend_plus);
+    rel_clear(v->pend_minus);
+}
+
+void view_engine_commit(il_engine *e) {
+    for (uint32_t i = 0; i < e->graphs.n; i++) {
+        kg_graph *g = e->graphs.v[i];
+        for (uint32_t k = 0; k < g->views.n; k++) {
+            view_t *v = g->views.v[k];
+            if (!v->built || v->error || v->version != g->version)
+                rebuild(v);
+            else if (g->delta.n)
+                maintain(v);
+        }
+        if (g->delta.n) kg_delta_clear(g);
+    }
+}
+
+void view_graph_detach(kg_graph *g) {
+    for (uint32_t k = 0; k < g->views.n; k++) {
+        view_t *v = g->views.v[k];
+        v->g = NULL;
+        rebuild(v); /* every row vanishes */
+    }
+    g->views.n = 0;
+}

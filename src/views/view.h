@@ -1,0 +1,50 @@
+/* Maintained views: the rows of a query over a knowledge graph's persistent rules and
+ * stored facts, kept current as statements change the stored facts, with the rows that
+ * appeared and vanished since the last look (the "Live views" issue; docs/engine.md,
+ * "Maintained views"). Not yet used by queries, subscriptions or the server.
+ *
+ * The engine tells the views of a graph about every committed change: stmt.c and meta.c
+ * record a base delta per statement (kg_delta_note), and after the statement
+ * view_engine_commit maintains every open view from it. A change of rules (or of which
+ * relations exist) rebuilds the view from scratch instead. Not thread-safe, like the
+ * engine. */
+#ifndef IL_VIEWS_VIEW_H
+#define IL_VIEWS_VIEW_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "inputlayer.h"
+#include "value/value.h"
+
+typedef struct view view_t;
+typedef struct kg_graph kg_graph;
+
+/* Opens a view of `?query` (the text of a query statement) over the session's current
+ * graph; session rules and facts take no part. Returns NULL and sets *err (valid until
+ * the next call on this thread) when the query does not parse, does not run, or uses
+ * what maintenance does not support (`:limit`, `:offset`, unstratified rules). */
+view_t *view_open(il_session *s, const char *query_text, const char **err);
+void view_close(view_t *v);
+
+/* The width of the view's rows (the query's columns). */
+uint32_t view_arity(const view_t *v);
+/* The current rows, the same set `?query` returns, in word order: *rows gets a malloc'ed
+ * array of arity values per row (NULL when empty). Returns the number of rows. */
+size_t view_rows(const view_t *v, val_t **rows);
+/* The rows that appeared and the rows that vanished since the last call (or since the
+ * view opened), each malloc'ed and in word order: exactly the difference between the two
+ * states, so a row that came and went in between is in neither. */
+void view_take_delta(view_t *v, val_t **added, size_t *nadded, val_t **removed, size_t *nremoved);
+/* Why the view has no rows any more (its graph was dropped, or a rebuild after a rule
+ * change failed), or NULL. */
+const char *view_error(const view_t *v);
+
+/* ---- engine hooks (src/kg) ---- */
+/* After every statement: maintains the open views of every graph from its base delta
+ * (or rebuilds them after a change of rules), then clears the delta. */
+void view_engine_commit(il_engine *e);
+/* The graph is being dropped: its views lose their rows and are detached. */
+void view_graph_detach(kg_graph *g);
+
+#endif

@@ -1,0 +1,355 @@
+/* The clause interpreter of maintained views (see view_eval.h). Before a run, a planning
+ * pass follows which variables each step binds and picks, for every atom, an index whose
+ * leading columns are the ones bound at that point (constants and variables bound by
+ * earlier steps, the seed included), creating it if needed: indexes are made before any
+ * cursor is open, because making one while a cursor walks the relation is not safe. */
+#include "views/view_eval.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "exec/expr.h"
+
+/* How an atom's columns are matched at one step, for one relation it reads. */
+typedef struct vcolplan {
+    uint32_t np;                   /* leading index columns sought */
+    uint32_t pcol[REL_MAX_ARITY];  /* natural column of prefix position i */
+    int32_t pslot[REL_MAX_ARITY];  /* its slot, or -1 for a constant */
+    val_t pconst[REL_MAX_ARITY];   /* the constant */
+    uint32_t nalt;                 /* numeric constants sought in both forms */
+    uint32_t altpos[3];            /* their prefix positions */
+    val_t altval[3];               /* their other form */
+    uint32_t nbind;                /* columns binding a slot */
+    uint32_t bcol[REL_MAX_ARITY];  /* natural column */
+    uint32_t bslot[REL_MAX_ARITY]; /* slot */
+    uint32_t ncheck;               /* columns that must equal a slot bound in this atom */
+    uint32_t ccol[REL_MAX_ARITY];  /* natural column */
+    uint32_t cslot[REL_MAX_ARITY]; /* slot */
+} vcolplan;
+
+/* Per step: the column plan and the index used in each relation of the source. */
+typedef struct vstepplan {
+    vcolplan cp;
+    int idx_a, idx_extra; /* index ids, or -1: walk the primary and compare */
+    bool assign_check;    /* an assignment to a variable bound earlier: a check */
+} vstepplan;
+
+typedef struct vrun {
+    vexec *x;
+    vstepplan *plans;
+    val_t *regs;
+} vrun;
+
+/* Numeric constants match numerically: 2 finds both the int 2 and the float 2.0 (the
+ * executor seeks both forms; so do we, to give the same rows). */
+static bool numeric_alternative(val_t c, val_t *alt) {
+    val_type t = val_type_of(c);
+    if (t == VT_INT) {
+        *alt = val_float((double)val_get_int(c));
+        return true;
+    }
+    if (t == VT_FLOAT) {
+        double d = val_get_float(c);
+        if (d == (double)(int64_t)d && d > -9.2e18 && d < 9.2e18) {
+            *alt = val_int((int64_t)d);
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Builds the column plan of atom `op` given the bound slots, and marks what it binds. */
+static void plan_columns(const plan_op *op, bool seed, bool *bound, vcolplan *cp) {
+    memset(cp, 0, sizeof *cp);
+    bool is_prefix[REL_MAX_ARITY] = {0};
+    for (uint32_t p = 0; p < op->nprefix; p++) is_prefix[op->order[p]] = true;
+    uint32_t bound_here[REL_MAX_ARITY];
+    uint32_t nhere = 0;
+    bool binds = op->kind == POP_SCAN || seed;
+    for (uint32_t col = 0; col < op->arity; col++) {
+        int32_t slot = -1;
+        bool konst = false;
+        val_t c = VAL_NULL;
+        int32_t cbind = -1;
+        if (is_prefix[col]) {
+            if (op->prefix_slot[col] >= 0) {
+                slot = op->prefix_slot[col];
+            } else {
+                konst = true;
+                c = op->prefix_const[col];
+                cbind = op->prefix_bind[col];
+            }
+        } else if (op->act[col] == PCOL_BIND || op->act[col] == PCOL_CHECK_SLOT) {
+            slot = (int32_t)op->act_slot[col];
+        } else if (op->act[col] == PCOL_CHECK_CONST) {
+            konst = true;
+            c = op->act_const[col];
+        }
+        if (konst) {
+            uint32_t p = cp->np++;
+            cp->pcol[p] = col;
+            cp->pslot[p] = -1;
+            cp->pconst[p] = c;
+            if (cp->nalt < 3 && numeric_alternative(c, &cp->altval[cp->nalt]))
+                cp->altpos[cp->nalt++] = p;
+            slot = cbind; /* the stored value may also bind a variable */
+            if (slot < 0) continue;
+        } else if (slot < 0) {
+            continue; /* a placeholder */
+        }
+        bool in_here = false;
+        for (uint32_t k = 0; k < nhere; k++) in_here |= bound_here[k] == (uint32_t)slot;
+        if (bound[slot] && !in_here && !konst) {
+            uint32_t p = cp->np++;
+            cp->pcol[p] = col;
+            cp->pslot[p] = slot;
+        } else if (bound[slot]) {
+            cp->ccol[cp->ncheck] = col;
+            cp->cslot[cp->ncheck++] = (uint32_t)slot;
+        } else if (binds) {
+            cp->bcol[cp->nbind] = col;
+            cp->bslot[cp->nbind++] = (uint32_t)slot;
+            bound[slot] = true;
+            bound_here[nhere++] = (uint32_t)slot;
+        }
+    }
+}
+
+static int pick_index(const rel_t *rel, const plan_op *op, const vcolplan *cp) {
+    if (!rel || rel_count(rel) == 0 || rel_arity(rel) != op->arity) return -1;
+    if (cp->np == 0) return 0;
+    return rel_index((rel_t *)rel, cp->pcol, cp->np);
+}
+
+static void run_step(vrun *r, uint32_t k);
+
+/* Walks one relation for step k: every tuple matching the prefix, not in `skip`. With
+ * `probe`, returns at the first match (existence test) without binding anything. */
+static bool walk(vrun *r, uint32_t k, const rel_t *rel, int idx, const rel_t *skip, bool probe) {
+    const plan_op *op = &r->x->c->ops[r->x->steps[k].op];
+    if (!rel || rel_count(rel) == 0 || rel_arity(rel) != op->arity) return false;
+    const vcolplan *cp = &r->plans[k].cp;
+    uint32_t w = op->arity;
+    bool full = idx < 0; /* no usable index: walk the primary and compare the prefix */
+    if (full) idx = 0;
+    const uint32_t *order = rel_index_order(rel, idx);
+    val_t prefix[REL_MAX_ARITY], orig[3];
+    for (uint32_t p = 0; p < cp->np; p++)
+        prefix[p] = cp->pslot[p] >= 0 ? r->regs[cp->pslot[p]] : cp->pconst[p];
+    for (uint32_t a = 0; a < cp->nalt; a++) orig[a] = prefix[cp->altpos[a]];
+    bool skipping = skip && rel_count(skip) && rel_arity(skip) == w;
+    for (uint32_t combo = 0; combo < (1u << cp->nalt); combo++) {
+        for (uint32_t a = 0; a < cp->nalt; a++)
+            prefix[cp->altpos[a]] = (combo >> a) & 1 ? cp->altval[a] : orig[a];
+        rel_cursor cur;
+        rel_seek(rel, idx, prefix, full ? 0 : cp->np, &cur);
+        const val_t *t;
+        while ((t = rel_next(&cur, NULL))) {
+            val_t nat[REL_MAX_ARITY];
+            for (uint32_t p = 0; p < w; p++) nat[order[p]] = t[p];
+            bool ok = true;
+            if (full)
+                for (uint32_t p = 0; p < cp->np && ok; p++) ok = nat[cp->pcol[p]] == prefix[p];
+            if (!ok || (skipping && rel_contains(skip, nat))) continue;
+            if (probe) {
+                /* a negation's prefix is all it tests (other columns are wildcards) */
+                return true;
+            }
+            for (uint32_t b = 0; b < cp->nbind; b++) r->regs[cp->bslot[b]] = nat[cp->bcol[b]];
+            for (uint32_t c = 0; c < cp->ncheck && ok; c++)
+                ok = r->regs[cp->cslot[c]] == nat[cp->ccol[c]];
+            if (ok) run_step(r, k + 1);
+            if (r->x->stop) return false;
+            /* the cursor stays valid: nothing a run writes is a relation it reads */
+        }
+    }
+    return false;
+}
+
+static void run_step(vrun *r, uint32_t k) {
+    vexec *x = r->x;
+    if (x->stop) return;
+    if (k == x->nsteps) {
+        x->emit(x, r->regs, x->ctx);
+        return;
+    }
+    const vstep *s = &x->steps[k];
+    const plan_op *op = &x->c->ops[s->op];
+    const vstepplan *sp = &r->plans[k];
+    if (s->seed || op->kind == POP_SCAN) {
+        walk(r, k, s->src.a, sp->idx_a, s->src.skip, false);
+        if (!x->stop) walk(r, k, s->src.extra, sp->idx_extra, NULL, false);
+        return;
+    }
+    switch (op->kind) {
+    case POP_NEG:
+        if (walk(r, k, s->src.a, sp->idx_a, s->src.skip, true)) return;
+        if (walk(r, k, s->src.extra, sp->idx_extra, NULL, true)) return;
+        run_step(r, k + 1);
+        return;
+    case POP_FILTER:
+        if (exec_filter(op, r->regs)) run_step(r, k + 1);
+        return;
+    case POP_ASSIGN: {
+        val_t v = exec_eval(op->rhs, r->regs);
+        if (sp->assign_check) {
+            if (v == r->regs[op->slot]) run_step(r, k + 1);
+            return;
+        }
+        val_t saved = r->regs[op->slot];
+        r->regs[op->slot] = v;
+        run_step(r, k + 1);
+        r->regs[op->slot] = saved;
+        return;
+    }
+    default:
+        return;
+    }
+}
+
+static bool expr_ready(const plan_expr *e, const bool *bound) {
+    if (!e) return true;
+    switch (e->kind) {
+    case PX_SLOT:
+        return bound[e->slot];
+    case PX_ARITH:
+        return expr_ready(e->l, bound) && expr_ready(e->r, bound);
+    case PX_CALL:
+        for (uint32_t i = 0; i < e->nargs; i++)
+            if (!expr_ready(e->args[i], bound)) return false;
+        return true;
+    default:
+        return true;
+    }
+}
+
+/* Columns of an atom given by constants or bound variables. */
+static uint32_t bound_columns(const plan_op *op, const bool *bound) {
+    uint32_t n = op->nprefix;
+    for (uint32_t p = 0; p < op->nprefix; p++) {
+        uint32_t col = op->order[p];
+        if (op->prefix_slot[col] >= 0 && !bound[op->prefix_slot[col]]) n--;
+    }
+    for (uint32_t p = op->nprefix; p < op->arity; p++) {
+        uint32_t col = op->order[p];
+        if ((op->act[col] == PCOL_BIND || op->act[col] == PCOL_CHECK_SLOT) &&
+            bound[op->act_slot[col]])
+            n++;
+    }
+    return n;
+}
+
+/* Whether a non-scan operation can run: its inputs are bound (a negation's variables
+ * must be, or they would turn into wildcards). */
+static bool op_ready(const plan_op *op, const bool *bound) {
+    switch (op->kind) {
+    case POP_NEG:
+        for (uint32_t p = 0; p < op->nprefix; p++) {
+            int32_t s = op->prefix_slot[op->order[p]];
+            if (s >= 0 && !bound[s]) return false;
+        }
+        return true;
+    case POP_FILTER:
+        return expr_ready(op->lhs, bound) && expr_ready(op->rhs, bound);
+    case POP_ASSIGN:
+        return expr_ready(op->rhs, bound);
+    default:
+        return true;
+    }
+}
+
+/* Orders the steps after the seed: the compiled order assumed a different first atom,
+ * so, as the compiler does, ready checks first, then the atom with the most bound
+ * columns (a recursive atom seeded from a delta binds what the compiled order expected
+ * from an atom that now comes later). */
+static void reorder(const plan_clause *c, const vstep *in, uint32_t n, vstep *out, bool *bound) {
+    bool done_small[32];
+    bool *done = n <= 32 ? done_small : calloc(n, 1);
+    memset(done, 0, n);
+    uint32_t k = 0;
+    if (n && in[0].seed) {
+        out[k++] = in[0];
+        done[0] = true;
+        vcolplan cp;
+        plan_columns(&c->ops[in[0].op], true, bound, &cp);
+    }
+    while (k < n) {
+        int32_t pick = -1;
+        for (uint32_t i = 0; i < n && pick < 0; i++)
+            if (!done[i] && c->ops[in[i].op].kind != POP_SCAN && op_ready(&c->ops[in[i].op], bound))
+                pick = (int32_t)i;
+        if (pick < 0) {
+            int32_t best_score = -1;
+            for (uint32_t i = 0; i < n; i++) {
+                if (done[i] || c->ops[in[i].op].kind != POP_SCAN) continue;
+                int32_t sc = (int32_t)bound_columns(&c->ops[in[i].op], bound);
+                if (sc > best_score) {
+                    best_score = sc;
+                    pick = (int32_t)i;
+                }
+            }
+        }
+        if (pick < 0) /* nothing ready: fall back to the compiled order */
+            for (uint32_t i = 0; i < n && pick < 0; i++)
+                if (!done[i]) pick = (int32_t)i;
+        done[pick] = true;
+        out[k++] = in[pick];
+        const plan_op *op = &c->ops[in[pick].op];
+        if (op->kind == POP_SCAN) {
+            vcolplan cp;
+            plan_columns(op, false, bound, &cp);
+        } else if (op->kind == POP_ASSIGN) {
+            bound[op->slot] = true;
+        }
+    }
+    if (done != done_small) free(done);
+}
+
+void vx_run(vexec *x, const val_t *pre, const bool *prebound) {
+    const plan_clause *c = x->c;
+    if (c->error) return;
+    uint32_t ns = c->nslots ? c->nslots : 1;
+    val_t regs_small[32];
+    bool bound_small[32];
+    vstepplan plans_small[4];
+    vstep steps_small[8];
+    val_t *regs = ns <= 32 ? regs_small : malloc(ns * sizeof *regs);
+    bool *bound = ns <= 32 ? bound_small : malloc(ns * sizeof *bound);
+    vstepplan *plans = x->nsteps <= 4 ? plans_small : malloc(x->nsteps * sizeof *plans);
+    vstep *steps = x->nsteps <= 8 ? steps_small : malloc(x->nsteps * sizeof *steps);
+    for (uint32_t i = 0; i < ns; i++) bound[i] = prebound && prebound[i];
+    reorder(c, x->steps, x->nsteps, steps, bound);
+    const vstep *given = x->steps;
+    x->steps = steps;
+    for (uint32_t i = 0; i < ns; i++) {
+        regs[i] = pre && prebound && prebound[i] ? pre[i] : VAL_NULL;
+        bound[i] = prebound && prebound[i];
+    }
+    for (uint32_t k = 0; k < x->nsteps; k++) {
+        const vstep *s = &x->steps[k];
+        const plan_op *op = &c->ops[s->op];
+        vstepplan *sp = &plans[k];
+        sp->assign_check = false;
+        sp->idx_a = sp->idx_extra = -1;
+        if (s->seed || op->kind == POP_SCAN || op->kind == POP_NEG) {
+            plan_columns(op, s->seed, bound, &sp->cp);
+            sp->idx_a = pick_index(s->src.a, op, &sp->cp);
+            sp->idx_extra = pick_index(s->src.extra, op, &sp->cp);
+        } else if (op->kind == POP_ASSIGN) {
+            sp->assign_check = bound[op->slot];
+            bound[op->slot] = true;
+        }
+    }
+    vrun r = {.x = x, .plans = plans, .regs = regs};
+    run_step(&r, 0);
+    x->steps = given;
+    if (regs != regs_small) free(regs);
+    if (bound != bound_small) free(bound);
+    if (plans != plans_small) free(plans);
+    if (steps != steps_small) free(steps);
+}
+
+void vx_head(const plan_clause *c, const val_t *regs, val_t *out) {
+    out[0] = VAL_NULL;
+    for (uint32_t i = 0; i < c->nhead; i++) out[i] = exec_eval(c->head[i], regs);
+}

@@ -1,0 +1,52 @@
+/* The clause interpreter of maintained views: runs one compiled clause (plan/plan.h)
+ * with every atom reading a chosen version of its relation, optionally seeded by a
+ * change set and with some variables bound in advance. Private to src/views.
+ *
+ * Why not the executor of exec/eval.c: maintenance reads each relation in one of two
+ * versions (before and after a write) without copying it, starts a clause from the atom
+ * whose relation changed rather than from the compiled join order, and checks single
+ * bindings with every variable bound. Those are three different ways of walking the same
+ * operations; a separate small walker keeps the query executor untouched. */
+#ifndef IL_VIEWS_VIEW_EVAL_H
+#define IL_VIEWS_VIEW_EVAL_H
+
+#include "plan/plan.h"
+
+/* A version of a relation without a copy: the tuples of `a` that are not in `skip`,
+ * then the tuples of `extra` (the two never overlap). Any part may be NULL (empty). */
+typedef struct vsrc {
+    const rel_t *a;
+    const rel_t *skip;
+    const rel_t *extra;
+} vsrc;
+
+/* One step of a run: an operation of the clause, reading `src` when it is an atom. A
+ * seed step iterates `src` (a change set) with the columns of atom `op`, binding its
+ * variables, whatever the operation's kind; it always comes first. */
+typedef struct vstep {
+    uint32_t op;
+    vsrc src;
+    bool seed;
+} vstep;
+
+typedef struct vexec vexec;
+/* Called for each complete binding; regs holds every slot (unbound slots are Null). */
+typedef void (*vemit_fn)(vexec *x, const val_t *regs, void *ctx);
+
+struct vexec {
+    const plan_clause *c;
+    const vstep *steps;
+    uint32_t nsteps;
+    vemit_fn emit;
+    void *ctx;
+    bool stop; /* set by an emitter that has seen enough */
+};
+
+/* Runs the steps. `pre` (nslots values) and `prebound` (nslots flags) give variables
+ * bound before the first step; both may be NULL. */
+void vx_run(vexec *x, const val_t *pre, const bool *prebound);
+
+/* The head tuple of a binding (arity = clause head width, at least one value). */
+void vx_head(const plan_clause *c, const val_t *regs, val_t *out);
+
+#endif

@@ -1,0 +1,388 @@
+/* Unit tests of maintained views (src/views): the retraction cases of the "Live views"
+ * issue (diamond, cycle, negation flips, aggregate groups, top_k boundary) and a
+ * randomized differential test: after every random write, the view's rows must equal a
+ * fresh `?query` through il_execute, and its delta the difference of consecutive fresh
+ * results. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "exec/tuplesort.h"
+#include "inputlayer.h"
+#include "value/value.h"
+#include "views/view.h"
+
+static il_engine *EN;
+static il_session *S;
+
+static void setup(void) {
+    char *err = NULL;
+    EN = il_engine_open(NULL, &err);
+    cr_assert_not_null(EN);
+    S = il_session_open(EN);
+}
+
+static void teardown(void) {
+    il_engine_close(EN);
+    val_shutdown();
+}
+
+TestSuite(views, .init = setup, .fini = teardown);
+
+static void run(const char *text) {
+    il_result *r = il_execute(S, text, strlen(text));
+    il_result_kind k = il_result_kind_of(r);
+    if (k == IL_RESULT_ERROR || k == IL_RESULT_PARSE_ERROR)
+        cr_assert_fail("%s: %s", text, il_result_nlines(r) ? il_result_line(r, 0) : "?");
+    il_result_free(r);
+}
+
+/* A set of rows in word order. */
+typedef struct rows {
+    val_t *v;
+    size_t n;
+    uint32_t w;
+} rows;
+
+static rows fresh(const char *query) {
+    il_result *r = il_execute(S, query, strlen(query));
+    cr_assert_eq(il_result_kind_of(r), IL_RESULT_TABLE, "%s: %s", query,
+                 il_result_nlines(r) ? il_result_line(r, 0) : "?");
+    rows out = {.n = il_result_nrows(r), .w = (uint32_t)il_result_ncols(r)};
+    out.v = malloc((out.n * out.w + 1) * sizeof *out.v);
+    for (size_t i = 0; i < out.n; i++) {
+        size_t width;
+        const il_value *row = il_result_row(r, i, &width);
+        memcpy(&out.v[i * out.w], row, out.w * sizeof *row);
+    }
+    il_result_free(r);
+    if (out.n && out.w) tuple_sort(out.v, out.n, out.w);
+    return out;
+}
+
+static rows of_view(view_t *v) {
+    rows out = {.w = view_arity(v)};
+    out.n = view_rows(v, &out.v);
+    if (out.n && out.w) tuple_sort(out.v, out.n, out.w);
+    return out;
+}
+
+static bool has(const rows *r, const val_t *t) {
+    for (size_t i = 0; i < r->n; i++)
+        if (memcmp(&r->v[i * r->w], t, r->w * sizeof *t) == 0) return true;
+    return false;
+}
+
+/* Rows of a that are not in b. */
+static rows minus(const rows *a, const rows *b) {
+    rows out = {.w = a->w};
+    out.v = malloc((a->n * a->w + 1) * sizeof *out.v);
+    for (size_t i = 0; i < a->n; i++)
+        if (!has(b, &a->v[i * a->w])) memcpy(&out.v[out.n++ * a->w], &a->v[i * a->w], a->w * 8);
+    return out;
+}
+
+static bool same(const rows *a, const rows *b) {
+    if (a->n != b->n) return false;
+    for (size_t i = 0; i < a->n; i++)
+        if (!has(b, &a->v[i * a->w])) return false;
+    return true;
+}
+
+static void show(const char *what, const rows *r) {
+    fprintf(stderr, "%s (%zu):", what, r->n);
+    for (size_t i = 0; i < r->n && i < 40; i++) {
+        fprintf(stderr, " (");
+        for (uint32_t k = 0; k < r->w; k++) {
+            char buf[64];
+            il_value_format(r->v[i * r->w + k], buf, sizeof buf);
+            fprintf(stderr, "%s%s", k ? "," : "", buf);
+        }
+        fprintf(stderr, ")");
+    }
+    fprintf(stderr, "\n");
+}
+
+static rows take(view_t *v, rows *removed) {
+    rows added = {.w = view_arity(v)};
+    removed->w = view_arity(v);
+    view_take_delta(v, &added.v, &added.n, &removed->v, &removed->n);
+    return added;
+}
+
+/* The view equals a fresh query, and its delta since `before` is the difference. */
+static void check(view_t *v, const char *query, rows *before, const char *after_stmt) {
+    rows now = fresh(query), got = of_view(v);
+    if (!same(&now, &got)) {
+        fprintf(stderr, "after %s, view %s differs\n", after_stmt, query);
+        show("fresh", &now);
+        show("view", &got);
+        cr_assert_fail("view rows differ from a fresh query");
+    }
+    rows rem, add = take(v, &rem);
+    rows want_add = minus(&now, before), want_rem = minus(before, &now);
+    if (!same(&add, &want_add) || !same(&rem, &want_rem)) {
+        fprintf(stderr, "after %s, delta of %s differs\n", after_stmt, query);
+        show("added", &add);
+        show("want added", &want_add);
+        show("removed", &rem);
+        show("want removed", &want_rem);
+        cr_assert_fail("view delta differs from the difference of fresh results");
+    }
+    free(add.v);
+    free(rem.v);
+    free(want_add.v);
+    free(want_rem.v);
+    free(got.v);
+    free(before->v);
+    *before = now;
+}
+
+static view_t *open_view(const char *query) {
+    const char *err;
+    view_t *v = view_open(S, query, &err);
+    cr_assert_not_null(v, "view_open(%s): %s", query, err ? err : "?");
+    return v;
+}
+
+static size_t nrows(view_t *v) {
+    val_t *r;
+    size_t n = view_rows(v, &r);
+    free(r);
+    return n;
+}
+
+Test(views, diamond) {
+    run("+top(1, 2)");
+    run("+top(1, 3)");
+    run("+bot(2, 4)");
+    run("+bot(3, 4)");
+    run("+via(X, Z) <- top(X, Y), bot(Y, Z)");
+    view_t *v = open_view("?via(X, Z)");
+    rows before = fresh("?via(X, Z)");
+    cr_assert_eq(nrows(v), 1);
+    run("-top(1, 2)");
+    cr_assert_eq(nrows(v), 1, "one derivation remains");
+    check(v, "?via(X, Z)", &before, "-top(1,2)");
+    run("-bot(3, 4)");
+    cr_assert_eq(nrows(v), 0, "both derivations gone");
+    check(v, "?via(X, Z)", &before, "-bot(3,4)");
+    free(before.v);
+    view_close(v);
+}
+
+Test(views, cycle) {
+    run("+edge[(1, 2), (2, 3), (3, 1), (3, 4)]");
+    run("+reach(X, Y) <- edge(X, Y)");
+    run("+reach(X, Z) <- reach(X, Y), edge(Y, Z)");
+    view_t *v = open_view("?reach(X, Y)");
+    rows before = fresh("?reach(X, Y)");
+    cr_assert_eq(nrows(v), 12);
+    run("-edge(2, 3)");
+    /* (1,2), (3,1), (3,2), (3,4) stay: nothing reaches 3 any more */
+    check(v, "?reach(X, Y)", &before, "-edge(2,3)");
+    cr_assert_eq(nrows(v), 4);
+    run("+edge(2, 3)");
+    check(v, "?reach(X, Y)", &before, "+edge(2,3)");
+    cr_assert_eq(nrows(v), 12);
+    free(before.v);
+    view_close(v);
+}
+
+Test(views, negation_flips) {
+    run("+node[(1), (2), (3)]");
+    run("+blocked[(2)]");
+    run("+open(X) <- node(X), !blocked(X)");
+    view_t *v = open_view("?open(X)");
+    rows before = fresh("?open(X)");
+    cr_assert_eq(nrows(v), 2);
+    run("+blocked(1)");
+    check(v, "?open(X)", &before, "+blocked(1)");
+    cr_assert_eq(nrows(v), 1);
+    run("-blocked(2)");
+    check(v, "?open(X)", &before, "-blocked(2)");
+    run("-blocked(1)");
+    check(v, "?open(X)", &before, "-blocked(1)");
+    cr_assert_eq(nrows(v), 3);
+    free(before.v);
+    view_close(v);
+}
+
+Test(views, aggregate_groups) {
+    run("+sale[(\"n\", 10), (\"n\", 5), (\"s\", 7)]");
+    run("+total(R, sum<A>) <- sale(R, A)");
+    view_t *v = open_view("?total(R, T)");
+    rows before = fresh("?total(R, T)");
+    cr_assert_eq(nrows(v), 2);
+    run("+sale(\"e\", 1)");
+    check(v, "?total(R, T)", &before, "+sale(e,1)");
+    cr_assert_eq(nrows(v), 3, "a group appears");
+    run("-sale(\"s\", 7)");
+    check(v, "?total(R, T)", &before, "-sale(s,7)");
+    cr_assert_eq(nrows(v), 2, "a group disappears");
+    run("-sale(\"n\", 5)");
+    check(v, "?total(R, T)", &before, "-sale(n,5)");
+    free(before.v);
+    view_close(v);
+}
+
+Test(views, top_k_boundary) {
+    run("+score[(1, 10), (2, 20), (3, 30)]");
+    run("+best(top_k<2, X, S:desc>) <- score(X, S)");
+    view_t *v = open_view("?best(X, S)");
+    rows before = fresh("?best(X, S)");
+    cr_assert_eq(nrows(v), 2);
+    run("+score(4, 25)");
+    check(v, "?best(X, S)", &before, "+score(4,25)");
+    run("-score(3, 30)");
+    check(v, "?best(X, S)", &before, "-score(3,30)");
+    run("-score(4, 25)");
+    check(v, "?best(X, S)", &before, "-score(4,25)");
+    free(before.v);
+    view_close(v);
+}
+
+Test(views, rule_change_rebuilds) {
+    run("+e[(1, 2), (2, 3)]");
+    run("+p(X, Y) <- e(X, Y)");
+    view_t *v = open_view("?p(X, Y)");
+    rows before = fresh("?p(X, Y)");
+    run("+p(X, Z) <- e(X, Y), e(Y, Z)");
+    check(v, "?p(X, Y)", &before, "new clause");
+    run(".rel drop e");
+    check(v, "?p(X, Y)", &before, ".rel drop e");
+    run("+e[(5, 6)]");
+    check(v, "?p(X, Y)", &before, "+e after drop");
+    free(before.v);
+    view_close(v);
+}
+
+Test(views, refuses_what_it_cannot_maintain) {
+    const char *err;
+    run("+e[(1, 2)]");
+    cr_assert_null(view_open(S, "?e(X, Y) :limit 1", &err) ? (void *)1 : NULL);
+    cr_assert_null(view_open(S, "+e(1, 2)", &err));
+    cr_assert_not_null(err);
+}
+
+/* ---- randomized differential test ---- */
+
+typedef struct ruleset {
+    const char *name;
+    const char *rules[6];
+    const char *queries[6];
+    const char *rels[3]; /* relations written: binary over the domain, or unary for `1:` */
+} ruleset;
+
+static const ruleset RULESETS[] = {
+    {"join",
+     {"+j(X, Z) <- a(X, Y), b(Y, Z)", "+j(X, X) <- a(X, X)"},
+     {"?j(X, Y)", "?j(1, Y)"},
+     {"a", "b"}},
+    {"two_hop",
+     {"+two_hop(X, Z) <- edge(X, Y), edge(Y, Z)"},
+     {"?two_hop(X, Z)", "?two_hop(1, Z)"},
+     {"edge"}},
+    {"left_closure",
+     {"+reach(X, Y) <- edge(X, Y)", "+reach(X, Z) <- reach(X, Y), edge(Y, Z)"},
+     {"?reach(X, Y)", "?reach(2, Y)"},
+     {"edge"}},
+    {"right_closure",
+     {"+path(X, Y) <- edge(X, Y)", "+path(X, Z) <- edge(X, Y), path(Y, Z)",
+      "+hot_reach(X, Y) <- label(X, 1), path(X, Y)"},
+     {"?path(X, Y)", "?hot_reach(X, Y)", "?path(3, Y)"},
+     {"edge", "label"}},
+    {"nonlinear",
+     {"+tc(X, Y) <- edge(X, Y)", "+tc(X, Z) <- tc(X, Y), tc(Y, Z)"},
+     {"?tc(X, Y)"},
+     {"edge"}},
+    {"mutual",
+     {"+even(X, Y) <- edge(X, Y), label(Y, 1)", "+odd(X, Z) <- even(X, Y), edge(Y, Z)",
+      "+even(X, Z) <- odd(X, Y), edge(Y, Z)"},
+     {"?even(X, Y)", "?odd(X, Y)"},
+     {"edge", "label"}},
+    {"negation_over_recursion",
+     {"+reach(X, Y) <- edge(X, Y)", "+reach(X, Z) <- reach(X, Y), edge(Y, Z)",
+      "+unreached(X, Y) <- label(X, Y), !reach(X, Y)", "+lonely(X) <- label(X, _), !edge(X, _)"},
+     {"?unreached(X, Y)", "?lonely(X)"},
+     {"edge", "label"}},
+    {"aggregates",
+     {"+deg(X, count<Y>) <- edge(X, Y)", "+total(X, sum<Y>) <- edge(X, Y)",
+      "+lo(X, min<Y>) <- edge(X, Y)", "+best(top_k<2, X, Y:desc>) <- edge(X, Y)",
+      "+reach(X, Y) <- edge(X, Y)", "+fan(X, count<Y>) <- reach(X, Y), reach(Y, _)"},
+     {"?deg(X, N)", "?total(X, S)", "?lo(X, M)", "?best(X, Y)", "?fan(X, N)"},
+     {"edge"}},
+};
+
+static uint64_t rng_state = 42;
+static uint64_t rnd(void) {
+    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static int g_steps;
+
+static void differential(const ruleset *rs, int steps, int domain) {
+    char kg[64];
+    snprintf(kg, sizeof kg, ".kg create diff_%s", rs->name);
+    run(kg);
+    snprintf(kg, sizeof kg, ".kg use diff_%s", rs->name);
+    run(kg);
+    /* seed a little data so that every relation exists before the views open */
+    char stmt[256];
+    for (int r = 0; r < 3 && rs->rels[r]; r++) {
+        snprintf(stmt, sizeof stmt, "+%s(1, 2)", rs->rels[r]);
+        run(stmt);
+    }
+    for (int i = 0; i < 6 && rs->rules[i]; i++) run(rs->rules[i]);
+    view_t *views[6] = {0};
+    rows before[6];
+    int nq = 0;
+    for (; nq < 6 && rs->queries[nq]; nq++) {
+        views[nq] = open_view(rs->queries[nq]);
+        before[nq] = fresh(rs->queries[nq]);
+        rows got = of_view(views[nq]);
+        if (!same(&got, &before[nq])) {
+            show("fresh", &before[nq]);
+            show("view", &got);
+            cr_assert_fail("%s: initial rows differ", rs->queries[nq]);
+        }
+        free(got.v);
+    }
+    int nrels = 0;
+    while (nrels < 3 && rs->rels[nrels]) nrels++;
+    for (int s = 0; s < steps; s++) {
+        const char *rel = rs->rels[rnd() % (uint64_t)nrels];
+        int kind = (int)(rnd() % 10);
+        int x = 1 + (int)(rnd() % (uint64_t)domain), y = 1 + (int)(rnd() % (uint64_t)domain);
+        if (kind < 5) {
+            snprintf(stmt, sizeof stmt, "+%s(%d, %d)", rel, x, y);
+        } else if (kind < 9) {
+            snprintf(stmt, sizeof stmt, "-%s(%d, %d)", rel, x, y);
+        } else if (rnd() % 2) {
+            /* a batch: several inserts in one statement */
+            int x2 = 1 + (int)(rnd() % (uint64_t)domain), y2 = 1 + (int)(rnd() % (uint64_t)domain);
+            snprintf(stmt, sizeof stmt, "+%s[(%d, %d), (%d, %d), (%d, %d)]", rel, x, y, x2, y2, y,
+                     x);
+        } else {
+            /* a conditional delete of several tuples */
+            snprintf(stmt, sizeof stmt, "-%s(X, Y) <- %s(X, Y), X = %d", rel, rel, x);
+        }
+        run(stmt);
+        for (int q = 0; q < nq; q++) check(views[q], rs->queries[q], &before[q], stmt);
+        g_steps++;
+    }
+    for (int q = 0; q < nq; q++) {
+        view_close(views[q]);
+        free(before[q].v);
+    }
+}
+
+Test(views, differential, .timeout = 120) {
+    for (size_t i = 0; i < sizeof RULESETS / sizeof *RULESETS; i++)
+        differential(&RULESETS[i], 2000, 6 + (int)(i % 3));
+    fprintf(stderr, "differential: %d random statements checked\n", g_steps);
+}
