@@ -5,7 +5,7 @@ BUILD_SAN  ?= build-san
 JOBS       ?= $(shell nproc)
 CONFORMANCE_DIR ?= ../shared/conformance
 
-.PHONY: all setup build build-san run test unit conformance conformance-san bench-engine fuzz fuzz-short format clean
+.PHONY: all setup build build-san run test unit crash-test conformance conformance-san bench-engine fuzz fuzz-short format clean
 
 all: build
 
@@ -20,8 +20,8 @@ build-san: setup
 	@cmake -S . -B $(BUILD_SAN) -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang -DIL_SANITIZE=ON >/dev/null
 	@cmake --build $(BUILD_SAN) -j $(JOBS)
 
-# The server on ./data with the defaults (127.0.0.1:8080). Data lives in memory until
-# durability lands; ./data holds the generated bootstrap credentials.
+# The server on ./data with the defaults (127.0.0.1:8080). ./data holds the write-ahead
+# log (data/wal/, docs/durability.md) and the generated bootstrap credentials.
 run: build
 	@echo "Starting inputlayer-server on http://127.0.0.1:8080 (data dir ./data; Ctrl-C stops it)."
 	@echo "Connect from another shell with the bootstrap API key (generated on first start"
@@ -37,6 +37,11 @@ repl: build
 
 unit: build
 	@cd $(BUILD) && ctest --output-on-failure
+
+# The long crash test (the short one, 20 kills, is part of the unit tests).
+CRASH_ROUNDS ?= 300
+crash-test: build
+	@$(BUILD)/crash_test $(BUILD)/crash_driver $(CRASH_ROUNDS)
 
 conformance: build
 	@python3 tests/conformance/run.py --client $(BUILD)/inputlayer-client --cases $(CONFORMANCE_DIR)

@@ -27,6 +27,22 @@ typedef uint64_t il_value;
 il_engine *il_engine_open(const char *data_dir, char **err);
 void il_engine_close(il_engine *e);
 
+/* When a write's result may be returned (docs/durability.md). IMMEDIATE (the default):
+ * after its log record is on disk (fdatasync). BATCHED: the log is synced at most every
+ * batch_ms, so a power loss may lose that window of acknowledged writes. ASYNC: the
+ * kernel writes the log when it likes; a crash of the process loses nothing, a power
+ * loss may lose the tail. */
+typedef enum il_durability {
+    IL_DURABILITY_IMMEDIATE,
+    IL_DURABILITY_BATCHED,
+    IL_DURABILITY_ASYNC,
+} il_durability;
+/* False for an engine without a data directory. */
+bool il_engine_set_durability(il_engine *e, il_durability mode, unsigned batch_ms);
+/* Forces every acknowledged write to disk (for BATCHED and ASYNC: a timer or shutdown
+ * calls it). True when there is nothing to sync; false and *err (malloc'ed) on failure. */
+bool il_engine_sync(il_engine *e, char **err);
+
 il_session *il_session_open(il_engine *e);
 void il_session_close(il_session *s);
 

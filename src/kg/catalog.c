@@ -5,6 +5,7 @@
 
 #include "iql/parser.h"
 #include "kg/kg.h"
+#include "store/store.h"
 #include "views/view.h"
 
 kg_graph *kg_graph_find(il_engine *e, const char *name) {
@@ -16,6 +17,7 @@ kg_graph *kg_graph_find(il_engine *e, const char *name) {
 kg_graph *kg_graph_create(il_engine *e, const char *name) {
     kg_graph *g = calloc(1, sizeof *g);
     g->name = strdup(name);
+    g->e = e;
     il_arena_init(&g->arena);
     il_vec_push(e->graphs, g);
     return g;
@@ -140,7 +142,16 @@ uint32_t kg_head_arity(const iql_atom *head) {
 
 /* ---- base delta for maintained views ---- */
 
+static void delta_note_views(kg_graph *g, const char *rel, const val_t *t, uint32_t arity,
+                             int sign);
+
 void kg_delta_note(kg_graph *g, const char *rel, const val_t *t, uint32_t arity, int sign) {
+    store_note_tuple(g->e->store, g, rel, t, arity, sign); /* the log, when durable */
+    delta_note_views(g, rel, t, arity, sign);
+}
+
+static void delta_note_views(kg_graph *g, const char *rel, const val_t *t, uint32_t arity,
+                             int sign) {
     if (!g->views.n) return;
     kg_delta_rel *d = NULL;
     for (uint32_t i = 0; i < g->delta.n && !d; i++)
@@ -164,7 +175,8 @@ void kg_delta_note_all_deleted(kg_graph *g, const kg_relation *r) {
     rel_cursor cur;
     rel_seek(r->data, 0, NULL, 0, &cur);
     const val_t *t;
-    while ((t = rel_next(&cur, NULL))) kg_delta_note(g, r->name, t, rel_arity(r->data), -1);
+    /* views only: the log records the clear or drop as one operation */
+    while ((t = rel_next(&cur, NULL))) delta_note_views(g, r->name, t, rel_arity(r->data), -1);
 }
 
 void kg_delta_clear(kg_graph *g) {

@@ -1,18 +1,40 @@
-/* The embedding API (include/inputlayer.h): engines, sessions, statement execution. */
+/* The embedding API (include/inputlayer.h): engines, sessions, statement execution.
+ * An engine opened on a data directory recovers its stored state from the log there
+ * (src/store) before it is handed out. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "iql/parser.h"
 #include "kg/kg.h"
+#include "store/store.h"
 
 il_engine *il_engine_open(const char *data_dir, char **err) {
     if (err) *err = NULL;
-    (void)data_dir;
     il_engine *e = calloc(1, sizeof *e);
     if (!e) return NULL;
     e->started = time(NULL);
     kg_graph_create(e, "default");
+    if (data_dir && *data_dir) {
+        /* e->store stays NULL during recovery, so replaying logs nothing again */
+        store *st = store_open(e, data_dir, 0, err);
+        if (!st) {
+            il_engine_close(e);
+            return NULL;
+        }
+        e->store = st;
+    }
     return e;
+}
+
+bool il_engine_set_durability(il_engine *e, il_durability mode, unsigned batch_ms) {
+    if (!e->store) return false;
+    store_set_durability(e->store, mode, batch_ms);
+    return true;
+}
+
+bool il_engine_sync(il_engine *e, char **err) {
+    if (err) *err = NULL;
+    return !e->store || store_sync(e->store, err);
 }
 
 void il_engine_close(il_engine *e) {
@@ -21,6 +43,7 @@ void il_engine_close(il_engine *e) {
     while (e->graphs.n) kg_graph_drop(e, e->graphs.v[e->graphs.n - 1]);
     il_vec_free(e->graphs);
     il_vec_free(e->sessions);
+    store_close(e->store);
     free(e);
 }
 
@@ -54,8 +77,12 @@ il_result *il_execute(il_session *s, const char *text, size_t len) {
     il_result *r;
     if (!iql_parse(&a, text, len, &st, &err))
         r = res_parse_error(err ? err : "Parse error");
-    else
+    else {
+        s->text = text;
+        s->text_len = len;
         r = kg_exec_stmt(s, &st, &a);
+        s->text = NULL;
+    }
     il_arena_destroy(&a);
     return r;
 }

@@ -48,6 +48,7 @@ typedef struct kg_delta_rel {
 
 typedef struct kg_graph {
     char *name;
+    il_engine *e; /* the engine it belongs to (its durable store) */
     IL_VEC(kg_relation *) rels;
     IL_VEC(kg_rule *) rules; /* catalog order: by first registration */
     il_arena arena;          /* schemas */
@@ -61,8 +62,11 @@ typedef struct kg_graph {
     IL_VEC(kg_delta_rel) delta;
 } kg_graph;
 
+struct store;
+
 struct il_engine {
     IL_VEC(kg_graph *) graphs;
+    struct store *store;           /* the data directory's log (src/store), NULL in memory */
     IL_VEC(il_session *) sessions; /* open sessions, moved off a graph that is dropped */
     uint64_t queries;
     time_t started;
@@ -78,6 +82,8 @@ typedef struct sess_facts {
 
 struct il_session {
     il_engine *e;
+    const char *text; /* the statement running now (for the log), or NULL */
+    size_t text_len;
     kg_graph *kg;
     IL_VEC(sess_facts *) facts;
     IL_VEC(iql_rule *) rules; /* in rules_arena, insertion order */
@@ -112,8 +118,9 @@ kg_rule *kg_rule_find(kg_graph *g, const char *name);
 kg_rule *kg_rule_get(kg_graph *g, const char *name); /* creates an empty rule */
 void kg_rule_drop(kg_graph *g, kg_rule *r);
 void kg_rule_add_clause(kg_graph *g, kg_rule *r, const iql_rule *clause);
-/* Records that a stored tuple really changed (sign +1 inserted, -1 deleted) in the
- * graph's base delta, when views are open on the graph. */
+/* Records that a stored tuple really changed (sign +1 inserted, -1 deleted): in the
+ * statement's log record when the engine is durable, and in the graph's base delta when
+ * views are open on the graph. */
 void kg_delta_note(kg_graph *g, const char *rel, const val_t *t, uint32_t arity, int sign);
 /* Records every tuple of a relation as deleted (before .clear or .rel drop). */
 void kg_delta_note_all_deleted(kg_graph *g, const kg_relation *r);
@@ -122,6 +129,9 @@ void kg_delta_clear(kg_graph *g);
 /* Effective output arity of a rule head (placeholders dropped, ranking aggregates expanded). */
 uint32_t kg_head_arity(const iql_atom *head);
 bool kg_head_has_agg(const iql_atom *head);
+
+/* A copy of a schema in the arena. */
+iql_schema *kg_schema_copy(il_arena *a, const iql_schema *sc);
 
 /* ---- plan cache (plans.c) ---- */
 /* A cached program for this query text, built against the graph as it is now, or NULL.

@@ -8,6 +8,7 @@
 #include "iql/parser.h"
 #include "iql/print.h"
 #include "kg/kg.h"
+#include "store/store.h"
 #include "value/print.h"
 
 static int cmp_names(const void *a, const void *b) {
@@ -78,6 +79,7 @@ static il_result *meta_kg(il_session *s, const iql_meta *m) {
         if (e->graphs.n >= 1000)
             return res_error("Create failed: Too many knowledge graphs (max 1000)");
         kg_graph *g = kg_graph_create(e, n);
+        store_note_kg_create(e->store, n);
         il_result *r = res_message("Knowledge graph '%s' created.", n);
         char line[512];
         snprintf(line, sizeof line, "Switched to knowledge graph: %s", n);
@@ -107,6 +109,7 @@ static il_result *meta_kg(il_session *s, const iql_meta *m) {
             }
         }
         kg_graph_drop(e, g);
+        store_note_kg_drop(e->store, n);
         return res_message("Knowledge graph '%s' dropped.", n);
     }
     case IQL_META_KG_ACL_LIST:
@@ -283,6 +286,7 @@ static il_result *meta_rule(il_session *s, const iql_meta *m, il_arena *a) {
             return res_error("Rule '%s' not found: Failed to drop rule: Rule '%s' does not exist",
                              m->arg, m->arg);
         kg_rule_drop(g, r);
+        store_note_rule_drop(s->e->store, g, m->arg);
         return res_message("Rule '%s' dropped.", m->arg);
     }
     case IQL_META_RULE_DROP_PREFIX: {
@@ -303,6 +307,7 @@ static il_result *meta_rule(il_session *s, const iql_meta *m, il_arena *a) {
         for (uint32_t i = 0; i < n; i++) {
             il_buf_printf(&b, "%s%s", i ? ", " : "", names[i]);
             kg_rule_drop(g, kg_rule_find(g, names[i]));
+            store_note_rule_drop(s->e->store, g, names[i]);
             free((char *)names[i]);
         }
         free(names);
@@ -324,6 +329,7 @@ static il_result *meta_rule(il_session *s, const iql_meta *m, il_arena *a) {
                 (r->clauses.n - i - 1) * sizeof(iql_rule *));
         r->clauses.n--;
         g->version++;
+        store_note_rule_remove(s->e->store, g, m->arg, i + 1);
         if (r->clauses.n == 0) {
             il_result *res = res_message("Rule '%s' deleted (last clause removed).", m->arg);
             kg_rule_drop(g, r);
@@ -336,6 +342,7 @@ static il_result *meta_rule(il_session *s, const iql_meta *m, il_arena *a) {
         if (!r) return res_message("Error: Failed to clear rule: Rule '%s' does not exist", m->arg);
         r->clauses.n = 0;
         g->version++;
+        store_note_rule_clear(s->e->store, g, m->arg);
         return res_message("Rule '%s' cleared.", m->arg);
     }
     case IQL_META_RULE_EDIT:
@@ -457,6 +464,7 @@ static il_result *meta_clear_prefix(il_session *s, const char *prefix) {
         total += c;
         k++;
         kg_delta_note_all_deleted(g, rels[i]); /* views */
+        store_note_rel_clear(s->e->store, g, rels[i]->name);
         rel_clear(rels[i]->data);
     }
     il_result *r = res_message("Cleared %zu fact(s) from %u relation(s) with prefix '%s': %s",
@@ -496,6 +504,7 @@ il_result *kg_exec_meta(il_session *s, const iql_meta *m, il_arena *a) {
         kg_delta_note_all_deleted(s->kg, kr); /* views */
         kg_rel_drop_data(s->kg, kr);
         kr->schema = NULL;
+        store_note_rel_drop(s->e->store, s->kg, m->arg);
         return res_message("Relation '%s' dropped.", m->arg);
     }
     case IQL_META_RULE_LIST:

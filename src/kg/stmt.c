@@ -10,6 +10,7 @@
 #include "iql/print.h"
 #include "kg/kg.h"
 #include "plan/build.h"
+#include "store/store.h"
 #include "value/print.h"
 #include "views/view.h"
 
@@ -438,7 +439,10 @@ static il_result *exec_persistent_rule(il_session *s, const iql_rule *r, il_aren
         }
     }
     kg_rule *kr = kg_rule_get(s->kg, name);
-    if (!has_clause(kr, r)) kg_rule_add_clause(s->kg, kr, r);
+    if (!has_clause(kr, r)) {
+        kg_rule_add_clause(s->kg, kr, r);
+        store_note_rule_add(s->e->store, s->kg, s->text, s->text_len, r);
+    }
     return res_message("Rule '%s' registered.", name);
 }
 
@@ -506,7 +510,7 @@ static il_result *exec_session_fact(il_session *s, const iql_facts *f, il_arena 
     return r;
 }
 
-static iql_schema *schema_copy(il_arena *a, const iql_schema *sc) {
+iql_schema *kg_schema_copy(il_arena *a, const iql_schema *sc) {
     iql_schema *c = il_arena_alloc(a, sizeof *c);
     c->rel = il_arena_strdup(a, sc->rel);
     c->ncols = sc->ncols;
@@ -522,9 +526,10 @@ static iql_schema *schema_copy(il_arena *a, const iql_schema *sc) {
 static il_result *exec_schema(il_session *s, const iql_schema *sc, bool persistent) {
     if (persistent) {
         kg_relation *kr = kg_rel_get(s->kg, sc->rel);
-        kr->schema = schema_copy(&s->kg->arena, sc);
+        kr->schema = kg_schema_copy(&s->kg->arena, sc);
+        store_note_schema(s->e->store, s->kg, sc);
     } else {
-        il_vec_push(s->schemas, schema_copy(&s->rules_arena, sc));
+        il_vec_push(s->schemas, kg_schema_copy(&s->rules_arena, sc));
     }
     return res_message("Schema for '%s' registered with %u columns (%s)", sc->rel, sc->ncols,
                        persistent ? "persistent" : "session");
@@ -608,6 +613,7 @@ static il_result *exec_stmt(il_session *s, const iql_stmt *st, il_arena *a) {
         kg_rule *r = kg_rule_find(s->kg, st->u.drop_name);
         if (!r) return res_message("'%s' not found as rule.", st->u.drop_name);
         kg_rule_drop(s->kg, r);
+        store_note_rule_drop(s->e->store, s->kg, st->u.drop_name);
         return res_message("Rule '%s' dropped.", st->u.drop_name);
     }
     case IQL_STMT_DELETE:
@@ -626,8 +632,46 @@ static il_result *exec_stmt(il_session *s, const iql_stmt *st, il_arena *a) {
     return res_error("Unsupported statement");
 }
 
+/* Statements that cannot change stored state, allowed after the log failed. */
+static bool read_only(const iql_stmt *st) {
+    if (st->kind == IQL_STMT_QUERY || st->kind == IQL_STMT_SESSION_RULE ||
+        st->kind == IQL_STMT_SESSION_FACT || st->kind == IQL_STMT_SESSION_SCHEMA ||
+        st->kind == IQL_STMT_TYPE_DECL)
+        return true;
+    if (st->kind != IQL_STMT_META) return false;
+    switch (st->u.meta.kind) {
+    case IQL_META_KG_CREATE:
+    case IQL_META_KG_DROP:
+    case IQL_META_REL_DROP:
+    case IQL_META_RULE_DROP:
+    case IQL_META_RULE_DROP_PREFIX:
+    case IQL_META_RULE_REMOVE:
+    case IQL_META_RULE_CLEAR:
+    case IQL_META_CLEAR_PREFIX:
+    case IQL_META_COMPACT:
+        return false;
+    default:
+        return true;
+    }
+}
+
 il_result *kg_exec_stmt(il_session *s, const iql_stmt *st, il_arena *a) {
+    store *log = s->e->store;
+    /* After a failed write the memory may be ahead of the disk; accepting more writes
+       would acknowledge what a restart cannot bring back. */
+    if (store_failed(log) && !read_only(st))
+        return res_error("Storage error: the write-ahead log failed earlier; writes are refused "
+                         "until the engine is reopened");
     il_result *r = exec_stmt(s, st, a);
+    /* One record for the whole statement, durable before its result is returned and
+       before any other session runs a statement (one thread per engine). */
+    char *err = NULL;
+    if (!store_commit(log, &err)) {
+        il_result_free(r);
+        r = res_error("Storage error: %s; the statement's effects may not survive a restart",
+                      err ? err : "write failed");
+        free(err);
+    }
     /* Maintained views catch up with the statement's base delta (or rebuild after a
        change of rules); graphs without views are skipped at once. */
     view_engine_commit(s->e);

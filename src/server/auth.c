@@ -1,13 +1,13 @@
-/* Bootstrap credentials: the admin password and the bootstrap API key come from
- * INPUTLAYER_ADMIN_PASSWORD / INPUTLAYER_BOOTSTRAP_API_KEY, else from
- * <data-dir>/credentials.toml, else they are generated and written there (mode 0600).
- * The password is kept as an argon2id hash, the key as its SHA-256. */
-#include <argon2.h>
+/* Credentials at start and per request. On the first start (an empty identity store) the
+ * admin user and the `bootstrap` API key are created: the password comes from
+ * INPUTLAYER_ADMIN_PASSWORD, else <credentials file>, else http.auth.bootstrap_admin_password,
+ * else it is generated; the key from INPUTLAYER_BOOTSTRAP_API_KEY, else the file, else it is
+ * generated. What was generated is written to the credentials file (mode 0600). Later
+ * starts use the store and ignore those sources, as the original does. */
 #include <errno.h>
 #include <fcntl.h>
 #include <openssl/crypto.h>
 #include <openssl/rand.h>
-#include <openssl/sha.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,43 +52,76 @@ static char *read_text(const char *path) {
 }
 
 static bool write_file(const char *path, const char *pw, const char *key) {
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (fd < 0) return false;
     fchmod(fd, 0600);
-    char buf[512];
-    int n = snprintf(buf, sizeof buf,
-                     "# Generated bootstrap credentials of inputlayer-server.\n"
-                     "admin_password = \"%s\"\napi_key = \"%s\"\n",
-                     pw, key);
-    bool ok = n > 0 && write(fd, buf, (size_t)n) == n;
+    il_buf b;
+    il_buf_init(&b);
+    il_buf_printf(&b,
+                  "# Generated bootstrap credentials of inputlayer-server.\n"
+                  "admin_password = \"%s\"\napi_key = \"%s\"\n",
+                  pw, key);
+    bool ok = write(fd, b.data, b.len) == (ssize_t)b.len;
+    OPENSSL_cleanse(b.data, b.len);
+    il_buf_free(&b);
     return close(fd) == 0 && ok;
 }
 
-bool srv_auth_bootstrap(srv_auth *a, const char *data_dir) {
-    char path[4096];
-    snprintf(path, sizeof path, "%s/credentials.toml", data_dir);
+static char *random_secret(void) {
+    char *s = malloc(65);
+    srv_random_hex(s, 32);
+    return s;
+}
+
+static void forget(char *secret) {
+    if (!secret) return;
+    OPENSSL_cleanse(secret, strlen(secret));
+    free(secret);
+}
+
+bool srv_auth_bootstrap(srv_server *s) {
+    const srv_config *cfg = s->cfg;
     const char *env_pw = getenv("INPUTLAYER_ADMIN_PASSWORD");
     const char *env_key = getenv("INPUTLAYER_BOOTSTRAP_API_KEY");
     if (env_key && !*env_key) env_key = NULL;
-    char *file = read_text(path);
-    char *pw = env_pw ? strdup(env_pw) : file ? file_value(file, "admin_password") : NULL;
+    if (s->users.nusers > 0) {
+        if (env_pw || env_key)
+            fprintf(stderr,
+                    "WARNING: %s already holds users: INPUTLAYER_ADMIN_PASSWORD and "
+                    "INPUTLAYER_BOOTSTRAP_API_KEY are used on the first start only\n",
+                    s->users.path);
+        return true;
+    }
+    il_buf path;
+    il_buf_init(&path);
+    if (cfg->credentials_file && cfg->credentials_file[0])
+        il_buf_puts(&path, cfg->credentials_file);
+    else
+        il_buf_printf(&path, "%s/credentials.toml", cfg->data_dir);
+    char *file = read_text(path.data);
+    char *file_pw = file ? file_value(file, "admin_password") : NULL;
+    char *pw = env_pw    ? strdup(env_pw)
+               : file_pw ? strdup(file_pw)
+               : cfg->bootstrap_admin_password && cfg->bootstrap_admin_password[0]
+                   ? strdup(cfg->bootstrap_admin_password)
+                   : NULL;
+    forget(file_pw);
     char *key = env_key ? strdup(env_key) : file ? file_value(file, "api_key") : NULL;
+    if (file) OPENSSL_cleanse(file, strlen(file));
+    free(file);
     bool generated = false;
     if (!pw) {
-        pw = malloc(65);
-        srv_random_hex(pw, 32);
+        pw = random_secret();
         generated = true;
     }
     if (!key) {
-        key = malloc(65);
-        srv_random_hex(key, 32);
+        key = random_secret();
         generated = true;
     }
-    free(file);
     bool ok = true;
     if (generated) {
-        if (!write_file(path, pw, key)) {
-            fprintf(stderr, "ERROR: cannot write %s: %s\n", path, strerror(errno));
+        if (!write_file(path.data, pw, key)) {
+            fprintf(stderr, "ERROR: cannot write %s: %s\n", path.data, strerror(errno));
             ok = false;
         } else {
             size_t kl = strlen(key);
@@ -97,42 +130,45 @@ bool srv_auth_bootstrap(srv_auth *a, const char *data_dir) {
                     "==========================================\n\n"
                     "Full credentials (API key and password) saved to: %s\n"
                     "Retrieve them with:  cat %s\n\n",
-                    kl > 4 ? key + kl - 4 : key, path, path);
+                    kl > 4 ? key + kl - 4 : key, path.data, path.data);
         }
     }
-    if (ok) {
-        unsigned char salt[16];
-        RAND_bytes(salt, sizeof salt);
-        /* The original's argon2 parameters (v=19, m=19456 KiB, t=2, p=1). */
-        size_t enclen = argon2_encodedlen(2, 19456, 1, sizeof salt, 32, Argon2_id);
-        a->admin_hash = malloc(enclen);
-        if (argon2id_hash_encoded(2, 19456, 1, pw, strlen(pw), salt, sizeof salt, 32, a->admin_hash,
-                                  enclen) != ARGON2_OK) {
-            fprintf(stderr, "ERROR: cannot hash the admin password\n");
-            ok = false;
-        }
-        SHA256((const unsigned char *)key, strlen(key), a->key_sha);
+    char err[512];
+    if (ok && (!srv_users_add(&s->users, "admin", pw, SRV_ROLE_ADMIN) ||
+               !srv_users_add_key(&s->users, "bootstrap", "admin", key, -1))) {
+        fprintf(stderr, "ERROR: cannot hash the admin password\n");
+        ok = false;
     }
-    OPENSSL_cleanse(pw, strlen(pw));
-    OPENSSL_cleanse(key, strlen(key));
-    free(pw);
-    free(key);
+    if (ok && !srv_users_save(&s->users, err, sizeof err)) {
+        fprintf(stderr, "ERROR: %s\n", err);
+        ok = false;
+    }
+    forget(pw);
+    forget(key);
+    il_buf_free(&path);
     return ok;
 }
 
-bool srv_auth_password(const srv_auth *a, const char *user, const char *pw) {
-    /* Verify even for an unknown user so that both cost the same. */
-    bool ok = argon2id_verify(a->admin_hash, pw, strlen(pw)) == ARGON2_OK;
-    return ok && strcmp(user, "admin") == 0;
-}
-
-bool srv_auth_key(const srv_auth *a, const char *key, size_t len) {
-    unsigned char sha[32];
-    SHA256((const unsigned char *)key, len, sha);
-    return CRYPTO_memcmp(sha, a->key_sha, sizeof sha) == 0;
-}
-
-void srv_auth_free(srv_auth *a) {
-    free(a->admin_hash);
-    a->admin_hash = NULL;
+srv_user *srv_auth_current(srv_conn *c) {
+    srv_users *u = &c->srv->users;
+    srv_user *user = srv_users_find(u, c->user);
+    enum srv_notice why = SRV_N_CREDENTIAL_REVOKED;
+    if (user && c->via == SRV_VIA_KEY) {
+        srv_key *k = srv_users_key_by_id(u, c->key_id);
+        if (!k || strcmp(k->owner, c->user) != 0) {
+            user = NULL;
+        } else if (srv_key_expired(k, srv_wall_ms())) {
+            user = NULL;
+            why = SRV_N_CREDENTIAL_EXPIRED;
+        }
+    }
+    /* Normally the fence closed the connection when the credential ended; this catches an
+     * expiry that the timer has not reached yet. */
+    if (!user)
+        srv_notice_close(c, why,
+                         why == SRV_N_CREDENTIAL_EXPIRED
+                             ? "Credential expired; reconnect with valid credentials"
+                             : "Credential revoked; reconnect with valid credentials",
+                         1008);
+    return user;
 }

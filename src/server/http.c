@@ -1,5 +1,6 @@
 /* HTTP/1.1 on the server port (http-parser): the health endpoints, /metrics, and the
- * WebSocket upgrade of /ws. Routes also answer under /v1. */
+ * WebSocket upgrade of /ws with its connection limits; the per-address request rate.
+ * Routes also answer under /v1. */
 #include <openssl/evp.h>
 #include <openssl/sha.h>
 #include <stdio.h>
@@ -11,8 +12,8 @@
 
 static const char WS_GUID[] = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
 
-static void respond(srv_conn *c, int status, const char *reason, const char *ctype,
-                    const char *body, size_t len) {
+void srv_http_respond(srv_conn *c, int status, const char *reason, const char *ctype,
+                      const char *body, size_t len) {
     il_buf b;
     il_buf_init(&b);
     il_buf_printf(&b,
@@ -26,7 +27,8 @@ static void respond(srv_conn *c, int status, const char *reason, const char *cty
 }
 
 static void respond_json(srv_conn *c, int status, const char *reason, il_buf *body) {
-    respond(c, status, reason, "application/json", body->data ? body->data : "", body->len);
+    srv_http_respond(c, status, reason, "application/json", body->data ? body->data : "",
+                     body->len);
 }
 
 static void not_found(srv_conn *c) {
@@ -38,42 +40,11 @@ static void not_found(srv_conn *c) {
     il_buf_free(&b);
 }
 
-/* Counts the lines of a message result after its header line (e.g. `.kg list`). */
-static size_t count_listed(srv_server *s, const char *stmt) {
-    il_result *r = il_execute(s->stats, stmt, strlen(stmt));
-    size_t n = 0;
-    if (il_result_kind_of(r) == IL_RESULT_MESSAGE && il_result_nlines(r) > 0)
-        n = il_result_nlines(r) - 1;
-    il_result_free(r);
-    return n;
-}
-
-static void metrics(srv_conn *c) {
-    srv_server *s = c->srv;
-    const char *h = c->auth_hdr.data;
-    if (!h || strncmp(h, "Bearer ", 7) != 0 || !srv_auth_key(&s->auth, h + 7, strlen(h + 7))) {
-        const char *msg = "Invalid or missing API key";
-        respond(c, 401, "Unauthorized", "text/plain; charset=utf-8", msg, strlen(msg));
-        return;
-    }
-    il_buf b;
-    il_buf_init(&b);
-    il_buf_printf(&b,
-                  "{\"success\":true,\"data\":{\"knowledge_graphs\":%zu,\"query_count\":%llu,"
-                  "\"uptime_secs\":%llu,\"sessions\":{\"total\":%u,\"clean\":%u,\"dirty\":%u},"
-                  "\"connections\":%u}}",
-                  count_listed(s, ".kg list"), (unsigned long long)s->query_count,
-                  (unsigned long long)((srv_now_ms() - s->started_ms) / 1000), s->nsessions,
-                  s->nsessions - s->ndirty, s->ndirty, s->nconns);
-    respond_json(c, 200, "OK", &b);
-    il_buf_free(&b);
-}
-
 static void upgrade(srv_conn *c) {
     if (!c->upgrade_ok || !c->ws_key.data) {
         const char *msg = "Expected a WebSocket upgrade";
         c->keep_alive = false;
-        respond(c, 400, "Bad Request", "text/plain; charset=utf-8", msg, strlen(msg));
+        srv_http_respond(c, 400, "Bad Request", "text/plain; charset=utf-8", msg, strlen(msg));
         srv_conn_close(c);
         return;
     }
@@ -93,7 +64,40 @@ static void upgrade(srv_conn *c) {
                   accept);
     srv_conn_write(c, b.data, b.len);
     il_buf_free(&b);
+    /* From here on the connection counts as a WebSocket, not as an HTTP connection. */
+    srv_server *s = c->srv;
+    if (c->counted_http) s->nhttp--;
+    c->counted_http = false;
+    s->nws++;
+    c->counted_ws = true;
     if (!srv_ws_start(c)) srv_conn_close(c);
+}
+
+static void plain(srv_conn *c, int status, const char *reason, const char *msg) {
+    srv_http_respond(c, status, reason, "text/plain; charset=utf-8", msg, strlen(msg));
+}
+
+/* The limits checked before an upgrade: WebSocket connections in all, and
+ * unauthenticated ones per client address. */
+static bool ws_admitted(srv_conn *c) {
+    srv_server *s = c->srv;
+    int64_t limit = s->cfg->max_ws_connections;
+    if (limit > 0 && s->nws >= (uint64_t)limit) {
+        s->counters.rejections[SRV_REJ_WS_CONNECTIONS]++;
+        il_buf b;
+        il_buf_init(&b);
+        il_buf_puts(&b, "{\"success\":false,\"error\":{\"code\":\"SERVICE_UNAVAILABLE\","
+                        "\"message\":\"Too many WebSocket connections\"}}");
+        respond_json(c, 503, "Service Unavailable", &b);
+        il_buf_free(&b);
+        return false;
+    }
+    if (!srv_preauth_take(c)) {
+        s->counters.rejections[SRV_REJ_WS_PREAUTH]++;
+        plain(c, 429, "Too Many Requests", "Too many unauthenticated WebSocket connections");
+        return false;
+    }
+    return true;
 }
 
 /* The path without the query string and without a leading /v1. */
@@ -107,6 +111,15 @@ static void route(srv_conn *c) {
     const char *p = path;
     if (strncmp(p, "/v1/", 4) == 0) p += 3;
     bool get = c->parser.method == HTTP_GET || c->parser.method == HTTP_HEAD;
+    /* Health probes are exempt from the per-address rate: refusing the orchestrator's
+     * liveness probe during a flood would get a healthy server restarted. */
+    bool probe =
+        get && (strcmp(p, "/health") == 0 || strcmp(p, "/live") == 0 || strcmp(p, "/ready") == 0);
+    if (!probe && !srv_rate_http(c)) {
+        c->srv->counters.rejections[SRV_REJ_PER_IP_RATE]++;
+        plain(c, 429, "Too Many Requests", "Rate limit exceeded");
+        return;
+    }
     if (get && strcmp(p, "/ws") == 0) {
         /* ?kg=<name> selects the first knowledge graph. */
         const char *q = url[plen] == '?' ? url + plen + 1 : "";
@@ -120,7 +133,7 @@ static void route(srv_conn *c) {
             t += n;
             if (*t == '&') t++;
         }
-        upgrade(c);
+        if (ws_admitted(c)) upgrade(c);
     } else if (get && strcmp(p, "/health") == 0) {
         il_buf b;
         il_buf_init(&b);
@@ -132,9 +145,11 @@ static void route(srv_conn *c) {
         respond_json(c, 200, "OK", &b);
         il_buf_free(&b);
     } else if (get && (strcmp(p, "/live") == 0 || strcmp(p, "/ready") == 0)) {
-        respond(c, 200, "OK", NULL, "", 0);
+        srv_http_respond(c, 200, "OK", NULL, "", 0);
     } else if (get && strcmp(p, "/metrics") == 0) {
-        metrics(c);
+        srv_metrics_json(c);
+    } else if (get && strcmp(p, "/metrics/prometheus") == 0) {
+        srv_metrics_prometheus(c);
     } else {
         not_found(c);
     }
@@ -157,6 +172,12 @@ static void header_done(srv_conn *c) {
     } else if (strcasecmp(n, "Authorization") == 0) {
         il_buf_clear(&c->auth_hdr);
         il_buf_puts(&c->auth_hdr, v);
+    } else if (strcasecmp(n, "X-Forwarded-For") == 0) {
+        il_buf_clear(&c->forwarded_for);
+        il_buf_puts(&c->forwarded_for, v);
+    } else if (strcasecmp(n, "X-Real-IP") == 0) {
+        il_buf_clear(&c->real_ip);
+        il_buf_puts(&c->real_ip, v);
     }
     il_buf_clear(&c->hname);
     il_buf_clear(&c->hval);
@@ -187,6 +208,8 @@ static int on_message_begin(http_parser *p) {
     il_buf_clear(&c->url);
     il_buf_clear(&c->ws_key);
     il_buf_clear(&c->auth_hdr);
+    il_buf_clear(&c->forwarded_for);
+    il_buf_clear(&c->real_ip);
     c->upgrade_ok = false;
     return 0;
 }
@@ -194,6 +217,8 @@ static int on_message_begin(http_parser *p) {
 static int on_message_complete(http_parser *p) {
     srv_conn *c = p->data;
     c->keep_alive = http_should_keep_alive(p) && !p->upgrade;
+    srv_client_ip(c);
+    srv_timer_start(c, SRV_HTTP_IDLE_MS);
     route(c);
     if (c->state == SRV_HTTP && !c->keep_alive) srv_conn_close(c);
     /* After an upgrade the parser stops by itself: the bytes that follow are frames. */
@@ -223,7 +248,7 @@ void srv_http_feed(srv_conn *c, const char *data, size_t len) {
     if (c->state == SRV_HTTP && HTTP_PARSER_ERRNO(&c->parser) != HPE_OK) {
         const char *msg = "Bad request";
         c->keep_alive = false;
-        respond(c, 400, "Bad Request", "text/plain; charset=utf-8", msg, strlen(msg));
+        srv_http_respond(c, 400, "Bad Request", "text/plain; charset=utf-8", msg, strlen(msg));
         srv_conn_close(c);
     }
 }

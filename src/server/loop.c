@@ -1,5 +1,6 @@
-/* The libuv side of the server: accepting connections, reading into the HTTP parser or
- * the WebSocket, writing, and closing a connection once its last write has gone out. */
+/* The libuv side of the server: accepting connections (within max_connections), reading
+ * into the HTTP parser or the WebSocket, writing, and closing a connection once its last
+ * write has gone out. */
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <stdio.h>
@@ -27,6 +28,8 @@ static void conn_free_if_done(srv_conn *c) {
     il_buf_free(&c->hval);
     il_buf_free(&c->ws_key);
     il_buf_free(&c->auth_hdr);
+    il_buf_free(&c->forwarded_for);
+    il_buf_free(&c->real_ip);
     il_buf_free(&c->in);
     il_buf_free(&c->out);
     free(c);
@@ -48,7 +51,12 @@ static void conn_close_now(srv_conn *c) {
         s->conns = c->next;
     if (c->next) c->next->prev = c->prev;
     s->nconns--;
+    if (c->counted_http) s->nhttp--;
+    if (c->counted_ws) s->nws--;
+    c->counted_http = c->counted_ws = false;
+    srv_preauth_release(c);
     uv_close((uv_handle_t *)&c->timer, on_handle_closed);
+    uv_close((uv_handle_t *)&c->tick, on_handle_closed);
     uv_close((uv_handle_t *)&c->tcp, on_handle_closed);
 }
 
@@ -107,6 +115,7 @@ void srv_conn_write(srv_conn *c, const char *data, size_t len) {
 void srv_conn_close(srv_conn *c) {
     c->state = SRV_CLOSING;
     uv_timer_stop(&c->timer);
+    uv_timer_stop(&c->tick);
     if (c->pending_writes == 0) linger(c);
 }
 
@@ -145,9 +154,11 @@ static void on_connection(uv_stream_t *server, int status) {
     c->srv = s;
     uv_tcp_init(s->loop, &c->tcp);
     uv_timer_init(s->loop, &c->timer);
+    uv_timer_init(s->loop, &c->tick);
     c->tcp.data = c;
     c->timer.data = c;
-    c->handles_open = 2;
+    c->tick.data = c;
+    c->handles_open = 3;
     c->next = s->conns;
     if (s->conns) s->conns->prev = c;
     s->conns = c;
@@ -158,8 +169,29 @@ static void on_connection(uv_stream_t *server, int status) {
     }
     /* Small request/reply frames: do not let Nagle hold them back. */
     uv_tcp_nodelay(&c->tcp, 1);
+    struct sockaddr_storage peer;
+    int plen = sizeof peer;
+    if (uv_tcp_getpeername(&c->tcp, (struct sockaddr *)&peer, &plen) == 0 &&
+        peer.ss_family == AF_INET)
+        uv_ip4_name((const struct sockaddr_in *)&peer, c->peer, sizeof c->peer);
+    else
+        snprintf(c->peer, sizeof c->peer, "0.0.0.0");
+    memcpy(c->ip, c->peer, sizeof c->ip);
     srv_http_init(c);
+    /* Reading also serves a refused connection: the lingering close reads until EOF. */
     uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read);
+    int64_t limit = s->cfg->max_connections;
+    if (limit > 0 && s->nhttp >= (uint64_t)limit) {
+        s->counters.rejections[SRV_REJ_HTTP_CONNECTIONS]++;
+        const char *msg = "Too many connections";
+        srv_http_respond(c, 503, "Service Unavailable", "text/plain; charset=utf-8", msg,
+                         strlen(msg));
+        srv_conn_close(c);
+        return;
+    }
+    s->nhttp++;
+    c->counted_http = true;
+    srv_timer_start(c, SRV_HTTP_IDLE_MS);
 }
 
 static void on_signal(uv_signal_t *sig, int signum) {
@@ -169,21 +201,21 @@ static void on_signal(uv_signal_t *sig, int signum) {
     uv_close((uv_handle_t *)&s->listener, NULL);
     uv_close((uv_handle_t *)&s->sigint, NULL);
     uv_close((uv_handle_t *)&s->sigterm, NULL);
+    uv_close((uv_handle_t *)&s->expiry, NULL);
     /* WebSocket clients get a notice and a close frame; the loop ends once every
      * connection has written its last bytes and closed. */
     for (srv_conn *c = s->conns, *next; c; c = next) {
         next = c->next;
-        if (c->state == SRV_WS) {
-            srv_send_notice(c, "server_shutdown", "Server shutting down");
-            srv_ws_close(c, 1001);
-            srv_conn_close(c);
-        } else {
+        if (c->state == SRV_WS)
+            srv_notice_close(c, SRV_N_SERVER_SHUTDOWN, "Server shutting down", 1001);
+        else
             conn_close_now(c);
-        }
     }
 }
 
-int srv_loop_run(srv_server *s, const char *host, int port) {
+int srv_loop_run(srv_server *s) {
+    const char *host = s->cfg->host;
+    int port = (int)s->cfg->port;
     struct sockaddr_in addr;
     if (uv_ip4_addr(host, port, &addr) != 0) {
         fprintf(stderr, "ERROR: invalid address %s:%d\n", host, port);
@@ -204,6 +236,9 @@ int srv_loop_run(srv_server *s, const char *host, int port) {
     s->sigint.data = s->sigterm.data = s;
     uv_signal_start(&s->sigint, on_signal, SIGINT);
     uv_signal_start(&s->sigterm, on_signal, SIGTERM);
+    uv_timer_init(s->loop, &s->expiry);
+    s->expiry.data = s;
+    srv_fence_schedule(s);
     printf("HTTP server listening on: http://%s:%d\n", host, port);
     fflush(stdout);
     uv_run(s->loop, UV_RUN_DEFAULT);
@@ -211,5 +246,8 @@ int srv_loop_run(srv_server *s, const char *host, int port) {
 }
 
 void srv_timer_start(srv_conn *c, uint64_t ms) {
-    uv_timer_start(&c->timer, on_timer, ms, 0);
+    if (ms == 0)
+        uv_timer_stop(&c->timer);
+    else
+        uv_timer_start(&c->timer, on_timer, ms, 0);
 }

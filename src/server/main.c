@@ -1,5 +1,7 @@
-/* inputlayer-server: `[--host H] [--port P] [--data-dir D]`. One process, one libuv
- * loop and one engine; HTTP (health, metrics) and the WebSocket API on one port. */
+/* inputlayer-server: `[--config FILE] [--host H] [--port P] [--data-dir D] [--set K=V]...`.
+ * Loads the configuration (flags > environment > files > defaults), the identity store
+ * and the engine, then runs one libuv loop serving HTTP (health, metrics) and the
+ * WebSocket API on one port. */
 #include <errno.h>
 #include <openssl/rand.h>
 #include <signal.h>
@@ -11,9 +13,16 @@
 #include "server/server.h"
 #include "value/value.h"
 
+extern char **environ;
+
 static void usage(FILE *f) {
-    fputs("usage: inputlayer-server [--host ADDR] [--port PORT] [--data-dir DIR]\n"
-          "  defaults: --host 127.0.0.1 --port 8080 --data-dir ./data\n",
+    fputs("usage: inputlayer-server [-c|--config FILE] [--host ADDR] [--port PORT]\n"
+          "                         [--data-dir DIR] [--set SECTION.KEY=VALUE]...\n"
+          "                         [--print-config] [--help] [--version]\n"
+          "  defaults: --host 127.0.0.1 --port 8080 --data-dir ./data\n"
+          "  Without --config, ./config.toml and ./config.local.toml are read when present.\n"
+          "  INPUTLAYER_<SECTION>__<KEY> environment variables override the files; flags\n"
+          "  override both. See config.example.toml for every key.\n",
           f);
 }
 
@@ -30,26 +39,103 @@ static bool make_dirs(const char *path) {
     return mkdir(buf, 0700) == 0 || errno == EEXIST;
 }
 
-int main(int argc, char **argv) {
-    const char *host = "127.0.0.1", *data_dir = "./data";
-    int port = 8080;
+typedef struct flag_set {
+    const char *key, *value, *flag;
+} flag_set;
+
+/* The original warned about these when a config file turned a protection off. */
+static void warn_unsafe(const srv_config *c) {
+    static const struct {
+        srv_cfg_key key;
+        size_t off;
+    } LIMITS[] = {
+        {SRV_K_MAX_RESULT_ROWS, offsetof(srv_config, max_result_rows)},
+        {SRV_K_MAX_CONNECTIONS, offsetof(srv_config, max_connections)},
+        {SRV_K_MAX_WS_CONNECTIONS, offsetof(srv_config, max_ws_connections)},
+        {SRV_K_WS_MAX_MESSAGES, offsetof(srv_config, ws_max_messages_per_sec)},
+        {SRV_K_PER_IP_MAX_RPS, offsetof(srv_config, per_ip_max_rps)},
+        {SRV_K_WS_MAX_PREAUTH, offsetof(srv_config, ws_max_preauth_per_ip)},
+    };
+    for (size_t i = 0; i < sizeof LIMITS / sizeof LIMITS[0]; i++)
+        if (*(const int64_t *)((const char *)c + LIMITS[i].off) == 0)
+            fprintf(stderr, "WARNING: %s = 0: this limit is off\n",
+                    srv_config_key_name(LIMITS[i].key));
+}
+
+/* Loads the configuration; returns the exit status to use on failure, or -1. */
+static int load_config(srv_config *cfg, const char *config_path, const flag_set *flags,
+                       size_t nflags) {
+    char err[1024];
+    bool loaded;
+    if (config_path) {
+        if (!srv_config_apply_file(cfg, config_path, true, &loaded, stderr, err, sizeof err)) {
+            fprintf(stderr, "ERROR: %s\n", err);
+            return 1;
+        }
+    } else {
+        /* Unlike the original, a broken file is an error rather than a silent fallback to
+         * the defaults (BUG there: every override was lost without a word). */
+        static const char *const DEFAULT_FILES[] = {"./config.toml", "./config.local.toml"};
+        for (size_t i = 0; i < 2; i++) {
+            if (!srv_config_apply_file(cfg, DEFAULT_FILES[i], false, &loaded, stderr, err,
+                                       sizeof err)) {
+                fprintf(stderr, "ERROR: %s\n", err);
+                return 1;
+            }
+            if (loaded) fprintf(stderr, "Configuration read from %s\n", DEFAULT_FILES[i]);
+        }
+    }
+    if (!srv_config_apply_env(cfg, environ, stderr, err, sizeof err)) {
+        fprintf(stderr, "ERROR: %s\n", err);
+        return 1;
+    }
+    for (size_t i = 0; i < nflags; i++) {
+        if (!srv_config_set(cfg, flags[i].key, flags[i].value, SRV_SRC_FLAG, err, sizeof err)) {
+            fprintf(stderr, "ERROR: %s: %s\n", flags[i].flag, err);
+            return 2;
+        }
+    }
+    if (!srv_config_validate(cfg, err, sizeof err)) {
+        fprintf(stderr, "ERROR: %s\n", err);
+        return 1;
+    }
+    return -1;
+}
+
+/* Parses argv; returns the exit status when the process should stop, else -1. */
+static int parse_args(int argc, char **argv, const char **config_path, flag_set *flags,
+                      size_t *nflags, bool *print_config) {
+    static const struct {
+        const char *flag, *key;
+    } SHORTCUTS[] = {
+        {"--host", "http.host"}, {"--port", "http.port"}, {"--data-dir", "storage.data_dir"}};
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--host") == 0 && i + 1 < argc) {
-            host = argv[++i];
-        } else if (strcmp(argv[i], "--port") == 0 && i + 1 < argc) {
-            char *end;
-            long p = strtol(argv[++i], &end, 10);
-            if (*end || p < 0 || p > 65535) {
-                fprintf(stderr, "ERROR: invalid port: %s\n", argv[i]);
+        const char *a = argv[i];
+        bool has_value = i + 1 < argc;
+        bool matched = false;
+        for (size_t k = 0; k < 3 && !matched; k++) {
+            if (strcmp(a, SHORTCUTS[k].flag) != 0) continue;
+            if (!has_value) break;
+            flags[(*nflags)++] = (flag_set){SHORTCUTS[k].key, argv[++i], SHORTCUTS[k].flag};
+            matched = true;
+        }
+        if (matched) continue;
+        if ((strcmp(a, "--config") == 0 || strcmp(a, "-c") == 0) && has_value) {
+            *config_path = argv[++i];
+        } else if (strcmp(a, "--set") == 0 && has_value) {
+            char *kv = argv[++i], *eq = strchr(kv, '=');
+            if (!eq || eq == kv) {
+                fprintf(stderr, "ERROR: --set needs SECTION.KEY=VALUE, not '%s'\n", kv);
                 return 2;
             }
-            port = (int)p;
-        } else if (strcmp(argv[i], "--data-dir") == 0 && i + 1 < argc) {
-            data_dir = argv[++i];
-        } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            *eq = 0;
+            flags[(*nflags)++] = (flag_set){kv, eq + 1, "--set"};
+        } else if (strcmp(a, "--print-config") == 0) {
+            *print_config = true;
+        } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             usage(stdout);
             return 0;
-        } else if (strcmp(argv[i], "--version") == 0) {
+        } else if (strcmp(a, "--version") == 0) {
             puts("inputlayer-server " SRV_VERSION);
             return 0;
         } else {
@@ -57,15 +143,37 @@ int main(int argc, char **argv) {
             return 2;
         }
     }
+    return -1;
+}
+
+int main(int argc, char **argv) {
+    const char *config_path = NULL;
+    flag_set *flags = calloc((size_t)argc + 1, sizeof *flags);
+    size_t nflags = 0;
+    bool print_config = false;
+    int status = parse_args(argc, argv, &config_path, flags, &nflags, &print_config);
+    srv_config cfg;
+    srv_config_init(&cfg);
+    if (status < 0) status = load_config(&cfg, config_path, flags, nflags);
+    free(flags);
+    if (status >= 0 || print_config) {
+        if (status < 0) srv_config_print(&cfg, stdout);
+        srv_config_free(&cfg);
+        return status < 0 ? 0 : status;
+    }
     /* A peer that goes away mid-write must not kill the server. */
     signal(SIGPIPE, SIG_IGN);
     printf("InputLayer Server\n=================\n\n");
+    warn_unsafe(&cfg);
+    const char *data_dir = cfg.data_dir;
     if (!make_dirs(data_dir)) {
         fprintf(stderr, "ERROR: Failed to initialize InputLayer: cannot create %s: %s\n", data_dir,
                 strerror(errno));
+        srv_config_free(&cfg);
         return 1;
     }
     srv_server s = {0};
+    s.cfg = &cfg;
     s.loop = uv_default_loop();
     s.started_ms = srv_now_ms();
     srv_random_hex(s.epoch, 8);
@@ -74,20 +182,33 @@ int main(int argc, char **argv) {
     if (!s.engine) {
         fprintf(stderr, "ERROR: Failed to initialize InputLayer: %s\n", err ? err : "?");
         free(err);
+        srv_config_free(&cfg);
         return 1;
     }
-    int status = 1;
-    if (srv_auth_bootstrap(&s.auth, data_dir)) {
+    status = 1;
+    char msg[1024];
+    il_buf path;
+    il_buf_init(&path);
+    il_buf_printf(&path, "%s/identities.tsv", data_dir);
+    if (!srv_users_load(&s.users, path.data, msg, sizeof msg)) {
+        fprintf(stderr, "ERROR: Failed to initialize InputLayer: %s\n", msg);
+    } else if (srv_auth_bootstrap(&s)) {
         s.stats = il_session_open(s.engine);
         printf("Storage engine initialized (in memory; data dir %s)\nHTTP Server\n-----------\n"
-               "Address: %s:%d\n",
-               data_dir, host, port);
-        status = srv_loop_run(&s, host, port);
+               "Address: %s:%lld\n",
+               data_dir, cfg.host, (long long)cfg.port);
+        status = srv_loop_run(&s);
         il_session_close(s.stats);
+        /* Keeps the keys' last use times, which are not written on every use. */
+        if (status == 0 && !srv_users_save(&s.users, msg, sizeof msg))
+            fprintf(stderr, "ERROR: %s\n", msg);
     }
-    srv_auth_free(&s.auth);
+    il_buf_free(&path);
+    srv_users_free(&s.users);
+    srv_clients_free(&s.clients);
     il_engine_close(s.engine);
     uv_loop_close(s.loop);
     val_shutdown();
+    srv_config_free(&cfg);
     return status;
 }

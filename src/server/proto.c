@@ -1,7 +1,9 @@
-/* The WebSocket protocol (protocol v5 subset): authentication, execute with ids and
- * in-order replies, results (streamed when large), ping, cancel, and invalid_request
- * errors for malformed frames. Requests run to completion on the loop thread in arrival
- * order, so replies are in request order by construction. */
+/* The WebSocket protocol (protocol v5 subset): authentication (passwords with login
+ * backoff, API keys), execute with ids and in-order replies, every statement authorized
+ * before any runs, the identity commands answered here, results (streamed when large),
+ * ping, cancel, the message rate limit, and invalid_request errors for malformed frames.
+ * Requests run to completion on the loop thread in arrival order, so replies are in
+ * request order by construction. */
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +11,8 @@
 
 #include "iql/script.h"
 #include "server/server.h"
+#include "server/srv_admin.h"
+#include "server/srv_authz.h"
 
 /* ---- replies ---- */
 
@@ -16,6 +20,11 @@ typedef struct reply {
     const il_result *table; /* a TABLE result, or NULL for message lines */
     const char **lines;
     size_t nlines;
+    /* A table built by the server (.user list ...): column names and JSON rows. */
+    const char *const *cols;
+    size_t ncols;
+    char *const *rows;
+    size_t nrows;
     il_buf errors; /* StatementError objects, comma-separated */
     il_buf ext;    /* extra fields, each starting with ',' */
     uint64_t ms;
@@ -33,25 +42,31 @@ static void reply_free(reply *r) {
 }
 
 static size_t reply_ncols(const reply *r) {
+    if (r->cols) return r->ncols;
     if (!r->table) return 1;
     return il_result_nrows(r->table) ? il_result_ncols(r->table) : 0;
 }
 
+/* Rows the result has (a table may be cut to max_result_rows when sent). */
 static size_t reply_nrows(const reply *r) {
-    return r->table ? il_result_nrows(r->table) : r->nlines;
+    return r->cols ? r->nrows : r->table ? il_result_nrows(r->table) : r->nlines;
 }
 
 static void write_columns(il_buf *b, const reply *r) {
     il_buf_puts(b, ",\"columns\":[");
     for (size_t i = 0; i < reply_ncols(r); i++) {
         if (i) il_buf_putc(b, ',');
-        const char *name = r->table ? il_result_col(r->table, i) : "message";
+        const char *name = r->cols ? r->cols[i] : r->table ? il_result_col(r->table, i) : "message";
         srv_json_str(b, name, strlen(name));
     }
     il_buf_putc(b, ']');
 }
 
 static void write_row(il_buf *b, const reply *r, size_t i) {
+    if (r->cols) {
+        il_buf_puts(b, r->rows[i]);
+        return;
+    }
     il_buf_putc(b, '[');
     if (r->table) {
         size_t width;
@@ -79,9 +94,14 @@ static void send_buf(srv_conn *c, il_buf *b) {
     il_buf_clear(b);
 }
 
-/* Sends a result as one frame, or as result_start/chunk/end when over 1 MiB. */
+/* Sends a result as one frame, or as result_start/chunk/end when over 1 MiB. A query
+ * table over max_result_rows is cut there and flagged truncated, with total_count the
+ * rows it had (the original cut silently, with truncated:false: BUG). */
 static void send_reply(srv_conn *c, const char *id, reply *r) {
-    size_t nrows = reply_nrows(r);
+    size_t total = reply_nrows(r), nrows = total;
+    int64_t cap = c->srv->cfg->max_result_rows;
+    if (r->table && cap > 0 && nrows > (uint64_t)cap) nrows = (size_t)cap;
+    const char *truncated = nrows < total ? "true" : "false";
     il_buf rows;
     il_buf_init(&rows);
     size_t *off = malloc((nrows + 1) * sizeof *off);
@@ -108,9 +128,9 @@ static void send_reply(srv_conn *c, const char *id, reply *r) {
         il_buf_puts(&b, ",\"rows\":[");
         il_buf_put(&b, rows.data, rows.len);
         il_buf_printf(&b,
-                      "],\"row_count\":%zu,\"total_count\":%zu,\"truncated\":false,"
+                      "],\"row_count\":%zu,\"total_count\":%zu,\"truncated\":%s,"
                       "\"execution_time_ms\":%llu,\"errors\":[",
-                      nrows, nrows, (unsigned long long)r->ms);
+                      nrows, total, truncated, (unsigned long long)r->ms);
         il_buf_put(&b, r->errors.data, r->errors.len);
         il_buf_putc(&b, ']');
         write_provenance(&b, nrows);
@@ -121,9 +141,9 @@ static void send_reply(srv_conn *c, const char *id, reply *r) {
         srv_json_open(&b, "result_start", id);
         write_columns(&b, r);
         il_buf_printf(&b,
-                      ",\"total_count\":%zu,\"truncated\":false,\"execution_time_ms\":%llu,"
+                      ",\"total_count\":%zu,\"truncated\":%s,\"execution_time_ms\":%llu,"
                       "\"errors\":[",
-                      nrows, (unsigned long long)r->ms);
+                      total, truncated, (unsigned long long)r->ms);
         il_buf_put(&b, r->errors.data, r->errors.len);
         il_buf_putc(&b, ']');
         il_buf_put(&b, r->ext.data, r->ext.len);
@@ -213,26 +233,57 @@ static il_result *run(srv_conn *c, const char *stmt, size_t len) {
     return r;
 }
 
-static void send_parse_error(srv_conn *c, const char *id, const char *text, const char *cls) {
-    il_buf b;
-    il_buf_init(&b);
-    srv_json_open(&b, "error", id);
-    il_buf_puts(&b, ",\"message\":\"Program has 1 parse error(s)\",\"code\":\"validation\","
-                    "\"validation_errors\":[{\"line\":1,\"statement_index\":0,\"error\":");
-    srv_json_str(&b, text, strlen(text));
-    il_buf_puts(&b, "}]");
-    if (cls) il_buf_printf(&b, ",\"statement_class\":\"%s\"", cls);
-    il_buf_putc(&b, '}');
-    send_buf(c, &b);
-    il_buf_free(&b);
+static void save_identities(srv_server *s) {
+    char err[512];
+    if (!srv_users_save(&s->users, err, sizeof err)) fprintf(stderr, "ERROR: %s\n", err);
 }
 
-static void execute_one(srv_conn *c, const char *id, const iql_script_item *it, uint64_t t0) {
-    if (it->unterminated) {
+/* What a successful statement did to the server's view of sessions and ACLs: the
+ * session's knowledge graph after .kg use / .kg create (whose non-admin creator becomes
+ * its owner), and after .kg drop the sessions the engine moved to `default` and the
+ * dropped graph's ACL entries. */
+static void after_stmt(srv_conn *c, const srv_stmt *st, const il_result *r) {
+    il_result_kind kind = il_result_kind_of(r);
+    if (st->effect == SRV_FX_NONE || (kind != IL_RESULT_MESSAGE && kind != IL_RESULT_TABLE)) return;
+    srv_server *s = c->srv;
+    if (st->effect == SRV_FX_DROP) {
+        for (srv_conn *o = s->conns; o; o = o->next)
+            if (o->session && strcmp(o->kg, st->effect_kg) == 0)
+                snprintf(o->kg, sizeof o->kg, "default");
+        size_t before = s->users.nacls;
+        srv_users_drop_kg(&s->users, st->effect_kg);
+        if (s->users.nacls != before) save_identities(s);
+        return;
+    }
+    if (il_result_stmt_class(r) != IL_STMT_KG_SWITCH) return;
+    snprintf(c->kg, sizeof c->kg, "%s", st->effect_kg);
+    srv_user *u = srv_users_find(&s->users, c->user);
+    /* A name the store could not read back (control characters) gets no entry. */
+    if (st->effect == SRV_FX_CREATE && u && u->role != SRV_ROLE_ADMIN &&
+        srv_name_ok(st->effect_kg, SRV_KG_NAME_MAX)) {
+        srv_users_grant(&s->users, st->effect_kg, u->name, SRV_KG_OWNER);
+        save_identities(s);
+    }
+}
+
+static void send_parse_error(srv_conn *c, const char *id, const char *text, const char *cls) {
+    il_buf f;
+    il_buf_init(&f);
+    il_buf_puts(&f, ",\"validation_errors\":[{\"line\":1,\"statement_index\":0,\"error\":");
+    srv_json_str(&f, text, strlen(text));
+    il_buf_puts(&f, "}]");
+    if (cls) il_buf_printf(&f, ",\"statement_class\":\"%s\"", cls);
+    srv_send_error_fields(c, id, "validation", "Program has 1 parse error(s)", f.data);
+    il_buf_free(&f);
+}
+
+static void execute_one(srv_conn *c, const char *id, const srv_stmt *st, uint64_t t0) {
+    if (st->unterminated) {
         send_parse_error(c, id, "unterminated statement (unbalanced delimiters)", NULL);
         return;
     }
-    il_result *r = run(c, it->text, it->len);
+    il_result *r = run(c, st->text, st->len);
+    after_stmt(c, st, r);
     il_stmt_class k = il_result_stmt_class(r);
     const char *cls = class_name(k);
     il_result_kind kind = il_result_kind_of(r);
@@ -241,16 +292,9 @@ static void execute_one(srv_conn *c, const char *id, const iql_script_item *it, 
         if (kind == IL_RESULT_PARSE_ERROR) {
             send_parse_error(c, id, msg, cls);
         } else {
-            il_buf b;
-            il_buf_init(&b);
-            srv_json_open(&b, "error", id);
-            il_buf_puts(&b, ",\"message\":");
-            srv_json_str(&b, msg, strlen(msg));
-            il_buf_printf(&b, ",\"code\":\"%s\"", error_code(msg));
-            if (cls) il_buf_printf(&b, ",\"statement_class\":\"%s\"", cls);
-            il_buf_putc(&b, '}');
-            send_buf(c, &b);
-            il_buf_free(&b);
+            char fields[64] = "";
+            if (cls) snprintf(fields, sizeof fields, ",\"statement_class\":\"%s\"", cls);
+            srv_send_error_fields(c, id, error_code(msg), msg, fields);
         }
         free(msg);
         il_result_free(r);
@@ -289,10 +333,22 @@ static void execute_one(srv_conn *c, const char *id, const iql_script_item *it, 
     il_result_free(r);
 }
 
+/* Checks a statement again against the session's actual knowledge graph when an earlier
+ * `.kg use` of the program failed and the graph is not the one the first check assumed. */
+static const char *recheck(srv_conn *c, const srv_user *me, srv_stmt *st) {
+    if (me->role == SRV_ROLE_ADMIN || strcmp(st->checked_kg, c->kg) == 0) return NULL;
+    srv_authz_state as;
+    memset(&as, 0, sizeof as);
+    snprintf(as.kg, sizeof as.kg, "%s", c->kg);
+    srv_authz_stmt(&c->srv->users, me, &as, st);
+    return st->denied[0] ? st->denied : NULL;
+}
+
 /* A program of several statements: each runs in order and failures do not stop it.
  * The last query's table is the reply, else every statement's message lines; failed
  * statements add an `Error: ...` line and an errors[] entry. */
-static void execute_many(srv_conn *c, const char *id, iql_script *sc, uint64_t t0) {
+static void execute_many(srv_conn *c, const char *id, srv_stmt *sts, size_t n, const srv_user *me,
+                         uint64_t t0) {
     reply rp;
     reply_init(&rp);
     il_result *last_table = NULL;
@@ -302,15 +358,20 @@ static void execute_many(srv_conn *c, const char *id, iql_script *sc, uint64_t t
     size_t nowned = 0;
     const char **lines = NULL;
     size_t nlines = 0;
-    iql_script_item it;
-    for (size_t index = 0; iql_script_next(sc, &it); index++) {
+    for (size_t index = 0; index < n; index++) {
+        srv_stmt *st = &sts[index];
         il_result *r = NULL;
         char *failure = NULL;
         const char *code = "validation";
-        if (it.unterminated) {
+        const char *denied = st->unterminated ? NULL : recheck(c, me, st);
+        if (st->unterminated) {
             failure = strdup("unterminated statement (unbalanced delimiters)");
+        } else if (denied) {
+            failure = strdup(denied);
+            code = "access_denied";
         } else {
-            r = run(c, it.text, it.len);
+            r = run(c, st->text, st->len);
+            after_stmt(c, st, r);
             il_result_kind kind = il_result_kind_of(r);
             if (kind == IL_RESULT_ERROR || kind == IL_RESULT_PARSE_ERROR) {
                 failure = joined_lines(r);
@@ -335,9 +396,9 @@ static void execute_many(srv_conn *c, const char *id, iql_script *sc, uint64_t t
             if (last_table) il_result_free(last_table);
             last_table = r;
         } else {
-            size_t n = il_result_nlines(r);
-            lines = realloc(lines, (nlines + n + 1) * sizeof *lines);
-            for (size_t i = 0; i < n; i++) lines[nlines++] = il_result_line(r, i);
+            size_t k = il_result_nlines(r);
+            lines = realloc(lines, (nlines + k + 1) * sizeof *lines);
+            for (size_t i = 0; i < k; i++) lines[nlines++] = il_result_line(r, i);
             keep = realloc(keep, (nkeep + 1) * sizeof *keep);
             keep[nkeep++] = r;
         }
@@ -356,29 +417,106 @@ static void execute_many(srv_conn *c, const char *id, iql_script *sc, uint64_t t
     free(lines);
 }
 
+/* .user / .apikey / .kg acl, answered by the server (execution_time_ms 0, as in the
+ * original). A command that ended this connection's own credential gets no reply: the
+ * fence withholds it and the connection closes with the notice. */
+static void execute_admin(srv_conn *c, const char *id, const srv_stmt *st) {
+    srv_admin_reply ar;
+    srv_admin_run(c, st, &ar);
+    if (ar.error_code) {
+        srv_send_error(c, id, ar.error_code, ar.message);
+    } else {
+        reply rp;
+        reply_init(&rp);
+        if (ar.ncols) {
+            rp.cols = ar.cols;
+            rp.ncols = ar.ncols;
+            rp.rows = ar.rows;
+            rp.nrows = ar.nrows;
+            il_buf_puts(&rp.ext, ",\"result_kind\":\"table\"");
+        } else {
+            rp.lines = (const char **)ar.lines;
+            rp.nlines = ar.nlines;
+            il_buf_puts(&rp.ext, ",\"result_kind\":\"message\"");
+        }
+        send_reply(c, id, &rp);
+        reply_free(&rp);
+    }
+    srv_admin_reply_free(&ar);
+}
+
+static void free_stmts(srv_stmt *sts, size_t n) {
+    for (size_t i = 0; i < n; i++) free(sts[i].text);
+    free(sts);
+}
+
 static void execute(srv_conn *c, const char *id, const char *prog, size_t len) {
     uint64_t t0 = srv_now_ms();
-    if (len > SRV_MAX_PROGRAM) {
+    int64_t max = c->srv->cfg->max_query_size_bytes;
+    if (max > 0 && len > (uint64_t)max) {
         char msg[128];
-        snprintf(msg, sizeof msg, "Program too large: %zu bytes (max %u)", len, SRV_MAX_PROGRAM);
+        snprintf(msg, sizeof msg, "Program too large: %zu bytes (max %lld)", len, (long long)max);
         srv_send_error(c, id, "validation", msg);
         return;
     }
-    /* Count the statements first: one statement replies with its own result or error. */
+    /* The role is read per statement, so a role change applies at once; a credential that
+     * ended closes the connection here. */
+    srv_user *me = srv_auth_current(c);
+    if (!me) return;
+    srv_stmt *sts = NULL;
+    size_t n = 0;
     iql_script sc;
     iql_script_init(&sc, prog, len);
     iql_script_item it;
-    size_t n = 0;
-    while (n < 2 && iql_script_next(&sc, &it)) n++;
-    iql_script_free(&sc);
-    iql_script_init(&sc, prog, len);
-    if (n == 1) {
-        iql_script_next(&sc, &it);
-        execute_one(c, id, &it, t0);
-    } else {
-        execute_many(c, id, &sc, t0);
+    while (iql_script_next(&sc, &it)) {
+        sts = realloc(sts, (n + 1) * sizeof *sts);
+        memset(&sts[n], 0, sizeof sts[n]);
+        sts[n].text = strndup(it.text, it.len);
+        sts[n].len = it.len;
+        sts[n].unterminated = it.unterminated;
+        n++;
     }
     iql_script_free(&sc);
+    /* Every statement is authorized before any runs, so a refused statement leaves the
+     * whole program unapplied (the original checked single-statement programs only: a
+     * viewer could write through a two-line program, BUG). */
+    srv_authz_state as;
+    memset(&as, 0, sizeof as);
+    snprintf(as.kg, sizeof as.kg, "%s", c->kg);
+    for (size_t i = 0; i < n; i++) {
+        srv_authz_stmt(&c->srv->users, me, &as, &sts[i]);
+        if (!sts[i].denied[0]) continue;
+        il_buf f;
+        il_buf_init(&f);
+        if (n > 1) {
+            il_buf_printf(&f,
+                          ",\"errors\":[{\"index\":%zu,\"code\":\"access_denied\",\"message\":", i);
+            srv_json_str(&f, sts[i].denied, strlen(sts[i].denied));
+            il_buf_puts(&f, "}]");
+        }
+        srv_send_error_fields(c, id, "access_denied", sts[i].denied, f.data);
+        il_buf_free(&f);
+        free_stmts(sts, n);
+        return;
+    }
+    for (size_t i = 0; n > 1 && i < n; i++) {
+        if (sts[i].handler == SRV_H_ENGINE) continue;
+        srv_send_error(c, id, "unsupported",
+                       sts[i].handler == SRV_H_ACL
+                           ? "KG ACL commands require a WebSocket connection with admin or "
+                             "owner privileges."
+                           : "User/API key commands require a WebSocket connection with admin "
+                             "privileges.");
+        free_stmts(sts, n);
+        return;
+    }
+    if (n == 1 && sts[0].handler != SRV_H_ENGINE)
+        execute_admin(c, id, &sts[0]);
+    else if (n == 1)
+        execute_one(c, id, &sts[0], t0);
+    else
+        execute_many(c, id, sts, n, me, t0);
+    free_stmts(sts, n);
 }
 
 /* ---- frames ---- */
@@ -394,14 +532,21 @@ static void send_auth_error(srv_conn *c, const char *id, const char *code, const
     il_buf_free(&b);
 }
 
-static void authenticated(srv_conn *c, const char *id) {
+static void authenticated(srv_conn *c, const char *id, const srv_user *u) {
     char err[256];
+    if (!srv_authz_session(&c->srv->users, u, c->kg)) {
+        srv_send_error(c, id, "access_denied", "Access denied");
+        srv_ws_close(c, 1008);
+        srv_conn_close(c);
+        return;
+    }
     if (!srv_session_open(c, c->kg, err, sizeof err)) {
         srv_send_error(c, id, strncmp(err, "Access", 6) == 0 ? "access_denied" : "not_found", err);
         srv_ws_close(c, 1008);
         srv_conn_close(c);
         return;
     }
+    srv_preauth_release(c);
     c->authed = true;
     il_buf b;
     il_buf_init(&b);
@@ -409,12 +554,12 @@ static void authenticated(srv_conn *c, const char *id) {
     il_buf_printf(&b, ",\"session_id\":\"%s\",\"knowledge_graph\":", c->session_id);
     srv_json_str(&b, c->kg, strlen(c->kg));
     il_buf_printf(&b,
-                  ",\"version\":\"" SRV_VERSION "\",\"role\":\"admin\",\"protocol_version\":%d,"
+                  ",\"version\":\"" SRV_VERSION "\",\"role\":\"%s\",\"protocol_version\":%d,"
                   "\"stream_epoch\":\"%s\"}",
-                  SRV_PROTOCOL_VERSION, c->srv->epoch);
+                  srv_role_name(u->role), SRV_PROTOCOL_VERSION, c->srv->epoch);
     send_buf(c, &b);
     il_buf_free(&b);
-    srv_timer_start(c, SRV_IDLE_TIMEOUT_MS);
+    srv_timer_start(c, (uint64_t)c->srv->cfg->ws_idle_timeout_ms);
 }
 
 static const char *str_field(json_t *o, const char *key, size_t *len) {
@@ -424,50 +569,84 @@ static const char *str_field(json_t *o, const char *key, size_t *len) {
     return json_string_value(v);
 }
 
-static void auth_phase(srv_conn *c, const char *id, const char *type, json_t *root,
-                       const char *bad) {
-    if (bad) {
-        send_auth_error(c, id, "invalid_request",
-                        "Invalid message format. Send login or authenticate.");
-        return;
-    }
-    bool ok;
-    if (strcmp(type, "login") == 0) {
-        const char *user = str_field(root, "username", NULL),
-                   *pw = str_field(root, "password", NULL);
-        if (!user || !pw) {
-            send_auth_error(c, id, "invalid_request",
-                            "Invalid message format. Send login or authenticate.");
-            return;
-        }
-        ok = srv_auth_password(&c->srv->auth, user, pw);
-        if (ok) {
-            authenticated(c, id);
-            return;
-        }
-        send_auth_error(c, id, "access_denied", "Invalid credentials");
-    } else if (strcmp(type, "authenticate") == 0) {
-        size_t klen;
-        const char *key = str_field(root, "api_key", &klen);
-        if (!key) {
-            send_auth_error(c, id, "invalid_request",
-                            "Invalid message format. Send login or authenticate.");
-            return;
-        }
-        ok = srv_auth_key(&c->srv->auth, key, klen);
-        if (ok) {
-            authenticated(c, id);
-            return;
-        }
-        send_auth_error(c, id, "access_denied", "Invalid API key");
-    } else {
-        send_auth_error(c, id, "invalid_request",
-                        "Authentication required. Send login or authenticate first.");
-        return;
-    }
+/* A failed attempt: three close the connection. */
+static void auth_failed(srv_conn *c, const char *id, const char *code, const char *msg) {
+    send_auth_error(c, id, code, msg);
     if (++c->auth_failures >= SRV_MAX_AUTH_FAILS) {
         srv_ws_close(c, 1008);
         srv_conn_close(c);
+    }
+}
+
+static void login(srv_conn *c, const char *id, const char *name, const char *pw) {
+    srv_server *s = c->srv;
+    uint64_t wait = srv_login_wait(s, c->ip, name);
+    if (wait) {
+        /* Refused without verifying: a guess made during the backoff tells nothing. */
+        s->counters.rejections[SRV_REJ_LOGIN_BACKOFF]++;
+        char msg[128];
+        snprintf(msg, sizeof msg, "Too many failed login attempts; try again in %llu s",
+                 (unsigned long long)((wait + 999) / 1000));
+        auth_failed(c, id, "rate_limited", msg);
+        return;
+    }
+    srv_user *u = srv_users_check_password(&s->users, name, pw);
+    if (!u) {
+        srv_login_failed(s, c->ip, name);
+        s->counters.auth_failures[SRV_AUTH_PASSWORD]++;
+        auth_failed(c, id, "access_denied", "Invalid credentials");
+        return;
+    }
+    srv_login_ok(s, c->ip, name);
+    snprintf(c->user, sizeof c->user, "%s", u->name);
+    c->via = SRV_VIA_PASSWORD;
+    authenticated(c, id, u);
+}
+
+/* API keys skip the login backoff: they are 256-bit secrets, not guessable words. */
+static void authenticate(srv_conn *c, const char *id, const char *secret, size_t len) {
+    srv_server *s = c->srv;
+    srv_key *k = srv_users_key_by_secret(&s->users, secret, len);
+    srv_user *owner = k ? srv_users_find(&s->users, k->owner) : NULL;
+    int64_t now = srv_wall_ms();
+    const char *failure = !k                        ? "Invalid API key"
+                          : srv_key_expired(k, now) ? "API key expired"
+                          : !owner                  ? "API key owner not found"
+                                                    : NULL;
+    if (failure) {
+        s->counters.auth_failures[SRV_AUTH_API_KEY]++;
+        auth_failed(c, id, "access_denied", failure);
+        return;
+    }
+    k->last_used_ms = now;
+    snprintf(c->user, sizeof c->user, "%s", owner->name);
+    c->via = SRV_VIA_KEY;
+    c->key_id = k->id;
+    authenticated(c, id, owner);
+}
+
+static void auth_phase(srv_conn *c, const char *id, const char *type, json_t *root,
+                       const char *bad) {
+    static const char INVALID[] = "Invalid message format. Send login or authenticate.";
+    if (bad) {
+        send_auth_error(c, id, "invalid_request", INVALID);
+    } else if (strcmp(type, "login") == 0) {
+        const char *user = str_field(root, "username", NULL),
+                   *pw = str_field(root, "password", NULL);
+        if (!user || !pw)
+            send_auth_error(c, id, "invalid_request", INVALID);
+        else
+            login(c, id, user, pw);
+    } else if (strcmp(type, "authenticate") == 0) {
+        size_t klen;
+        const char *key = str_field(root, "api_key", &klen);
+        if (!key)
+            send_auth_error(c, id, "invalid_request", INVALID);
+        else
+            authenticate(c, id, key, klen);
+    } else {
+        send_auth_error(c, id, "invalid_request",
+                        "Authentication required. Send login or authenticate first.");
     }
 }
 
@@ -547,24 +726,44 @@ void srv_proto_message(srv_conn *c, const char *msg, size_t len) {
         type = str_field(root, "type", NULL);
         if (!bad[0] && !type) snprintf(bad, sizeof bad, "Invalid message format: missing type");
     }
-    if (!c->authed) {
+    if (c->authed) srv_timer_start(c, (uint64_t)c->srv->cfg->ws_idle_timeout_ms);
+    if (!srv_rate_ws(c)) {
+        /* Over the rate the message is not processed. Before authentication the
+         * connection is closed as well, so that auth attempts cannot be sprayed. */
+        c->srv->counters.rejections[SRV_REJ_WS_RATE]++;
+        char text[96];
+        snprintf(text, sizeof text, "Rate limit exceeded (%lld msgs/sec)",
+                 (long long)c->srv->cfg->ws_max_messages_per_sec);
+        if (c->authed) {
+            srv_send_error(c, id, "rate_limited", text);
+        } else {
+            send_auth_error(c, id, "rate_limited", text);
+            srv_ws_close(c, 1008);
+            srv_conn_close(c);
+        }
+    } else if (!c->authed) {
         auth_phase(c, id, type, root, bad[0] ? bad : NULL);
+    } else if (bad[0]) {
+        srv_send_error(c, id, "invalid_request", bad);
     } else {
-        srv_timer_start(c, SRV_IDLE_TIMEOUT_MS);
-        if (bad[0])
-            srv_send_error(c, id, "invalid_request", bad);
-        else
-            ready_phase(c, id, type, root);
+        ready_phase(c, id, type, root);
     }
     json_decref(root);
 }
 
 void srv_proto_timeout(srv_conn *c) {
+    /* An HTTP connection that stayed without a complete request. */
+    if (c->state == SRV_HTTP) {
+        srv_conn_close(c);
+        return;
+    }
     if (c->state != SRV_WS) return;
-    if (c->authed)
-        srv_send_notice(c, "idle_timeout", "Idle timeout");
-    else
-        srv_send_notice(c, "auth_timeout", "Authentication timeout (5s)");
-    srv_ws_close(c, c->authed ? 1000 : 1008);
-    srv_conn_close(c);
+    if (c->authed) {
+        srv_notice_close(c, SRV_N_IDLE_TIMEOUT, "Idle timeout", 1000);
+    } else {
+        char msg[96];
+        snprintf(msg, sizeof msg, "Authentication timeout (%gs)",
+                 (double)c->srv->cfg->ws_auth_timeout_ms / 1000.0);
+        srv_notice_close(c, SRV_N_AUTH_TIMEOUT, msg, 1008);
+    }
 }

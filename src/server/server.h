@@ -1,6 +1,7 @@
-/* Shared declarations of inputlayer-server: the server (one libuv loop, one engine), a
- * connection (HTTP until it upgrades to a WebSocket), and the functions each file
- * provides. Everything runs on the loop thread because the engine is not thread-safe. */
+/* Shared declarations of inputlayer-server: the server (one libuv loop, one engine, the
+ * identity store, the limits), a connection (HTTP until it upgrades to a WebSocket), and
+ * the functions each file provides. Everything runs on the loop thread because the
+ * engine is not thread-safe. */
 #ifndef IL_SERVER_SERVER_H
 #define IL_SERVER_SERVER_H
 
@@ -12,6 +13,8 @@
 
 #include "base/buf.h"
 #include "inputlayer.h"
+#include "server/srv_config.h"
+#include "server/srv_users.h"
 
 #define SRV_VERSION          "0.1.0"
 #define SRV_PROTOCOL_VERSION 5
@@ -20,37 +23,90 @@
 /* A reply whose single frame would exceed this is streamed in chunks. */
 #define SRV_STREAM_THRESHOLD (1024u * 1024)
 #define SRV_CHUNK_ROWS       500
-#define SRV_MAX_PROGRAM      (1024u * 1024)
-#define SRV_AUTH_TIMEOUT_MS  5000
-#define SRV_IDLE_TIMEOUT_MS  300000
 #define SRV_MAX_AUTH_FAILS   3
+/* An HTTP connection that sends no complete request for this long is closed, so that
+ * idle keep-alive connections cannot hold the max_connections slots. */
+#define SRV_HTTP_IDLE_MS 60000
 
-/* Bootstrap credentials: the admin password (as an argon2id hash) and the bootstrap API
- * key (as its SHA-256). */
-typedef struct srv_auth {
-    char *admin_hash; /* argon2id PHC string */
-    uint8_t key_sha[32];
-} srv_auth;
+/* Counters behind /metrics/prometheus (labelled families). */
+enum srv_reject {
+    SRV_REJ_HTTP_CONNECTIONS,
+    SRV_REJ_WS_CONNECTIONS,
+    SRV_REJ_PER_IP_RATE,
+    SRV_REJ_WS_PREAUTH,
+    SRV_REJ_WS_RATE,
+    SRV_REJ_LOGIN_BACKOFF,
+    SRV_REJ_N
+};
+enum srv_auth_method { SRV_AUTH_PASSWORD, SRV_AUTH_API_KEY, SRV_AUTH_N };
+enum srv_notice {
+    SRV_N_AUTH_TIMEOUT,
+    SRV_N_IDLE_TIMEOUT,
+    SRV_N_LIFETIME,
+    SRV_N_CREDENTIAL_REVOKED,
+    SRV_N_CREDENTIAL_EXPIRED,
+    SRV_N_MESSAGE_TOO_LARGE,
+    SRV_N_SERVER_SHUTDOWN,
+    SRV_N_N
+};
+
+typedef struct srv_counters {
+    uint64_t rejections[SRV_REJ_N];
+    uint64_t auth_failures[SRV_AUTH_N];
+    uint64_t notices[SRV_N_N];
+    uint64_t errors[20]; /* by index of srv_error_codes */
+    uint64_t pings;
+} srv_counters;
+
+/* Per-client-address (and per-user-name) state: the HTTP request window, the count of
+ * unauthenticated WebSockets, and the login backoff. */
+typedef struct srv_ipent {
+    struct srv_ipent *next;
+    uint64_t window_ms;
+    uint32_t count;
+    uint32_t preauth;
+    uint32_t failures;
+    uint64_t last_fail_ms, locked_until_ms;
+    /* For a user: addresses of recent successful logins, exempt from the user's backoff. */
+    struct {
+        char ip[46];
+        uint64_t at_ms;
+    } recent[8];
+    char key[]; /* "ip:<address>" or "user:<name>" */
+} srv_ipent;
+
+typedef struct srv_iptab {
+    srv_ipent **buckets;
+    size_t nbuckets, n, sweep_at;
+} srv_iptab;
 
 typedef struct srv_server {
     uv_loop_t *loop;
     uv_tcp_t listener;
     uv_signal_t sigint, sigterm;
+    uv_timer_t expiry; /* fires when the next API key expires */
     il_engine *engine;
     il_session *stats; /* a private session used for /metrics counts */
-    srv_auth auth;
+    const srv_config *cfg;
+    srv_users users;
+    srv_iptab clients;
+    srv_counters counters;
     uint64_t started_ms;
     uint64_t query_count;
-    unsigned nconns, nsessions, ndirty;
+    unsigned nconns, nhttp, nws, nsessions, ndirty;
     char epoch[17];
     struct srv_conn *conns; /* every open connection, for shutdown */
 } srv_server;
+
+/* How a connection authenticated: what ends its credential. */
+enum srv_via { SRV_VIA_NONE, SRV_VIA_PASSWORD, SRV_VIA_KEY };
 
 enum srv_conn_state { SRV_HTTP, SRV_WS, SRV_CLOSING };
 
 typedef struct srv_conn {
     uv_tcp_t tcp;
     uv_timer_t timer; /* auth deadline, then idle timeout, then the lingering close */
+    uv_timer_t tick;  /* WebSocket heartbeat pings and the lifetime limit */
     uv_shutdown_t shutdown;
     srv_server *srv;
     struct srv_conn *next, *prev;
@@ -59,9 +115,13 @@ typedef struct srv_conn {
     int handles_open; /* tcp and timer: freed when both are closed */
     bool lingering;   /* our side is shut down; reading and discarding until EOF */
 
+    /* Addresses: the socket's peer, and the client's (from a trusted proxy's header). */
+    char peer[46], ip[46];
+    bool counted_http, counted_ws, counted_preauth;
+
     /* HTTP request being parsed. */
     http_parser parser;
-    il_buf url, hname, hval, ws_key, auth_hdr;
+    il_buf url, hname, hval, ws_key, auth_hdr, forwarded_for, real_ip;
     bool hval_started, upgrade_ok, keep_alive;
 
     /* WebSocket. */
@@ -75,26 +135,40 @@ typedef struct srv_conn {
     /* Session. */
     il_session *session;
     bool authed, dirty;
+    bool fenced; /* the credential ended: no data frame may leave any more */
     int auth_failures;
-    char kg[129];
+    char kg[SRV_KG_NAME_MAX + 1]; /* the session's current knowledge graph */
     char session_id[37];
+
+    /* The principal: who authenticated, and with what. */
+    char user[SRV_NAME_MAX + 1];
+    enum srv_via via;
+    uint64_t key_id;
+
+    /* Limits. */
+    uint64_t opened_ms, next_ping_ms;
+    uint64_t rate_window_ms;
+    uint32_t rate_count;
 } srv_conn;
 
 /* loop.c */
 void srv_conn_write(srv_conn *c, const char *data, size_t len);
 void srv_conn_close(srv_conn *c); /* after the pending writes */
 uint64_t srv_now_ms(void);
-void srv_timer_start(srv_conn *c, uint64_t ms);
-int srv_loop_run(srv_server *s, const char *host, int port);
+void srv_timer_start(srv_conn *c, uint64_t ms); /* 0 = stop */
+int srv_loop_run(srv_server *s);
 
-/* http.c: feeds bytes to the HTTP parser; returns bytes consumed, upgrading when asked. */
+/* http.c: feeds bytes to the HTTP parser, routing each complete request. */
 void srv_http_init(srv_conn *c);
 void srv_http_feed(srv_conn *c, const char *data, size_t len);
+void srv_http_respond(srv_conn *c, int status, const char *reason, const char *ctype,
+                      const char *body, size_t len);
 
 /* ws.c */
 bool srv_ws_start(srv_conn *c); /* after the 101 response */
 void srv_ws_feed(srv_conn *c, const char *data, size_t len);
-void srv_ws_send(srv_conn *c, const char *json, size_t len);
+void srv_ws_send(srv_conn *c, const char *json, size_t len); /* nothing once fenced */
+void srv_ws_ping(srv_conn *c);
 void srv_ws_close(srv_conn *c, uint16_t code); /* queues a close frame and flushes */
 void srv_ws_flush(srv_conn *c);
 void srv_ws_free(srv_conn *c);
@@ -105,18 +179,58 @@ void srv_json_value(il_buf *b, il_value v);
 /* Writes `{"type":"<type>"` plus `,"id":...` when id is non-NULL (no closing brace). */
 void srv_json_open(il_buf *b, const char *type, const char *id);
 void srv_send_error(srv_conn *c, const char *id, const char *code, const char *msg);
-void srv_send_notice(srv_conn *c, const char *code, const char *msg);
+/* The same with more fields (`,"k":v...`, may be NULL) before the closing brace. */
+void srv_send_error_fields(srv_conn *c, const char *id, const char *code, const char *msg,
+                           const char *fields);
+/* An unsolicited notice; the last frame before a close, so it passes the fence. */
+void srv_send_notice(srv_conn *c, enum srv_notice n, const char *msg);
+/* Sends notice n and a close frame, then closes the connection. */
+void srv_notice_close(srv_conn *c, enum srv_notice n, const char *msg, uint16_t code);
+extern const char *const srv_error_codes[];
+extern const char *const srv_notice_codes[];
 
 /* session.c */
 bool srv_session_open(srv_conn *c, const char *kg, char *err, size_t errlen);
 void srv_session_close(srv_conn *c);
+/* Whether the engine has this knowledge graph (asked through the stats session). */
+bool srv_kg_exists(srv_server *s, const char *kg);
 
-/* auth.c */
-bool srv_auth_bootstrap(srv_auth *a, const char *data_dir);
-bool srv_auth_password(const srv_auth *a, const char *user, const char *pw);
-bool srv_auth_key(const srv_auth *a, const char *key, size_t len);
-void srv_auth_free(srv_auth *a);
+/* auth.c: the identity store at start, and the credentials of a connection. */
+bool srv_auth_bootstrap(srv_server *s);
 void srv_random_hex(char *out, size_t nbytes); /* writes 2*nbytes hex chars + NUL */
+/* The connection's user if its credential is still valid, else NULL (and the connection
+ * has been closed with the credential notice). */
+srv_user *srv_auth_current(srv_conn *c);
+
+/* srv_fence.c: ends credentials. Every connection authenticated by a credential that
+ * ended gets a final notice and is closed; no data frame of it leaves after the call. */
+void srv_fence_user(srv_server *s, const char *user, bool passwords_only);
+void srv_fence_key(srv_server *s, uint64_t key_id, enum srv_notice why);
+/* Re-arms the timer for the next API key expiry (after any change to keys). */
+void srv_fence_schedule(srv_server *s);
+
+/* srv_limits.c */
+srv_ipent *srv_client(srv_server *s, const char *kind, const char *name, bool create);
+void srv_clients_free(srv_iptab *t);
+/* The client's address: the peer's, or a trusted proxy's X-Forwarded-For / X-Real-IP. */
+void srv_client_ip(srv_conn *c);
+/* True when this HTTP request is within the client's per-second budget. */
+bool srv_rate_http(srv_conn *c);
+/* True when this WebSocket text message is within the connection's budget. */
+bool srv_rate_ws(srv_conn *c);
+bool srv_preauth_take(srv_conn *c);
+void srv_preauth_release(srv_conn *c);
+/* Login backoff: milliseconds the attempt must wait (0 = may try). */
+uint64_t srv_login_wait(srv_server *s, const char *ip, const char *user);
+void srv_login_failed(srv_server *s, const char *ip, const char *user);
+void srv_login_ok(srv_server *s, const char *ip, const char *user);
+
+/* srv_tick.c: heartbeat pings and the lifetime limit of a WebSocket. */
+void srv_tick_start(srv_conn *c);
+
+/* srv_metrics.c: GET /metrics and /metrics/prometheus. */
+void srv_metrics_json(srv_conn *c);
+void srv_metrics_prometheus(srv_conn *c);
 
 /* proto.c: one complete text message from the client. */
 void srv_proto_message(srv_conn *c, const char *msg, size_t len);

@@ -63,7 +63,8 @@ bool srv_ws_start(srv_conn *c) {
     /* The size limit is ours (frame_start_cb), so that a notice can precede the close. */
     wslay_event_config_set_max_recv_msg_length(c->ws, UINT64_MAX >> 1);
     c->state = SRV_WS;
-    srv_timer_start(c, SRV_AUTH_TIMEOUT_MS);
+    srv_timer_start(c, (uint64_t)c->srv->cfg->ws_auth_timeout_ms);
+    srv_tick_start(c);
     return true;
 }
 
@@ -77,9 +78,17 @@ void srv_ws_flush(srv_conn *c) {
 }
 
 void srv_ws_send(srv_conn *c, const char *json, size_t len) {
-    if (!c->ws) return;
+    /* The credential fence: once the connection's credential ended, no data frame. */
+    if (!c->ws || c->fenced) return;
     struct wslay_event_msg m = {WSLAY_TEXT_FRAME, (const uint8_t *)json, len};
     wslay_event_queue_msg(c->ws, &m);
+}
+
+void srv_ws_ping(srv_conn *c) {
+    if (!c->ws || c->state != SRV_WS) return;
+    struct wslay_event_msg m = {WSLAY_PING, (const uint8_t *)"", 0};
+    if (wslay_event_queue_msg(c->ws, &m) == 0) c->srv->counters.pings++;
+    srv_ws_flush(c);
 }
 
 void srv_ws_close(srv_conn *c, uint16_t code) {
@@ -99,9 +108,8 @@ void srv_ws_feed(srv_conn *c, const char *data, size_t len) {
     il_buf_put(&c->in, data, len);
     wslay_event_recv(c->ws);
     if (c->too_big && c->state == SRV_WS) {
-        srv_send_notice(c, "message_too_large", "Message over 16777216 bytes; closing");
-        srv_ws_close(c, WSLAY_CODE_MESSAGE_TOO_BIG);
-        srv_conn_close(c);
+        srv_notice_close(c, SRV_N_MESSAGE_TOO_LARGE, "Message over 16777216 bytes; closing",
+                         WSLAY_CODE_MESSAGE_TOO_BIG);
         return;
     }
     if (c->in_pos == c->in.len) {

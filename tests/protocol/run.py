@@ -5,6 +5,9 @@ ids, results (single and streamed), errors with codes, ping, cancel, 200 pipelin
 requests in order, malformed frames, and a 17 MiB frame (close 1009). After each check
 the server must still answer (on the same connection, or on a new one after a close).
 
+The users, API keys, ACLs and lockout tests are in access.py (on the same server); the
+limits, heartbeat and configuration tests in limits.py (each on servers of its own).
+
 Usage: tests/protocol/run.py --server-bin PATH. Needs python3-websockets (Debian's
 /usr/bin/python3). Exit status 0 when every check passes."""
 
@@ -12,107 +15,15 @@ import argparse
 import asyncio
 import json
 import os
-import shutil
-import signal
-import socket
-import subprocess
 import sys
-import tempfile
-import time
-import urllib.error
-import urllib.request
 
 import websockets
 
-KEY = "protocol-test-" + os.urandom(8).hex()
-PASSWORD = "protocol-test-password"
-SANITIZER_MARKERS = ("ERROR: AddressSanitizer", "runtime error:", "LeakSanitizer")
-
-
-class Server:
-    def __init__(self, binary):
-        self.dir = tempfile.mkdtemp(prefix="il-protocol-")
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            self.port = s.getsockname()[1]
-        self.base = "http://127.0.0.1:%d" % self.port
-        self.ws = "ws://127.0.0.1:%d/ws" % self.port
-        env = dict(os.environ, INPUTLAYER_BOOTSTRAP_API_KEY=KEY,
-                   INPUTLAYER_ADMIN_PASSWORD=PASSWORD)
-        self.log = open(os.path.join(self.dir, "server.log"), "w+b")
-        self.proc = subprocess.Popen(
-            [binary, "--port", str(self.port), "--data-dir", os.path.join(self.dir, "data")],
-            stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log, env=env)
-        deadline = time.monotonic() + 15
-        while True:
-            try:
-                with urllib.request.urlopen(self.base + "/health", timeout=1):
-                    return
-            except OSError:
-                if self.proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError("server did not start:\n" + self.output())
-                time.sleep(0.05)
-
-    def output(self):
-        self.log.seek(0)
-        return self.log.read().decode("utf-8", errors="replace")
-
-    def stop(self):
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            self.proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-        out = self.output()
-        self.log.close()
-        shutil.rmtree(self.dir, ignore_errors=True)
-        return self.proc.returncode, out
-
-
-def http(srv, path, headers=None):
-    req = urllib.request.Request(srv.base + path, headers=headers or {})
-    try:
-        with urllib.request.urlopen(req, timeout=5) as r:
-            return r.status, r.read().decode()
-    except urllib.error.HTTPError as e:
-        return e.code, e.read().decode()
-
-
-class Conn:
-    """A WebSocket connection that reads JSON frames, skipping pushes."""
-
-    def __init__(self, ws):
-        self.ws = ws
-
-    async def send(self, obj):
-        await self.ws.send(obj if isinstance(obj, str) else json.dumps(obj))
-
-    async def recv(self):
-        while True:
-            f = json.loads(await asyncio.wait_for(self.ws.recv(), 30))
-            if f["type"] not in ("persistent_update", "rule_change", "kg_change",
-                                 "schema_change"):
-                return f
-
-    async def call(self, obj):
-        await self.send(obj)
-        return await self.recv()
-
-
-async def connect(srv, auth=True):
-    ws = await websockets.connect(srv.ws, max_size=None)
-    c = Conn(ws)
-    if auth:
-        f = await c.call({"type": "authenticate", "api_key": KEY, "id": "auth"})
-        assert f["type"] == "authenticated", f
-    return c
-
-
-async def still_answers(c):
-    f = await c.call({"type": "ping", "id": "alive"})
-    assert f == {"type": "pong", "id": "alive"}, f
-
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import (KEY, PASSWORD, SANITIZER_MARKERS, Server, connect,  # noqa: E402
+                    http, still_answers)
+import access  # noqa: E402
+import limits  # noqa: E402
 
 # ---------------------------------------------------------------------------
 
@@ -292,14 +203,15 @@ async def t_too_big(srv):
     await c.ws.close()
 
 
-TESTS = [t_http, t_auth, t_execute, t_ping_cancel, t_pipelined, t_malformed, t_stream, t_too_big]
+TESTS = [t_http, t_auth, t_execute, t_ping_cancel, t_pipelined, t_malformed, t_stream,
+         t_too_big] + access.TESTS
 
 
-async def run_all(srv):
+async def run_tests(tests, arg):
     failed = 0
-    for t in TESTS:
+    for t in tests:
         try:
-            await t(srv)
+            await t(arg)
             print("ok   %s" % t.__name__)
         except Exception as e:  # report every failing check, then fail the run
             failed += 1
@@ -312,9 +224,12 @@ def main():
     ap.add_argument("--server-bin", required=True)
     args = ap.parse_args()
     sys.stdout.reconfigure(line_buffering=True)
-    srv = Server(os.path.abspath(args.server_bin))
+    binary = os.path.abspath(args.server_bin)
+    # The shared server: the pipelining test sends 200 requests at once, over the default
+    # 100 messages per second (the rate limit has its own tests on their own servers).
+    srv = Server(binary, ["--set", "http.rate_limit.ws_max_messages_per_sec=1000"])
     try:
-        failed = asyncio.run(run_all(srv))
+        failed = asyncio.run(run_tests(TESTS, srv))
     finally:
         status, out = srv.stop()
     if status != 0:
@@ -323,8 +238,12 @@ def main():
     if any(m in out for m in SANITIZER_MARKERS):
         print("FAIL sanitizer report from the server:\n" + out[-6000:])
         failed += 1
-    print("%s: %d of %d protocol tests passed" % ("PASS" if not failed else "FAIL",
-                                                  len(TESTS) - min(failed, len(TESTS)), len(TESTS)))
+    # Tests that start servers of their own (limits and configuration).
+    failed += asyncio.run(run_tests(limits.TESTS, binary))
+    total = len(TESTS) + len(limits.TESTS)
+    passed = max(total - failed, 0)
+    print("%s: %d of %d protocol tests passed" % ("PASS" if not failed else "FAIL", passed, total))
+    print("protocol: %d passed, %d failed" % (passed, total - passed))
     return 1 if failed else 0
 
 

@@ -1,0 +1,98 @@
+/* The server's configuration: every key it honours with its default, and the loading of
+ * values from TOML files, INPUTLAYER_<SECTION>__<KEY> environment variables and command
+ * line flags, applied in that order so that flags > environment > files > defaults. */
+#ifndef IL_SERVER_SRV_CONFIG_H
+#define IL_SERVER_SRV_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+typedef enum srv_cfg_source {
+    SRV_SRC_DEFAULT,
+    SRV_SRC_FILE,
+    SRV_SRC_ENV,
+    SRV_SRC_FLAG,
+} srv_cfg_source;
+
+/* Keys the server implements; the order is the order of --print-config. */
+typedef enum srv_cfg_key {
+    SRV_K_DATA_DIR,
+    SRV_K_MAX_QUERY_SIZE,
+    SRV_K_MAX_RESULT_ROWS,
+    SRV_K_HOST,
+    SRV_K_PORT,
+    SRV_K_WS_IDLE_TIMEOUT,
+    SRV_K_WS_AUTH_TIMEOUT,
+    SRV_K_WS_PING_INTERVAL,
+    SRV_K_TRUSTED_PROXIES,
+    SRV_K_CREDENTIALS_FILE,
+    SRV_K_BOOTSTRAP_PASSWORD,
+    SRV_K_MAX_CONNECTIONS,
+    SRV_K_MAX_WS_CONNECTIONS,
+    SRV_K_WS_MAX_MESSAGES,
+    SRV_K_WS_MAX_LIFETIME,
+    SRV_K_PER_IP_MAX_RPS,
+    SRV_K_WS_MAX_PREAUTH,
+    SRV_CFG_NKEYS
+} srv_cfg_key;
+
+typedef struct srv_config {
+    /* [storage] */
+    char *data_dir;
+    /* [storage.performance]; 0 = no limit */
+    int64_t max_query_size_bytes;
+    int64_t max_result_rows;
+    /* [http]; timeouts and intervals 0 = off */
+    char *host;
+    int64_t port;
+    int64_t ws_idle_timeout_ms;
+    int64_t ws_auth_timeout_ms;
+    int64_t ws_ping_interval_ms;
+    char **trusted_proxies; /* IPv4 addresses or a.b.c.d/n */
+    size_t ntrusted_proxies;
+    /* [http.auth]; NULL = not set */
+    char *credentials_file; /* NULL: <data_dir>/credentials.toml */
+    char *bootstrap_admin_password;
+    /* [http.rate_limit]; 0 = off */
+    int64_t max_connections;
+    int64_t max_ws_connections;
+    int64_t ws_max_messages_per_sec;
+    int64_t ws_max_lifetime_secs;
+    int64_t per_ip_max_rps;
+    int64_t ws_max_preauth_per_ip;
+
+    srv_cfg_source src[SRV_CFG_NKEYS];
+} srv_config;
+
+void srv_config_init(srv_config *c); /* the defaults */
+void srv_config_free(srv_config *c);
+
+/* Applies a TOML document; `origin` names it in warnings. Unknown keys and keys that are
+ * documented for the original but not implemented here are reported on `warn` (may be
+ * NULL) and otherwise ignored; a syntax error or a value of the wrong type or range fails. */
+bool srv_config_apply_toml(srv_config *c, const char *text, size_t len, const char *origin,
+                           FILE *warn, char *err, size_t errlen);
+/* Reads and applies a file. A missing file is an error only when `required`; *loaded says
+ * whether it existed. */
+bool srv_config_apply_file(srv_config *c, const char *path, bool required, bool *loaded, FILE *warn,
+                           char *err, size_t errlen);
+/* Applies every INPUTLAYER_<SECTION>__<KEY>=value of envp (NULL-terminated). Names
+ * without "__" (INPUTLAYER_ADMIN_PASSWORD, INPUTLAYER_API_KEY ...) are not configuration
+ * and are skipped silently. */
+bool srv_config_apply_env(srv_config *c, char *const *envp, FILE *warn, char *err, size_t errlen);
+/* Sets one key from text as written in the environment or a flag: a TOML value, or for
+ * strings the bare text, for arrays a comma-separated list. */
+bool srv_config_set(srv_config *c, const char *key, const char *value, srv_cfg_source src,
+                    char *err, size_t errlen);
+/* Checks what types alone cannot (host is an IPv4 address, proxies parse, ...). */
+bool srv_config_validate(const srv_config *c, char *err, size_t errlen);
+/* The effective configuration as TOML, each value commented with where it came from. */
+void srv_config_print(const srv_config *c, FILE *f);
+const char *srv_config_key_name(srv_cfg_key k);
+
+/* Parses "a.b.c.d" or "a.b.c.d/n" into an address and mask (host order). */
+bool srv_config_parse_cidr(const char *s, uint32_t *addr, uint32_t *mask);
+
+#endif

@@ -1,0 +1,145 @@
+/* GET /metrics (JSON stats) and GET /metrics/prometheus (text format 0.0.4), both for an
+ * admin's API key only. The Prometheus families are the original's names where this
+ * server has the number (uptime, queries, knowledge graphs, sessions, memory, connection
+ * gauges and limits, rejections, auth failures) plus notices and error codes per code. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "server/server.h"
+
+/* 0 when the request carries an unexpired API key of an admin, else the HTTP status
+ * already sent. */
+static int refuse(srv_conn *c) {
+    const char *h = c->auth_hdr.data;
+    srv_users *u = &c->srv->users;
+    srv_key *k = NULL;
+    if (h && strncmp(h, "Bearer ", 7) == 0) k = srv_users_key_by_secret(u, h + 7, strlen(h + 7));
+    if (!k || srv_key_expired(k, srv_wall_ms()) || !srv_users_find(u, k->owner)) {
+        const char *msg = "Invalid or missing API key";
+        srv_http_respond(c, 401, "Unauthorized", "text/plain; charset=utf-8", msg, strlen(msg));
+        return 401;
+    }
+    if (srv_users_find(u, k->owner)->role != SRV_ROLE_ADMIN) {
+        const char *msg = "Metrics need an admin's API key";
+        srv_http_respond(c, 403, "Forbidden", "text/plain; charset=utf-8", msg, strlen(msg));
+        return 403;
+    }
+    return 0;
+}
+
+/* Knowledge graphs as the engine lists them. */
+static size_t count_kgs(srv_server *s) {
+    il_result *r = il_execute(s->stats, ".kg list", 8);
+    size_t n = 0;
+    if (il_result_kind_of(r) == IL_RESULT_MESSAGE && il_result_nlines(r) > 0 &&
+        strcmp(il_result_line(r, 0), "Knowledge Graphs:") == 0)
+        n = il_result_nlines(r) - 1;
+    il_result_free(r);
+    return n;
+}
+
+static uint64_t uptime_secs(const srv_server *s) {
+    return (srv_now_ms() - s->started_ms) / 1000;
+}
+
+void srv_metrics_json(srv_conn *c) {
+    if (refuse(c)) return;
+    srv_server *s = c->srv;
+    il_buf b;
+    il_buf_init(&b);
+    il_buf_printf(&b,
+                  "{\"success\":true,\"data\":{\"knowledge_graphs\":%zu,\"query_count\":%llu,"
+                  "\"uptime_secs\":%llu,\"sessions\":{\"total\":%u,\"clean\":%u,\"dirty\":%u},"
+                  "\"connections\":%u}}",
+                  count_kgs(s), (unsigned long long)s->query_count,
+                  (unsigned long long)uptime_secs(s), s->nsessions, s->nsessions - s->ndirty,
+                  s->ndirty, s->nconns);
+    srv_http_respond(c, 200, "OK", "application/json", b.data, b.len);
+    il_buf_free(&b);
+}
+
+/* Resident set size from /proc (the original reported tuples x 64 as "memory"). */
+static long long rss_bytes(void) {
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (!f) return -1;
+    long long pages = -1, rss = -1;
+    if (fscanf(f, "%lld %lld", &pages, &rss) != 2) rss = -1;
+    fclose(f);
+    return rss < 0 ? -1 : rss * 4096;
+}
+
+/* The cgroup (v2) memory limit, -1 when there is none. */
+static long long memory_limit(void) {
+    FILE *f = fopen("/sys/fs/cgroup/memory.max", "r");
+    if (!f) return -1;
+    long long v = -1;
+    if (fscanf(f, "%lld", &v) != 1) v = -1;
+    fclose(f);
+    return v;
+}
+
+static void family(il_buf *b, const char *name, const char *type, const char *help) {
+    il_buf_printf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+static void gauge(il_buf *b, const char *name, const char *help, long long v) {
+    family(b, name, "gauge", help);
+    il_buf_printf(b, "%s %lld\n", name, v);
+}
+
+static void labelled(il_buf *b, const char *name, const char *help, const char *label,
+                     const char *const *values, const uint64_t *counts, size_t n) {
+    family(b, name, "counter", help);
+    for (size_t i = 0; i < n; i++)
+        il_buf_printf(b, "%s{%s=\"%s\"} %llu\n", name, label, values[i],
+                      (unsigned long long)counts[i]);
+}
+
+void srv_metrics_prometheus(srv_conn *c) {
+    if (refuse(c)) return;
+    srv_server *s = c->srv;
+    const srv_config *cfg = s->cfg;
+    il_buf b;
+    il_buf_init(&b);
+    gauge(&b, "inputlayer_uptime_seconds", "Seconds since the server started.",
+          (long long)uptime_secs(s));
+    family(&b, "inputlayer_queries_total", "counter", "Statements executed by the engine.");
+    il_buf_printf(&b, "inputlayer_queries_total %llu\n", (unsigned long long)s->query_count);
+    gauge(&b, "inputlayer_knowledge_graphs", "Knowledge graphs.", (long long)count_kgs(s));
+    gauge(&b, "inputlayer_sessions_total", "Open sessions.", s->nsessions);
+    gauge(&b, "inputlayer_sessions_clean", "Sessions without session facts or rules.",
+          s->nsessions - s->ndirty);
+    gauge(&b, "inputlayer_sessions_dirty", "Sessions with session facts or rules.", s->ndirty);
+    long long rss = rss_bytes(), limit = memory_limit();
+    if (rss >= 0) gauge(&b, "inputlayer_memory_usage_bytes", "Resident set size.", rss);
+    if (limit >= 0) gauge(&b, "inputlayer_memory_limit_bytes", "The cgroup memory limit.", limit);
+    gauge(&b, "inputlayer_http_requests_in_flight",
+          "Open HTTP connections (not upgraded to WebSocket).", s->nhttp);
+    gauge(&b, "inputlayer_http_requests_in_flight_limit",
+          "http.rate_limit.max_connections (0 = none).", (long long)cfg->max_connections);
+    gauge(&b, "inputlayer_ws_connections", "Open WebSocket connections.", s->nws);
+    gauge(&b, "inputlayer_ws_connections_limit", "http.rate_limit.max_ws_connections (0 = none).",
+          (long long)cfg->max_ws_connections);
+    gauge(&b, "inputlayer_users", "Users in the identity store.", (long long)s->users.nusers);
+    gauge(&b, "inputlayer_api_keys", "API keys in the identity store (expired included).",
+          (long long)s->users.nkeys);
+    static const char *const REASONS[SRV_REJ_N] = {"http_connection_limit", "ws_connection_limit",
+                                                   "per_ip_rate",           "ws_preauth_limit",
+                                                   "ws_rate_limit",         "login_backoff"};
+    labelled(&b, "inputlayer_rejections_total", "Requests and connections refused by a limit.",
+             "reason", REASONS, s->counters.rejections, SRV_REJ_N);
+    static const char *const METHODS[SRV_AUTH_N] = {"password", "api_key"};
+    labelled(&b, "inputlayer_auth_failures_total", "Failed authentications.", "method", METHODS,
+             s->counters.auth_failures, SRV_AUTH_N);
+    labelled(&b, "inputlayer_ws_notices_total", "Notices sent to WebSocket clients.", "code",
+             srv_notice_codes, s->counters.notices, SRV_N_N);
+    size_t ncodes = 0;
+    while (srv_error_codes[ncodes]) ncodes++;
+    labelled(&b, "inputlayer_ws_errors_total", "Error frames sent, by code.", "code",
+             srv_error_codes, s->counters.errors, ncodes);
+    family(&b, "inputlayer_ws_pings_total", "counter", "Heartbeat pings sent.");
+    il_buf_printf(&b, "inputlayer_ws_pings_total %llu\n", (unsigned long long)s->counters.pings);
+    srv_http_respond(c, 200, "OK", "text/plain; version=0.0.4; charset=utf-8", b.data, b.len);
+    il_buf_free(&b);
+}

@@ -1,0 +1,94 @@
+/* The durable store: opening a data directory (recovery from its log), committing a
+ * statement's effects as one record, durability modes. The log lives in DATA/wal/ so
+ * the data directory can hold other files (the server's credentials). */
+#include "store/store.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "store/store_record.h"
+
+static bool replay(void *ctx, uint64_t lsn, const void *payload, size_t len) {
+    (void)lsn;
+    il_engine *e = ctx;
+    if (!store_apply(e, payload, len, false)) return false;
+    return store_apply(e, payload, len, true);
+}
+
+store *store_open(il_engine *e, const char *data_dir, uint64_t seg_size, char **err) {
+    if (err) *err = NULL;
+    if (mkdir(data_dir, 0755) != 0 && errno != EEXIST) {
+        if (err) {
+            size_t n = strlen(data_dir) + strlen(strerror(errno)) + 32;
+            *err = malloc(n);
+            snprintf(*err, n, "cannot create %s: %s", data_dir, strerror(errno));
+        }
+        return NULL;
+    }
+    size_t n = strlen(data_dir) + 8;
+    char *dir = malloc(n);
+    snprintf(dir, n, "%s/wal", data_dir);
+    store *st = calloc(1, sizeof *st);
+    st->e = e;
+    store_effects_init(&st->fx);
+    st->w = wal_open(dir, seg_size, replay, e, err);
+    free(dir);
+    if (!st->w) {
+        store_close(st);
+        return NULL;
+    }
+    return st;
+}
+
+void store_close(store *st) {
+    if (!st) return;
+    wal_close(st->w);
+    store_effects_free(&st->fx);
+    free(st);
+}
+
+bool store_failed(const store *st) {
+    return st && st->failed;
+}
+
+bool store_commit(store *st, char **err) {
+    if (err) *err = NULL;
+    if (!st) return true;
+    store_effects_flush(&st->fx);
+    bool ok = true;
+    if (st->fx.payload.len) {
+        ok = wal_append(st->w, st->fx.payload.data, st->fx.payload.len, err);
+        if (!ok) st->failed = true;
+    }
+    store_effects_reset(&st->fx);
+    return ok;
+}
+
+void store_discard(store *st) {
+    if (st) store_effects_reset(&st->fx);
+}
+
+void store_set_durability(store *st, il_durability mode, unsigned batch_ms) {
+    wal_sync_mode m = mode == IL_DURABILITY_BATCHED ? WAL_SYNC_BATCHED
+                      : mode == IL_DURABILITY_ASYNC ? WAL_SYNC_ASYNC
+                                                    : WAL_SYNC_IMMEDIATE;
+    wal_set_mode(st->w, m, batch_ms);
+}
+
+bool store_sync(store *st, char **err) {
+    if (err) *err = NULL;
+    bool ok = wal_sync(st->w, err);
+    if (!ok) st->failed = true;
+    return ok;
+}
+
+uint64_t store_log_bytes(const store *st) {
+    return wal_bytes(st->w);
+}
+
+uint64_t store_log_records(const store *st) {
+    return wal_next_lsn(st->w) - 1;
+}

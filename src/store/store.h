@@ -1,0 +1,60 @@
+/* The durable store of an engine opened on a data directory: the write-ahead log
+ * (wal.h) of every committed statement's effects, and recovery from it.
+ *
+ * The engine notes each effect as it makes it (store_note_*; every note is a no-op
+ * when the store is NULL, i.e. in memory-only engines and during recovery), then
+ * store_commit writes one record for the whole statement and syncs it before the
+ * statement's result goes back. Only effects on stored state are noted: facts of
+ * stored relations, schemas, persistent rules and knowledge graphs; derived
+ * relations and views are recomputed from them, session state is not durable. */
+#ifndef IL_STORE_STORE_H
+#define IL_STORE_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kg/kg.h"
+
+typedef struct store store;
+
+/* Opens data_dir (creating it when missing) and replays its log into e, whose catalog
+ * must be fresh (just the default graph). NULL and *err (malloc'ed) when the directory
+ * cannot be used; a damaged log is cut with a warning, never a failure. seg_size 0
+ * means the default segment size. */
+store *store_open(il_engine *e, const char *data_dir, uint64_t seg_size, char **err);
+void store_close(store *st);
+
+/* True after a write or sync failed: what is in memory may be ahead of the disk, so
+ * the engine refuses further writes until it is reopened. */
+bool store_failed(const store *st);
+
+void store_note_tuple(store *st, const kg_graph *g, const char *rel, const val_t *t, uint32_t arity,
+                      int sign);
+void store_note_rel_clear(store *st, const kg_graph *g, const char *rel);
+void store_note_rel_drop(store *st, const kg_graph *g, const char *rel);
+void store_note_schema(store *st, const kg_graph *g, const iql_schema *sc);
+/* A clause added to a persistent rule: the text of the statement that added it (it
+ * parses back to the same clause), or, when text is NULL, the clause printed. */
+void store_note_rule_add(store *st, const kg_graph *g, const char *text, size_t len,
+                         const iql_rule *clause);
+void store_note_rule_drop(store *st, const kg_graph *g, const char *name);
+void store_note_rule_remove(store *st, const kg_graph *g, const char *name, uint32_t index);
+void store_note_rule_clear(store *st, const kg_graph *g, const char *name);
+void store_note_kg_create(store *st, const char *name);
+void store_note_kg_drop(store *st, const char *name);
+
+/* Writes the noted effects of the statement as one record (nothing when it changed
+ * nothing) and syncs as the durability mode says. False and *err (malloc'ed) when the
+ * record could not be made durable. */
+bool store_commit(store *st, char **err);
+/* Drops the noted effects without writing them (the statement was refused). */
+void store_discard(store *st);
+
+void store_set_durability(store *st, il_durability mode, unsigned batch_ms);
+bool store_sync(store *st, char **err);
+/* Bytes and records in the log. */
+uint64_t store_log_bytes(const store *st);
+uint64_t store_log_records(const store *st);
+
+#endif

@@ -1,0 +1,208 @@
+/* Replaying a log record into the catalog (format in store_record.h). Recovery calls
+ * it twice per record: first only decoding (doit false), then applying, so a record
+ * that does not decode changes nothing and the log is cut before it. Applying mirrors
+ * what the statement did, without re-validating: the statement was validated when it
+ * ran, and the catalog is in the same state now as it was then. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "iql/parser.h"
+#include "store/store_codec.h"
+#include "store/store_record.h"
+
+typedef struct applier {
+    il_engine *e;
+    codec_reader r;
+    bool doit;
+    kg_graph *g; /* the current graph (doit only) */
+} applier;
+
+static kg_graph *need_graph(applier *a) {
+    if (!a->g) a->g = kg_graph_find(a->e, "default");
+    return a->g;
+}
+
+static bool apply_tuples(applier *a, int sign) {
+    char *rel = codec_get_strdup(&a->r);
+    uint64_t arity = codec_get_uvar(&a->r), n = codec_get_uvar(&a->r);
+    bool ok = a->r.ok && arity >= 1 && arity <= REL_MAX_ARITY;
+    kg_relation *kr = NULL;
+    if (ok && a->doit) {
+        kg_graph *g = need_graph(a);
+        kr = sign > 0 ? kg_rel_get(g, rel) : kg_rel_find(g, rel);
+        if (kr && sign > 0) kg_rel_data(g, kr, (uint32_t)arity);
+        if (kr && (!kr->data || rel_arity(kr->data) != arity)) kr = NULL;
+    }
+    val_t t[REL_MAX_ARITY];
+    for (uint64_t i = 0; ok && i < n; i++) {
+        for (uint64_t j = 0; j < arity; j++) t[j] = codec_get_val(&a->r);
+        ok = a->r.ok;
+        if (ok && kr) {
+            if (sign > 0)
+                rel_insert(kr->data, t);
+            else
+                rel_delete(kr->data, t);
+        }
+    }
+    free(rel);
+    return ok;
+}
+
+static bool apply_schema(applier *a) {
+    il_arena ar;
+    il_arena_init(&ar);
+    iql_schema sc = {0};
+    char *rel = codec_get_strdup(&a->r);
+    uint64_t n = codec_get_uvar(&a->r);
+    bool ok = a->r.ok && n <= REL_MAX_ARITY;
+    if (ok) {
+        sc.rel = il_arena_strdup(&ar, rel);
+        sc.ncols = (uint32_t)n;
+        sc.cols = il_arena_calloc(&ar, (n + 1) * sizeof *sc.cols);
+    }
+    for (uint64_t i = 0; ok && i < n; i++) {
+        char *name = codec_get_strdup(&a->r);
+        uint8_t kind = codec_get_u8(&a->r);
+        uint64_t dim = codec_get_uvar(&a->r);
+        char *tname = codec_get_u8(&a->r) ? codec_get_strdup(&a->r) : NULL;
+        ok = a->r.ok && kind <= IQL_TY_NAMED && dim <= UINT32_MAX;
+        if (ok) {
+            sc.cols[i].name = il_arena_strdup(&ar, name);
+            sc.cols[i].type.kind = (iql_type_kind)kind;
+            sc.cols[i].type.dim = (uint32_t)dim;
+            sc.cols[i].type.name = tname ? il_arena_strdup(&ar, tname) : NULL;
+        }
+        free(name);
+        free(tname);
+    }
+    if (ok && a->doit) {
+        kg_graph *g = need_graph(a);
+        kg_rel_get(g, rel)->schema = kg_schema_copy(&g->arena, &sc);
+    }
+    free(rel);
+    il_arena_destroy(&ar);
+    return ok;
+}
+
+static bool apply_rule_add(applier *a) {
+    size_t len;
+    const char *text = codec_get_bytes(&a->r, &len);
+    if (!a->r.ok) return false;
+    il_arena ar;
+    il_arena_init(&ar);
+    iql_stmt st;
+    const char *err = NULL;
+    bool ok = iql_parse(&ar, text, len, &st, &err) &&
+              (st.kind == IQL_STMT_PERSIST_RULE || st.kind == IQL_STMT_SESSION_RULE);
+    if (ok && a->doit) {
+        kg_graph *g = need_graph(a);
+        kg_rule_add_clause(g, kg_rule_get(g, st.u.rule.head.rel), &st.u.rule);
+    }
+    il_arena_destroy(&ar);
+    return ok;
+}
+
+static bool apply_rule_op(applier *a, enum store_op op) {
+    char *name = codec_get_strdup(&a->r);
+    uint64_t index = op == OP_RULE_REMOVE ? codec_get_uvar(&a->r) : 0;
+    if (!a->r.ok) return false;
+    kg_graph *g = a->doit ? need_graph(a) : NULL;
+    kg_rule *r = g ? kg_rule_find(g, name) : NULL;
+    if (r) {
+        if (op == OP_RULE_DROP) {
+            kg_rule_drop(g, r);
+        } else if (op == OP_RULE_CLEAR) {
+            r->clauses.n = 0;
+            g->version++;
+        } else if (index >= 1 && index <= r->clauses.n) {
+            uint32_t i = (uint32_t)(index - 1);
+            memmove(&r->clauses.v[i], &r->clauses.v[i + 1],
+                    (r->clauses.n - i - 1) * sizeof(iql_rule *));
+            r->clauses.n--;
+            g->version++;
+            if (r->clauses.n == 0) kg_rule_drop(g, r); /* as `.rule remove` of the last one */
+        }
+    }
+    free(name);
+    return true;
+}
+
+static bool apply_named(applier *a, enum store_op op) {
+    char *name = codec_get_strdup(&a->r);
+    if (!a->r.ok) return false;
+    if (a->doit) {
+        switch (op) {
+        case OP_GRAPH:
+            a->g = kg_graph_find(a->e, name);
+            if (!a->g) a->g = kg_graph_create(a->e, name); /* tolerated: nothing is lost */
+            break;
+        case OP_KG_CREATE:
+            if (!kg_graph_find(a->e, name)) kg_graph_create(a->e, name);
+            break;
+        case OP_KG_DROP: {
+            kg_graph *g = kg_graph_find(a->e, name);
+            if (g && strcmp(name, "default") != 0) {
+                if (a->g == g) a->g = NULL;
+                kg_graph_drop(a->e, g);
+            }
+            break;
+        }
+        case OP_REL_CLEAR: {
+            kg_relation *kr = kg_rel_find(need_graph(a), name);
+            if (kr && kr->data) rel_clear(kr->data);
+            break;
+        }
+        case OP_REL_DROP: {
+            kg_graph *g = need_graph(a);
+            kg_relation *kr = kg_rel_find(g, name);
+            if (kr) {
+                kg_rel_drop_data(g, kr);
+                kr->schema = NULL;
+            }
+            break;
+        }
+        default:
+            break;
+        }
+    }
+    free(name);
+    return true;
+}
+
+bool store_apply(il_engine *e, const void *payload, size_t len, bool doit) {
+    applier a = {.e = e, .doit = doit};
+    codec_reader_init(&a.r, payload, len);
+    bool ok = len > 0;
+    while (ok && !codec_at_end(&a.r)) {
+        enum store_op op = (enum store_op)codec_get_u8(&a.r);
+        switch (op) {
+        case OP_INSERT:
+            ok = apply_tuples(&a, +1);
+            break;
+        case OP_DELETE:
+            ok = apply_tuples(&a, -1);
+            break;
+        case OP_SCHEMA:
+            ok = apply_schema(&a);
+            break;
+        case OP_RULE_ADD:
+            ok = apply_rule_add(&a);
+            break;
+        case OP_RULE_DROP:
+        case OP_RULE_REMOVE:
+        case OP_RULE_CLEAR:
+            ok = apply_rule_op(&a, op);
+            break;
+        case OP_GRAPH:
+        case OP_KG_CREATE:
+        case OP_KG_DROP:
+        case OP_REL_CLEAR:
+        case OP_REL_DROP:
+            ok = apply_named(&a, op);
+            break;
+        default:
+            ok = false;
+        }
+    }
+    return ok && a.r.ok;
+}

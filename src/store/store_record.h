@@ -1,0 +1,68 @@
+/* The payload of a log record: the effects of one statement, as a sequence of
+ * operations (private to src/store). Operations name their graph once (OP_GRAPH) and
+ * apply to it until the next OP_GRAPH; tuple changes come in runs of one relation and
+ * one direction, in the order the statement made them, so replaying them in order
+ * reproduces the statement exactly (a tuple deleted then inserted again stays).
+ *
+ *   OP_GRAPH name
+ *   OP_INSERT | OP_DELETE  rel arity count value*(arity*count)
+ *   OP_REL_CLEAR rel          OP_REL_DROP rel (facts and schema)
+ *   OP_SCHEMA rel ncols (name kind dim has_name [type_name])*
+ *   OP_RULE_ADD text          (a statement that parses to the clause)
+ *   OP_RULE_DROP name         OP_RULE_REMOVE name index(1-based)    OP_RULE_CLEAR name
+ *   OP_KG_CREATE name         OP_KG_DROP name
+ *
+ * Names and texts are length-prefixed strings, numbers varints (store_codec.h). */
+#ifndef IL_STORE_STORE_RECORD_H
+#define IL_STORE_STORE_RECORD_H
+
+#include "base/buf.h"
+#include "store/store.h"
+#include "store/wal.h"
+
+enum store_op {
+    OP_GRAPH = 1,
+    OP_INSERT,
+    OP_DELETE,
+    OP_REL_CLEAR,
+    OP_REL_DROP,
+    OP_SCHEMA,
+    OP_RULE_ADD,
+    OP_RULE_DROP,
+    OP_RULE_REMOVE,
+    OP_RULE_CLEAR,
+    OP_KG_CREATE,
+    OP_KG_DROP,
+};
+
+/* The statement's effects being collected (store_effects.c). */
+typedef struct store_effects {
+    il_buf payload;
+    char *graph;   /* the graph the payload's operations apply to now, or NULL */
+    char *run_rel; /* the open run of tuple changes, or NULL */
+    int run_sign;  /* +1 inserts, -1 deletes */
+    uint32_t run_arity;
+    uint64_t run_count;
+    il_buf run_vals;
+} store_effects;
+
+struct store {
+    il_engine *e;
+    wal *w;
+    store_effects fx;
+    bool failed;
+};
+
+void store_effects_init(store_effects *fx);
+void store_effects_free(store_effects *fx);
+/* Closes the open run into the payload. */
+void store_effects_flush(store_effects *fx);
+/* Empties the payload for the next statement. */
+void store_effects_reset(store_effects *fx);
+
+/* Applies one record's payload to the engine's catalog (store_apply.c). With doit
+ * false it only checks that the payload decodes completely, so a record is either
+ * applied whole or, when malformed, not at all. */
+bool store_apply(il_engine *e, const void *payload, size_t len, bool doit);
+
+#endif

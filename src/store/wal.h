@@ -1,0 +1,60 @@
+/* The write-ahead log: an append-only sequence of records in preallocated segment
+ * files (DIR/wal-<first lsn, 16 hex digits>.log).
+ *
+ * What it guarantees:
+ *  - A record is whole or absent. Each carries its length, its log sequence number and
+ *    a CRC32C over both and the payload; recovery accepts a record only when all three
+ *    check out and the numbers run on without a gap.
+ *  - In WAL_SYNC_IMMEDIATE mode wal_append returns only after fdatasync, so a record
+ *    that was appended survives a crash of the process or of the machine.
+ *    WAL_SYNC_BATCHED syncs at most every batch_ms (a crash loses at most that window);
+ *    WAL_SYNC_ASYNC leaves it to the kernel (a process crash loses nothing, a power
+ *    loss may lose the tail). No mode ever exposes a partial record.
+ *  - Recovery never refuses to start: a torn or corrupt record ends the log there, with
+ *    a warning on stderr; the bytes after it are cleared so that later appends cannot
+ *    run on into stale records, and later segments are set aside (renamed *.cut).
+ *  - One process at a time: the directory is locked (flock) while the log is open. */
+#ifndef IL_STORE_WAL_H
+#define IL_STORE_WAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct wal wal;
+
+typedef enum wal_sync_mode {
+    WAL_SYNC_IMMEDIATE,
+    WAL_SYNC_BATCHED,
+    WAL_SYNC_ASYNC,
+} wal_sync_mode;
+
+enum {
+    WAL_SEGMENT_HEADER = 16, /* magic (8) + first lsn (8) */
+    WAL_RECORD_HEADER = 16,  /* length (4) + crc32c (4) + lsn (8) */
+};
+
+/* Called for every valid record, in order. Returning false means the payload is not a
+ * record this program can apply: the log is cut before it, as if it were corrupt. */
+typedef bool (*wal_record_fn)(void *ctx, uint64_t lsn, const void *payload, size_t len);
+
+/* Opens (creating when needed) the log in dir, replays it through fn, and leaves it
+ * ready to append after the last valid record. seg_size is the preallocated size of a
+ * segment (0: the default, 16 MiB). NULL and *err (malloc'ed) when the directory
+ * cannot be used at all. */
+wal *wal_open(const char *dir, uint64_t seg_size, wal_record_fn fn, void *ctx, char **err);
+/* Appends one record, syncing as the mode says. False and *err (malloc'ed) on an I/O
+ * error: the record may or may not be in the log, and the caller must stop writing. */
+bool wal_append(wal *w, const void *payload, size_t len, char **err);
+/* Forces everything appended so far to disk. */
+bool wal_sync(wal *w, char **err);
+void wal_set_mode(wal *w, wal_sync_mode mode, unsigned batch_ms);
+wal_sync_mode wal_mode(const wal *w);
+/* The next record's sequence number (one more than the records in the log). */
+uint64_t wal_next_lsn(const wal *w);
+/* Bytes of records in the log (all segments, headers included). */
+uint64_t wal_bytes(const wal *w);
+/* Syncs and closes. */
+void wal_close(wal *w);
+
+#endif

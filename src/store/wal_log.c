@@ -1,0 +1,413 @@
+/* The write-ahead log (wal.h): segment files, appending with the chosen sync mode, and
+ * recovery with the torn-tail cut. Records are written with one pwrite each; a crash
+ * can leave any prefix of that write on disk, which the length, sequence number and
+ * CRC32C of the record expose on the next open. */
+#include "store/wal.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/buf.h"
+#include "base/vec.h"
+#include "store/store_codec.h"
+#include "store/store_crc.h"
+
+static const char MAGIC[8] = {'I', 'L', 'W', 'A', 'L', 0, 0, 1};
+
+enum { DEFAULT_SEGMENT = 16 << 20 };
+
+struct wal {
+    char *dir;
+    int dirfd;
+    int lockfd;
+    int fd;            /* the segment being appended to */
+    uint64_t off;      /* append offset in it */
+    uint64_t seg_size; /* preallocated size of a segment */
+    uint64_t next_lsn;
+    uint64_t bytes;
+    wal_sync_mode mode;
+    unsigned batch_ms;
+    bool dirty; /* appended since the last sync */
+    struct timespec last_sync;
+    il_buf rec; /* scratch: the record being written */
+};
+
+static char *errf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static char *errf(const char *fmt, ...) {
+    il_buf b;
+    il_buf_init(&b);
+    va_list ap;
+    va_start(ap, fmt);
+    il_buf_vprintf(&b, fmt, ap);
+    va_end(ap);
+    return il_buf_take(&b);
+}
+
+static void set_err(char **err, char *msg) {
+    if (err)
+        *err = msg;
+    else
+        free(msg);
+}
+
+static bool write_all(int fd, const void *p, size_t n, uint64_t off) {
+    const char *c = p;
+    while (n) {
+        ssize_t k = pwrite(fd, c, n, (off_t)off);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) return false;
+        c += k;
+        n -= (size_t)k;
+        off += (uint64_t)k;
+    }
+    return true;
+}
+
+static bool read_file(int dirfd, const char *name, unsigned char **data, size_t *len) {
+    int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    struct stat sb;
+    if (fstat(fd, &sb) != 0) {
+        close(fd);
+        return false;
+    }
+    size_t n = (size_t)sb.st_size, got = 0;
+    unsigned char *buf = malloc(n + 1);
+    while (got < n) {
+        ssize_t k = pread(fd, buf + got, n - got, (off_t)got);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) break;
+        got += (size_t)k;
+    }
+    close(fd);
+    *data = buf;
+    *len = got; /* a short read is a shorter log, cut like any torn tail */
+    return true;
+}
+
+static void seg_name(char *out, size_t cap, uint64_t first) {
+    snprintf(out, cap, "wal-%016" PRIx64 ".log", first);
+}
+
+static bool parse_seg_name(const char *n, uint64_t *first) {
+    if (strlen(n) != 24 || strncmp(n, "wal-", 4) != 0 || strcmp(n + 20, ".log") != 0) return false;
+    uint64_t v = 0;
+    for (int i = 4; i < 20; i++) {
+        char c = n[i];
+        int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+        if (d < 0) return false;
+        v = v << 4 | (uint64_t)d;
+    }
+    *first = v;
+    return true;
+}
+
+static int cmp_u64(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Creates a segment under a temporary name and renames it into place, so a segment
+ * that exists always has its header. */
+static bool create_segment(wal *w, uint64_t first, char **err) {
+    char name[64], tmp[80];
+    seg_name(name, sizeof name, first);
+    snprintf(tmp, sizeof tmp, "%s.tmp", name);
+    int fd = openat(w->dirfd, tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        set_err(err, errf("cannot create %s/%s: %s", w->dir, tmp, strerror(errno)));
+        return false;
+    }
+    /* Preallocation keeps commits from extending the file: fdatasync then has no size
+       change to write. Where the file system cannot preallocate, appends still work. */
+    (void)posix_fallocate(fd, 0, (off_t)w->seg_size);
+    unsigned char hdr[WAL_SEGMENT_HEADER];
+    memcpy(hdr, MAGIC, 8);
+    for (int i = 0; i < 8; i++) hdr[8 + i] = (unsigned char)(first >> (8 * i));
+    if (!write_all(fd, hdr, sizeof hdr, 0) || fsync(fd) != 0 ||
+        renameat(w->dirfd, tmp, w->dirfd, name) != 0 || fsync(w->dirfd) != 0) {
+        set_err(err, errf("cannot create %s/%s: %s", w->dir, name, strerror(errno)));
+        close(fd);
+        return false;
+    }
+    if (w->fd >= 0) close(w->fd);
+    w->fd = fd;
+    w->off = WAL_SEGMENT_HEADER;
+    w->bytes += WAL_SEGMENT_HEADER;
+    return true;
+}
+
+static void set_aside(wal *w, const char *name) {
+    char cut[96];
+    snprintf(cut, sizeof cut, "%s.cut", name);
+    if (renameat(w->dirfd, name, w->dirfd, cut) == 0)
+        fprintf(stderr, "inputlayer: warning: wal: %s/%s follows the cut; moved aside to %s\n",
+                w->dir, name, cut);
+}
+
+/* Keeps the bytes a cut drops in a side file, for whoever investigates the damage. */
+static void save_dropped(wal *w, const char *name, const unsigned char *data, size_t from,
+                         size_t len) {
+    size_t end = len;
+    while (end > from && data[end - 1] == 0) end--;
+    if (end <= from) return;
+    char side[112];
+    snprintf(side, sizeof side, "%s.cut-%zu", name, from);
+    int fd = openat(w->dirfd, side, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) return;
+    if (write_all(fd, data + from, end - from, 0)) (void)fsync(fd);
+    close(fd);
+}
+
+/* Scans one segment's records from the header on. Returns the offset after the last
+ * valid record; *cut says whether something other than the zeroed tail stopped it. */
+static size_t scan_segment(wal *w, const char *name, const unsigned char *data, size_t len,
+                           wal_record_fn fn, void *ctx, bool *cut) {
+    size_t off = WAL_SEGMENT_HEADER;
+    *cut = false;
+    while (len - off >= WAL_RECORD_HEADER) {
+        const unsigned char *h = data + off;
+        uint32_t rlen = codec_load_u32le(h), crc = codec_load_u32le(h + 4);
+        uint64_t lsn = codec_load_u64le(h + 8);
+        if (rlen == 0 && crc == 0 && lsn == 0) {
+            /* The preallocated zeros: the end of what was written. Anything nonzero past
+               here is a write that never completed its header, so never acknowledged. */
+            return off;
+        }
+        const char *why = NULL;
+        if (rlen > len - off - WAL_RECORD_HEADER)
+            why = "torn record (shorter than its length)";
+        else if (lsn != w->next_lsn)
+            why = "out-of-sequence record";
+        else {
+            uint32_t c = store_crc32c(0, h, 4);
+            c = store_crc32c(c, h + 8, 8);
+            c = store_crc32c(c, h + WAL_RECORD_HEADER, rlen);
+            if (c != crc) why = "checksum mismatch";
+        }
+        if (!why && !fn(ctx, lsn, h + WAL_RECORD_HEADER, rlen)) why = "record cannot be applied";
+        if (why) {
+            fprintf(stderr,
+                    "inputlayer: warning: wal: %s/%s: %s at offset %zu (lsn %" PRIu64
+                    "); the log is cut there, %" PRIu64 " record(s) before it recovered\n",
+                    w->dir, name, why, off, w->next_lsn, w->next_lsn - 1);
+            save_dropped(w, name, data, off, len);
+            *cut = true;
+            return off;
+        }
+        w->next_lsn++;
+        off += WAL_RECORD_HEADER + rlen;
+        w->bytes += WAL_RECORD_HEADER + rlen;
+    }
+    return off;
+}
+
+static bool recover(wal *w, wal_record_fn fn, void *ctx, char **err) {
+    DIR *d = fdopendir(dup(w->dirfd));
+    if (!d) {
+        set_err(err, errf("cannot read %s: %s", w->dir, strerror(errno)));
+        return false;
+    }
+    IL_VEC(uint64_t) segs = {0};
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        uint64_t first;
+        size_t n = strlen(de->d_name);
+        if (parse_seg_name(de->d_name, &first))
+            il_vec_push(segs, first);
+        else if (n > 8 && strncmp(de->d_name, "wal-", 4) == 0 &&
+                 strcmp(de->d_name + n - 8, ".log.tmp") == 0)
+            unlinkat(w->dirfd, de->d_name, 0); /* a segment whose creation did not finish */
+    }
+    closedir(d);
+    if (segs.n) qsort(segs.v, segs.n, sizeof *segs.v, cmp_u64);
+    w->next_lsn = 1;
+    int64_t last = -1; /* index of the segment appends continue in */
+    size_t last_off = 0;
+    for (uint32_t i = 0; i < segs.n; i++) {
+        char name[64];
+        seg_name(name, sizeof name, segs.v[i]);
+        unsigned char *data = NULL;
+        size_t len = 0;
+        bool ok = read_file(w->dirfd, name, &data, &len);
+        bool cut = true;
+        if (!ok || len < WAL_SEGMENT_HEADER || memcmp(data, MAGIC, 8) != 0 ||
+            codec_load_u64le(data + 8) != w->next_lsn) {
+            fprintf(stderr,
+                    "inputlayer: warning: wal: %s/%s: bad segment header or a gap before it; "
+                    "the log is cut there, %" PRIu64 " record(s) before it recovered\n",
+                    w->dir, name, w->next_lsn - 1);
+            free(data);
+            for (uint32_t j = i; j < segs.n; j++) {
+                seg_name(name, sizeof name, segs.v[j]);
+                set_aside(w, name);
+            }
+            break;
+        }
+        w->bytes += WAL_SEGMENT_HEADER;
+        size_t end = scan_segment(w, name, data, len, fn, ctx, &cut);
+        free(data);
+        last = i;
+        last_off = end;
+        if (cut) {
+            for (uint32_t j = i + 1; j < segs.n; j++) {
+                seg_name(name, sizeof name, segs.v[j]);
+                set_aside(w, name);
+            }
+            break;
+        }
+    }
+    bool ok = true;
+    if (last < 0) {
+        ok = create_segment(w, w->next_lsn, err);
+    } else {
+        char name[64];
+        seg_name(name, sizeof name, segs.v[last]);
+        w->fd = openat(w->dirfd, name, O_RDWR | O_CLOEXEC);
+        /* Clearing the tail from the last valid record on means a later, shorter record
+           can never be followed by stale bytes that look like records. */
+        if (w->fd < 0 || ftruncate(w->fd, (off_t)last_off) != 0) {
+            set_err(err,
+                    errf("cannot open %s/%s for appending: %s", w->dir, name, strerror(errno)));
+            ok = false;
+        } else if (last_off < w->seg_size) {
+            (void)posix_fallocate(w->fd, 0, (off_t)w->seg_size); /* as in create_segment */
+        }
+        if (ok && fsync(w->fd) != 0) {
+            set_err(err,
+                    errf("cannot open %s/%s for appending: %s", w->dir, name, strerror(errno)));
+            ok = false;
+        }
+        w->off = last_off;
+    }
+    il_vec_free(segs);
+    return ok;
+}
+
+wal *wal_open(const char *dir, uint64_t seg_size, wal_record_fn fn, void *ctx, char **err) {
+    if (err) *err = NULL;
+    if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+        set_err(err, errf("cannot create %s: %s", dir, strerror(errno)));
+        return NULL;
+    }
+    wal *w = calloc(1, sizeof *w);
+    w->dir = strdup(dir);
+    w->fd = -1;
+    w->lockfd = -1;
+    w->dirfd = -1;
+    w->seg_size = seg_size ? seg_size : DEFAULT_SEGMENT;
+    w->mode = WAL_SYNC_IMMEDIATE;
+    w->batch_ms = 10;
+    il_buf_init(&w->rec);
+    clock_gettime(CLOCK_MONOTONIC, &w->last_sync);
+    w->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (w->dirfd < 0) {
+        set_err(err, errf("cannot open %s: %s", dir, strerror(errno)));
+        wal_close(w);
+        return NULL;
+    }
+    w->lockfd = openat(w->dirfd, "LOCK", O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (w->lockfd < 0 || flock(w->lockfd, LOCK_EX | LOCK_NB) != 0) {
+        set_err(err, errf("%s is in use by another process (%s)", dir,
+                          w->lockfd < 0 ? strerror(errno) : "locked"));
+        wal_close(w);
+        return NULL;
+    }
+    if (!recover(w, fn, ctx, err)) {
+        wal_close(w);
+        return NULL;
+    }
+    return w;
+}
+
+static double ms_since(const struct timespec *t) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (double)(now.tv_sec - t->tv_sec) * 1e3 + (double)(now.tv_nsec - t->tv_nsec) / 1e6;
+}
+
+bool wal_sync(wal *w, char **err) {
+    if (!w->dirty) return true;
+    if (fdatasync(w->fd) != 0) {
+        set_err(err, errf("fdatasync of the log in %s failed: %s", w->dir, strerror(errno)));
+        return false;
+    }
+    w->dirty = false;
+    clock_gettime(CLOCK_MONOTONIC, &w->last_sync);
+    return true;
+}
+
+bool wal_append(wal *w, const void *payload, size_t len, char **err) {
+    if (err) *err = NULL;
+    if (len > UINT32_MAX - WAL_RECORD_HEADER) {
+        set_err(err, errf("log record too large (%zu bytes)", len));
+        return false;
+    }
+    uint64_t rec_len = WAL_RECORD_HEADER + len;
+    if (w->off + rec_len > w->seg_size && w->off > WAL_SEGMENT_HEADER) {
+        /* the old segment is complete before the new one starts, whatever the mode */
+        if (!wal_sync(w, err) || !create_segment(w, w->next_lsn, err)) return false;
+    }
+    il_buf_clear(&w->rec);
+    codec_put_u32le(&w->rec, (uint32_t)len);
+    codec_put_u32le(&w->rec, 0);
+    codec_put_u64le(&w->rec, w->next_lsn);
+    il_buf_put(&w->rec, payload, len);
+    unsigned char *h = (unsigned char *)w->rec.data;
+    uint32_t c = store_crc32c(0, h, 4);
+    c = store_crc32c(c, h + 8, 8);
+    c = store_crc32c(c, h + WAL_RECORD_HEADER, len);
+    for (int i = 0; i < 4; i++) h[4 + i] = (unsigned char)(c >> (8 * i));
+    if (!write_all(w->fd, h, (size_t)rec_len, w->off)) {
+        set_err(err, errf("write to the log in %s failed: %s", w->dir, strerror(errno)));
+        return false;
+    }
+    w->off += rec_len;
+    w->bytes += rec_len;
+    w->next_lsn++;
+    w->dirty = true;
+    if (w->mode == WAL_SYNC_IMMEDIATE ||
+        (w->mode == WAL_SYNC_BATCHED && ms_since(&w->last_sync) >= w->batch_ms))
+        return wal_sync(w, err);
+    return true;
+}
+
+void wal_set_mode(wal *w, wal_sync_mode mode, unsigned batch_ms) {
+    w->mode = mode;
+    w->batch_ms = batch_ms;
+}
+
+wal_sync_mode wal_mode(const wal *w) {
+    return w->mode;
+}
+
+uint64_t wal_next_lsn(const wal *w) {
+    return w->next_lsn;
+}
+
+uint64_t wal_bytes(const wal *w) {
+    return w->bytes;
+}
+
+void wal_close(wal *w) {
+    if (!w) return;
+    if (w->fd >= 0) {
+        (void)wal_sync(w, NULL);
+        close(w->fd);
+    }
+    if (w->lockfd >= 0) close(w->lockfd); /* releases the flock */
+    if (w->dirfd >= 0) close(w->dirfd);
+    il_buf_free(&w->rec);
+    free(w->dir);
+    free(w);
+}

@@ -1,0 +1,178 @@
+"""Shared helpers of the protocol tests: a server process on a free port with its own data
+directory, HTTP requests, and a WebSocket connection that reads JSON frames."""
+
+import asyncio
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+import urllib.error
+import urllib.request
+
+import websockets
+
+KEY = "protocol-test-" + os.urandom(8).hex()
+PASSWORD = "protocol-test-password"
+SANITIZER_MARKERS = ("ERROR: AddressSanitizer", "runtime error:", "LeakSanitizer")
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def clean_env(**extra):
+    """The environment without INPUTLAYER_* settings of the caller, plus `extra`."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("INPUTLAYER_")}
+    env.update(INPUTLAYER_BOOTSTRAP_API_KEY=KEY, INPUTLAYER_ADMIN_PASSWORD=PASSWORD)
+    env.update(extra)
+    return env
+
+
+class Server:
+    """A server on a free port with a temporary data directory, started in that directory
+    (so that no ./config.toml of the caller is read). `args` are extra flags, `env` extra
+    environment variables."""
+
+    def __init__(self, binary, args=(), env=None, port=None, data_dir=None):
+        self.dir = tempfile.mkdtemp(prefix="il-protocol-")
+        self.data = data_dir or os.path.join(self.dir, "data")
+        self.port = port or free_port()
+        self.base = "http://127.0.0.1:%d" % self.port
+        self.ws = "ws://127.0.0.1:%d/ws" % self.port
+        self.log = open(os.path.join(self.dir, "server.log"), "w+b")
+        self.proc = subprocess.Popen(
+            [binary, "--port", str(self.port), "--data-dir", self.data]
+            + list(args),
+            stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log,
+            env=clean_env(**(env or {})), cwd=self.dir)
+        deadline = time.monotonic() + 15
+        while True:
+            try:
+                with urllib.request.urlopen(self.base + "/health", timeout=1):
+                    return
+            except OSError:
+                if self.proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError("server did not start:\n" + self.output())
+                time.sleep(0.05)
+
+    def output(self):
+        """What the server printed so far."""
+        self.log.seek(0)
+        return self.log.read().decode("utf-8", errors="replace")
+
+    def stop(self):
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        out = self.output()
+        self.log.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
+        return self.proc.returncode, out
+
+
+def http(srv, path, headers=None):
+    req = urllib.request.Request(srv.base + path, headers=headers or {})
+    try:
+        with urllib.request.urlopen(req, timeout=5) as r:
+            return r.status, r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
+
+
+class Conn:
+    """A WebSocket connection that reads JSON frames, skipping pushes."""
+
+    def __init__(self, ws):
+        self.ws = ws
+
+    async def send(self, obj):
+        await self.ws.send(obj if isinstance(obj, str) else json.dumps(obj))
+
+    async def recv(self):
+        while True:
+            f = json.loads(await asyncio.wait_for(self.ws.recv(), 30))
+            if f["type"] not in ("persistent_update", "rule_change", "kg_change",
+                                 "schema_change"):
+                return f
+
+    async def call(self, obj):
+        await self.send(obj)
+        return await self.recv()
+
+
+async def connect(srv, auth=True, key=KEY, kg=None):
+    url = srv.ws + ("?kg=" + kg if kg else "")
+    ws = await websockets.connect(url, max_size=None)
+    c = Conn(ws)
+    if auth:
+        f = await c.call({"type": "authenticate", "api_key": key, "id": "auth"})
+        assert f["type"] == "authenticated", f
+    return c
+
+
+async def login(srv, user, password, kg=None):
+    """A connection logged in as `user`, and the reply to the login."""
+    url = srv.ws + ("?kg=" + kg if kg else "")
+    c = Conn(await websockets.connect(url, max_size=None))
+    return c, await c.call({"type": "login", "username": user, "password": password})
+
+
+async def expect_closed(c, timeout=10):
+    """Reads until the server closes the connection; returns the frames read before."""
+    frames = []
+    try:
+        while True:
+            frames.append(json.loads(await asyncio.wait_for(c.ws.recv(), timeout)))
+    except websockets.ConnectionClosed as e:
+        return frames, e.code
+
+
+async def run(c, program, id=None):
+    req = {"type": "execute", "program": program}
+    if id:
+        req["id"] = id
+    return await c.call(req)
+
+
+async def still_answers(c):
+    f = await c.call({"type": "ping", "id": "alive"})
+    assert f == {"type": "pong", "id": "alive"}, f
+
+
+class OwnServer:
+    """A Server for one test (`with OwnServer(binary, args, env) as srv:`), stopped at the
+    end; its exit status must be 0 and its output free of sanitizer reports."""
+
+    def __init__(self, binary, args=(), env=None, data_dir=None):
+        self.srv = Server(binary, args, env, data_dir=data_dir)
+
+    def __enter__(self):
+        return self.srv
+
+    def __exit__(self, kind, value, tb):
+        status, out = self.srv.stop()
+        if kind is None:
+            assert status == 0, "server exit status %d:\n%s" % (status, out[-4000:])
+            assert not any(m in out for m in SANITIZER_MARKERS), out[-6000:]
+        return False
+
+
+def prometheus(srv, key=KEY):
+    """The /metrics/prometheus samples as {"name{labels}": value}."""
+    st, body = http(srv, "/metrics/prometheus", {"Authorization": "Bearer " + key})
+    assert st == 200, (st, body)
+    out = {}
+    for line in body.splitlines():
+        if line and not line.startswith("#"):
+            name, value = line.rsplit(" ", 1)
+            out[name] = float(value)
+    return out

@@ -1,0 +1,239 @@
+"""Protocol tests that need servers of their own: the message rate limit, connection
+limits, the heartbeat and lifetime, and configuration precedence (flags > environment >
+file > defaults). Each test ends by checking that its server still answers."""
+
+import asyncio
+import json
+import os
+import socket
+import subprocess
+import tempfile
+import time
+
+import websockets
+
+from common import (KEY, Conn, OwnServer, clean_env, connect, expect_closed, http,
+                    prometheus, still_answers)
+
+RATE = "http.rate_limit.ws_max_messages_per_sec"
+
+
+async def rate_message(srv, n):
+    """Sends n+1 pings at once; returns the error of the one over the limit."""
+    c = await connect(srv)
+    await asyncio.sleep(1.05)  # a fresh one-second window
+    for i in range(n + 1):
+        await c.send({"type": "ping", "id": "p%d" % i})
+    frames = [await c.recv() for _ in range(n + 1)]
+    await c.ws.close()
+    assert [f["type"] for f in frames] == ["pong"] * n + ["error"], frames
+    return frames[-1]
+
+
+async def t_rate_limit(binary):
+    with OwnServer(binary, ["--set", RATE + "=5"]) as srv:
+        c = await connect(srv)
+        await asyncio.sleep(1.05)
+        for i in range(8):
+            await c.send({"type": "ping", "id": "p%d" % i})
+        frames = [await c.recv() for _ in range(8)]
+        assert [f["type"] for f in frames[:5]] == ["pong"] * 5, frames
+        for i, f in enumerate(frames[5:], 5):
+            assert f == {"type": "error", "id": "p%d" % i, "code": "rate_limited",
+                         "message": "Rate limit exceeded (5 msgs/sec)"}, f
+        await asyncio.sleep(1.05)
+        await still_answers(c)
+        await c.ws.close()
+        # Before authentication, going over the rate closes the connection.
+        c = await connect(srv, auth=False)
+        for i in range(6):
+            await c.send({"type": "ping"})  # "Authentication required": not a failure
+        frames, code = await expect_closed(c)
+        assert [f["code"] for f in frames] == ["invalid_request"] * 5 + ["rate_limited"], frames
+        assert frames[-1]["message"] == "Rate limit exceeded (5 msgs/sec)" and code == 1008
+        c = await connect(srv)
+        await still_answers(c)
+        await c.ws.close()
+
+
+async def t_connection_limits(binary):
+    args = ["--set", "http.rate_limit.max_ws_connections=2",
+            "--set", "http.rate_limit.ws_max_preauth_per_ip=1",
+            "--set", "http.rate_limit.max_connections=2",
+            "--set", "http.rate_limit.per_ip_max_rps=20"]
+    with OwnServer(binary, args) as srv:
+        # One unauthenticated WebSocket per address.
+        a = await connect(srv, auth=False)
+        try:
+            await websockets.connect(srv.ws)
+            raise AssertionError("second unauthenticated connection accepted")
+        except websockets.InvalidStatusCode as e:
+            assert e.status_code == 429, e
+        f = await a.call({"type": "authenticate", "api_key": KEY})
+        assert f["type"] == "authenticated", f
+        # Two WebSockets in all.
+        b = await connect(srv)
+        try:
+            await websockets.connect(srv.ws)
+            raise AssertionError("third connection accepted")
+        except websockets.InvalidStatusCode as e:
+            assert e.status_code == 503, e
+        await b.ws.close()
+        await asyncio.sleep(0.2)
+        b = await connect(srv)
+        await still_answers(b)
+        await b.ws.close()
+        # Two HTTP connections: a third gets 503 at once.
+        socks = [socket.create_connection(("127.0.0.1", srv.port)) for _ in range(2)]
+        time.sleep(0.2)
+        with socket.create_connection(("127.0.0.1", srv.port)) as s3:
+            s3.settimeout(5)
+            reply = s3.recv(4096).decode()
+            assert reply.startswith("HTTP/1.1 503") and reply.endswith("Too many connections"), \
+                reply
+        for s in socks:
+            s.close()
+        await asyncio.sleep(0.2)
+        # Requests per second and address (health probes exempt).
+        await asyncio.sleep(1.05)
+        codes = [http(srv, "/nope")[0] for _ in range(25)]
+        # The window starts at the first request: the first 20 pass, then 429 (unless
+        # the 25 requests took over a second, when the count starts again).
+        assert codes[:20] == [404] * 20 and 429 in codes, codes
+        assert http(srv, "/health")[0] == 200
+        await asyncio.sleep(1.05)
+        assert http(srv, "/nope")[0] == 404
+        m = prometheus(srv)
+        for reason in ("ws_connection_limit", "ws_preauth_limit", "http_connection_limit",
+                       "per_ip_rate"):
+            assert m['inputlayer_rejections_total{reason="%s"}' % reason] >= 1, (reason, m)
+        await still_answers(a)
+        await a.ws.close()
+
+
+async def t_heartbeat_and_lifetime(binary):
+    args = ["--set", "http.ws_ping_interval_ms=100",
+            "--set", "http.rate_limit.ws_max_lifetime_secs=2"]
+    with OwnServer(binary, args) as srv:
+        c = await connect(srv)
+        t0 = time.monotonic()
+        await asyncio.sleep(0.5)
+        assert prometheus(srv)["inputlayer_ws_pings_total"] >= 2
+        await still_answers(c)
+        frames, code = await expect_closed(c)
+        assert frames == [{"type": "notice", "code": "lifetime_exceeded",
+                           "message": "Connection lifetime exceeded (2s)"}], frames
+        assert 1.5 <= time.monotonic() - t0 < 6, time.monotonic() - t0
+        c = await connect(srv)
+        await still_answers(c)
+        await c.ws.close()
+    with OwnServer(binary, ["--set", "http.ws_auth_timeout_ms=300"]) as srv:
+        c = await connect(srv, auth=False)
+        frames, code = await expect_closed(c)
+        assert frames == [{"type": "notice", "code": "auth_timeout",
+                           "message": "Authentication timeout (0.3s)"}], frames
+        c = await connect(srv)
+        await still_answers(c)
+        await c.ws.close()
+
+
+def print_config(binary, args=(), env=None, cwd=None):
+    p = subprocess.run([binary, "--print-config"] + list(args), capture_output=True, text=True,
+                       env=clean_env(**(env or {})), cwd=cwd, timeout=30)
+    return p.returncode, p.stdout, p.stderr
+
+
+async def t_config_precedence(binary):
+    d = tempfile.mkdtemp(prefix="il-config-")
+    path = os.path.join(d, "server.toml")
+    with open(path, "w") as f:
+        f.write("# test\n[http]\nws_idle_timeout_ms = 1111\nws_auth_timeout_ms = 2222\n"
+                "[http.rate_limit]\nws_max_messages_per_sec = 3  # file\nmystery = 1\n"
+                "[logging]\nlevel = \"debug\"\n")
+    env = {"INPUTLAYER_HTTP__RATE_LIMIT__WS_MAX_MESSAGES_PER_SEC": "4",
+           "INPUTLAYER_HTTP__WS_IDLE_TIMEOUT_MS": "3333"}
+    rc, out, err = print_config(binary, ["--config", path, "--set", RATE + "=5"], env)
+    assert rc == 0, err
+    assert "ws_max_messages_per_sec = 5  # flag" in out, out
+    assert "ws_idle_timeout_ms = 3333  # environment" in out, out
+    assert "ws_auth_timeout_ms = 2222  # file" in out, out
+    assert "ws_ping_interval_ms = 30000  # default" in out, out
+    assert "unknown configuration key 'http.rate_limit.mystery'" in err, err
+    assert "not implemented yet (no effect): logging.level" in err, err
+    assert "ADMIN_PASSWORD" not in err and "BOOTSTRAP" not in err, err
+    # ./config.toml is read without --config; a broken file or value is an error.
+    with open(os.path.join(d, "config.toml"), "w") as f:
+        f.write("[http]\nport = 4321\n")
+    rc, out, err = print_config(binary, cwd=d)
+    assert rc == 0 and "port = 4321  # file" in out, (out, err)
+    rc, out, err = print_config(binary, ["--config", os.path.join(d, "missing.toml")])
+    assert rc == 1 and "ERROR: Config file not found: " in err, (rc, err)
+    rc, out, err = print_config(binary, env={"INPUTLAYER_HTTP__PORT": "http"})
+    assert rc == 1 and "INPUTLAYER_HTTP__PORT" in err, (rc, err)
+    with open(os.path.join(d, "config.toml"), "w") as f:
+        f.write("[http]\nport = \"x\"\n")
+    rc, out, err = print_config(binary, cwd=d)
+    assert rc == 1 and "Failed to parse config from ./config.toml: line 2:" in err, (rc, err)
+
+    # The running server honours each source in turn: flag, then environment, then file.
+    async def limit(args, env):
+        with OwnServer(binary, ["--config", path] + args, env) as srv:
+            f = await rate_message(srv, int(args[-1].split("=")[1]) if args else
+                                   int(env.get("INPUTLAYER_HTTP__RATE_LIMIT__WS_MAX_MESSAGES"
+                                               "_PER_SEC", 3)))
+            c = await connect(srv)
+            await still_answers(c)
+            await c.ws.close()
+            return f["message"]
+
+    assert await limit(["--set", RATE + "=5"], env) == "Rate limit exceeded (5 msgs/sec)"
+    assert await limit([], env) == "Rate limit exceeded (4 msgs/sec)"
+    assert await limit([], {}) == "Rate limit exceeded (3 msgs/sec)"
+
+
+async def t_identities_persist(binary):
+    """Users, keys and ACLs survive a restart; the bootstrap variables count only on the
+    first start; the file is owner-only."""
+    d = tempfile.mkdtemp(prefix="il-identities-")
+    data = os.path.join(d, "data")
+    with OwnServer(binary, data_dir=data) as srv:
+        a = await connect(srv)
+        f = await a.call({"type": "execute", "program": ".user create dana pw-dana editor"})
+        assert f["type"] == "result", f
+        f = await a.call({"type": "execute", "program": ".apikey create keep"})
+        keep = f["rows"][0][1]
+        f = await a.call({"type": "execute", "program": ".kg acl grant default dana viewer"})
+        assert f["type"] == "result", f
+        await a.ws.close()
+    path = os.path.join(data, "identities.tsv")
+    assert os.stat(path).st_mode & 0o777 == 0o600, oct(os.stat(path).st_mode)
+    with open(path) as f:
+        text = f.read()
+    assert "pw-dana" not in text and keep not in text and "$argon2id$" in text, text
+    env = {"INPUTLAYER_BOOTSTRAP_API_KEY": "another-key-" + os.urandom(4).hex()}
+    with OwnServer(binary, data_dir=data, env=env) as srv:
+        assert "used on the first start only" in srv.output(), srv.output()
+        c = await connect(srv, key=keep)
+        await still_answers(c)
+        await c.ws.close()
+        c = await connect(srv)  # the first start's bootstrap key
+        f = await c.call({"type": "execute", "program": ".kg acl list default"})
+        assert f["rows"] == [["ACL entries for 'default':\n  dana: viewer"]], f
+        await c.ws.close()
+        c = Conn(await websockets.connect(srv.ws))
+        f = await c.call({"type": "login", "username": "dana", "password": "pw-dana"})
+        assert f["type"] == "authenticated" and f["role"] == "editor", f
+        await still_answers(c)
+        await c.ws.close()
+    # A damaged store stops the server rather than starting with no users.
+    with open(path, "a") as f:
+        f.write("user\tbroken\n")
+    p = subprocess.run([binary, "--data-dir", data, "--port", "0"], capture_output=True,
+                       text=True, env=clean_env(), timeout=60)
+    assert p.returncode == 1 and "identities.tsv line" in p.stderr, (p.returncode, p.stderr)
+
+
+TESTS = [t_rate_limit, t_connection_limits, t_heartbeat_and_lifetime, t_config_precedence,
+         t_identities_persist]
+
+assert json

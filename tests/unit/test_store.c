@@ -1,0 +1,439 @@
+/* Unit tests of durability (src/store): value encoding round trips, the log's torn-tail
+ * and corruption cuts, and restarts of an engine on the same data directory giving the
+ * same answers (deleted facts stay deleted, repeated inserts and missing deletes log
+ * nothing). */
+#include <criterion/criterion.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "inputlayer.h"
+#include "store/store_codec.h"
+#include "store/store_crc.h"
+#include "store/wal.h"
+#include "value/value.h"
+
+static char DIR_[64];
+
+static void mkdir_tmp(void) {
+    strcpy(DIR_, "/tmp/il_store_XXXXXX");
+    cr_assert_not_null(mkdtemp(DIR_));
+}
+
+static void rm_tree(void) {
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", DIR_);
+    cr_assert_eq(system(cmd), 0);
+}
+
+static void teardown(void) {
+    rm_tree();
+    val_shutdown();
+}
+
+TestSuite(store, .init = mkdir_tmp, .fini = teardown);
+
+/* ---- encoding ---- */
+
+static void roundtrip(val_t v) {
+    il_buf b;
+    il_buf_init(&b);
+    codec_put_val(&b, v);
+    codec_put_u8(&b, 0x5a); /* a sentinel: the decoder must stop exactly at the value's end */
+    codec_reader r;
+    codec_reader_init(&r, b.data, b.len);
+    val_t w = codec_get_val(&r);
+    cr_assert(r.ok);
+    cr_assert_eq(w, v, "value %llx came back as %llx", (unsigned long long)v,
+                 (unsigned long long)w);
+    cr_assert_eq(codec_get_u8(&r), 0x5a);
+    cr_assert(codec_at_end(&r));
+    /* every proper prefix fails cleanly */
+    for (size_t n = 0; n + 1 < b.len; n++) {
+        codec_reader_init(&r, b.data, n);
+        (void)codec_get_val(&r);
+        cr_assert(!r.ok || n > 0, "prefix %zu decoded", n);
+    }
+    il_buf_free(&b);
+}
+
+Test(store, crc32c_known_value) {
+    /* the standard check value of CRC32C */
+    cr_assert_eq(store_crc32c(0, "123456789", 9), 0xE3069283u);
+    uint32_t c = store_crc32c(0, "1234", 4);
+    cr_assert_eq(store_crc32c(c, "56789", 5), 0xE3069283u);
+}
+
+Test(store, value_roundtrips) {
+    roundtrip(val_null());
+    roundtrip(val_bool(true));
+    roundtrip(val_bool(false));
+    int64_t ints[] = {
+        0,         1,        -1, 127, -128, 1 << 20, INT64_C(1) << 47, -(INT64_C(1) << 47) - 1,
+        INT64_MAX, INT64_MIN};
+    for (size_t i = 0; i < sizeof ints / sizeof *ints; i++) {
+        roundtrip(val_int(ints[i]));
+        roundtrip(val_ts(ints[i]));
+    }
+    double fl[] = {
+        0.0, -0.0, 1.5, -2.25e300, 1e-310, __builtin_inf(), -__builtin_inf(), __builtin_nan("")};
+    for (size_t i = 0; i < sizeof fl / sizeof *fl; i++) roundtrip(val_float(fl[i]));
+    roundtrip(val_str("", 0));
+    roundtrip(val_str("héllo \"world\"", strlen("héllo \"world\"")));
+    roundtrip(val_str("a\0b", 3));
+    float f[] = {1.0f, -2.5f, 3.25e-5f};
+    roundtrip(val_vec_f32(f, 3));
+    roundtrip(val_vec_f32(f, 0));
+    int8_t q[] = {-128, 0, 127, 5};
+    roundtrip(val_vec_i8(q, 4));
+    roundtrip(val_vec_i8(q, 0));
+}
+
+Test(store, varints) {
+    uint64_t u[] = {0, 1, 127, 128, 300, UINT32_MAX, UINT64_MAX};
+    for (size_t i = 0; i < sizeof u / sizeof *u; i++) {
+        il_buf b;
+        il_buf_init(&b);
+        codec_put_uvar(&b, u[i]);
+        codec_put_svar(&b, -(int64_t)(u[i] >> 1));
+        codec_reader r;
+        codec_reader_init(&r, b.data, b.len);
+        cr_assert_eq(codec_get_uvar(&r), u[i]);
+        cr_assert_eq(codec_get_svar(&r), -(int64_t)(u[i] >> 1));
+        cr_assert(r.ok && codec_at_end(&r));
+        il_buf_free(&b);
+    }
+}
+
+/* ---- the log ---- */
+
+typedef struct seen {
+    int n;
+    char payload[64][32];
+} seen;
+
+static bool collect(void *ctx, uint64_t lsn, const void *p, size_t len) {
+    seen *s = ctx;
+    cr_assert_eq(lsn, (uint64_t)s->n + 1);
+    cr_assert(len < 32 && s->n < 64);
+    memcpy(s->payload[s->n], p, len);
+    s->payload[s->n][len] = 0;
+    s->n++;
+    return true;
+}
+
+static char *path(const char *sub) {
+    static char p[4][160];
+    static int k;
+    k = (k + 1) % 4;
+    snprintf(p[k], sizeof p[k], "%s/%s", DIR_, sub);
+    return p[k];
+}
+
+/* Writes n records "record-<i>" into DIR/wal; returns the byte offset of each record. */
+static void write_log(const char *dir, int n, size_t *offsets) {
+    seen s = {0};
+    wal *w = wal_open(dir, 1 << 16, collect, &s, NULL);
+    cr_assert_not_null(w);
+    size_t off = WAL_SEGMENT_HEADER;
+    for (int i = 0; i < n; i++) {
+        char p[32];
+        int len = snprintf(p, sizeof p, "record-%d", i);
+        if (offsets) offsets[i] = off;
+        cr_assert(wal_append(w, p, (size_t)len, NULL));
+        off += WAL_RECORD_HEADER + (size_t)len;
+    }
+    if (offsets) offsets[n] = off;
+    wal_close(w);
+}
+
+static int reopen_count(const char *dir) {
+    seen s = {0};
+    wal *w = wal_open(dir, 1 << 16, collect, &s, NULL);
+    cr_assert_not_null(w);
+    for (int i = 0; i < s.n; i++) {
+        char want[32];
+        snprintf(want, sizeof want, "record-%d", i);
+        cr_assert_str_eq(s.payload[i], want);
+    }
+    wal_close(w);
+    return s.n;
+}
+
+static void copy_file(const char *from, const char *to, size_t len) {
+    int in = open(from, O_RDONLY), out = open(to, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    cr_assert(in >= 0 && out >= 0);
+    char *buf = calloc(1, len + 1);
+    cr_assert_eq(pread(in, buf, len, 0), (ssize_t)len);
+    cr_assert_eq(write(out, buf, len), (ssize_t)len);
+    free(buf);
+    close(in);
+    close(out);
+}
+
+/* stderr to a file while a block runs, to see the warnings */
+static int saved_err = -1;
+static void quiet_stderr(const char *file) {
+    fflush(stderr);
+    saved_err = dup(2);
+    int fd = open(file, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(fd, 2);
+    close(fd);
+}
+static void restore_stderr(void) {
+    fflush(stderr);
+    dup2(saved_err, 2);
+    close(saved_err);
+}
+static bool file_has(const char *file, const char *needle) {
+    FILE *f = fopen(file, "r");
+    char buf[4096];
+    size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+    if (f) fclose(f);
+    buf[n] = 0;
+    return strstr(buf, needle) != NULL;
+}
+
+Test(store, torn_tail_at_every_byte) {
+    enum { N = 6 };
+    size_t off[N + 1];
+    write_log(path("src"), N, off);
+    const char *seg = "wal-0000000000000001.log";
+    char src[200];
+    snprintf(src, sizeof src, "%s/%s", path("src"), seg);
+    for (size_t cut = off[N - 1]; cut < off[N]; cut++) {
+        char dir[200], dst[260];
+        snprintf(dir, sizeof dir, "%s/cut%zu", DIR_, cut);
+        mkdir(dir, 0755);
+        snprintf(dst, sizeof dst, "%s/%s", dir, seg);
+        copy_file(src, dst, cut); /* as if the last write stopped after `cut` bytes */
+        quiet_stderr(path("err.txt"));
+        int n = reopen_count(dir);
+        restore_stderr();
+        cr_assert_eq(n, N - 1, "cut at %zu recovered %d", cut, n);
+        /* the log goes on after the cut: a new record follows the recovered ones */
+        seen s = {0};
+        wal *w = wal_open(dir, 1 << 16, collect, &s, NULL);
+        char p[32];
+        int len = snprintf(p, sizeof p, "record-%d", N - 1);
+        cr_assert(wal_append(w, p, (size_t)len, NULL));
+        wal_close(w);
+        cr_assert_eq(reopen_count(dir), N);
+    }
+}
+
+Test(store, flipped_byte_cuts_with_warning) {
+    enum { N = 8 };
+    size_t off[N + 1];
+    write_log(path("wal"), N, off);
+    char seg[200];
+    snprintf(seg, sizeof seg, "%s/wal-0000000000000001.log", path("wal"));
+    int fd = open(seg, O_RDWR);
+    unsigned char c;
+    size_t at = off[4] + WAL_RECORD_HEADER + 2; /* inside record 4's payload */
+    cr_assert_eq(pread(fd, &c, 1, (off_t)at), 1);
+    c ^= 0x10;
+    cr_assert_eq(pwrite(fd, &c, 1, (off_t)at), 1);
+    close(fd);
+    quiet_stderr(path("err.txt"));
+    int n = reopen_count(path("wal"));
+    restore_stderr();
+    cr_assert_eq(n, 4);
+    cr_assert(file_has(path("err.txt"), "warning"));
+    cr_assert(file_has(path("err.txt"), "checksum mismatch"));
+    /* the dropped bytes are kept aside, and a second open is clean */
+    char side[260];
+    snprintf(side, sizeof side, "%s.cut-%zu", seg, off[4]);
+    cr_assert_eq(access(side, F_OK), 0);
+    quiet_stderr(path("err2.txt"));
+    cr_assert_eq(reopen_count(path("wal")), 4);
+    restore_stderr();
+    cr_assert(!file_has(path("err2.txt"), "warning"));
+}
+
+Test(store, segments_rotate_and_recover) {
+    seen s = {0};
+    wal *w = wal_open(path("wal"), 256, collect, &s, NULL); /* a few records per segment */
+    for (int i = 0; i < 40; i++) {
+        char p[32];
+        int len = snprintf(p, sizeof p, "record-%d", i);
+        cr_assert(wal_append(w, p, (size_t)len, NULL));
+    }
+    wal_close(w);
+    seen t = {0};
+    w = wal_open(path("wal"), 256, collect, &t, NULL);
+    cr_assert_eq(t.n, 40);
+    cr_assert_eq(wal_next_lsn(w), 41);
+    wal_close(w);
+}
+
+Test(store, second_open_is_refused) {
+    seen s = {0};
+    wal *w = wal_open(path("wal"), 0, collect, &s, NULL);
+    cr_assert_not_null(w);
+    char *err = NULL;
+    cr_assert_null(wal_open(path("wal"), 0, collect, &s, &err));
+    cr_assert_not_null(err);
+    free(err);
+    wal_close(w);
+}
+
+/* ---- restarts of the engine ---- */
+
+static il_engine *E;
+static il_session *S;
+
+static void open_engine(void) {
+    char *err = NULL;
+    E = il_engine_open(DIR_, &err);
+    cr_assert_not_null(E, "%s", err ? err : "?");
+    S = il_session_open(E);
+}
+
+static void close_engine(void) {
+    il_engine_close(E);
+    E = NULL;
+}
+
+/* The result as text: lines, or rows with cells joined by ", ". */
+static void answer(const char *q, il_buf *out) {
+    il_result *r = il_execute(S, q, strlen(q));
+    il_buf_printf(out, "%s ->", q);
+    for (size_t i = 0; i < il_result_nlines(r); i++)
+        il_buf_printf(out, " %s", il_result_line(r, i));
+    for (size_t i = 0; i < il_result_nrows(r); i++) {
+        size_t w;
+        const il_value *row = il_result_row(r, i, &w);
+        il_buf_puts(out, " (");
+        for (size_t j = 0; j < w; j++) {
+            char cell[256];
+            il_value_format(row[j], cell, sizeof cell);
+            il_buf_printf(out, "%s%s", j ? ", " : "", cell);
+        }
+        il_buf_puts(out, ")");
+    }
+    il_buf_putc(out, '\n');
+    il_result_free(r);
+}
+
+static void run(const char *text) {
+    il_result *r = il_execute(S, text, strlen(text));
+    il_result_kind k = il_result_kind_of(r);
+    if (k == IL_RESULT_ERROR || k == IL_RESULT_PARSE_ERROR)
+        cr_assert_fail("%s: %s", text, il_result_nlines(r) ? il_result_line(r, 0) : "?");
+    il_result_free(r);
+}
+
+static const char *QUERIES[] = {
+    ".kg use default", "?edge(X, Y)",          "?reach(X, Y)",
+    "?person(N, A)",   "?vals(A, B, C, D, E)", ".rel",
+    ".rule",           ".rule def reach",      ".rule def two",
+    ".kg list",        ".kg use other",        "?o(X)",
+    ".rule",           ".kg use default",
+};
+
+static char *all_answers(void) {
+    il_buf b;
+    il_buf_init(&b);
+    for (size_t i = 0; i < sizeof QUERIES / sizeof *QUERIES; i++) answer(QUERIES[i], &b);
+    return il_buf_take(&b);
+}
+
+Test(store, restart_reproduces_answers) {
+    open_engine();
+    const char *script[] = {
+        "+edge[(1, 2), (2, 3), (3, 4), (4, 5)]",
+        "+reach(X, Y) <- edge(X, Y)",
+        "+reach(X, Z) <- reach(X, Y), edge(Y, Z)",
+        "+two(X) <- edge(X, _)",
+        "+two(X) <- edge(_, X)",
+        ".rule remove two 1",
+        "+person(name: string, age: int)",
+        "+person[(\"ann\", 30), (\"bob\", 41)]",
+        "+vals(1.5, \"s\", true, [1.0, -2.5], 99999999999999)",
+        "+vals(-0.0, \"\", false, [0.5], -3)",
+        "+tmp[(1), (2)]",
+        ".clear prefix tm",
+        "+gone(1)",
+        ".rel drop gone",
+        "-edge(4, 5)",
+        "-edge(X, Y) <- edge(X, Y), X = 3",
+        "-person(N, A), +person(N, B) <- person(N, A), N = \"bob\", B = A + 1",
+        ".kg create other",
+        "+o[(\"x\"), (\"y\")]",
+        "+r2(X) <- o(X)",
+        ".rule clear r2",
+        ".kg use default",
+        ".kg create scratch",
+        "+s(1)",
+        ".kg use default",
+        ".kg drop scratch",
+    };
+    for (size_t i = 0; i < sizeof script / sizeof *script; i++) run(script[i]);
+    char *before = all_answers();
+    close_engine();
+    open_engine();
+    char *after = all_answers();
+    cr_assert_str_eq(after, before);
+    /* and once more, after the reopened engine wrote nothing */
+    close_engine();
+    open_engine();
+    char *third = all_answers();
+    cr_assert_str_eq(third, before);
+    close_engine();
+    free(before);
+    free(after);
+    free(third);
+}
+
+static bool count_any(void *ctx, uint64_t lsn, const void *p, size_t len) {
+    (void)lsn, (void)p, (void)len;
+    (*(int *)ctx)++;
+    return true;
+}
+
+Test(store, deleted_fact_stays_deleted_and_no_ops_log_nothing) {
+    open_engine();
+    run("+f[(1), (2), (3)]");
+    run("+f(2)"); /* already there: no record */
+    run("-f(9)"); /* not there: no record */
+    run("-f(2)");
+    run("?f(X)"); /* queries log nothing */
+    close_engine();
+    int n = 0;
+    wal *w = wal_open(path("wal"), 0, count_any, &n, NULL);
+    cr_assert_not_null(w);
+    wal_close(w);
+    cr_assert_eq(n, 2, "%d records", n);
+    open_engine();
+    il_buf b;
+    il_buf_init(&b);
+    answer("?f(X)", &b);
+    cr_assert_str_eq(il_buf_str(&b), "?f(X) -> (1) (3)\n");
+    il_buf_free(&b);
+    close_engine();
+}
+
+Test(store, durability_modes) {
+    open_engine();
+    cr_assert(il_engine_set_durability(E, IL_DURABILITY_BATCHED, 5));
+    run("+a(1)");
+    cr_assert(il_engine_set_durability(E, IL_DURABILITY_ASYNC, 0));
+    run("+a(2)");
+    cr_assert(il_engine_sync(E, NULL));
+    close_engine();
+    open_engine();
+    il_buf b;
+    il_buf_init(&b);
+    answer("?a(X)", &b);
+    cr_assert_str_eq(il_buf_str(&b), "?a(X) -> (1) (2)\n");
+    il_buf_free(&b);
+    close_engine();
+    il_engine *mem = il_engine_open(NULL, NULL);
+    cr_assert(!il_engine_set_durability(mem, IL_DURABILITY_ASYNC, 0));
+    cr_assert(il_engine_sync(mem, NULL));
+    il_engine_close(mem);
+}
