@@ -45,6 +45,10 @@ bool il_engine_sync(il_engine *e, char **err);
 
 il_session *il_session_open(il_engine *e);
 void il_session_close(il_session *s);
+/* The name of the session's current knowledge graph (valid until it changes). */
+const char *il_session_graph(const il_session *s);
+/* Whether a knowledge graph of that name exists. */
+bool il_engine_has_graph(il_engine *e, const char *name);
 
 /* Executes one statement (see il_next_statement for splitting a script). Never NULL. */
 il_result *il_execute(il_session *s, const char *text, size_t len);

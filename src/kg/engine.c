@@ -69,6 +69,14 @@ void il_session_close(il_session *s) {
     free(s);
 }
 
+const char *il_session_graph(const il_session *s) {
+    return s->kg->name;
+}
+
+bool il_engine_has_graph(il_engine *e, const char *name) {
+    return kg_graph_find(e, name) != NULL;
+}
+
 il_result *il_execute(il_session *s, const char *text, size_t len) {
     il_arena a;
     il_arena_init(&a);

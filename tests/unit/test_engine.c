@@ -481,3 +481,20 @@ Test(atomic, inserts_of_two_arities_into_a_new_relation_fail) {
     TABLE(S1, "?c(X, Y)", "X, Y\n1, 2\n3, 4");
     TABLE(S1, "?n(X, Y)", "X, Y");
 }
+
+Test(engine, session_graph_follows_switches) {
+    il_engine *e = il_engine_open(NULL, NULL);
+    il_session *s = il_session_open(e);
+    cr_expect_str_eq(il_session_graph(s), "default");
+    cr_expect(il_engine_has_graph(e, "default"));
+    cr_expect(!il_engine_has_graph(e, "g2"));
+    il_result_free(il_execute(s, ".kg create g2", 13));
+    cr_expect_str_eq(il_session_graph(s), "g2");
+    cr_expect(il_engine_has_graph(e, "g2"));
+    il_result_free(il_execute(s, ".kg use default", 15));
+    il_result_free(il_execute(s, ".kg drop g2", 11));
+    cr_expect(!il_engine_has_graph(e, "g2"));
+    cr_expect_str_eq(il_session_graph(s), "default");
+    il_session_close(s);
+    il_engine_close(e);
+}
