@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "server/server.h"
+#include "server/srv_subs.h"
 #include "value/value.h"
 
 extern char **environ;
@@ -206,6 +207,7 @@ int main(int argc, char **argv) {
     il_buf_free(&path);
     srv_users_free(&s.users);
     srv_clients_free(&s.clients);
+    srv_subs_free(&s);
     il_engine_close(s.engine);
     uv_loop_close(s.loop);
     val_shutdown();

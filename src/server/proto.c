@@ -13,6 +13,7 @@
 #include "server/server.h"
 #include "server/srv_admin.h"
 #include "server/srv_authz.h"
+#include "server/srv_subs.h"
 
 /* ---- replies ---- */
 
@@ -510,7 +511,16 @@ static void execute(srv_conn *c, const char *id, const char *prog, size_t len) {
         free_stmts(sts, n);
         return;
     }
-    if (n == 1 && sts[0].handler != SRV_H_ENGINE)
+    for (size_t i = 0; n > 1 && i < n; i++) {
+        if (!srv_subs_is_command(sts[i].text, sts[i].len)) continue;
+        srv_send_error(c, id, "validation",
+                       ".subscribe and .unsubscribe must be the only statement of a program");
+        free_stmts(sts, n);
+        return;
+    }
+    if (n == 1 && !sts[0].unterminated && srv_subs_is_command(sts[0].text, sts[0].len))
+        srv_subs_command(c, id, sts[0].text, sts[0].len);
+    else if (n == 1 && sts[0].handler != SRV_H_ENGINE)
         execute_admin(c, id, &sts[0]);
     else if (n == 1)
         execute_one(c, id, &sts[0], t0);
@@ -666,6 +676,8 @@ static void ready_phase(srv_conn *c, const char *id, const char *type, json_t *r
                            "params and expect_revision are not supported by this server yet");
         } else {
             execute(c, id, prog, len);
+            /* Subscription deltas go out after the reply to the request that caused them. */
+            srv_subs_publish(c->srv);
         }
     } else if (strcmp(type, "ping") == 0) {
         il_buf b;

@@ -95,7 +95,9 @@ typedef struct srv_server {
     uint64_t query_count;
     unsigned nconns, nhttp, nws, nsessions, ndirty;
     char epoch[17];
-    struct srv_conn *conns; /* every open connection, for shutdown */
+    struct srv_conn *conns;   /* every open connection, for shutdown */
+    struct srv_kgrev *kgrevs; /* srv_subs.c: per-graph revisions of standing queries */
+    uint64_t sub_round;
 } srv_server;
 
 /* How a connection authenticated: what ends its credential. */
@@ -149,6 +151,11 @@ typedef struct srv_conn {
     uint64_t opened_ms, next_ping_ms;
     uint64_t rate_window_ms;
     uint32_t rate_count;
+
+    /* Standing queries (srv_subs.c). */
+    struct srv_sub *subs;
+    unsigned nsubs;
+    uint64_t sub_generation;
 } srv_conn;
 
 /* loop.c */

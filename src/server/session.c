@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "server/server.h"
+#include "server/srv_subs.h"
 
 static void uuid_v4(char out[37]) {
     unsigned char u[16];
@@ -46,6 +47,7 @@ bool srv_session_open(srv_conn *c, const char *kg, char *err, size_t errlen) {
 }
 
 void srv_session_close(srv_conn *c) {
+    srv_subs_drop_all(c);
     if (!c->session) return;
     il_session_close(c->session);
     c->session = NULL;

@@ -6,7 +6,8 @@ requests in order, malformed frames, and a 17 MiB frame (close 1009). After each
 the server must still answer (on the same connection, or on a new one after a close).
 
 The users, API keys, ACLs and lockout tests are in access.py (on the same server); the
-limits, heartbeat and configuration tests in limits.py (each on servers of its own).
+limits, heartbeat and configuration tests in limits.py (each on servers of its own); the
+standing query tests in subs.py (on the shared server).
 
 Usage: tests/protocol/run.py --server-bin PATH. Needs python3-websockets (Debian's
 /usr/bin/python3). Exit status 0 when every check passes."""
@@ -24,6 +25,7 @@ from common import (KEY, PASSWORD, SANITIZER_MARKERS, Server, connect,  # noqa: 
                     http, still_answers)
 import access  # noqa: E402
 import limits  # noqa: E402
+import subs  # noqa: E402
 
 # ---------------------------------------------------------------------------
 
@@ -204,7 +206,7 @@ async def t_too_big(srv):
 
 
 TESTS = [t_http, t_auth, t_execute, t_ping_cancel, t_pipelined, t_malformed, t_stream,
-         t_too_big] + access.TESTS
+         t_too_big] + access.TESTS + subs.TESTS
 
 
 async def run_tests(tests, arg):

@@ -1,0 +1,371 @@
+/* Standing queries: `.subscribe` opens a maintained view (src/views) for the connection,
+ * answers with the snapshot and `subscribed{subscription, generation, revision}`; after
+ * each request every changed view pushes one `subscription_delta` (docs/server.md,
+ * "Standing queries"). The revision is a per-graph counter, bumped once per request that
+ * changed any subscribed view of the graph. */
+#include "server/srv_subs.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/arena.h"
+#include "iql/parser.h"
+#include "kg/kg.h"
+#include "views/view.h"
+
+#define NAME_MAX_LEN 128
+
+typedef struct srv_sub {
+    struct srv_sub *next;
+    view_t *view;
+    char name[NAME_MAX_LEN + 1];
+    char kg[SRV_KG_NAME_MAX + 1];
+    uint64_t generation, seq;
+    uint32_t ncols;
+    char **cols;
+    bool errored; /* the view's error was reported */
+} srv_sub;
+
+typedef struct srv_kgrev {
+    struct srv_kgrev *next;
+    uint64_t revision, round; /* round: the publish that last bumped it */
+    char kg[];
+} srv_kgrev;
+
+static srv_kgrev *kgrev(srv_server *s, const char *kg) {
+    for (srv_kgrev *r = s->kgrevs; r; r = r->next)
+        if (strcmp(r->kg, kg) == 0) return r;
+    size_t n = strlen(kg) + 1;
+    srv_kgrev *r = calloc(1, sizeof *r + n);
+    memcpy(r->kg, kg, n);
+    r->next = s->kgrevs;
+    s->kgrevs = r;
+    return r;
+}
+
+void srv_subs_free(srv_server *s) {
+    while (s->kgrevs) {
+        srv_kgrev *r = s->kgrevs;
+        s->kgrevs = r->next;
+        free(r);
+    }
+}
+
+static void sub_free(srv_sub *sb) {
+    view_close(sb->view);
+    for (uint32_t i = 0; i < sb->ncols; i++) free(sb->cols[i]);
+    free(sb->cols);
+    free(sb);
+}
+
+void srv_subs_drop_all(srv_conn *c) {
+    while (c->subs) {
+        srv_sub *sb = c->subs;
+        c->subs = sb->next;
+        sub_free(sb);
+    }
+    c->nsubs = 0;
+}
+
+/* ---- parsing ---- */
+
+static const char *skip_ws(const char *p, const char *end) {
+    while (p < end && isspace((unsigned char)*p)) p++;
+    return p;
+}
+
+/* Matches the command word at p: returns the text after it, or NULL. */
+static const char *word(const char *p, const char *end, const char *w) {
+    size_t n = strlen(w);
+    if ((size_t)(end - p) < n || memcmp(p, w, n) != 0) return NULL;
+    p += n;
+    return p == end || isspace((unsigned char)*p) ? p : NULL;
+}
+
+bool srv_subs_is_command(const char *text, size_t len) {
+    const char *end = text + len, *p = skip_ws(text, end);
+    return word(p, end, ".subscribe") || word(p, end, ".unsubscribe");
+}
+
+static bool name_ok(const char *p, size_t n) {
+    if (n == 0 || n > NAME_MAX_LEN) return false;
+    for (size_t i = 0; i < n; i++)
+        if (!isalnum((unsigned char)p[i]) && !strchr("_.:-", p[i])) return false;
+    return true;
+}
+
+/* ---- frames ---- */
+
+static void put_row(il_buf *b, const val_t *row, uint32_t arity) {
+    il_buf_putc(b, '[');
+    for (uint32_t k = 0; k < arity; k++) {
+        if (k) il_buf_putc(b, ',');
+        srv_json_value(b, (il_value)row[k]);
+    }
+    il_buf_putc(b, ']');
+}
+
+static void put_rows(il_buf *b, const val_t *rows, size_t n, uint32_t arity) {
+    il_buf_putc(b, '[');
+    for (size_t i = 0; i < n; i++) {
+        if (i) il_buf_putc(b, ',');
+        put_row(b, rows + i * arity, arity);
+    }
+    il_buf_putc(b, ']');
+}
+
+static void put_columns(il_buf *b, const srv_sub *sb) {
+    il_buf_puts(b, ",\"columns\":[");
+    for (uint32_t i = 0; i < sb->ncols; i++) {
+        if (i) il_buf_putc(b, ',');
+        srv_json_str(b, sb->cols[i], strlen(sb->cols[i]));
+    }
+    il_buf_putc(b, ']');
+}
+
+static void send_message(srv_conn *c, const char *id, const char *line) {
+    il_buf b;
+    il_buf_init(&b);
+    srv_json_open(&b, "result", id);
+    il_buf_puts(&b, ",\"columns\":[\"message\"],\"rows\":[[");
+    srv_json_str(&b, line, strlen(line));
+    il_buf_puts(&b, "]],\"row_count\":1,\"total_count\":1,\"truncated\":false,"
+                    "\"execution_time_ms\":0,\"errors\":[],\"result_kind\":\"message\"}");
+    srv_ws_send(c, b.data, b.len);
+    il_buf_free(&b);
+}
+
+/* The query's column headers, as a normal query over persistent data names them. */
+static void headers(srv_conn *c, srv_sub *sb, const char *q, size_t len, uint32_t arity) {
+    il_arena a;
+    il_arena_init(&a);
+    iql_stmt st;
+    const char *perr;
+    sb->cols = calloc(arity + 1, sizeof *sb->cols);
+    sb->ncols = arity;
+    query_shape shape;
+    memset(&shape, 0, sizeof shape);
+    bool ok = iql_parse(&a, q, len, &st, &perr) && st.kind == IQL_STMT_QUERY;
+    if (ok) {
+        kg_query_opts opts = {.with_session = false};
+        kg_query_shape(c->session, &st.u.query, opts, &a, &shape);
+    }
+    for (uint32_t i = 0; i < arity; i++) {
+        if (ok && i < shape.rule.head.nargs && shape.headers[i]) {
+            sb->cols[i] = strdup(shape.headers[i]);
+        } else {
+            char name[32];
+            snprintf(name, sizeof name, "col%u", i);
+            sb->cols[i] = strdup(name);
+        }
+    }
+    il_arena_destroy(&a);
+}
+
+static void subscribe(srv_conn *c, const char *id, const char *name, size_t nlen, const char *q,
+                      const char *end, uint64_t t0) {
+    char msg[512];
+    if (!name_ok(name, nlen)) {
+        srv_send_error(c, id, "validation",
+                       "Invalid subscription name: use 1 to 128 of A-Z a-z 0-9 _ . : -");
+        return;
+    }
+    for (srv_sub *o = c->subs; o; o = o->next)
+        if (strlen(o->name) == nlen && memcmp(o->name, name, nlen) == 0) {
+            snprintf(msg, sizeof msg, "Subscription '%.*s' already exists", (int)nlen, name);
+            srv_send_error(c, id, "conflict", msg);
+            return;
+        }
+    if (c->nsubs >= SRV_MAX_SUBSCRIPTIONS) {
+        snprintf(msg, sizeof msg, "Too many subscriptions on this connection (max %d)",
+                 SRV_MAX_SUBSCRIPTIONS);
+        srv_send_error(c, id, "validation", msg);
+        return;
+    }
+    if (q == end || *q != '?') {
+        srv_send_error(c, id, "validation", "Usage: .subscribe <name> ?<query>");
+        return;
+    }
+    char *qtext = strndup(q, (size_t)(end - q));
+    const char *err = NULL;
+    view_t *v = view_open(c->session, qtext, &err);
+    if (!v) {
+        snprintf(msg, sizeof msg, "Cannot subscribe to this query: %s",
+                 err ? err : "unsupported query");
+        srv_send_error(c, id, "validation", msg);
+        free(qtext);
+        return;
+    }
+    srv_sub *sb = calloc(1, sizeof *sb);
+    sb->view = v;
+    memcpy(sb->name, name, nlen);
+    snprintf(sb->kg, sizeof sb->kg, "%s", c->kg);
+    uint32_t arity = view_arity(v);
+    headers(c, sb, qtext, strlen(qtext), arity);
+    free(qtext);
+    val_t *rows = NULL;
+    size_t n = view_rows(v, &rows);
+    /* The view starts from this snapshot: nothing of it is a delta. */
+    val_t *add = NULL, *rem = NULL;
+    size_t nadd = 0, nrem = 0;
+    view_take_delta(v, &add, &nadd, &rem, &nrem);
+    free(add);
+    free(rem);
+    int64_t cap = c->srv->cfg->max_result_rows;
+    if (cap > 0 && n > (uint64_t)cap) {
+        snprintf(msg, sizeof msg, "Subscription result has %zu rows, over max_result_rows (%lld)",
+                 n, (long long)cap);
+        srv_send_error(c, id, "validation", msg);
+        free(rows);
+        sub_free(sb);
+        return;
+    }
+    il_buf b;
+    il_buf_init(&b);
+    srv_json_open(&b, "result", id);
+    put_columns(&b, sb);
+    il_buf_puts(&b, ",\"rows\":");
+    put_rows(&b, rows, n, arity);
+    free(rows);
+    if (b.len > SRV_MAX_MESSAGE - 4096) {
+        snprintf(msg, sizeof msg, "Subscription snapshot too large (%zu bytes, max %u)", b.len,
+                 SRV_MAX_MESSAGE);
+        srv_send_error(c, id, "validation", msg);
+        il_buf_free(&b);
+        sub_free(sb);
+        return;
+    }
+    sb->generation = ++c->sub_generation;
+    il_buf_printf(&b,
+                  ",\"row_count\":%zu,\"total_count\":%zu,\"truncated\":false,"
+                  "\"execution_time_ms\":%llu,\"errors\":[],\"result_kind\":\"table\","
+                  "\"statement_class\":\"query\",\"subscribed\":{\"subscription\":",
+                  n, n, (unsigned long long)(srv_now_ms() - t0));
+    srv_json_str(&b, sb->name, strlen(sb->name));
+    il_buf_printf(&b, ",\"generation\":%llu,\"revision\":%llu}}",
+                  (unsigned long long)sb->generation,
+                  (unsigned long long)kgrev(c->srv, c->kg)->revision);
+    srv_ws_send(c, b.data, b.len);
+    il_buf_free(&b);
+    sb->next = c->subs;
+    c->subs = sb;
+    c->nsubs++;
+}
+
+static void unsubscribe(srv_conn *c, const char *id, const char *name, size_t nlen) {
+    char msg[256];
+    for (srv_sub **pp = &c->subs; *pp; pp = &(*pp)->next) {
+        srv_sub *sb = *pp;
+        if (strlen(sb->name) != nlen || memcmp(sb->name, name, nlen) != 0) continue;
+        *pp = sb->next;
+        c->nsubs--;
+        snprintf(msg, sizeof msg, "Unsubscribed '%s'.", sb->name);
+        sub_free(sb);
+        send_message(c, id, msg);
+        return;
+    }
+    snprintf(msg, sizeof msg, "Subscription '%.*s' not found", (int)(nlen > 128 ? 128 : nlen),
+             name);
+    srv_send_error(c, id, "not_found", msg);
+}
+
+void srv_subs_command(srv_conn *c, const char *id, const char *text, size_t len) {
+    uint64_t t0 = srv_now_ms();
+    const char *end = text + len, *p = skip_ws(text, end), *rest;
+    bool sub = (rest = word(p, end, ".subscribe")) != NULL;
+    if (!sub) rest = word(p, end, ".unsubscribe");
+    while (end > rest && isspace((unsigned char)end[-1])) end--;
+    const char *name = skip_ws(rest, end), *ne = name;
+    while (ne < end && !isspace((unsigned char)*ne)) ne++;
+    const char *q = skip_ws(ne, end);
+    if (sub) {
+        subscribe(c, id, name, (size_t)(ne - name), q, end, t0);
+    } else if (q != end || ne == name) {
+        srv_send_error(c, id, "validation", "Usage: .unsubscribe <name>");
+    } else {
+        unsubscribe(c, id, name, (size_t)(ne - name));
+    }
+}
+
+/* ---- publishing ---- */
+
+static void send_delta(srv_conn *c, srv_sub *sb, uint64_t revision, const val_t *add, size_t nadd,
+                       const val_t *rem, size_t nrem) {
+    uint32_t arity = view_arity(sb->view);
+    il_buf b;
+    il_buf_init(&b);
+    il_buf_puts(&b, "{\"type\":\"subscription_delta\",\"subscription\":");
+    srv_json_str(&b, sb->name, strlen(sb->name));
+    il_buf_printf(&b,
+                  ",\"generation\":%llu,\"knowledge_graph\":", (unsigned long long)sb->generation);
+    srv_json_str(&b, sb->kg, strlen(sb->kg));
+    il_buf_printf(&b, ",\"seq\":%llu,\"revision\":%llu", (unsigned long long)++sb->seq,
+                  (unsigned long long)revision);
+    put_columns(&b, sb);
+    il_buf_puts(&b, ",\"inserted\":");
+    put_rows(&b, add, nadd, arity);
+    il_buf_puts(&b, ",\"retracted\":");
+    put_rows(&b, rem, nrem, arity);
+    il_buf_putc(&b, '}');
+    srv_ws_send(c, b.data, b.len);
+    il_buf_free(&b);
+}
+
+static void send_sub_error(srv_conn *c, srv_sub *sb, const char *message) {
+    il_buf b;
+    il_buf_init(&b);
+    il_buf_puts(&b, "{\"type\":\"subscription_error\",\"subscription\":");
+    srv_json_str(&b, sb->name, strlen(sb->name));
+    il_buf_printf(&b, ",\"generation\":%llu,\"message\":", (unsigned long long)sb->generation);
+    srv_json_str(&b, message, strlen(message));
+    il_buf_putc(&b, '}');
+    srv_ws_send(c, b.data, b.len);
+    il_buf_free(&b);
+}
+
+void srv_subs_publish(srv_server *s) {
+    uint64_t round = ++s->sub_round;
+    for (srv_conn *c = s->conns; c; c = c->next) {
+        bool sent = false;
+        /* A connection that left the graph (its own .kg use, or a .kg drop that moved it
+         * to default) loses its subscriptions silently. */
+        for (srv_sub **pp = &c->subs; *pp;) {
+            srv_sub *sb = *pp;
+            if (strcmp(sb->kg, c->kg) == 0) {
+                pp = &sb->next;
+                continue;
+            }
+            *pp = sb->next;
+            c->nsubs--;
+            sub_free(sb);
+        }
+        for (srv_sub *sb = c->subs; sb; sb = sb->next) {
+            val_t *add = NULL, *rem = NULL;
+            size_t nadd = 0, nrem = 0;
+            view_take_delta(sb->view, &add, &nadd, &rem, &nrem);
+            if (nadd || nrem) {
+                srv_kgrev *r = kgrev(s, sb->kg);
+                if (r->round != round) {
+                    r->round = round;
+                    r->revision++;
+                }
+                if (c->state == SRV_WS) {
+                    send_delta(c, sb, r->revision, add, nadd, rem, nrem);
+                    sent = true;
+                }
+            }
+            free(add);
+            free(rem);
+            const char *e = view_error(sb->view);
+            if (e && !sb->errored && c->state == SRV_WS) {
+                send_sub_error(c, sb, e);
+                sent = true;
+            }
+            sb->errored = e != NULL;
+        }
+        /* Other connections are not flushed by the request's own batch. */
+        if (sent) srv_ws_flush(c);
+    }
+}
