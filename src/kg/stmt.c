@@ -378,16 +378,29 @@ static bool same_agg(const iql_term *x, const iql_term *y) {
            fabs(x->u.agg.param - y->u.agg.param) <= 2.220446049250313e-16;
 }
 
-/* The text of a conflict between a new clause's aggregate and an old one, or NULL. */
-static const char *agg_conflict(const iql_rule *old, const iql_rule *nu, il_buf *out_new,
-                                il_buf *out_old) {
+/* The "Conflicting aggregation" error between an existing clause and a new one of the
+ * same rule (persistent or session, whose messages differ), or NULL when they agree. */
+static il_result *agg_conflict_error(const iql_rule *old, const iql_rule *nu, const char *name,
+                                     bool session) {
     const iql_term *a = first_agg(old), *b = first_agg(nu);
-    if (!a || !b) return NULL;
-    if (!is_ranking(a) && !is_ranking(b)) return NULL;
-    if (same_agg(a, b)) return NULL;
-    iql_fmt_agg_name(b, out_new);
-    iql_fmt_agg_name(a, out_old);
-    return "conflict";
+    if (!a || !b || (!is_ranking(a) && !is_ranking(b)) || same_agg(a, b)) return NULL;
+    il_buf bn, bo;
+    il_buf_init(&bn);
+    il_buf_init(&bo);
+    iql_fmt_agg_name(b, &bn);
+    iql_fmt_agg_name(a, &bo);
+    il_result *res =
+        session ? res_error("Conflicting aggregation: cannot add clause with '%s' to session rule "
+                            "'%s' which already has a clause with '%s'. Use '.session drop %s' "
+                            "to remove the existing rule first.",
+                            il_buf_str(&bn), name, il_buf_str(&bo), name)
+                : res_error("Failed to register rule: Conflicting aggregation: cannot add clause "
+                            "with '%s' to rule '%s' which already has a clause with '%s'. Drop "
+                            "the rule first with '.rule drop %s' and re-create it.",
+                            il_buf_str(&bn), name, il_buf_str(&bo), name);
+    il_buf_free(&bn);
+    il_buf_free(&bo);
+    return res;
 }
 
 /* Registering the same clause twice keeps one copy. */
@@ -421,21 +434,8 @@ static il_result *exec_persistent_rule(il_session *s, const iql_rule *r, il_aren
                              "'.rule drop %s' and re-create it.",
                              name, first->head.nargs, r->head.nargs, name);
         for (uint32_t i = 0; i < existing->clauses.n; i++) {
-            il_buf bn, bo;
-            il_buf_init(&bn);
-            il_buf_init(&bo);
-            if (agg_conflict(existing->clauses.v[i], r, &bn, &bo)) {
-                il_result *res = res_error(
-                    "Failed to register rule: Conflicting aggregation: cannot add clause with "
-                    "'%s' to rule '%s' which already has a clause with '%s'. Drop the rule first "
-                    "with '.rule drop %s' and re-create it.",
-                    il_buf_str(&bn), name, il_buf_str(&bo), name);
-                il_buf_free(&bn);
-                il_buf_free(&bo);
-                return res;
-            }
-            il_buf_free(&bn);
-            il_buf_free(&bo);
+            il_result *res = agg_conflict_error(existing->clauses.v[i], r, name, false);
+            if (res) return res;
         }
     }
     kg_rule *kr = kg_rule_get(s->kg, name);
@@ -464,21 +464,8 @@ static il_result *exec_session_rule(il_session *s, const iql_rule *r, il_arena *
             return res_error("Arity mismatch: session rule '%s' has %u argument(s) but new clause "
                              "has %u. Use '.session drop %s' to remove the existing rule first.",
                              name, old_arity, arity, name);
-        il_buf bn, bo;
-        il_buf_init(&bn);
-        il_buf_init(&bo);
-        if (agg_conflict(old, r, &bn, &bo)) {
-            il_result *res = res_error(
-                "Conflicting aggregation: cannot add clause with '%s' to session rule '%s' which "
-                "already has a clause with '%s'. Use '.session drop %s' to remove the existing "
-                "rule first.",
-                il_buf_str(&bn), name, il_buf_str(&bo), name);
-            il_buf_free(&bn);
-            il_buf_free(&bo);
-            return res;
-        }
-        il_buf_free(&bn);
-        il_buf_free(&bo);
+        il_result *res = agg_conflict_error(old, r, name, true);
+        if (res) return res;
     }
     iql_rule *c = il_arena_alloc(&s->rules_arena, sizeof *c);
     iql_rule_clone(&s->rules_arena, c, r);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "exec/expr.h"
 #include "iql/parser.h"
 #include "iql/print.h"
 #include "kg/kg.h"
@@ -173,21 +174,7 @@ static bool holds(const iql_literal *l, const env *e, bool *known) {
     int c = val_cmp_sort(x, y);
     bool numeric = val_is_numeric(x) && val_is_numeric(y);
     if (!numeric && val_type_of(x) != val_type_of(y)) return l->op == IQL_CMP_NE;
-    switch (l->op) {
-    case IQL_CMP_EQ:
-        return c == 0;
-    case IQL_CMP_NE:
-        return c != 0;
-    case IQL_CMP_LT:
-        return c < 0;
-    case IQL_CMP_LE:
-        return c <= 0;
-    case IQL_CMP_GT:
-        return c > 0;
-    case IQL_CMP_GE:
-        return c >= 0;
-    }
-    return true;
+    return exec_order_holds(l->op, c);
 }
 
 /* The blocker of one clause for the target values, into `out`; false when none. */
