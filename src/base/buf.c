@@ -74,6 +74,13 @@ const char *il_buf_str(const il_buf *b) {
     return b->data ? b->data : "";
 }
 
+char *il_vformat(const char *fmt, va_list ap) {
+    il_buf b;
+    il_buf_init(&b);
+    il_buf_vprintf(&b, fmt, ap);
+    return il_buf_take(&b);
+}
+
 char *il_buf_take(il_buf *b) {
     char *p = b->data;
     if (!p) {

@@ -25,5 +25,7 @@ void il_buf_vprintf(il_buf *b, const char *fmt, va_list ap);
 const char *il_buf_str(const il_buf *b);
 /* Hands the malloc'ed text to the caller and resets the buffer. */
 char *il_buf_take(il_buf *b);
+/* Formats into a new malloc'ed string. */
+char *il_vformat(const char *fmt, va_list ap);
 
 #endif

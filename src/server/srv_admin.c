@@ -35,26 +35,21 @@ static void split(const char *text, words *ws) {
 static void error(srv_admin_reply *r, const char *code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 static void error(srv_admin_reply *r, const char *code, const char *fmt, ...) {
-    il_buf b;
-    il_buf_init(&b);
     va_list ap;
     va_start(ap, fmt);
-    il_buf_vprintf(&b, fmt, ap);
+    r->message = il_vformat(fmt, ap);
     va_end(ap);
     r->error_code = code;
-    r->message = il_buf_take(&b);
 }
 
 static void line(srv_admin_reply *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void line(srv_admin_reply *r, const char *fmt, ...) {
-    il_buf b;
-    il_buf_init(&b);
     va_list ap;
     va_start(ap, fmt);
-    il_buf_vprintf(&b, fmt, ap);
+    char *text = il_vformat(fmt, ap);
     va_end(ap);
     r->lines = realloc(r->lines, (r->nlines + 1) * sizeof *r->lines);
-    r->lines[r->nlines++] = il_buf_take(&b);
+    r->lines[r->nlines++] = text;
 }
 
 static void add_row(srv_admin_reply *r, il_buf *row) {

@@ -44,13 +44,11 @@ struct wal {
 
 static char *errf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static char *errf(const char *fmt, ...) {
-    il_buf b;
-    il_buf_init(&b);
     va_list ap;
     va_start(ap, fmt);
-    il_buf_vprintf(&b, fmt, ap);
+    char *s = il_vformat(fmt, ap);
     va_end(ap);
-    return il_buf_take(&b);
+    return s;
 }
 
 static void set_err(char **err, char *msg) {
