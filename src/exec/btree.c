@@ -194,6 +194,24 @@ static inline uint32_t inner_lb(const btree *t, const bt_node *n, const val_t *p
     return count_below(in_keys(t, n), t->klen, n->n - 1u, prefix, np, false);
 }
 
+/* The leaf that holds `key` if it is present, recording the inner nodes passed and the
+ * child taken in each (for the splits and merges that follow). */
+static bt_leaf *descend(const btree *t, const val_t *key, bt_node **path, uint32_t *idx,
+                        uint32_t *depth) {
+    uint32_t d = 0;
+    bt_node *nd = t->root;
+    for (;;) {
+        prefetch_node(t, nd);
+        if (!nd->level) break;
+        uint32_t i = inner_ub(t, nd, key);
+        path[d] = nd;
+        idx[d++] = i;
+        nd = in_child(nd)[i];
+    }
+    *depth = d;
+    return (bt_leaf *)nd;
+}
+
 val_t *bt_find(const btree *t, const val_t *key) {
     const bt_node *n = t->root;
     if (!n) return NULL;
@@ -311,17 +329,8 @@ val_t *bt_insert(btree *t, bt_pool *p, const val_t *entry, bool *added) {
     }
     bt_node *path[BT_MAX_HEIGHT];
     uint32_t idx[BT_MAX_HEIGHT];
-    uint32_t d = 0;
-    bt_node *nd = t->root;
-    for (;;) {
-        prefetch_node(t, nd);
-        if (!nd->level) break;
-        uint32_t i = inner_ub(t, nd, entry);
-        path[d] = nd;
-        idx[d++] = i;
-        nd = in_child(nd)[i];
-    }
-    bt_leaf *l = (bt_leaf *)nd;
+    uint32_t d;
+    bt_leaf *l = descend(t, entry, path, idx, &d);
     uint32_t n = l->h.n, pos = leaf_lb(l, w, entry, k);
     if (pos < n && bt_cmp(entry_at(l, w, pos), entry, k) == 0) {
         *added = false;
@@ -429,17 +438,8 @@ bool bt_delete(btree *t, bt_pool *p, const val_t *key) {
     if (!t->root) return false;
     bt_node *path[BT_MAX_HEIGHT];
     uint32_t idx[BT_MAX_HEIGHT];
-    uint32_t d = 0;
-    bt_node *nd = t->root;
-    for (;;) {
-        prefetch_node(t, nd);
-        if (!nd->level) break;
-        uint32_t i = inner_ub(t, nd, key);
-        path[d] = nd;
-        idx[d++] = i;
-        nd = in_child(nd)[i];
-    }
-    bt_leaf *l = (bt_leaf *)nd;
+    uint32_t d;
+    bt_leaf *l = descend(t, key, path, idx, &d);
     uint32_t n = l->h.n, pos = leaf_lb(l, w, key, k);
     if (pos == n || bt_cmp(entry_at(l, w, pos), key, k) != 0) return false;
     memmove(entry_at(l, w, pos), entry_at(l, w, pos + 1), (size_t)(n - pos - 1) * w * WB);

@@ -93,23 +93,6 @@ static void emit_head(runner *r) {
 
 static void run_from(runner *r, uint32_t i);
 
-/* Numeric constants match numerically: 2 finds both the int 2 and the float 2.0. */
-static bool numeric_alternative(val_t c, val_t *alt) {
-    val_type t = val_type_of(c);
-    if (t == VT_INT) {
-        *alt = val_float((double)val_get_int(c));
-        return true;
-    }
-    if (t == VT_FLOAT) {
-        double d = val_get_float(c);
-        if (d == (double)(int64_t)d && d > -9.2e18 && d < 9.2e18) {
-            *alt = val_int((int64_t)d);
-            return true;
-        }
-    }
-    return false;
-}
-
 static void plan_scan(const plan_op *op, const uint32_t *order, scan_plan *sp) {
     sp->nbind = sp->nsteps = 0;
     sp->numeric_prefix = false;
@@ -187,7 +170,8 @@ static void scan(runner *r, uint32_t i, bool negated) {
             prefix[p] = r->regs[op->prefix_slot[col]];
         } else {
             prefix[p] = op->prefix_const[col];
-            if (sp->numeric_prefix && nalt < 3 && numeric_alternative(prefix[p], &alt_val[nalt]))
+            if (sp->numeric_prefix && nalt < 3 &&
+                exec_numeric_alternative(prefix[p], &alt_val[nalt]))
                 alt_pos[nalt++] = p;
         }
     }

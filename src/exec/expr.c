@@ -186,6 +186,22 @@ static bool const_bool_holds(iql_cmp_op op, val_t v, val_t c) {
     return op == IQL_CMP_NE;
 }
 
+bool exec_numeric_alternative(val_t c, val_t *alt) {
+    val_type t = val_type_of(c);
+    if (t == VT_INT) {
+        *alt = val_float((double)val_get_int(c));
+        return true;
+    }
+    if (t == VT_FLOAT) {
+        double d = val_get_float(c);
+        if (d == (double)(int64_t)d && d > -9.2e18 && d < 9.2e18) {
+            *alt = val_int((int64_t)d);
+            return true;
+        }
+    }
+    return false;
+}
+
 bool exec_const_matches(val_t v, val_t c) {
     if (v == c) return true;
     val_type tc = val_type_of(c);

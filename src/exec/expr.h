@@ -13,6 +13,9 @@ bool exec_filter(const plan_op *op, const val_t *regs);
 /* Equality of a stored value with a constant the way an atom's constant argument
  * matches (numbers numerically with a 1e-10 tolerance, everything else exactly). */
 bool exec_const_matches(val_t v, val_t c);
+/* The other form of a number a constant matches numerically: the float 2.0 for the int
+ * 2, the int 2 for an integral float 2.0. False when there is none. */
+bool exec_numeric_alternative(val_t c, val_t *alt);
 /* Whether a three-way comparison result `c` satisfies `op`. */
 bool exec_order_holds(iql_cmp_op op, int c);
 /* Arithmetic on two values (`op` one of + - * / %). */

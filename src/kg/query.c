@@ -8,6 +8,7 @@
 
 #include "exec/eval.h"
 #include "iql/parser.h"
+#include "iql/vars.h"
 #include "plan/explain.h"
 #include "iql/print.h"
 #include "exec/tuplesort.h"
@@ -163,21 +164,14 @@ static bool name_in(const name_list *l, const char *n) {
     return false;
 }
 
+static bool add_new_var(const char *var, void *ctx) {
+    name_list *out = ctx;
+    if (!name_in(out, var)) il_vec_push(*out, var);
+    return true;
+}
+
 static void collect_vars(const iql_term *t, name_list *out) {
-    switch (t->kind) {
-    case IQL_T_VAR:
-        if (!name_in(out, t->u.var)) il_vec_push(*out, t->u.var);
-        break;
-    case IQL_T_ARITH:
-        collect_vars(t->u.arith.lhs, out);
-        collect_vars(t->u.arith.rhs, out);
-        break;
-    case IQL_T_CALL:
-        for (uint32_t i = 0; i < t->u.call.nargs; i++) collect_vars(t->u.call.args[i], out);
-        break;
-    default:
-        break;
-    }
+    iql_term_each_var(t, false, add_new_var, out);
 }
 
 /* The header text of a goal constant (6.5). */

@@ -92,6 +92,17 @@ static const char *convert_tuples(const iql_facts *f, tuples *out, bool skip_bad
     return NULL;
 }
 
+/* Converts every tuple; on failure the error result, its text after `prefix`. */
+static il_result *convert_or_error(const iql_facts *f, tuples *out, bool skip_bad,
+                                   const char *prefix, il_arena *a) {
+    il_buf msg;
+    il_buf_init(&msg);
+    const char *err = convert_tuples(f, out, skip_bad, &msg, a);
+    il_result *r = err ? res_error("%s%s", prefix, err) : NULL;
+    il_buf_free(&msg);
+    return r;
+}
+
 static bool value_has_type(val_t v, const iql_type *ty) {
     val_type t = val_type_of(v);
     switch (ty->kind) {
@@ -124,16 +135,9 @@ static bool is_view(il_session *s, const char *rel) {
 }
 
 static il_result *exec_insert(il_session *s, const iql_facts *f, il_arena *a) {
-    il_buf msg;
-    il_buf_init(&msg);
     tuples t;
-    const char *err = convert_tuples(f, &t, false, &msg, a);
-    if (err) {
-        il_result *r = res_error("%s", err);
-        il_buf_free(&msg);
-        return r;
-    }
-    il_buf_free(&msg);
+    il_result *bad = convert_or_error(f, &t, false, "", a);
+    if (bad) return bad;
     const char *rel = f->rel;
     if (t.n > MAX_INSERT_TUPLES)
         return res_error("Insert rejected for '%s': %u tuples exceeds max %d", rel, t.n,
@@ -178,16 +182,9 @@ static il_result *exec_insert(il_session *s, const iql_facts *f, il_arena *a) {
 }
 
 static il_result *exec_delete(il_session *s, const iql_facts *f, il_arena *a) {
-    il_buf msg;
-    il_buf_init(&msg);
     tuples t;
-    const char *err = convert_tuples(f, &t, f->bulk, &msg, a);
-    if (err) {
-        il_result *r = res_error("Delete error: %s", err);
-        il_buf_free(&msg);
-        return r;
-    }
-    il_buf_free(&msg);
+    il_result *bad = convert_or_error(f, &t, f->bulk, "Delete error: ", a);
+    if (bad) return bad;
     kg_relation *kr = kg_rel_find(s->kg, f->rel);
     uint32_t deleted = 0;
     for (uint32_t i = 0; i < t.n; i++)
@@ -480,16 +477,9 @@ static il_result *exec_session_rule(il_session *s, const iql_rule *r, il_arena *
 static il_result *exec_session_fact(il_session *s, const iql_facts *f, il_arena *a) {
     if (f->ntuples == 0 || f->tuples[0].n == 0)
         return res_error("Fact must have at least one argument");
-    il_buf msg;
-    il_buf_init(&msg);
     tuples t;
-    const char *err = convert_tuples(f, &t, false, &msg, a);
-    if (err) {
-        il_result *r = res_error("%s", err);
-        il_buf_free(&msg);
-        return r;
-    }
-    il_buf_free(&msg);
+    il_result *bad = convert_or_error(f, &t, false, "", a);
+    if (bad) return bad;
     for (uint32_t i = 0; i < t.n; i++) sess_fact_add(s, f->rel, &t.vals[t.offset[i]], t.arity[i]);
     il_result *r =
         res_message("Session fact added for '%s'. (Use +%s(...) to persist)", f->rel, f->rel);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "iql/print.h"
+#include "iql/vars.h"
 #include "kg/kg.h"
 
 typedef IL_VEC(const char *) name_vec;
@@ -19,27 +20,13 @@ static void add_name(name_vec *v, const char *n) {
     if (!has_name(v, n)) il_vec_push(*v, n);
 }
 
+static bool add_var(const char *var, void *ctx) {
+    add_name(ctx, var);
+    return true;
+}
+
 static void term_vars(const iql_term *t, name_vec *out) {
-    switch (t->kind) {
-    case IQL_T_VAR:
-        add_name(out, t->u.var);
-        break;
-    case IQL_T_ARITH:
-        term_vars(t->u.arith.lhs, out);
-        term_vars(t->u.arith.rhs, out);
-        break;
-    case IQL_T_CALL:
-        for (uint32_t i = 0; i < t->u.call.nargs; i++) term_vars(t->u.call.args[i], out);
-        break;
-    case IQL_T_AGG:
-        if (t->u.agg.nspecs)
-            for (uint32_t i = 0; i < t->u.agg.nspecs; i++) add_name(out, t->u.agg.specs[i].var);
-        else if (t->u.agg.var)
-            add_name(out, t->u.agg.var);
-        break;
-    default:
-        break;
-    }
+    iql_term_each_var(t, true, add_var, out);
 }
 
 /* Variables of positive atoms, closed under the binding forms of `=`. */

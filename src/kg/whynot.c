@@ -43,15 +43,10 @@ static bool term_value(const iql_term *t, const env *e, val_t *v) {
     switch (t->kind) {
     case IQL_T_VAR:
         return env_get(e, t->u.var, v);
-    case IQL_T_INT:
-    case IQL_T_FLOAT:
-    case IQL_T_STRING:
-    case IQL_T_BOOL:
-    case IQL_T_VECTOR:
+    default:
+        if (!plan_term_is_const(t)) return false;
         *v = plan_const_value(t);
         return true;
-    default:
-        return false;
     }
 }
 
@@ -285,9 +280,7 @@ il_result *kg_why_not(il_session *s, const char *text, il_arena *a) {
     val_t vals[REL_MAX_ARITY];
     if (goal->nargs > REL_MAX_ARITY) return res_error("Why-not error: Invalid format: %s", text);
     for (uint32_t i = 0; i < goal->nargs; i++) {
-        iql_term_kind k = goal->args[i]->kind;
-        if (k != IQL_T_INT && k != IQL_T_FLOAT && k != IQL_T_STRING && k != IQL_T_BOOL &&
-            k != IQL_T_VECTOR)
+        if (!plan_term_is_const(goal->args[i]))
             return res_error("Why-not error: Invalid format: %s", text);
         vals[i] = plan_const_value(goal->args[i]);
     }

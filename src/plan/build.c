@@ -17,6 +17,8 @@
 #include <string.h>
 
 #include "base/buf.h"
+#include "exec/expr.h"
+#include "iql/vars.h"
 #include "plan/clause.h"
 
 /* A program predicate's origin, for deduplicating instances. */
@@ -102,7 +104,7 @@ val_t plan_const_value(const iql_term *t) {
     }
 }
 
-static bool term_is_const(const iql_term *t) {
+bool plan_term_is_const(const iql_term *t) {
     switch (t->kind) {
     case IQL_T_INT:
     case IQL_T_FLOAT:
@@ -288,7 +290,7 @@ static void fold_const_equalities(builder *b, bclause *c) {
             v = l->rhs;
             k = l->lhs;
         }
-        if (v->kind != IQL_T_VAR || !term_is_const(k) || k->kind == IQL_T_VECTOR) continue;
+        if (v->kind != IQL_T_VAR || !plan_term_is_const(k) || k->kind == IQL_T_VECTOR) continue;
         int32_t var = bvars_find(c->vars, v->u.var);
         if (var < 0) continue;
         bool folded = false;
@@ -312,25 +314,20 @@ static void fold_const_equalities(builder *b, bclause *c) {
 }
 
 /* Gives every variable of a term a slot, so comparisons and heads can name it. */
+typedef struct register_ctx {
+    builder *b;
+    bvars *v;
+} register_ctx;
+
+static bool register_var(const char *var, void *ctx) {
+    register_ctx *r = ctx;
+    bvars_get(r->b->a, r->v, var);
+    return true;
+}
+
 static void register_vars(builder *b, bvars *v, const iql_term *t) {
-    switch (t->kind) {
-    case IQL_T_VAR:
-        bvars_get(b->a, v, t->u.var);
-        break;
-    case IQL_T_ARITH:
-        register_vars(b, v, t->u.arith.lhs);
-        register_vars(b, v, t->u.arith.rhs);
-        break;
-    case IQL_T_CALL:
-        for (uint32_t i = 0; i < t->u.call.nargs; i++) register_vars(b, v, t->u.call.args[i]);
-        break;
-    case IQL_T_AGG:
-        if (t->u.agg.var) bvars_get(b->a, v, t->u.agg.var);
-        for (uint32_t i = 0; i < t->u.agg.nspecs; i++) bvars_get(b->a, v, t->u.agg.specs[i].var);
-        break;
-    default:
-        break;
-    }
+    register_ctx r = {b, v};
+    iql_term_each_var(t, true, register_var, &r);
 }
 
 static void normalise(builder *b, const iql_rule *r, bclause *c) {
@@ -455,35 +452,20 @@ static const bclause *normalised(builder *b, uint32_t rule) {
 
 /* ---- adornment ---- */
 
-static void collect_term_vars(const iql_term *t, const bvars *v, bool *bound, bool *all_bound,
-                              int32_t *first_unbound) {
-    if (!t) return;
-    switch (t->kind) {
-    case IQL_T_VAR: {
-        int32_t s = bvars_find(v, t->u.var);
-        if (s < 0 || !bound[s]) {
-            if (*all_bound && first_unbound) *first_unbound = s;
-            *all_bound = false;
-        }
-        break;
-    }
-    case IQL_T_ARITH:
-        collect_term_vars(t->u.arith.lhs, v, bound, all_bound, first_unbound);
-        collect_term_vars(t->u.arith.rhs, v, bound, all_bound, first_unbound);
-        break;
-    case IQL_T_CALL:
-        for (uint32_t i = 0; i < t->u.call.nargs; i++)
-            collect_term_vars(t->u.call.args[i], v, bound, all_bound, first_unbound);
-        break;
-    default:
-        break;
-    }
+typedef struct bound_ctx {
+    const bvars *v;
+    const bool *bound;
+} bound_ctx;
+
+static bool var_is_bound(const char *var, void *ctx) {
+    const bound_ctx *b = ctx;
+    int32_t s = bvars_find(b->v, var);
+    return s >= 0 && b->bound[s];
 }
 
 static bool term_bound(const iql_term *t, const bvars *v, bool *bound) {
-    bool all = true;
-    collect_term_vars(t, v, bound, &all, NULL);
-    return all;
+    bound_ctx b = {v, bound};
+    return iql_term_each_var(t, false, var_is_bound, &b);
 }
 
 bool plan_cmp_ready(const blit *l, const bvars *v, bool *bound) {
@@ -589,21 +571,9 @@ static void emit_magic(builder *b, const blit *ml, bvars *vars, const blit *pref
                        uint32_t nprefix) {
     uint32_t pos[3], nalt = 0;
     val_t alt[3];
-    for (uint32_t j = 0; j < ml->nargs && nalt < 3; j++) {
-        if (ml->args[j].kind != BT_CONST) continue;
-        val_t c = ml->args[j].c;
-        val_type t = val_type_of(c);
-        if (t == VT_INT) {
-            alt[nalt] = val_float((double)val_get_int(c));
+    for (uint32_t j = 0; j < ml->nargs && nalt < 3; j++)
+        if (ml->args[j].kind == BT_CONST && exec_numeric_alternative(ml->args[j].c, &alt[nalt]))
             pos[nalt++] = j;
-        } else if (t == VT_FLOAT) {
-            double d = val_get_float(c);
-            if (d == (double)(int64_t)d && d > -9.2e18 && d < 9.2e18) {
-                alt[nalt] = val_int((int64_t)d);
-                pos[nalt++] = j;
-            }
-        }
-    }
     for (uint32_t combo = 0; combo < (1u << nalt); combo++) {
         bterm *head = il_arena_memdup(b->a, ml->args, (ml->nargs + 1) * sizeof *head);
         for (uint32_t k = 0; k < nalt; k++)
@@ -831,8 +801,4 @@ void plan_program_free(plan_program *p) {
     il_vec_free(p->clauses);
     il_vec_free(p->strata);
     il_arena_destroy(&p->arena);
-}
-
-bool plan_term_is_const(const iql_term *t) {
-    return term_is_const(t);
 }

@@ -25,6 +25,8 @@ typedef struct plan_source {
  * not stratified (session rules are not checked). */
 bool plan_build(plan_program *p, const plan_source *src, const iql_rule *query);
 
+/* True for int, float, string, bool and vector literals. */
+bool plan_term_is_const(const iql_term *t);
 /* The value of a constant term (int, float, string, bool, vector); Null otherwise. */
 val_t plan_const_value(const iql_term *t);
 

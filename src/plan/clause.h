@@ -67,7 +67,5 @@ int32_t bvars_find(const bvars *v, const char *name);
 /* If a comparison can run with the variables bound so far, returns true and marks what
  * it binds (an `=` with one unbound plain variable side is an assignment). */
 bool plan_cmp_ready(const blit *l, const bvars *v, bool *bound);
-/* True for int, float, string, bool and vector literals. */
-bool plan_term_is_const(const iql_term *t);
 
 #endif

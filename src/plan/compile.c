@@ -13,6 +13,7 @@
 #include "exec/builtin.h"
 #include "exec/expr.h"
 #include "iql/parser.h"
+#include "iql/vars.h"
 #include "plan/build.h"
 #include "plan/clause.h"
 
@@ -55,6 +56,20 @@ static void unknown_var_error(compiler *k, const char *name) {
     il_buf_putc(&t, ']');
     set_error(k, il_buf_str(&t));
     il_buf_free(&t);
+}
+
+typedef struct unknown_ctx {
+    compiler *k;
+    const bool *bound;
+} unknown_ctx;
+
+/* Reports the first variable that is not bound; stops the walk there. */
+static bool report_unknown(const char *var, void *ctx) {
+    unknown_ctx *u = ctx;
+    int32_t v = bvars_find(u->k->c->vars, var);
+    if (v >= 0 && u->bound[v]) return true;
+    unknown_var_error(u->k, var);
+    return false;
 }
 
 static plan_expr *compile_expr(compiler *k, const iql_term *t) {
@@ -378,26 +393,9 @@ void plan_compile_clause(plan_program *p, const bclause *c, int32_t delta_lit, p
     for (uint32_t i = 0; i < c->nlits && !k.error; i++) {
         if (done[i]) continue;
         const blit *l = &c->lits[i];
-        const iql_term *sides[2] = {l->lhs, l->rhs};
-        for (int s = 0; s < 2 && !k.error; s++) {
-            const iql_term *t = sides[s];
-            const iql_term *stack[64];
-            int sp = 0;
-            stack[sp++] = t;
-            while (sp && !k.error) {
-                const iql_term *x = stack[--sp];
-                if (x->kind == IQL_T_VAR) {
-                    int32_t v = bvars_find(c->vars, x->u.var);
-                    if (v < 0 || !bound[v]) unknown_var_error(&k, x->u.var);
-                } else if (x->kind == IQL_T_ARITH && sp < 62) {
-                    stack[sp++] = x->u.arith.rhs;
-                    stack[sp++] = x->u.arith.lhs;
-                } else if (x->kind == IQL_T_CALL) {
-                    for (uint32_t j = x->u.call.nargs; j-- > 0 && sp < 63;)
-                        stack[sp++] = x->u.call.args[j];
-                }
-            }
-        }
+        unknown_ctx u = {&k, bound};
+        if (iql_term_each_var(l->lhs, false, report_unknown, &u))
+            iql_term_each_var(l->rhs, false, report_unknown, &u);
     }
     out->ops = ops;
     out->nops = nops;

@@ -40,24 +40,6 @@ typedef struct vrun {
     val_t *regs;
 } vrun;
 
-/* Numeric constants match numerically: 2 finds both the int 2 and the float 2.0 (the
- * executor seeks both forms; so do we, to give the same rows). */
-static bool numeric_alternative(val_t c, val_t *alt) {
-    val_type t = val_type_of(c);
-    if (t == VT_INT) {
-        *alt = val_float((double)val_get_int(c));
-        return true;
-    }
-    if (t == VT_FLOAT) {
-        double d = val_get_float(c);
-        if (d == (double)(int64_t)d && d > -9.2e18 && d < 9.2e18) {
-            *alt = val_int((int64_t)d);
-            return true;
-        }
-    }
-    return false;
-}
-
 /* Builds the column plan of atom `op` given the bound slots, and marks what it binds. */
 static void plan_columns(const plan_op *op, bool seed, bool *bound, vcolplan *cp) {
     memset(cp, 0, sizeof *cp);
@@ -90,7 +72,7 @@ static void plan_columns(const plan_op *op, bool seed, bool *bound, vcolplan *cp
             cp->pcol[p] = col;
             cp->pslot[p] = -1;
             cp->pconst[p] = c;
-            if (cp->nalt < 3 && numeric_alternative(c, &cp->altval[cp->nalt]))
+            if (cp->nalt < 3 && exec_numeric_alternative(c, &cp->altval[cp->nalt]))
                 cp->altpos[cp->nalt++] = p;
             slot = cbind; /* the stored value may also bind a variable */
             if (slot < 0) continue;
