@@ -239,6 +239,12 @@ int srv_loop_run(srv_server *s) {
     uv_timer_init(s->loop, &s->expiry);
     s->expiry.data = s;
     srv_fence_schedule(s);
+    /* with --port 0 the system chose: report the port really bound */
+    struct sockaddr_storage bound;
+    int len = sizeof bound;
+    if (uv_tcp_getsockname(&s->listener, (struct sockaddr *)&bound, &len) == 0 &&
+        bound.ss_family == AF_INET)
+        port = ntohs(((struct sockaddr_in *)&bound)->sin_port);
     printf("HTTP server listening on: http://%s:%d\n", host, port);
     fflush(stdout);
     uv_run(s->loop, UV_RUN_DEFAULT);

@@ -34,7 +34,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-import socket
 import time
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
@@ -252,22 +251,30 @@ def make_workdir(case_root):
 
 
 class Server:
-    """A fresh inputlayer-server on a free port with a temporary data directory."""
+    """A fresh inputlayer-server with a temporary data directory, on a port the system
+    chooses (--port 0) and the server reports: picking a free port here and passing it on
+    would race with the other cases running in parallel."""
 
     def __init__(self, binary):
         self.dir = tempfile.mkdtemp(prefix="il-conformance-server-")
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            self.port = s.getsockname()[1]
-        self.url = "http://127.0.0.1:%d" % self.port
         self.key = "conformance-" + os.urandom(16).hex()
         env = dict(os.environ, INPUTLAYER_BOOTSTRAP_API_KEY=self.key)
         self.log = open(os.path.join(self.dir, "server.log"), "w+b")
         self.proc = subprocess.Popen(
-            [binary, "--port", str(self.port), "--data-dir", os.path.join(self.dir, "data")],
+            [binary, "--port", "0", "--data-dir", os.path.join(self.dir, "data")],
             stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log, env=env,
             start_new_session=True)
         deadline = time.monotonic() + 15
+        self.port = None
+        while self.port is None:
+            m = re.search(r"listening on: http://[^:\s]+:(\d+)", self.output())
+            if m:
+                self.port = int(m.group(1))
+            elif self.proc.poll() is not None or time.monotonic() > deadline:
+                raise OSError("server did not start: " + self.output())
+            else:
+                time.sleep(0.02)
+        self.url = "http://127.0.0.1:%d" % self.port
         while True:
             try:
                 with urllib.request.urlopen(self.url + "/health", timeout=1) as r:
@@ -280,8 +287,10 @@ class Server:
             time.sleep(0.05)
 
     def output(self):
-        self.log.seek(0)
-        return self.log.read().decode("utf-8", errors="replace")
+        # A separate handle: seeking the one the server writes through would move the
+        # server's own write position.
+        with open(self.log.name, "rb") as f:
+            return f.read().decode("utf-8", errors="replace")
 
     def stop(self):
         """Stops the server; returns (ok, detail)."""

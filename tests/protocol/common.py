@@ -4,9 +4,9 @@ directory, HTTP requests, and a WebSocket connection that reads JSON frames."""
 import asyncio
 import json
 import os
+import re
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
 import time
@@ -20,12 +20,6 @@ PASSWORD = "protocol-test-password"
 SANITIZER_MARKERS = ("ERROR: AddressSanitizer", "runtime error:", "LeakSanitizer")
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def clean_env(**extra):
     """The environment without INPUTLAYER_* settings of the caller, plus `extra`."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("INPUTLAYER_")}
@@ -35,23 +29,32 @@ def clean_env(**extra):
 
 
 class Server:
-    """A server on a free port with a temporary data directory, started in that directory
-    (so that no ./config.toml of the caller is read). `args` are extra flags, `env` extra
-    environment variables."""
+    """A server with a temporary data directory, started in that directory (so that no
+    ./config.toml of the caller is read), on the port given or else one the system chooses
+    (--port 0) and the server reports. `args` are extra flags, `env` extra environment
+    variables."""
 
     def __init__(self, binary, args=(), env=None, port=None, data_dir=None):
         self.dir = tempfile.mkdtemp(prefix="il-protocol-")
         self.data = data_dir or os.path.join(self.dir, "data")
-        self.port = port or free_port()
-        self.base = "http://127.0.0.1:%d" % self.port
-        self.ws = "ws://127.0.0.1:%d/ws" % self.port
         self.log = open(os.path.join(self.dir, "server.log"), "w+b")
         self.proc = subprocess.Popen(
-            [binary, "--port", str(self.port), "--data-dir", self.data]
+            [binary, "--port", str(port or 0), "--data-dir", self.data]
             + list(args),
             stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log,
             env=clean_env(**(env or {})), cwd=self.dir)
         deadline = time.monotonic() + 15
+        self.port = port
+        while self.port is None:
+            m = re.search(r"listening on: http://[^:\s]+:(\d+)", self.output())
+            if m:
+                self.port = int(m.group(1))
+            elif self.proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("server did not start:\n" + self.output())
+            else:
+                time.sleep(0.02)
+        self.base = "http://127.0.0.1:%d" % self.port
+        self.ws = "ws://127.0.0.1:%d/ws" % self.port
         while True:
             try:
                 with urllib.request.urlopen(self.base + "/health", timeout=1):
@@ -62,9 +65,10 @@ class Server:
                 time.sleep(0.05)
 
     def output(self):
-        """What the server printed so far."""
-        self.log.seek(0)
-        return self.log.read().decode("utf-8", errors="replace")
+        """What the server printed so far (through a separate handle: seeking the one the
+        server writes through would move the server's own write position)."""
+        with open(self.log.name, "rb") as f:
+            return f.read().decode("utf-8", errors="replace")
 
     def stop(self):
         self.proc.send_signal(signal.SIGTERM)
