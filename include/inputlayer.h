@@ -4,7 +4,9 @@
  *
  * An engine holds the knowledge graphs; a session holds one client's current graph,
  * session facts and session rules. A result is owned by the caller until
- * il_result_free. Not thread-safe yet: one thread per engine. */
+ * il_result_free. Not thread-safe yet: one thread at a time per engine (the statements of
+ * an engine may run on different threads one after another); the guards below are the
+ * exception, see il_limits. */
 #ifndef INPUTLAYER_H
 #define INPUTLAYER_H
 
@@ -53,6 +55,47 @@ bool il_engine_has_graph(il_engine *e, const char *name);
 /* Executes one statement (see il_next_statement for splitting a script). Never NULL. */
 il_result *il_execute(il_session *s, const char *text, size_t len);
 void il_result_free(il_result *r);
+
+/* ---- guards: stopping a statement by cancel, deadline or memory ----
+ * A statement is stopped only before it begins to apply anything: before it starts, and
+ * while it evaluates (queries, `.why`, the bodies of conditional deletes and atomic
+ * updates), at checks made every few thousand tuples. Applying a write and maintaining
+ * views are never interrupted. A stopped statement's result is an ERROR of one line, and
+ * nothing was applied. */
+
+/* A memory budget shared by statements running at the same time (the server's
+ * max_total_query_memory_bytes). Thread-safe. */
+typedef struct il_mem_budget il_mem_budget;
+il_mem_budget *il_mem_budget_new(uint64_t limit_bytes); /* 0 = unlimited (still counts) */
+void il_mem_budget_free(il_mem_budget *b);
+/* The live bytes that statements running now hold against the budget. */
+uint64_t il_mem_budget_used(const il_mem_budget *b);
+
+/* Guards for the statements a session executes next (until changed). */
+typedef struct il_limits {
+    /* Non-NULL and non-zero: stop (a cancel or a disconnect). Set from any thread, with
+       an atomic or volatile store; it is read with an atomic load. */
+    const volatile int *cancel;
+    /* CLOCK_MONOTONIC time in ns after which the statement stops; 0 = none. */
+    uint64_t deadline_ns;
+    uint64_t max_memory_bytes; /* live bytes of the statement's working data; 0 = no limit */
+    il_mem_budget *budget;     /* may be NULL; must outlive the statements using it */
+} il_limits;
+/* Copies the limits (NULL clears them). Without limits a statement runs to its end. */
+void il_session_set_limits(il_session *s, const il_limits *l);
+
+typedef enum il_stop {
+    IL_STOP_NONE,
+    IL_STOP_CANCELLED,
+    IL_STOP_DEADLINE,
+    IL_STOP_MEMORY, /* over max_memory_bytes */
+    IL_STOP_BUDGET, /* the shared budget was used up */
+} il_stop;
+/* Why a statement was stopped (its result is an ERROR and nothing was applied), else NONE. */
+il_stop il_result_stop(const il_result *r);
+/* The peak of the statement's accounted live bytes (for metrics and the server's
+ * release-after-peak policy); counted whether or not limits are set. */
+uint64_t il_result_peak_bytes(const il_result *r);
 
 typedef enum il_result_kind {
     IL_RESULT_MESSAGE,     /* lines of text */

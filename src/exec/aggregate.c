@@ -1,12 +1,20 @@
 /* Aggregation (see aggregate.h). Bindings are sorted by their group slots, so each group
- * is one contiguous run. */
+ * is one contiguous run. The sorts and the walk over the bindings check the running
+ * statement's guard (exec/guard.h): there are as many bindings as the body had. */
 #include "exec/aggregate.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/meter.h"
+#include "exec/guard.h"
+#include "exec/stable_sort.h"
+
+/* Bindings grouped between two checks of the guard. */
+enum { CHECK_EVERY_ROWS = 4096 };
+
 typedef struct group_rows {
-    const val_t **rows; /* the group's bindings, one value per clause slot */
+    const val_t **rows; /* the group's bindings, one value per clause slot; counted */
     uint32_t n, cap;
 } group_rows;
 
@@ -31,19 +39,21 @@ static int cmp_vals(const void *pa, const void *pb) {
     return a < b ? -1 : a > b;
 }
 
-static val_t simple_agg(const plan_agg *ag, const group_rows *g, const uint32_t *pos) {
+/* One simple aggregate of a group; *stopped is set when the statement must stop. */
+static val_t simple_agg(const plan_agg *ag, const group_rows *g, const uint32_t *pos,
+                        bool *stopped) {
     uint32_t p = pos[ag->slot];
     switch (ag->kind) {
     case IQL_AGG_COUNT:
         return val_int((int64_t)g->n);
     case IQL_AGG_COUNT_DISTINCT: {
-        val_t *v = malloc(g->n * sizeof *v);
+        val_t *v = il_mem_alloc(g->n * sizeof *v);
         for (uint32_t i = 0; i < g->n; i++) v[i] = g->rows[i][p];
-        qsort(v, g->n, sizeof *v, cmp_vals);
+        if (!exec_stable_sort(v, g->n, sizeof *v, cmp_vals)) *stopped = true;
         int64_t d = 0;
         for (uint32_t i = 0; i < g->n; i++)
             if (i == 0 || v[i] != v[i - 1]) d++;
-        free(v);
+        il_mem_free(v);
         return val_int(d);
     }
     case IQL_AGG_SUM: {
@@ -79,9 +89,10 @@ static bool ranking(const plan_agg *ag) {
            ag->kind == IQL_AGG_WITHIN_RADIUS;
 }
 
-/* The rows a ranking aggregate keeps, best first. */
+/* The rows a ranking aggregate keeps, best first; *stopped is set when the statement
+ * must stop. */
 static uint32_t rank_rows(const plan_clause *c, const plan_agg *ag, const group_rows *g,
-                          const uint32_t *pos, const val_t **kept) {
+                          const uint32_t *pos, const val_t **kept, bool *stopped) {
     uint32_t score_slot = ag->out_slots[ag->order_out];
     uint32_t n = 0;
     bool desc = ag->kind == IQL_AGG_WITHIN_RADIUS ? false : ag->desc;
@@ -98,9 +109,9 @@ static uint32_t rank_rows(const plan_clause *c, const plan_agg *ag, const group_
     }
     agg_ctx k = {.c = c};
     sort_ctx = &k;
-    if (n > 1) qsort(kept, n, sizeof *kept, cmp_binding);
+    if (n > 1 && !exec_stable_sort(kept, n, sizeof *kept, cmp_binding)) *stopped = true;
     sort_ctx = NULL;
-    if (ag->kind == IQL_AGG_WITHIN_RADIUS || n <= ag->k) return n;
+    if (*stopped || ag->kind == IQL_AGG_WITHIN_RADIUS || n <= ag->k) return n;
     /* The rows, in binding order, pass through a heap of K: the worst kept row (lowest
        score for :desc, earliest binding among equal scores) gives way only to a row
        with a strictly better score (iql-language.md 3.6). */
@@ -130,9 +141,11 @@ static uint32_t rank_rows(const plan_clause *c, const plan_agg *ag, const group_
     return hn;
 }
 
-static void emit_group(const plan_clause *c, const group_rows *g, const uint32_t *pos,
+/* Inserts the group's rows; false when the statement must stop. */
+static bool emit_group(const plan_clause *c, const group_rows *g, const uint32_t *pos,
                        rel_t *target) {
-    if (g->n == 0) return;
+    if (g->n == 0) return true;
+    bool stopped = false;
     val_t out[REL_MAX_ARITY];
     uint32_t n = 0;
     for (uint32_t i = 0; i < c->ngroup; i++) out[n++] = g->rows[0][pos[c->group_slots[i]]];
@@ -147,21 +160,23 @@ static void emit_group(const plan_clause *c, const group_rows *g, const uint32_t
             }
             n += ag->nout;
         } else {
-            out[n++] = simple_agg(ag, g, pos);
+            out[n++] = simple_agg(ag, g, pos, &stopped);
         }
     }
+    if (stopped) return false;
     if (rank_agg < 0) {
         rel_insert(target, out);
-        return;
+        return true;
     }
     const plan_agg *ag = &c->aggs[rank_agg];
-    const val_t **kept = malloc((g->n + 1) * sizeof *kept);
-    uint32_t nk = rank_rows(c, ag, g, pos, kept);
-    for (uint32_t r = 0; r < nk; r++) {
+    const val_t **kept = il_mem_alloc((g->n + 1) * sizeof *kept);
+    uint32_t nk = rank_rows(c, ag, g, pos, kept, &stopped);
+    for (uint32_t r = 0; r < nk && !stopped; r++) {
         for (uint32_t j = 0; j < ag->nout; j++) out[rank_col + j] = kept[r][pos[ag->out_slots[j]]];
         rel_insert(target, out);
     }
-    free(kept);
+    il_mem_free(kept);
+    return !stopped;
 }
 
 static _Thread_local const plan_clause *group_ctx;
@@ -176,33 +191,43 @@ static int cmp_group_rows(const void *pa, const void *pb) {
     return 0;
 }
 
-void exec_aggregate(const plan_clause *c, val_t *rows, size_t nrows, rel_t *target) {
-    if (nrows == 0) return;
+bool exec_aggregate(const plan_clause *c, val_t *rows, size_t nrows, rel_t *target) {
+    if (nrows == 0) return true;
     uint32_t w = c->nslots ? c->nslots : 1;
     if (c->ngroup && nrows > 1) {
         group_ctx = c;
-        qsort(rows, nrows, w * sizeof *rows, cmp_group_rows);
+        bool sorted = exec_stable_sort(rows, nrows, w * sizeof *rows, cmp_group_rows);
         group_ctx = NULL;
+        if (!sorted) return false;
     }
     uint32_t *pos = malloc((w + 1) * sizeof *pos);
     for (uint32_t p = 0; p < w; p++) pos[p] = p;
     group_rows g = {0};
+    bool ok = true;
     for (size_t r = 0; r < nrows; r++) {
+        if (r % CHECK_EVERY_ROWS == CHECK_EVERY_ROWS - 1 && exec_should_stop()) {
+            ok = false;
+            break;
+        }
         const val_t *t = &rows[r * w];
         bool same = g.n > 0;
         for (uint32_t i = 0; same && i < c->ngroup; i++)
             if (g.rows[0][c->group_slots[i]] != t[c->group_slots[i]]) same = false;
         if (!same && g.n) {
-            emit_group(c, &g, pos, target);
+            if (!emit_group(c, &g, pos, target)) {
+                ok = false;
+                break;
+            }
             g.n = 0;
         }
         if (g.n == g.cap) {
             g.cap = g.cap ? g.cap * 2 : 64;
-            g.rows = realloc(g.rows, g.cap * sizeof *g.rows);
+            g.rows = il_mem_realloc(g.rows, g.cap * sizeof *g.rows);
         }
         g.rows[g.n++] = t;
     }
-    emit_group(c, &g, pos, target);
-    free(g.rows);
+    if (ok) ok = emit_group(c, &g, pos, target);
+    il_mem_free(g.rows);
     free(pos);
+    return ok;
 }

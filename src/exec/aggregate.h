@@ -8,7 +8,8 @@
 
 /* Groups the distinct bindings `rows` (nrows of them, one value per clause slot; they
  * are reordered) by the clause's group slots and inserts one row per group (several for
- * ranking aggregates) into `target`. */
-void exec_aggregate(const plan_clause *c, val_t *rows, size_t nrows, rel_t *target);
+ * ranking aggregates) into `target`. Returns false, with only some groups inserted, when
+ * the running statement's guard (exec/guard.h) says to stop. */
+bool exec_aggregate(const plan_clause *c, val_t *rows, size_t nrows, rel_t *target);
 
 #endif

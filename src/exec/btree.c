@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/meter.h"
+
 #define WB sizeof(val_t) /* bytes per word */
 
 /* ---- pool ---------------------------------------------------------------------- */
@@ -15,8 +17,11 @@
 /* A chunk's header takes one cache line so that the nodes after it stay aligned. */
 struct bt_chunk {
     bt_chunk *next; /* older chunk */
+    size_t bytes;   /* the chunk's size */
+    uint64_t meter; /* the meter that counted it (base/meter.h), 0 when none */
 };
 #define CHUNK_HDR 64
+_Static_assert(sizeof(bt_chunk) <= CHUNK_HDR, "a chunk's header fits its cache line");
 /* Chunks grow with the pool (half its size each time, so at most a third of it is
  * ever carved-but-unused) up to this many bytes. */
 #define CHUNK_MAX (256 * 1024)
@@ -30,6 +35,7 @@ void bt_pool_destroy(bt_pool *p) {
     bt_chunk *c = p->chunks;
     while (c) {
         bt_chunk *next = c->next;
+        il_meter_release(c->meter, c->bytes);
         free(c);
         c = next;
     }
@@ -54,6 +60,9 @@ static void *pool_alloc(bt_pool *p) {
             abort();
         }
         c->next = p->chunks;
+        c->bytes = bytes;
+        /* the nodes of relations built while a statement evaluates are its working data */
+        c->meter = il_meter_charge(bytes);
         p->chunks = c;
         p->bytes += bytes;
         p->cur = (char *)c + CHUNK_HDR;

@@ -4,19 +4,26 @@
  * values in a register array; each complete binding emits a head tuple (or, for an
  * aggregating clause, the whole binding, grouped afterwards: a count is the number of
  * distinct bindings in the group). Strata run in order; a recursive stratum repeats
- * its delta variants until a round adds nothing. A stop flag is polled every few
- * thousand tuples so deadlines and cancels can end long evaluations. */
+ * its delta variants until a round adds nothing. The statement's guard (exec/guard.h:
+ * cancel, deadline, memory) is checked every few thousand ticks, a tick being a tuple
+ * visited, a round run or a partition started, so that it can end long evaluations; the
+ * working data (delta lists, bindings, seek caches, derived relations) is counted by the
+ * guard's meter (base/meter.h). */
 #include "exec/eval.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/meter.h"
 #include "exec/aggregate.h"
 #include "exec/expr.h"
+#include "exec/stable_sort.h"
 #include "exec/tuplesort.h"
 #include "exec/tupleset.h"
 
 enum { STOP_CHECK_MASK = 4095 };
+
+const char *const EXEC_STOPPED = "Query execution stopped";
 
 /* What a scan does with the columns of each tuple, resolved once per clause run for
  * the index actually used: positions to copy into slots, then positions to check. */
@@ -46,7 +53,9 @@ typedef struct runner {
     plan_pred *added_to; /* when set, tuples new to `target` are also appended to its `added` */
     tupleset *tset;      /* when set, head tuples go here instead of `target` */
     tupleset *bindings;  /* aggregating clauses: the distinct body bindings */
-    IL_VEC(val_t) flat;  /* aggregating clauses whose bindings are distinct by construction */
+    IL_VEC(val_t)
+    flat; /* aggregating clauses whose bindings are distinct by construction
+             (counted: il_mvec_*) */
     bool flat_bindings;
     bool head_slots; /* every head column is a plain variable: copied, not evaluated */
     bool abort;
@@ -54,18 +63,31 @@ typedef struct runner {
 
 /* Appends a tuple to a flat list without a call per value. */
 static inline void push_tuple(plan_pred *pp, const val_t *t, uint32_t n) {
-    il_vec_reserve(pp->added, pp->added.n + n);
+    il_mvec_reserve(pp->added, pp->added.n + n);
     val_t *dst = &pp->added.v[pp->added.n];
     for (uint32_t i = 0; i < n; i++) dst[i] = t[i];
     pp->added.n += n;
 }
 
+/* Records that the guard stopped the program. */
+static void stopped(exec_ctx *x) {
+    if (!x->error) x->error = EXEC_STOPPED;
+}
+
+static __attribute__((noinline)) bool check_guard(exec_ctx *x) {
+    if (!x->guard || !exec_guard_check(x->guard)) return false;
+    stopped(x);
+    return true;
+}
+
+/* Counts a tick; every STOP_CHECK_MASK + 1 ticks, checks the guard. True once the
+ * program must stop. */
+static inline bool tick(exec_ctx *x) {
+    return (++x->ticks & STOP_CHECK_MASK) == 0 && check_guard(x);
+}
+
 static bool poll_stop(runner *r) {
-    exec_ctx *x = r->x;
-    if ((++x->ticks & STOP_CHECK_MASK) == 0 && x->stop && *x->stop) {
-        if (!x->error) x->error = "Query execution timed out";
-        r->abort = true;
-    }
+    if (tick(r->x)) r->abort = true;
     return r->abort;
 }
 
@@ -73,7 +95,7 @@ static void emit_head(runner *r) {
     const plan_clause *c = r->c;
     if (c->is_agg) {
         if (r->flat_bindings)
-            for (uint32_t i = 0; i < c->nslots; i++) il_vec_push(r->flat, r->regs[i]);
+            for (uint32_t i = 0; i < c->nslots; i++) il_mvec_push(r->flat, r->regs[i]);
         else
             tupleset_insert(r->bindings, r->regs);
         return;
@@ -135,7 +157,7 @@ static void cached_seek(plan_seek_cache *sc, const rel_t *rel, int idx, const va
     if (!sc->e) {
         rel_seek(rel, idx, prefix, 1, cur);
         if (++sc->seeks == PLAN_SEEK_CACHE_AFTER)
-            sc->e = calloc(PLAN_SEEK_CACHE_SIZE, sizeof *sc->e);
+            sc->e = il_mem_calloc(PLAN_SEEK_CACHE_SIZE, sizeof *sc->e);
         return;
     }
     plan_seek_entry *e = &sc->e[val_hash(prefix[0]) & (PLAN_SEEK_CACHE_SIZE - 1)];
@@ -343,12 +365,14 @@ static void run_clause_into(plan_program *p, exec_ctx *x, const plan_clause *c, 
         run_from(&r, 0);
         if (c->is_agg) {
             uint32_t w = c->nslots ? c->nslots : 1;
+            bool done = true;
             if (!r.abort && r.flat_bindings)
-                exec_aggregate(c, r.flat.v, r.flat.n / w, target);
+                done = exec_aggregate(c, r.flat.v, r.flat.n / w, target);
             else if (!r.abort)
-                exec_aggregate(c, bindings.tuples, bindings.n, target);
+                done = exec_aggregate(c, bindings.tuples, bindings.n, target);
+            if (!done) stopped(x);
             tupleset_free(&bindings);
-            il_vec_free(r.flat);
+            il_mvec_free(r.flat);
         }
     }
     if (r.regs != regs_small) free(r.regs);
@@ -396,7 +420,7 @@ static int32_t partition_column(const plan_program *p, const plan_stratum *st) {
 
 static _Thread_local uint32_t part_col;
 
-static bool advance_round(plan_pred *pp);
+static bool advance_round(exec_ctx *x, plan_pred *pp);
 
 static int cmp_partition(const void *a, const void *b) {
     val_t x = ((const val_t *)a)[part_col], y = ((const val_t *)b)[part_col];
@@ -407,7 +431,7 @@ static void run_partitioned(plan_program *p, exec_ctx *x, plan_stratum *st, uint
     plan_pred *pp = &p->preds.v[st->preds[0]];
     uint32_t w = pp->arity;
     tupleset base, local;
-    IL_VEC(val_t) all = {0}; /* every partition's tuples */
+    IL_VEC(val_t) all = {0}; /* every partition's tuples (counted: il_mvec_*) */
     tupleset_init(&base, w);
     tupleset_init(&local, w);
     for (uint32_t i = 0; i < st->nclauses && !x->error; i++) {
@@ -416,9 +440,10 @@ static void run_partitioned(plan_program *p, exec_ctx *x, plan_stratum *st, uint
         run_clause_into(p, x, c, NULL, NULL, NULL, &base);
     }
     part_col = col;
-    if (base.n > 1) qsort(base.tuples, base.n, w * sizeof(val_t), cmp_partition);
+    if (!x->error && !exec_stable_sort(base.tuples, base.n, w * sizeof(val_t), cmp_partition))
+        stopped(x);
     uint32_t done_parts = 0;
-    for (uint32_t g = 0; g < base.n && !x->error; done_parts++) {
+    for (uint32_t g = 0; g < base.n && !x->error && !tick(x); done_parts++) {
         uint32_t end = g + 1;
         while (end < base.n &&
                base.tuples[(size_t)end * w + col] == base.tuples[(size_t)g * w + col])
@@ -431,8 +456,8 @@ static void run_partitioned(plan_program *p, exec_ctx *x, plan_stratum *st, uint
         for (uint32_t t = g; t < end; t++)
             if (tupleset_insert(&local, &base.tuples[(size_t)t * w]))
                 for (uint32_t k = 0; k < w; k++)
-                    il_vec_push(pp->added, base.tuples[(size_t)t * w + k]);
-        while (!x->error && advance_round(pp)) {
+                    il_mvec_push(pp->added, base.tuples[(size_t)t * w + k]);
+        while (!x->error && advance_round(x, pp) && !tick(x)) {
             for (uint32_t i = 0; i < st->nclauses && !x->error; i++) {
                 const plan_clause *c = &p->clauses.v[st->clauses[i]];
                 if (c->delta_op < 0) continue;
@@ -441,32 +466,38 @@ static void run_partitioned(plan_program *p, exec_ctx *x, plan_stratum *st, uint
         }
         /* partitions come in ascending order of their column: sorted one by one, they
            concatenate in order when that column leads */
-        tuple_sort(local.tuples, local.n, w);
-        il_vec_reserve(all, all.n + local.n * w);
+        if (x->error || !tuple_sort(local.tuples, local.n, w)) {
+            stopped(x);
+            break;
+        }
+        il_mvec_reserve(all, all.n + local.n * w);
         memcpy(&all.v[all.n], local.tuples, (size_t)local.n * w * sizeof(val_t));
         all.n += local.n * w;
         g = end;
     }
     /* sorted, the result builds bottom-up with full nodes */
-    size_t n = all.n / w;
-    if (col != 0) tuple_sort(all.v, n, w);
+    size_t n = x->error ? 0 : all.n / w;
+    if (col != 0 && !tuple_sort(all.v, n, w)) {
+        stopped(x);
+        n = 0;
+    }
     if (n && !rel_load_sorted(pp->full, all.v, n))
-        for (size_t t = 0; t < n; t++) rel_insert(pp->full, &all.v[t * w]);
-    il_vec_free(all);
+        for (size_t t = 0; t < n && !tick(x); t++) rel_insert(pp->full, &all.v[t * w]);
+    il_mvec_free(all);
     tupleset_free(&base);
     tupleset_free(&local);
 }
 
 /* Ends a round: this round's additions (and the waiting `next` tuples new to `full`)
  * become the delta. Returns whether anything was added. */
-static bool advance_round(plan_pred *pp) {
+static bool advance_round(exec_ctx *x, plan_pred *pp) {
     if (pp->next && rel_count(pp->next)) {
         rel_cursor cur;
         rel_seek(pp->next, 0, NULL, 0, &cur);
         const val_t *t;
-        while ((t = rel_next(&cur, NULL)))
+        while ((t = rel_next(&cur, NULL)) && !tick(x))
             if (rel_insert(pp->full, t))
-                for (uint32_t i = 0; i < pp->arity; i++) il_vec_push(pp->added, t[i]);
+                for (uint32_t i = 0; i < pp->arity; i++) il_mvec_push(pp->added, t[i]);
         rel_clear(pp->next);
     }
     pp->delta.n = 0;
@@ -508,7 +539,7 @@ static void run_stratum(plan_program *p, exec_ctx *x, plan_stratum *st) {
                 rel_cursor cur;
                 rel_seek(q->full, 0, NULL, 0, &cur);
                 const val_t *t;
-                while ((t = rel_next(&cur, NULL))) tupleset_insert(&q->rows, t);
+                while ((t = rel_next(&cur, NULL)) && !tick(x)) tupleset_insert(&q->rows, t);
             }
         }
         return;
@@ -524,11 +555,11 @@ static void run_stratum(plan_program *p, exec_ctx *x, plan_stratum *st) {
         plan_pred *h = &p->preds.v[c->head_pred];
         run_clause(p, x, c, h->full, NULL, h);
     }
-    while (!x->error) {
+    while (!x->error && !tick(x)) {
         bool any = false;
         for (uint32_t i = 0; i < st->npreds; i++) {
             plan_pred *pp = &p->preds.v[st->preds[i]];
-            if (pp->kind == PP_DERIVED && advance_round(pp)) any = true;
+            if (pp->kind == PP_DERIVED && advance_round(x, pp)) any = true;
         }
         if (!any) break;
         for (uint32_t i = 0; i < st->nclauses && !x->error; i++) {
@@ -544,14 +575,19 @@ static void run_stratum(plan_program *p, exec_ctx *x, plan_stratum *st) {
 done:
     for (uint32_t i = 0; i < st->npreds; i++) {
         plan_pred *pp = &p->preds.v[st->preds[i]];
-        il_vec_free(pp->delta);
-        il_vec_free(pp->added);
+        il_mvec_free(pp->delta);
+        il_mvec_free(pp->added);
         if (pp->next) rel_free(pp->next);
         pp->next = NULL;
     }
 }
 
 bool exec_run(plan_program *p, exec_ctx *x) {
+    exec_guard *outer = x->guard ? exec_guard_enter(x->guard) : NULL;
     for (uint32_t s = 0; s < p->strata.n && !x->error; s++) run_stratum(p, x, &p->strata.v[s]);
+    /* a limit passed since the last check still stops it: the outcome does not depend on
+       where the checks fell */
+    if (x->guard && !x->error) check_guard(x);
+    if (x->guard) exec_guard_leave(outer);
     return x->error == NULL;
 }

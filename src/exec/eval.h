@@ -3,13 +3,19 @@
 #ifndef IL_EXEC_EVAL_H
 #define IL_EXEC_EVAL_H
 
+#include "exec/guard.h"
 #include "plan/plan.h"
 
 typedef struct exec_ctx {
-    const volatile int *stop; /* set by a deadline or a cancel; polled every few thousand tuples */
-    const char *error;        /* the first error; evaluation stops at it */
-    uint64_t ticks;           /* tuples visited, for the stop poll */
+    /* The statement's stop conditions, checked every few thousand tuples and installed on
+       the thread while the program runs; NULL: the program runs to its end. */
+    exec_guard *guard;
+    const char *error; /* the first error; evaluation stops at it */
+    uint64_t ticks;    /* work done, in tuples visited and rounds run, for the stop checks */
 } exec_ctx;
+
+/* The error of a program stopped by its guard; guard->stop says why. */
+extern const char *const EXEC_STOPPED;
 
 bool exec_run(plan_program *p, exec_ctx *x);
 

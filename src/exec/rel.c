@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/meter.h"
 #include "exec/btree.h"
 
 typedef struct rel_idx {
@@ -305,15 +306,16 @@ static void build_index(rel_t *r, rel_idx *ix, uint32_t nlead) {
     size_t n = r->idx[0].bt.count;
     if (n == 0) return;
     uint32_t a = r->arity, pw = r->idx[0].bt.width;
-    val_t *buf = xmalloc(n * a * sizeof *buf), *tmp = xmalloc(n * a * sizeof *tmp);
+    /* twice the relation's size: counted with a statement's working data (base/meter.h) */
+    val_t *buf = il_mem_alloc(n * a * sizeof *buf), *tmp = il_mem_alloc(n * a * sizeof *tmp);
     size_t i = 0;
     for (const bt_leaf *l = bt_first(&r->idx[0].bt); l; l = l->next)
         for (uint32_t j = 0; j < l->h.n; j++) permute(ix, a, l->e + (size_t)j * pw, buf + a * i++);
     assert(i == n);
     const val_t *sorted = sort_lead(buf, tmp, n, a, nlead);
     bt_build(&ix->bt, &r->pool, sorted, n);
-    free(buf);
-    free(tmp);
+    il_mem_free(buf);
+    il_mem_free(tmp);
 }
 
 int rel_index(rel_t *r, const uint32_t *cols, uint32_t ncols) {

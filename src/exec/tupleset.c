@@ -1,9 +1,28 @@
 /* Hash sets of tuples (see tupleset.h): linear probing over indexes into the flat
- * tuple array, load factor at most 1/2. */
+ * tuple array, load factor at most 1/2. Both arrays are counted (base/meter.h): sets hold
+ * much of a query's working data. The tuple array is a counted block, as it may be
+ * handed over; the slots, private to the set, are counted by the set itself, so that
+ * their power-of-two sizes reach malloc unchanged. */
 #include "exec/tupleset.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+#include "base/meter.h"
+
+/* The capacity of the next tuple array: blocks of the sizes they had before they were
+ * counted (64 tuples, doubling), the header taking the room of the first tuples. */
+static uint32_t grown_cap(uint32_t cap, size_t tuple_bytes) {
+    size_t in_header = (IL_MEM_HEADER_BYTES + tuple_bytes - 1) / tuple_bytes;
+    size_t block = cap ? (cap + in_header) * 2 : 64; /* in tuples, header included */
+    return (uint32_t)(block - in_header);
+}
+
+static void free_slots(tupleset *s) {
+    if (!s->slots) return;
+    il_meter_release(s->slots_meter, (size_t)s->nslots * sizeof *s->slots);
+    free(s->slots);
+}
 
 void tupleset_init(tupleset *s, uint32_t arity) {
     memset(s, 0, sizeof *s);
@@ -11,8 +30,8 @@ void tupleset_init(tupleset *s, uint32_t arity) {
 }
 
 void tupleset_free(tupleset *s) {
-    free(s->tuples);
-    free(s->slots);
+    il_mem_free(s->tuples);
+    free_slots(s);
     memset(s, 0, sizeof *s);
 }
 
@@ -43,15 +62,17 @@ static void grow(tupleset *s) {
     uint32_t nslots = !s->nslots ? 64 : s->nslots < 8192 ? s->nslots * 4 : s->nslots * 2;
     uint32_t *slots = calloc(nslots, sizeof *slots);
     if (!slots) abort();
+    uint64_t meter = il_meter_charge((size_t)nslots * sizeof *slots);
     for (uint32_t i = 0; i < s->n; i++) {
         uint32_t h =
             (uint32_t)tuple_hash(&s->tuples[(size_t)i * s->arity], s->arity) & (nslots - 1);
         while (slots[h]) h = (h + 1) & (nslots - 1);
         slots[h] = i + 1;
     }
-    free(s->slots);
+    free_slots(s);
     s->slots = slots;
     s->nslots = nslots;
+    s->slots_meter = meter;
 }
 
 bool tupleset_insert(tupleset *s, const val_t *t) {
@@ -66,9 +87,8 @@ bool tupleset_insert(tupleset *s, const val_t *t) {
         h = (h + 1) & mask;
     }
     if (s->n == s->cap) {
-        s->cap = s->cap ? s->cap * 2 : 64;
-        s->tuples = realloc(s->tuples, (size_t)s->cap * w * sizeof *s->tuples);
-        if (!s->tuples) abort();
+        s->cap = grown_cap(s->cap, w * sizeof *s->tuples);
+        s->tuples = il_mem_realloc(s->tuples, (size_t)s->cap * w * sizeof *s->tuples);
     }
     val_t *dst = &s->tuples[(size_t)s->n * w];
     for (uint32_t i = 0; i < w; i++) dst[i] = t[i];

@@ -15,9 +15,11 @@ typedef struct tupleset {
     uint32_t arity;
     uint32_t n;      /* tuples held */
     uint32_t cap;    /* tuples the flat array can hold */
-    val_t *tuples;   /* n tuples, arity words each, in insertion order */
+    val_t *tuples;   /* n tuples, arity words each, in insertion order; a counted block
+                        (base/meter.h): whoever takes it frees it with il_mem_free */
     uint32_t *slots; /* open addressing: tuple index + 1, 0 = empty; size is a power of two */
     uint32_t nslots;
+    uint64_t slots_meter; /* the meter that counted the slots (base/meter.h), or 0 */
 } tupleset;
 
 void tupleset_init(tupleset *s, uint32_t arity);

@@ -2,11 +2,16 @@
 #include "exec/tuplesort.h"
 
 #include <stdbool.h>
-#include <stdlib.h>
 #include <string.h>
 
-void tuple_sort(val_t *tuples, size_t n, uint32_t arity) {
-    if (n < 2 || arity == 0) return;
+#include "base/meter.h"
+#include "exec/guard.h"
+
+/* Smaller sorts take less than a millisecond: the callers' own checks cover them. */
+enum { CHECK_FROM_TUPLES = 1 << 16 };
+
+bool tuple_sort(val_t *tuples, size_t n, uint32_t arity) {
+    if (n < 2 || arity == 0) return true;
     uint64_t or_w[64], and_w[64];
     uint32_t w = arity < 64 ? arity : 64;
     for (uint32_t c = 0; c < w; c++) {
@@ -27,15 +32,20 @@ void tuple_sort(val_t *tuples, size_t n, uint32_t arity) {
             sorted = c == arity || prev[c] < t[c];
         }
     }
-    if (sorted) return; /* often true: rows read from an index */
-    val_t *tmp = malloc(n * arity * sizeof *tmp);
-    if (!tmp) abort();
+    if (sorted) return true; /* often true: rows read from an index */
+    bool check = n >= CHECK_FROM_TUPLES;
+    if (check && exec_should_stop()) return false;
+    val_t *tmp = il_mem_alloc(n * arity * sizeof *tmp);
     val_t *src = tuples, *dst = tmp;
     size_t count[256];
     for (uint32_t c = w; c-- > 0;) {
         uint64_t varying = or_w[c] ^ and_w[c];
         for (unsigned shift = 0; shift < 64; shift += 8) {
             if (!((varying >> shift) & 0xFF)) continue;
+            if (check && exec_should_stop()) {
+                il_mem_free(tmp);
+                return false;
+            }
             memset(count, 0, sizeof count);
             for (size_t i = 0; i < n; i++) count[(src[i * arity + c] >> shift) & 0xFF]++;
             size_t sum = 0;
@@ -54,5 +64,6 @@ void tuple_sort(val_t *tuples, size_t n, uint32_t arity) {
         }
     }
     if (src != tuples) memcpy(tuples, src, n * arity * sizeof *tuples);
-    free(tmp);
+    il_mem_free(tmp);
+    return true;
 }

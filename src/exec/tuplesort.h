@@ -6,12 +6,15 @@
 #ifndef IL_EXEC_TUPLESORT_H
 #define IL_EXEC_TUPLESORT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "value/value.h"
 
-/* Sorts n tuples of `arity` words in place (stable). */
-void tuple_sort(val_t *tuples, size_t n, uint32_t arity);
+/* Sorts n tuples of `arity` words in place (stable). Between passes over many tuples it
+ * checks the running statement's guard (exec/guard.h): returns false, leaving the tuples
+ * in no useful order, when the statement must stop. */
+bool tuple_sort(val_t *tuples, size_t n, uint32_t arity);
 
 #endif

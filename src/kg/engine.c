@@ -78,19 +78,25 @@ bool il_engine_has_graph(il_engine *e, const char *name) {
 }
 
 il_result *il_execute(il_session *s, const char *text, size_t len) {
-    il_arena a;
-    il_arena_init(&a);
-    iql_stmt st;
-    const char *err = NULL;
-    il_result *r;
-    if (!iql_parse(&a, text, len, &st, &err))
-        r = res_parse_error(err ? err : "Parse error");
-    else {
-        s->text = text;
-        s->text_len = len;
-        r = kg_exec_stmt(s, &st, &a);
-        s->text = NULL;
+    exec_guard guard;
+    kg_guard_begin(s, &guard);
+    il_result *r = NULL;
+    /* cancelled or out of time before it started (say, while it waited its turn): it
+       never runs */
+    if (!exec_guard_check(&guard)) {
+        il_arena a;
+        il_arena_init(&a);
+        iql_stmt st;
+        const char *err = NULL;
+        if (!iql_parse(&a, text, len, &st, &err))
+            r = res_parse_error(err ? err : "Parse error");
+        else {
+            s->text = text;
+            s->text_len = len;
+            r = kg_exec_stmt(s, &st, &a);
+            s->text = NULL;
+        }
+        il_arena_destroy(&a);
     }
-    il_arena_destroy(&a);
-    return r;
+    return kg_guard_end(s, &guard, r);
 }

@@ -9,6 +9,7 @@
 #include "base/arena.h"
 #include "base/buf.h"
 #include "base/vec.h"
+#include "exec/guard.h"
 #include "exec/rel.h"
 #include "inputlayer.h"
 #include "iql/ast.h"
@@ -89,6 +90,8 @@ struct il_session {
     IL_VEC(iql_rule *) rules; /* in rules_arena, insertion order */
     il_arena rules_arena;
     IL_VEC(iql_schema *) schemas; /* session schemas, in rules_arena */
+    il_limits limits;             /* guards of the statements it runs next; zero: none */
+    exec_guard *guard;            /* the running statement's (guards.c), or NULL */
 };
 
 struct il_result {
@@ -101,7 +104,9 @@ struct il_result {
     size_t nrows;
     char *rule_head;
     uint32_t rule_arity;
+    il_stop stop; /* why the statement was stopped, or IL_STOP_NONE */
     char *title;
+    uint64_t peak_bytes; /* the peak of its counted working data (base/meter.h) */
 };
 
 /* ---- catalog (catalog.c) ---- */
@@ -159,6 +164,19 @@ void res_add_line(il_result *r, const char *line);
 void res_add_lines(il_result *r, const char *text);
 void res_add_col(il_result *r, const char *name);
 
+/* ---- statement guards (guards.c) ---- */
+/* Starts the guard of the statement the session is about to run, from its limits, and
+ * makes it the session's guard: evaluations (kg_query_rows, kg_query) check it and count
+ * their memory against it. */
+void kg_guard_begin(il_session *s, exec_guard *g);
+/* Ends the statement's guard and returns the result to hand out: the stop's error when
+ * the guard stopped the statement (r may then be anything, NULL included), else r, with
+ * the peak of its counted memory. A guard stops a statement only while it evaluates,
+ * which always comes before anything is applied. */
+il_result *kg_guard_end(il_session *s, exec_guard *g, il_result *r);
+/* The error text of a stop, as the server sends it. */
+const char *kg_stop_message(il_stop why);
+
 /* ---- queries (query.c) ---- */
 typedef struct kg_query_opts {
     bool with_session; /* session facts and rules take part */
@@ -176,8 +194,9 @@ typedef struct query_shape {
 void kg_query_shape(il_session *s, const iql_query *q, kg_query_opts opts, il_arena *arena,
                     query_shape *out);
 /* Runs a rule-shaped query (head = output columns) over persistent rules and stored
- * facts; rows come back in *rows (arity values each), unsorted. Returns NULL or an error
- * text (static or arena). */
+ * facts; rows come back in *rows (arity values each, in word order; a counted block to
+ * free with il_mem_free). Returns NULL or an error text (static or arena); when the
+ * session's guard stopped it, the stop's text (kg_stop_message). */
 const char *kg_query_rows(il_session *s, const iql_rule *q, bool with_session, val_t **rows,
                           size_t *nrows, uint32_t *arity);
 

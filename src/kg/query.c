@@ -1,12 +1,15 @@
 /* Queries: `?goal, literals` becomes a rule whose head lists the output columns, is
  * planned with demand over the graph's rules (and the session's, for `?` queries), run,
  * sorted (value order, then `:asc`/`:desc`), cut by offset and limit, and given the
- * reference's column headers (iql-language.md 2.6, 3.8, 6.5). */
+ * reference's column headers (iql-language.md 2.6, 3.8, 6.5). All of it runs under the
+ * statement's guard (exec/guard.h), which may stop it. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/meter.h"
 #include "exec/eval.h"
+#include "exec/stable_sort.h"
 #include "iql/parser.h"
 #include "iql/vars.h"
 #include "plan/explain.h"
@@ -48,6 +51,15 @@ static const rel_t *stored_lookup(void *ctx, const char *name) {
 
 const char *kg_query_rows(il_session *s, const iql_rule *q, bool with_session, val_t **rows,
                           size_t *nrows, uint32_t *arity) {
+    *rows = NULL;
+    *nrows = 0;
+    *arity = 0;
+    exec_guard *guard = s->guard;
+    /* stopped in an earlier evaluation of the statement (`.why_not` runs several): the
+       rest would be thrown away */
+    if (guard && guard->stop) return kg_stop_message(guard->stop);
+    /* the merged relations of session facts below count as the query's memory */
+    exec_guard *outer = exec_guard_enter(guard);
     kg_graph *g = s->kg;
     /* Programs over the graph alone are cached by query text; a session's own rules and
        facts make a program of that session's moment. */
@@ -76,31 +88,28 @@ const char *kg_query_rows(il_session *s, const iql_rule *q, bool with_session, v
     }
     static _Thread_local char errbuf[1024];
     const char *err = NULL;
-    *rows = NULL;
-    *nrows = 0;
-    *arity = 0;
     if (p->error) {
         snprintf(errbuf, sizeof errbuf, "%s", p->error);
         err = errbuf;
     } else {
-        exec_ctx x = {0};
+        exec_ctx x = {.guard = guard};
+        plan_pred *qp = &p->preds.v[p->query_pred];
         if (!exec_run(p, &x)) {
             snprintf(errbuf, sizeof errbuf, "%s", x.error);
             err = errbuf;
+        } else if (qp->rows.n && qp->arity && !tuple_sort(qp->rows.tuples, qp->rows.n, qp->arity)) {
+            err = EXEC_STOPPED;
         } else {
-            plan_pred *qp = &p->preds.v[p->query_pred];
             *arity = qp->arity;
-            size_t n = qp->rows.n;
-            if (n && qp->arity) {
-                uint32_t w = qp->arity;
+            if (qp->rows.n && qp->arity) {
                 /* hand the set's storage over, in word order (often the value order) */
-                tuple_sort(qp->rows.tuples, n, w);
                 *rows = qp->rows.tuples;
+                *nrows = qp->rows.n;
                 qp->rows.tuples = NULL;
                 qp->rows.n = qp->rows.cap = 0;
-                *nrows = n;
             }
         }
+        if (guard && guard->stop) err = kg_stop_message(guard->stop);
     }
     plan_program_reset(p);
     if (session_part) {
@@ -112,6 +121,7 @@ const char *kg_query_rows(il_session *s, const iql_rule *q, bool with_session, v
     il_vec_free(ctx.merged);
     il_vec_free(ctx.merged_names);
     il_vec_free(rules);
+    exec_guard_leave(outer);
     s->e->queries++;
     return err;
 }
@@ -136,7 +146,7 @@ static int cmp_rows_value(const void *a, const void *b) {
     return 0;
 }
 
-/* qsort is not stable: ties fall back to the value order, which is the prior order. */
+/* Ties fall back to the value order, which is the prior order. */
 static int cmp_rows_annotated(const void *a, const void *b) {
     const val_t *x = a, *y = b;
     for (uint32_t i = 0; i < g_sort->ncols; i++) {
@@ -372,14 +382,12 @@ il_result *kg_query(il_session *s, const iql_query *q, kg_query_opts opts) {
     size_t nrows;
     uint32_t arity;
     const char *err = kg_query_rows(s, &rule, opts.with_session, &rows, &nrows, &arity);
-    il_result *r;
     if (err) {
-        r = res_error("Query execution failed: %s", err);
         il_arena_destroy(&a);
-        return r;
+        return res_error("Query execution failed: %s", err);
     }
-    r = res_new(IL_RESULT_TABLE);
-    r->cls = IL_STMT_QUERY;
+    /* sorting and cutting the rows is the query's work too: its guard may stop it */
+    exec_guard *outer = exec_guard_enter(s->guard);
     uint32_t w = arity ? arity : 1;
     sort_ctx sc = {.width = arity};
     g_sort = &sc;
@@ -389,8 +397,8 @@ il_result *kg_query(il_session *s, const iql_query *q, kg_query_opts opts) {
     bool sorted = true;
     for (size_t i = 1; i < nrows && sorted; i++)
         sorted = cmp_rows_value(&rows[(i - 1) * w], &rows[i * w]) <= 0;
-    if (!sorted) qsort(rows, nrows, w * sizeof *rows, cmp_rows_value);
-    if (q->nsort && !quirk_all) {
+    bool done = sorted || exec_stable_sort(rows, nrows, w * sizeof *rows, cmp_rows_value);
+    if (done && q->nsort && !quirk_all) {
         uint32_t *cols = il_arena_alloc(&a, q->nsort * sizeof *cols);
         bool *desc = il_arena_alloc(&a, q->nsort * sizeof *desc);
         uint32_t nc = 0;
@@ -407,9 +415,18 @@ il_result *kg_query(il_session *s, const iql_query *q, kg_query_opts opts) {
         sc.cols = cols;
         sc.desc = desc;
         sc.ncols = nc;
-        if (nc && nrows > 1) qsort(rows, nrows, w * sizeof *rows, cmp_rows_annotated);
+        if (nc && nrows > 1)
+            done = exec_stable_sort(rows, nrows, w * sizeof *rows, cmp_rows_annotated);
     }
     g_sort = NULL;
+    if (!done) {
+        il_mem_free(rows);
+        exec_guard_leave(outer);
+        il_arena_destroy(&a);
+        return res_error("Query execution failed: %s", kg_stop_message(s->guard->stop));
+    }
+    il_result *r = res_new(IL_RESULT_TABLE);
+    r->cls = IL_STMT_QUERY;
     size_t first = q->offset > 0 ? (size_t)q->offset : 0;
     if (first > nrows) first = nrows;
     size_t count = nrows - first;
@@ -418,13 +435,16 @@ il_result *kg_query(il_session *s, const iql_query *q, kg_query_opts opts) {
     r->width = arity;
     r->nrows = count;
     if (count && arity) {
+        /* the result's rows count as the statement's memory until it ends */
+        il_meter_charge(count * arity * sizeof *rows);
         il_vec_reserve(r->cells, (uint32_t)(count * arity));
         memcpy(r->cells.v, &rows[first * w], count * arity * sizeof *rows);
         r->cells.n = (uint32_t)(count * arity);
     } else if (arity == 0) {
         r->nrows = 0;
     }
-    free(rows);
+    il_mem_free(rows);
+    exec_guard_leave(outer);
     /* headers: a schema of exactly this arity wins, then the query head, then colN */
     const iql_schema *sc_decl = schema_of(s, goal->rel);
     if (sc_decl && sc_decl->ncols == arity && !opts.raw_headers) {

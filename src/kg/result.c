@@ -114,6 +114,14 @@ const char *il_result_title(const il_result *r) {
     return r->title;
 }
 
+il_stop il_result_stop(const il_result *r) {
+    return r->stop;
+}
+
+uint64_t il_result_peak_bytes(const il_result *r) {
+    return r->peak_bytes;
+}
+
 size_t il_value_format(il_value v, char *buf, size_t cap) {
     il_buf b;
     il_buf_init(&b);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/meter.h"
 #include "iql/parser.h"
 #include "iql/print.h"
 #include "kg/kg.h"
@@ -279,7 +280,7 @@ static il_result *exec_cond_delete(il_session *s, const iql_rule *r, il_arena *a
             kg_delta_note(s->kg, r->head.rel, t, r->head.nargs, -1); /* views */
         }
     }
-    free(rows);
+    il_mem_free(rows);
     il_vec_free(vars);
     return res_message("Conditional delete: %u fact(s) deleted from '%s'.", deleted, r->head.rel);
 }
@@ -303,7 +304,7 @@ static il_result *exec_update(il_session *s, const iql_update *u, il_arena *a) {
     for (uint32_t j = 0; j < u->nins && nrows; j++) {
         const iql_atom *at = &u->ins[j];
         if (is_view(s, at->rel)) {
-            free(rows);
+            il_mem_free(rows);
             il_vec_free(vars);
             return res_error("Cannot insert into '%s': it is a derived relation (view). Use a "
                              "base relation or drop the rule first with '.rule drop %s'.",
@@ -318,7 +319,7 @@ static il_result *exec_update(il_session *s, const iql_update *u, il_arena *a) {
                 break;
             }
         if (want != at->nargs) {
-            free(rows);
+            il_mem_free(rows);
             il_vec_free(vars);
             return res_error("Arity mismatch for relation '%s': existing arity is %u, but trying "
                              "to insert tuples with arity %u",
@@ -350,7 +351,7 @@ static il_result *exec_update(il_session *s, const iql_update *u, il_arena *a) {
             }
         }
     }
-    free(rows);
+    il_mem_free(rows);
     il_vec_free(vars);
     return res_message("Update: %u deleted, %u inserted.", deleted, inserted);
 }

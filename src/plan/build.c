@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "base/buf.h"
+#include "base/meter.h"
 #include "exec/expr.h"
 #include "iql/vars.h"
 #include "plan/clause.h"
@@ -779,13 +780,13 @@ void plan_program_reset(plan_program *p) {
         if (pp->full) rel_free(pp->full);
         if (pp->next) rel_free(pp->next);
         pp->full = pp->next = NULL;
-        il_vec_free(pp->delta);
-        il_vec_free(pp->added);
+        il_mvec_free(pp->delta);
+        il_mvec_free(pp->added);
         tupleset_free(&pp->rows);
     }
     for (uint32_t i = 0; i < p->clauses.n; i++)
         for (uint32_t j = 0; j < p->clauses.v[i].nops; j++) {
-            free(p->clauses.v[i].seek_caches[j].e);
+            il_mem_free(p->clauses.v[i].seek_caches[j].e);
             p->clauses.v[i].seek_caches[j].e = NULL;
             p->clauses.v[i].seek_caches[j].seeks = 0;
         }

@@ -122,7 +122,8 @@ typedef struct plan_seek_entry {
 
 typedef struct plan_seek_cache {
     uint32_t seeks;     /* seeks so far */
-    plan_seek_entry *e; /* PLAN_SEEK_CACHE_SIZE entries, direct-mapped; NULL until used */
+    plan_seek_entry *e; /* PLAN_SEEK_CACHE_SIZE entries, direct-mapped; NULL until used;
+                           a counted block (base/meter.h) */
 } plan_seek_cache;
 
 enum { PLAN_SEEK_CACHE_SIZE = 4096, PLAN_SEEK_CACHE_AFTER = 512 };
@@ -168,6 +169,7 @@ typedef struct plan_pred {
     uint32_t arity;
     const rel_t *stored; /* PP_BASE: the facts (may be NULL: empty) */
     rel_t *full;         /* PP_DERIVED: result so far, owned */
+    /* delta and added are counted (base/meter.h): grown and freed with il_mvec_* */
     IL_VEC(val_t) delta; /* recursive stratum: last round's additions, arity words each */
     IL_VEC(val_t) added; /* recursive stratum: this round's additions already in `full` */
     rel_t *next;         /* recursive stratum: additions of variants that read `full` */

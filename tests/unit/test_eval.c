@@ -3,7 +3,8 @@
  * answers computed in the test: transitive closure (left, right and non-linear
  * recursion) on chains, cycles and random graphs against Floyd-Warshall, bound queries
  * against the filtered closure, mutual recursion, stratified negation over recursion,
- * same generation, aggregates over recursive relations, and the stop flag. */
+ * same generation, aggregates over recursive relations, and the guard that stops it
+ * (cancel flag, deadline, memory limit). */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -138,9 +139,9 @@ static void add_row(const val_t *t, uint32_t arity, void *ctx) {
     }
 }
 
-/* Builds and runs `query` (a rule `q(outputs) <- body`) and collects its rows. The stop
- * flag may be NULL. Returns the error or NULL. */
-static const char *run_stop(const char *query, rows *out, const volatile int *stop) {
+/* Builds and runs `query` (a rule `q(outputs) <- body`) and collects its rows. The guard
+ * may be NULL. Returns the error or NULL. */
+static const char *run_stop(const char *query, rows *out, exec_guard *guard) {
     const iql_rule *q = parse_rule(query, IQL_STMT_SESSION_RULE);
     plan_source src = {.rules = RULES, .nrules = NRULES, .stored = lookup, .ctx = NULL};
     plan_program p;
@@ -153,7 +154,7 @@ static const char *run_stop(const char *query, rows *out, const volatile int *st
         snprintf(errbuf, sizeof errbuf, "%s", p.error);
         err = errbuf;
     } else {
-        exec_ctx x = {.stop = stop};
+        exec_ctx x = {.guard = guard};
         if (!exec_run(&p, &x)) {
             snprintf(errbuf, sizeof errbuf, "%s", x.error);
             err = errbuf;
@@ -821,16 +822,47 @@ Test(stop, a_set_flag_stops_evaluation) {
     for (int i = 0; i < 300; i++) fact2("edge", i, i + 1);
     use_variant(0);
     static volatile int flag = 1;
-    const char *err = run_stop("q(X, Y) <- reach(X, Y)", &R, &flag);
+    exec_guard g;
+    exec_guard_init(&g, &flag, 0, 0, NULL);
+    const char *err = run_stop("q(X, Y) <- reach(X, Y)", &R, &g);
+    exec_guard_finish(&g);
     cr_assert_not_null(err);
-    cr_expect_str_eq(err, "Query execution timed out");
+    cr_expect_str_eq(err, EXEC_STOPPED);
+    cr_expect_eq(g.stop, IL_STOP_CANCELLED);
 }
 
 Test(stop, a_clear_flag_does_not) {
     for (int i = 0; i < 300; i++) fact2("edge", i, i + 1);
     use_variant(0);
     static volatile int flag = 0;
-    const char *err = run_stop("q(X, Y) <- reach(X, Y)", &R, &flag);
+    exec_guard g;
+    exec_guard_init(&g, &flag, 0, 0, NULL);
+    const char *err = run_stop("q(X, Y) <- reach(X, Y)", &R, &g);
+    exec_guard_finish(&g);
     cr_assert_null(err, "%s", err);
     cr_expect_eq(R.n, 300u * 301u / 2u);
+    cr_expect_eq(g.stop, IL_STOP_NONE);
+    cr_expect_gt(g.meter.peak, 0, "the derived relations were counted");
+}
+
+Test(stop, a_passed_deadline_stops_evaluation) {
+    for (int i = 0; i < 300; i++) fact2("edge", i, i + 1);
+    use_variant(0);
+    exec_guard g;
+    exec_guard_init(&g, NULL, exec_clock_ns() - 1, 0, NULL);
+    const char *err = run_stop("q(X, Y) <- reach(X, Y)", &R, &g);
+    exec_guard_finish(&g);
+    cr_assert_not_null(err);
+    cr_expect_eq(g.stop, IL_STOP_DEADLINE);
+}
+
+Test(stop, a_memory_limit_stops_evaluation) {
+    for (int i = 0; i < 300; i++) fact2("edge", i, i + 1);
+    use_variant(0);
+    exec_guard g;
+    exec_guard_init(&g, NULL, 0, 64 * 1024, NULL);
+    const char *err = run_stop("q(X, Y) <- reach(X, Y)", &R, &g);
+    exec_guard_finish(&g);
+    cr_assert_not_null(err);
+    cr_expect_eq(g.stop, IL_STOP_MEMORY);
 }
