@@ -45,6 +45,40 @@ bool il_engine_set_durability(il_engine *e, il_durability mode, unsigned batch_m
  * calls it). True when there is nothing to sync; false and *err (malloc'ed) on failure. */
 bool il_engine_sync(il_engine *e, char **err);
 
+/* Change notifications: what a statement changed in persistent state, for a server to
+ * tell its clients. */
+typedef enum il_change_kind {
+    IL_CHANGE_FACTS,  /* stored facts of one relation */
+    IL_CHANGE_RULE,   /* a persistent rule */
+    IL_CHANGE_GRAPH,  /* a knowledge graph */
+    IL_CHANGE_SCHEMA, /* a relation's declared schema, or the relation itself (.rel drop) */
+} il_change_kind;
+
+typedef struct il_change {
+    il_change_kind kind;
+    const char *graph;     /* the knowledge graph (for GRAPH: the one created or dropped) */
+    const char *name;      /* FACTS, SCHEMA: the relation; RULE: the rule; GRAPH: NULL */
+    const char *operation; /* FACTS: "insert" | "delete" | "update" (both, in one statement);
+                              RULE: "registered" | "removed" | "dropped";
+                              GRAPH, SCHEMA: "created" | "dropped" */
+    uint64_t count;        /* FACTS: facts added + removed, never 0; otherwise 0 */
+} il_change;
+
+/* Receives the changes of one statement, in the order they were made: at most one FACTS
+ * record per relation (netted: a fact removed and added back in the same statement is no
+ * change). The records and their strings are valid during the call only. */
+typedef void (*il_change_fn)(void *ctx, const il_change *changes, size_t n);
+
+/* Sets (fn NULL: removes) the engine's change hook. It is called once per statement that
+ * changed persistent state, after the change is visible to queries and its log record is
+ * committed (with a data directory), on the thread that executed the statement, before
+ * il_execute returns.
+ * Never for a statement that changed nothing (a duplicate insert, a delete of missing
+ * facts, re-registering a clause the rule has) nor for one that failed. Session facts,
+ * rules and schemas are not persistent state and are never reported, nor is anything in
+ * the system graph `_internal`. The hook must not execute statements on the engine. */
+void il_engine_set_change_hook(il_engine *e, il_change_fn fn, void *ctx);
+
 il_session *il_session_open(il_engine *e);
 void il_session_close(il_session *s);
 /* The name of the session's current knowledge graph (valid until it changes). */

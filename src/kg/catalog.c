@@ -148,6 +148,7 @@ static void delta_note_views(kg_graph *g, const char *rel, const val_t *t, uint3
 void kg_delta_note(kg_graph *g, const char *rel, const val_t *t, uint32_t arity, int sign) {
     store_note_tuple(g->e->store, g, rel, t, arity, sign); /* the log, when durable */
     delta_note_views(g, rel, t, arity, sign);
+    kg_change_tuple(g, rel, t, arity, sign); /* the change hook, when set */
 }
 
 static void delta_note_views(kg_graph *g, const char *rel, const val_t *t, uint32_t arity,
@@ -171,7 +172,9 @@ static void delta_note_views(kg_graph *g, const char *rel, const val_t *t, uint3
 }
 
 void kg_delta_note_all_deleted(kg_graph *g, const kg_relation *r) {
-    if (!g->views.n || !r->data) return;
+    if (!r->data) return;
+    kg_change_removed_all(g, r->name, rel_count(r->data));
+    if (!g->views.n) return;
     rel_cursor cur;
     rel_seek(r->data, 0, NULL, 0, &cur);
     const val_t *t;

@@ -43,6 +43,8 @@ void il_engine_close(il_engine *e) {
     while (e->graphs.n) kg_graph_drop(e, e->graphs.v[e->graphs.n - 1]);
     il_vec_free(e->graphs);
     il_vec_free(e->sessions);
+    kg_changes_end(e, false);
+    il_vec_free(e->changes);
     store_close(e->store);
     free(e);
 }

@@ -65,12 +65,27 @@ typedef struct kg_graph {
 
 struct store;
 
+/* One change of the running statement, for the change hook (changes.c). */
+typedef struct kg_change {
+    il_change_kind kind;
+    char *graph;
+    char *name;            /* NULL for GRAPH */
+    const char *operation; /* static; for FACTS decided when the statement ends */
+    uint64_t added, removed;
+    /* FACTS of a relation the statement both deletes from and inserts into: the tuples
+       added and removed so far, netted; NULL otherwise (the counters suffice) */
+    rel_t *plus, *minus;
+} kg_change;
+
 struct il_engine {
     IL_VEC(kg_graph *) graphs;
     struct store *store;           /* the data directory's log (src/store), NULL in memory */
     IL_VEC(il_session *) sessions; /* open sessions, moved off a graph that is dropped */
     uint64_t queries;
     time_t started;
+    il_change_fn change_fn; /* il_engine_set_change_hook; NULL: changes are not recorded */
+    void *change_ctx;
+    IL_VEC(kg_change) changes; /* of the statement running now */
 };
 
 /* Session facts of one relation: distinct tuples in insertion order. */
@@ -124,10 +139,11 @@ kg_rule *kg_rule_get(kg_graph *g, const char *name); /* creates an empty rule */
 void kg_rule_drop(kg_graph *g, kg_rule *r);
 void kg_rule_add_clause(kg_graph *g, kg_rule *r, const iql_rule *clause);
 /* Records that a stored tuple really changed (sign +1 inserted, -1 deleted): in the
- * statement's log record when the engine is durable, and in the graph's base delta when
- * views are open on the graph. */
+ * statement's log record when the engine is durable, in the graph's base delta when
+ * views are open on the graph, and in the statement's changes when a hook is set. */
 void kg_delta_note(kg_graph *g, const char *rel, const val_t *t, uint32_t arity, int sign);
-/* Records every tuple of a relation as deleted (before .clear or .rel drop). */
+/* Records every tuple of a relation as deleted (before .clear or .rel drop), for views and
+ * the change hook. */
 void kg_delta_note_all_deleted(kg_graph *g, const kg_relation *r);
 /* Frees the recorded base delta. */
 void kg_delta_clear(kg_graph *g);
@@ -137,6 +153,22 @@ bool kg_head_has_agg(const iql_atom *head);
 
 /* A copy of a schema in the arena. */
 iql_schema *kg_schema_copy(il_arena *a, const iql_schema *sc);
+
+/* ---- change records for the change hook (changes.c) ----
+ * Statements note what they changed as they change it; kg_exec_stmt hands the records
+ * to the hook once the statement has committed. Every note is a no-op without a hook. */
+/* One tuple of a stored relation really added (sign +1) or removed (-1). */
+void kg_change_tuple(kg_graph *g, const char *rel, const val_t *t, uint32_t arity, int sign);
+/* n facts of a stored relation removed at once (.clear prefix, .rel drop). */
+void kg_change_removed_all(kg_graph *g, const char *rel, uint64_t n);
+/* The statement may remove and add back the same tuples of this relation (an atomic
+ * update): its count must be netted tuple by tuple. */
+void kg_change_net_facts(kg_graph *g, const char *rel, uint32_t arity);
+/* A change of a rule, a graph or a schema (name NULL for a graph). */
+void kg_change_note(il_engine *e, il_change_kind kind, const char *graph, const char *name,
+                    const char *operation);
+/* Ends the statement: hands its changes to the hook when it committed, then forgets them. */
+void kg_changes_end(il_engine *e, bool committed);
 
 /* ---- plan cache (plans.c) ---- */
 /* A cached program for this query text, built against the graph as it is now, or NULL.

@@ -80,6 +80,7 @@ static il_result *meta_kg(il_session *s, const iql_meta *m) {
             return res_error("Create failed: Too many knowledge graphs (max 1000)");
         kg_graph *g = kg_graph_create(e, n);
         store_note_kg_create(e->store, n);
+        kg_change_note(e, IL_CHANGE_GRAPH, n, NULL, "created");
         il_result *r = res_message("Knowledge graph '%s' created.", n);
         char line[512];
         snprintf(line, sizeof line, "Switched to knowledge graph: %s", n);
@@ -110,6 +111,7 @@ static il_result *meta_kg(il_session *s, const iql_meta *m) {
         }
         kg_graph_drop(e, g);
         store_note_kg_drop(e->store, n);
+        kg_change_note(e, IL_CHANGE_GRAPH, n, NULL, "dropped");
         return res_message("Knowledge graph '%s' dropped.", n);
     }
     case IQL_META_KG_ACL_LIST:
@@ -287,6 +289,7 @@ static il_result *meta_rule(il_session *s, const iql_meta *m, il_arena *a) {
                              m->arg, m->arg);
         kg_rule_drop(g, r);
         store_note_rule_drop(s->e->store, g, m->arg);
+        kg_change_note(s->e, IL_CHANGE_RULE, g->name, m->arg, "dropped");
         return res_message("Rule '%s' dropped.", m->arg);
     }
     case IQL_META_RULE_DROP_PREFIX: {
@@ -308,6 +311,7 @@ static il_result *meta_rule(il_session *s, const iql_meta *m, il_arena *a) {
             il_buf_printf(&b, "%s%s", i ? ", " : "", names[i]);
             kg_rule_drop(g, kg_rule_find(g, names[i]));
             store_note_rule_drop(s->e->store, g, names[i]);
+            kg_change_note(s->e, IL_CHANGE_RULE, g->name, names[i], "dropped");
             free((char *)names[i]);
         }
         free(names);
@@ -330,6 +334,8 @@ static il_result *meta_rule(il_session *s, const iql_meta *m, il_arena *a) {
         r->clauses.n--;
         g->version++;
         store_note_rule_remove(s->e->store, g, m->arg, i + 1);
+        /* also when that was the last clause and the rule went with it */
+        kg_change_note(s->e, IL_CHANGE_RULE, g->name, m->arg, "removed");
         if (r->clauses.n == 0) {
             il_result *res = res_message("Rule '%s' deleted (last clause removed).", m->arg);
             kg_rule_drop(g, r);
@@ -340,6 +346,7 @@ static il_result *meta_rule(il_session *s, const iql_meta *m, il_arena *a) {
     case IQL_META_RULE_CLEAR: {
         kg_rule *r = kg_rule_find(g, m->arg);
         if (!r) return res_message("Error: Failed to clear rule: Rule '%s' does not exist", m->arg);
+        if (r->clauses.n) kg_change_note(s->e, IL_CHANGE_RULE, g->name, m->arg, "removed");
         r->clauses.n = 0;
         g->version++;
         store_note_rule_clear(s->e->store, g, m->arg);
@@ -463,7 +470,7 @@ static il_result *meta_clear_prefix(il_session *s, const char *prefix) {
         il_buf_printf(&list, "%s%s (%zu)", k ? ", " : "", rels[i]->name, c);
         total += c;
         k++;
-        kg_delta_note_all_deleted(g, rels[i]); /* views */
+        kg_delta_note_all_deleted(g, rels[i]); /* views and the change hook */
         store_note_rel_clear(s->e->store, g, rels[i]->name);
         rel_clear(rels[i]->data);
     }
@@ -501,10 +508,11 @@ il_result *kg_exec_meta(il_session *s, const iql_meta *m, il_arena *a) {
     case IQL_META_REL_DROP: {
         kg_relation *kr = kg_rel_find(s->kg, m->arg);
         if (!kr || !kr->data) return res_message("Error: Relation '%s' not found", m->arg);
-        kg_delta_note_all_deleted(s->kg, kr); /* views */
+        kg_delta_note_all_deleted(s->kg, kr); /* views, and its facts for the change hook */
         kg_rel_drop_data(s->kg, kr);
         kr->schema = NULL;
         store_note_rel_drop(s->e->store, s->kg, m->arg);
+        kg_change_note(s->e, IL_CHANGE_SCHEMA, s->kg->name, m->arg, "dropped");
         return res_message("Relation '%s' dropped.", m->arg);
     }
     case IQL_META_RULE_LIST:

@@ -326,6 +326,12 @@ static il_result *exec_update(il_session *s, const iql_update *u, il_arena *a) {
                              at->rel, want, at->nargs);
         }
     }
+    /* A relation both deleted from and inserted into may get a tuple removed and added
+       back: the change hook must see the net change. */
+    for (uint32_t j = 0; j < u->nins && nrows; j++)
+        for (uint32_t k = 0; k < u->ndels; k++)
+            if (strcmp(u->ins[j].rel, u->dels[k].rel) == 0)
+                kg_change_net_facts(s->kg, u->ins[j].rel, u->ins[j].nargs);
     uint32_t deleted = 0, inserted = 0;
     val_t t[REL_MAX_ARITY];
     for (size_t i = 0; i < nrows; i++) {
@@ -440,6 +446,7 @@ static il_result *exec_persistent_rule(il_session *s, const iql_rule *r, il_aren
     if (!has_clause(kr, r)) {
         kg_rule_add_clause(s->kg, kr, r);
         store_note_rule_add(s->e->store, s->kg, s->text, s->text_len, r);
+        kg_change_note(s->e, IL_CHANGE_RULE, s->kg->name, name, "registered");
     }
     return res_message("Rule '%s' registered.", name);
 }
@@ -501,9 +508,26 @@ iql_schema *kg_schema_copy(il_arena *a, const iql_schema *sc) {
     return c;
 }
 
+static bool same_type(const iql_type *a, const iql_type *b) {
+    if (a->kind != b->kind || a->dim != b->dim) return false;
+    return a->name && b->name ? strcmp(a->name, b->name) == 0 : a->name == b->name;
+}
+
+static bool same_schema(const iql_schema *a, const iql_schema *b) {
+    if (a->ncols != b->ncols) return false;
+    for (uint32_t i = 0; i < a->ncols; i++)
+        if (strcmp(a->cols[i].name, b->cols[i].name) != 0 ||
+            !same_type(&a->cols[i].type, &b->cols[i].type))
+            return false;
+    return true;
+}
+
 static il_result *exec_schema(il_session *s, const iql_schema *sc, bool persistent) {
     if (persistent) {
         kg_relation *kr = kg_rel_get(s->kg, sc->rel);
+        /* declaring the schema a relation already has changes nothing to report */
+        if (!kr->schema || !same_schema(kr->schema, sc))
+            kg_change_note(s->e, IL_CHANGE_SCHEMA, s->kg->name, sc->rel, "created");
         kr->schema = kg_schema_copy(&s->kg->arena, sc);
         store_note_schema(s->e->store, s->kg, sc);
     } else {
@@ -592,6 +616,7 @@ static il_result *exec_stmt(il_session *s, const iql_stmt *st, il_arena *a) {
         if (!r) return res_message("'%s' not found as rule.", st->u.drop_name);
         kg_rule_drop(s->kg, r);
         store_note_rule_drop(s->e->store, s->kg, st->u.drop_name);
+        kg_change_note(s->e, IL_CHANGE_RULE, s->kg->name, st->u.drop_name, "dropped");
         return res_message("Rule '%s' dropped.", st->u.drop_name);
     }
     case IQL_STMT_DELETE:
@@ -653,5 +678,8 @@ il_result *kg_exec_stmt(il_session *s, const iql_stmt *st, il_arena *a) {
     /* Maintained views catch up with the statement's base delta (or rebuild after a
        change of rules); graphs without views are skipped at once. */
     view_engine_commit(s->e);
+    /* Last, so that whoever the hook tells can already see the change everywhere. A
+       statement that failed, its log record included, reports nothing. */
+    kg_changes_end(s->e, r->kind != IL_RESULT_ERROR && r->kind != IL_RESULT_PARSE_ERROR);
     return r;
 }

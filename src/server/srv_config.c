@@ -57,11 +57,14 @@ static const key_desc KEYS[SRV_CFG_NKEYS] = {
                               offsetof(srv_config, per_ip_max_rps), 0, COUNT_MAX},
     [SRV_K_WS_MAX_PREAUTH] = {"http.rate_limit.ws_max_preauth_per_ip", KT_INT,
                               offsetof(srv_config, ws_max_preauth_per_ip), 0, COUNT_MAX},
+    [SRV_K_NOTIFICATION_BUFFER_SIZE] = {"http.rate_limit.notification_buffer_size", KT_INT,
+                                        offsetof(srv_config, notification_buffer_size), 0,
+                                        COUNT_MAX},
 };
 
 /* Documented for the original (protocol.md 5.2, protocol-later.md 3) and accepted, but
- * without effect here yet: the features behind them (durability, threads, notifications,
- * logging, CORS, GUI, replication ...) are not built. */
+ * without effect here yet: the features behind them (durability, threads, logging, CORS,
+ * GUI, replication ...) are not built. */
 static const char *const NOT_IMPLEMENTED[] = {
     "storage.default_knowledge_graph",
     "storage.default_database",
@@ -114,7 +117,6 @@ static const char *const NOT_IMPLEMENTED[] = {
     "http.rate_limit.ws_max_subscriptions",
     "http.rate_limit.subscription_coalesce_ms",
     "http.rate_limit.subscription_share_parameterized",
-    "http.rate_limit.notification_buffer_size",
     "replication.role",
     "replication.token",
     "replication.retain_bytes",
@@ -177,6 +179,7 @@ void srv_config_init(srv_config *c) {
     c->ws_max_lifetime_secs = 86400;
     c->per_ip_max_rps = 100;
     c->ws_max_preauth_per_ip = 16;
+    c->notification_buffer_size = 4096;
 }
 
 void srv_config_free(srv_config *c) {

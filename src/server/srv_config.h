@@ -35,6 +35,7 @@ typedef enum srv_cfg_key {
     SRV_K_WS_MAX_LIFETIME,
     SRV_K_PER_IP_MAX_RPS,
     SRV_K_WS_MAX_PREAUTH,
+    SRV_K_NOTIFICATION_BUFFER_SIZE,
     SRV_CFG_NKEYS
 } srv_cfg_key;
 
@@ -62,6 +63,9 @@ typedef struct srv_config {
     int64_t ws_max_lifetime_secs;
     int64_t per_ip_max_rps;
     int64_t ws_max_preauth_per_ip;
+    /* as written; the notification ring's capacity is this corrected by
+       srv_notify_capacity (0: 4096, over 100000: 100000) */
+    int64_t notification_buffer_size;
 
     srv_cfg_source src[SRV_CFG_NKEYS];
 } srv_config;
