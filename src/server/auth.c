@@ -149,7 +149,7 @@ bool srv_auth_bootstrap(srv_server *s) {
     return ok;
 }
 
-srv_user *srv_auth_current(srv_conn *c) {
+srv_user *srv_auth_current(srv_conn *c, enum srv_notice *why_out) {
     srv_users *u = &c->srv->users;
     srv_user *user = srv_users_find(u, c->user);
     enum srv_notice why = SRV_N_CREDENTIAL_REVOKED;
@@ -164,11 +164,6 @@ srv_user *srv_auth_current(srv_conn *c) {
     }
     /* Normally the fence closed the connection when the credential ended; this catches an
      * expiry that the timer has not reached yet. */
-    if (!user)
-        srv_notice_close(c, why,
-                         why == SRV_N_CREDENTIAL_EXPIRED
-                             ? "Credential expired; reconnect with valid credentials"
-                             : "Credential revoked; reconnect with valid credentials",
-                         1008);
+    *why_out = why;
     return user;
 }

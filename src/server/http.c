@@ -1,6 +1,7 @@
 /* HTTP/1.1 on the server port (http-parser): the health endpoints, /metrics, and the
  * WebSocket upgrade of /ws with its connection limits; the per-address request rate.
  * Routes also answer under /v1. */
+#include <errno.h>
 #include <openssl/evp.h>
 #include <openssl/sha.h>
 #include <stdio.h>
@@ -121,19 +122,39 @@ static void route(srv_conn *c) {
         return;
     }
     if (get && strcmp(p, "/ws") == 0) {
-        /* ?kg=<name> selects the first knowledge graph. */
+        /* ?kg=<name> selects the first knowledge graph; last_seq and epoch are the
+         * notification replay cursor. */
         const char *q = url[plen] == '?' ? url + plen + 1 : "";
         snprintf(c->kg, sizeof c->kg, "default");
+        bool bad_seq = false;
         for (const char *t = q; *t;) {
             size_t n = strcspn(t, "&");
             if (n > 3 && strncmp(t, "kg=", 3) == 0 && n - 3 < sizeof c->kg) {
                 memcpy(c->kg, t + 3, n - 3);
                 c->kg[n - 3] = 0;
+            } else if (n >= 9 && strncmp(t, "last_seq=", 9) == 0) {
+                char digits[24];
+                size_t dn = n - 9;
+                bad_seq = dn == 0 || dn >= sizeof digits || strspn(t + 9, "0123456789") < dn;
+                if (!bad_seq) {
+                    memcpy(digits, t + 9, dn);
+                    digits[dn] = 0;
+                    errno = 0;
+                    c->cursor_seq = strtoull(digits, NULL, 10);
+                    bad_seq = errno != 0;
+                    c->has_cursor = !bad_seq;
+                }
+            } else if (n > 6 && strncmp(t, "epoch=", 6) == 0 && n - 6 < sizeof c->cursor_epoch) {
+                memcpy(c->cursor_epoch, t + 6, n - 6);
+                c->cursor_epoch[n - 6] = 0;
             }
             t += n;
             if (*t == '&') t++;
         }
-        if (ws_admitted(c)) upgrade(c);
+        if (bad_seq)
+            plain(c, 400, "Bad Request", "Invalid last_seq: expected an unsigned integer");
+        else if (ws_admitted(c))
+            upgrade(c);
     } else if (get && strcmp(p, "/health") == 0) {
         il_buf b;
         il_buf_init(&b);

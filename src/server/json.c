@@ -93,12 +93,15 @@ const char *const srv_notice_codes[SRV_N_N] = {
     [SRV_N_CREDENTIAL_EXPIRED] = "credential_expired",
     [SRV_N_MESSAGE_TOO_LARGE] = "message_too_large",
     [SRV_N_SERVER_SHUTDOWN] = "server_shutdown",
+    [SRV_N_REPLAY_GAP] = "replay_gap",
+    [SRV_N_NOTIFICATIONS_MISSED] = "notifications_missed",
+    [SRV_N_SLOW_CONSUMER] = "slow_consumer",
 };
 
 void srv_send_error_fields(srv_conn *c, const char *id, const char *code, const char *msg,
                            const char *fields) {
     for (size_t i = 0; srv_error_codes[i]; i++)
-        if (strcmp(srv_error_codes[i], code) == 0) c->srv->counters.errors[i]++;
+        if (strcmp(srv_error_codes[i], code) == 0) srv_count(c->srv->counters.errors[i]);
     il_buf b;
     il_buf_init(&b);
     srv_json_open(&b, "error", id);

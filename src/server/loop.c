@@ -1,6 +1,7 @@
 /* The libuv side of the server: accepting connections (within max_connections), reading
  * into the HTTP parser or the WebSocket, writing, and closing a connection once its last
- * write has gone out. */
+ * write has gone out; its session is closed by a last job on the pool, and the connection
+ * is freed when no job refers to it any more. */
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <stdio.h>
@@ -8,6 +9,8 @@
 #include <string.h>
 
 #include "server/server.h"
+#include "server/srv_pipeline.h"
+#include "server/srv_subs.h"
 
 uint64_t srv_now_ms(void) {
     return uv_hrtime() / 1000000u;
@@ -17,12 +20,38 @@ typedef struct write_req {
     uv_write_t req;
     srv_conn *conn;
     char *data;
+    size_t len;
 } write_req;
 
-static void conn_free_if_done(srv_conn *c) {
-    if (c->handles_open > 0) return;
+typedef struct close_job {
+    srv_job job;
+    srv_conn *conn;
+} close_job;
+
+static void close_run(srv_job *j) {
+    srv_session_close(((close_job *)j)->conn);
+}
+
+static void close_done(srv_job *j) {
+    srv_conn *c = ((close_job *)j)->conn;
+    free(j);
+    c->refs--;
+    srv_conn_maybe_free(c);
+}
+
+void srv_conn_maybe_free(srv_conn *c) {
+    if (c->handles_open > 0 || c->refs > 0) return;
+    if (c->session || c->subs) {
+        /* The session and its subscriptions belong to the engine: a job closes them. */
+        close_job *j = calloc(1, sizeof *j);
+        j->job.run = close_run;
+        j->job.done = close_done;
+        j->conn = c;
+        c->refs++;
+        srv_pool_submit(&c->srv->pool, &j->job, true);
+        return;
+    }
     srv_ws_free(c);
-    srv_session_close(c);
     il_buf_free(&c->url);
     il_buf_free(&c->hname);
     il_buf_free(&c->hval);
@@ -32,13 +61,16 @@ static void conn_free_if_done(srv_conn *c) {
     il_buf_free(&c->real_ip);
     il_buf_free(&c->in);
     il_buf_free(&c->out);
+    srv_server *s = c->srv;
     free(c);
+    s->nalive--;
+    srv_shutdown_check(s);
 }
 
 static void on_handle_closed(uv_handle_t *h) {
     srv_conn *c = h->data;
     c->handles_open--;
-    conn_free_if_done(c);
+    srv_conn_maybe_free(c);
 }
 
 /* Closes the handles now (pending writes are cancelled by libuv). */
@@ -55,6 +87,7 @@ static void conn_close_now(srv_conn *c) {
     if (c->counted_ws) s->nws--;
     c->counted_http = c->counted_ws = false;
     srv_preauth_release(c);
+    srv_pipe_disconnect(c);
     uv_close((uv_handle_t *)&c->timer, on_handle_closed);
     uv_close((uv_handle_t *)&c->tick, on_handle_closed);
     uv_close((uv_handle_t *)&c->tcp, on_handle_closed);
@@ -87,9 +120,13 @@ static void linger(srv_conn *c) {
 static void on_write(uv_write_t *req, int status) {
     write_req *w = (write_req *)req;
     srv_conn *c = w->conn;
+    bool was_over = srv_outbound(c) > SRV_OUTBOUND_LIMIT;
+    c->pending_bytes -= w->len;
     free(w->data);
     free(w);
     c->pending_writes--;
+    if (status >= 0 && was_over && srv_outbound(c) <= SRV_OUTBOUND_LIMIT && c->state == SRV_WS)
+        srv_pipe_pump(c);
     if (status < 0)
         conn_close_now(c);
     else if (c->state == SRV_CLOSING && c->pending_writes == 0)
@@ -100,11 +137,14 @@ void srv_conn_write(srv_conn *c, const char *data, size_t len) {
     if (len == 0 || uv_is_closing((uv_handle_t *)&c->tcp)) return;
     write_req *w = malloc(sizeof *w);
     w->conn = c;
+    w->len = len;
+    c->pending_bytes += len;
     w->data = malloc(len);
     memcpy(w->data, data, len);
     uv_buf_t b = uv_buf_init(w->data, (unsigned)len);
     c->pending_writes++;
     if (uv_write(&w->req, (uv_stream_t *)&c->tcp, &b, 1, on_write) != 0) {
+        c->pending_bytes -= len;
         free(w->data);
         free(w);
         c->pending_writes--;
@@ -116,7 +156,9 @@ void srv_conn_close(srv_conn *c) {
     c->state = SRV_CLOSING;
     uv_timer_stop(&c->timer);
     uv_timer_stop(&c->tick);
-    if (c->pending_writes == 0) linger(c);
+    /* Inside wslay's callbacks the last frames are still queued: srv_ws_feed lingers
+     * after flushing them. */
+    if (c->pending_writes == 0 && !c->in_recv) linger(c);
 }
 
 static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf) {
@@ -143,6 +185,13 @@ static void on_read(uv_stream_t *stream, ssize_t n, const uv_buf_t *buf) {
     free(buf->base);
 }
 
+void srv_conn_resume_reading(srv_conn *c) {
+    if (!uv_is_closing((uv_handle_t *)&c->tcp))
+        uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read);
+    /* Messages already received but not yet parsed (reading stopped mid-buffer). */
+    if (c->state == SRV_WS && c->in_pos < c->in.len) srv_ws_feed(c, NULL, 0);
+}
+
 static void on_timer(uv_timer_t *t) {
     srv_proto_timeout(t->data);
 }
@@ -159,6 +208,7 @@ static void on_connection(uv_stream_t *server, int status) {
     c->timer.data = c;
     c->tick.data = c;
     c->handles_open = 3;
+    s->nalive++;
     c->next = s->conns;
     if (s->conns) s->conns->prev = c;
     s->conns = c;
@@ -202,6 +252,9 @@ static void on_signal(uv_signal_t *sig, int signum) {
     uv_close((uv_handle_t *)&s->sigint, NULL);
     uv_close((uv_handle_t *)&s->sigterm, NULL);
     uv_close((uv_handle_t *)&s->expiry, NULL);
+    uv_close((uv_handle_t *)&s->sweep, NULL);
+    uv_close((uv_handle_t *)&s->release, NULL);
+    s->stopping = true;
     /* WebSocket clients get a notice and a close frame; the loop ends once every
      * connection has written its last bytes and closed. */
     for (srv_conn *c = s->conns, *next; c; c = next) {
@@ -211,6 +264,13 @@ static void on_signal(uv_signal_t *sig, int signum) {
         else
             conn_close_now(c);
     }
+    srv_shutdown_check(s);
+}
+
+void srv_shutdown_check(srv_server *s) {
+    /* The pool's handle closes once the last connection is freed (its session closes in
+     * a job) and no job is left. */
+    if (s->stopping && s->nalive == 0) srv_pool_close_when_idle(&s->pool);
 }
 
 int srv_loop_run(srv_server *s) {
@@ -228,6 +288,8 @@ int srv_loop_run(srv_server *s) {
     if (rc != 0) {
         fprintf(stderr, "ERROR: cannot listen on %s:%d: %s\n", host, port, uv_strerror(rc));
         uv_close((uv_handle_t *)&s->listener, NULL);
+        s->stopping = true;
+        srv_shutdown_check(s);
         uv_run(s->loop, UV_RUN_DEFAULT);
         return 1;
     }
@@ -238,6 +300,10 @@ int srv_loop_run(srv_server *s) {
     uv_signal_start(&s->sigterm, on_signal, SIGTERM);
     uv_timer_init(s->loop, &s->expiry);
     s->expiry.data = s;
+    uv_timer_init(s->loop, &s->sweep);
+    s->sweep.data = s;
+    uv_timer_init(s->loop, &s->release);
+    s->release.data = s;
     srv_fence_schedule(s);
     /* with --port 0 the system chose: report the port really bound */
     struct sockaddr_storage bound;

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "server/server.h"
+#include "server/srv_deliver.h"
 #include "server/srv_subs.h"
 #include "value/value.h"
 
@@ -175,6 +176,8 @@ int main(int argc, char **argv) {
     }
     srv_server s = {0};
     s.cfg = &cfg;
+    pthread_mutex_init(&s.users_lock, NULL);
+    pthread_mutex_init(&s.graphs_lock, NULL);
     s.loop = uv_default_loop();
     s.started_ms = srv_now_ms();
     srv_random_hex(s.epoch, 8);
@@ -195,10 +198,22 @@ int main(int argc, char **argv) {
         fprintf(stderr, "ERROR: Failed to initialize InputLayer: %s\n", msg);
     } else if (srv_auth_bootstrap(&s)) {
         s.stats = il_session_open(s.engine);
-        printf("Storage engine initialized (in memory; data dir %s)\nHTTP Server\n-----------\n"
-               "Address: %s:%lld\n",
-               data_dir, cfg.host, (long long)cfg.port);
-        status = srv_loop_run(&s);
+        srv_count_graphs(&s);
+        s.query_budget = il_mem_budget_new((uint64_t)cfg.max_total_query_memory_bytes);
+        srv_deliver_start(&s);
+        unsigned permits =
+            cfg.compute_permits > 0 ? (unsigned)cfg.compute_permits : srv_pool_default_permits();
+        printf("Storage engine initialized (data dir %s)\nHTTP Server\n-----------\n"
+               "Address: %s:%lld\nCompute permits: %u\n",
+               data_dir, cfg.host, (long long)cfg.port, permits);
+        if (!srv_pool_start(&s.pool, s.loop, permits, (size_t)cfg.max_queued)) {
+            fprintf(stderr, "ERROR: cannot start the compute pool\n");
+        } else {
+            status = srv_loop_run(&s);
+        }
+        srv_pool_stop(&s.pool);
+        srv_deliver_stop(&s);
+        il_mem_budget_free(s.query_budget);
         il_session_close(s.stats);
         /* Keeps the keys' last use times, which are not written on every use. */
         if (status == 0 && !srv_users_save(&s.users, msg, sizeof msg))
@@ -208,6 +223,9 @@ int main(int argc, char **argv) {
     srv_users_free(&s.users);
     srv_clients_free(&s.clients);
     srv_subs_free(&s);
+    pthread_mutex_destroy(&s.users_lock);
+    pthread_mutex_destroy(&s.graphs_lock);
+    il_buf_free(&s.graph_names);
     il_engine_close(s.engine);
     uv_loop_close(s.loop);
     val_shutdown();

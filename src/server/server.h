@@ -1,11 +1,18 @@
-/* Shared declarations of inputlayer-server: the server (one libuv loop, one engine, the
- * identity store, the limits), a connection (HTTP until it upgrades to a WebSocket), and
- * the functions each file provides. Everything runs on the loop thread because the
- * engine is not thread-safe. */
+/* Shared declarations of inputlayer-server: the server (one libuv loop, the compute pool,
+ * one engine, the identity store, the limits), a connection (HTTP until it upgrades to a
+ * WebSocket), a request of a connection's pipeline, and the functions each file provides.
+ *
+ * Threads: the loop thread owns sockets, timers, connections and pipelines; engine work
+ * runs in jobs on the compute pool holding the engine lock (srv_pool.h). What a job may
+ * touch: its connection's session and subscriptions, the engine, the per-graph revision
+ * counters and the session counters (all under the engine lock), and the identity store
+ * under users_lock. Frames a job produces are captured (srv_capture) and sent by the loop
+ * thread when the job is done. */
 #ifndef IL_SERVER_SERVER_H
 #define IL_SERVER_SERVER_H
 
 #include <http_parser.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <uv.h>
@@ -14,6 +21,7 @@
 #include "base/buf.h"
 #include "inputlayer.h"
 #include "server/srv_config.h"
+#include "server/srv_pool.h"
 #include "server/srv_users.h"
 
 #define SRV_VERSION          "0.1.0"
@@ -23,7 +31,12 @@
 /* A reply whose single frame would exceed this is streamed in chunks. */
 #define SRV_STREAM_THRESHOLD (1024u * 1024)
 #define SRV_CHUNK_ROWS       500
-#define SRV_MAX_AUTH_FAILS   3
+/* While more than this waits to be written to a connection, nothing more of it is read,
+ * started or released: a client that stops reading holds the server's memory to this
+ * plus the replies of requests already started. */
+#define SRV_OUTBOUND_LIMIT (8u * 1024 * 1024)
+#define srv_outbound(c)    ((c)->pending_bytes + (c)->queued_bytes)
+#define SRV_MAX_AUTH_FAILS 3
 /* An HTTP connection that sends no complete request for this long is closed, so that
  * idle keep-alive connections cannot hold the max_connections slots. */
 #define SRV_HTTP_IDLE_MS 60000
@@ -47,16 +60,22 @@ enum srv_notice {
     SRV_N_CREDENTIAL_EXPIRED,
     SRV_N_MESSAGE_TOO_LARGE,
     SRV_N_SERVER_SHUTDOWN,
+    SRV_N_REPLAY_GAP,
+    SRV_N_NOTIFICATIONS_MISSED,
+    SRV_N_SLOW_CONSUMER,
     SRV_N_N
 };
 
+/* Incremented with srv_count (relaxed atomics): jobs count errors too. */
 typedef struct srv_counters {
     uint64_t rejections[SRV_REJ_N];
     uint64_t auth_failures[SRV_AUTH_N];
     uint64_t notices[SRV_N_N];
     uint64_t errors[20]; /* by index of srv_error_codes */
     uint64_t pings;
+    uint64_t overloaded, deadline_exceeded, cancelled, memory_refused;
 } srv_counters;
+#define srv_count(field) __atomic_fetch_add(&(field), 1, __ATOMIC_RELAXED)
 
 /* Per-client-address (and per-user-name) state: the HTTP request window, the count of
  * unauthenticated WebSockets, and the login backoff. */
@@ -88,17 +107,99 @@ typedef struct srv_server {
     il_engine *engine;
     il_session *stats; /* a private session used for /metrics counts */
     const srv_config *cfg;
+    srv_pool pool;
+    il_mem_budget *query_budget; /* max_total_query_memory_bytes */
+    uv_timer_t sweep;            /* deadlines of queued requests */
+    uv_timer_t release;          /* returns freed memory to the system after a quiet time */
+    uint64_t release_first_ms;   /* when the first unreleased large peak finished (0: none) */
+    unsigned nqueued_reqs;       /* requests waiting in pipelines or the pool */
+    bool stopping;
+    pthread_mutex_t users_lock;
     srv_users users;
     srv_iptab clients;
     srv_counters counters;
     uint64_t started_ms;
     uint64_t query_count;
+    pthread_mutex_t graphs_lock;
+    il_buf graph_names; /* NUL-separated, from the last srv_count_graphs */
+    size_t nkgs;
+    unsigned nalive; /* connections not yet freed */
     unsigned nconns, nhttp, nws, nsessions, ndirty;
     char epoch[17];
-    struct srv_conn *conns;   /* every open connection, for shutdown */
-    struct srv_kgrev *kgrevs; /* srv_subs.c: per-graph revisions of standing queries */
+    struct srv_conn *conns;       /* every open connection, for shutdown */
+    struct srv_kgrev *kgrevs;     /* srv_subs.c: per-graph revisions of standing queries */
+    struct srv_conn *subscribers; /* srv_subs.c: connections with subscriptions (engine lock) */
+    struct srv_conn *sessions;    /* srv_deliver.c: connections with open sessions (engine lock) */
+    struct srv_notify_log *notify;
     uint64_t sub_round;
 } srv_server;
+
+/* Frames produced by a job: for its own connection, in order, and pushes (subscription
+ * deltas) for other connections. */
+typedef struct srv_push {
+    struct srv_push *next;
+    struct srv_conn *to;
+    uint64_t seq; /* a notification's seq, else 0 */
+    size_t len;
+    char data[];
+} srv_push;
+
+typedef struct srv_capture {
+    struct srv_conn *conn;
+    struct srv_req *req;           /* the request whose work this is (NULL for other jobs) */
+    il_buf frames;                 /* each frame: a size_t length, then its bytes */
+    srv_push *notes, **notes_tail; /* this connection's notifications, after the frames */
+    srv_push *pushes, **pushes_tail;
+} srv_capture;
+
+/* While set, srv_ws_send appends to it instead of the socket (per thread). */
+extern _Thread_local srv_capture *srv_tl_capture;
+void srv_capture_init(srv_capture *cap, struct srv_conn *c);
+void srv_capture_free(srv_capture *cap);
+/* Sends the captured frames of the connection (subject to its fence), then the pushes. */
+void srv_capture_flush(srv_capture *cap);
+
+/* A request of a connection's pipeline (protocol-later.md 1.6). */
+enum srv_access { SRV_SHARED, SRV_EXCLUSIVE };
+enum srv_phase { SRV_REQ_QUEUED, SRV_REQ_STARTED, SRV_REQ_FINISHED };
+enum srv_req_kind {
+    SRV_RK_REPLY,   /* answered when read (pong, errors, cancel_ack) */
+    SRV_RK_EXECUTE, /* a program */
+};
+/* Whether a started request may still be cancelled (srv_req.commit). */
+enum { SRV_COMMIT_NOT_YET, SRV_COMMIT_BEGUN, SRV_COMMIT_CANCELLED };
+
+typedef struct srv_fence_fx {
+    struct srv_fence_fx *next;
+    uint64_t key_id;     /* a key, or 0 for a user */
+    bool passwords_only; /* for a user */
+    enum srv_notice why; /* for a key */
+    char user[];
+} srv_fence_fx;
+
+typedef struct srv_req {
+    srv_job job; /* first: a job is its request */
+    struct srv_req *next;
+    struct srv_conn *conn;
+    enum srv_req_kind kind;
+    enum srv_access access;
+    enum srv_phase phase;
+    bool has_id, in_pool, inline_spilled, stopped;
+    char id[65];
+    char *program;
+    size_t len;
+    uint64_t received_ns, deadline_ns; /* 0 = no deadline */
+    volatile int stop;                 /* read by the engine: cancelled or disconnected */
+    int commit;                        /* SRV_COMMIT_*, atomic */
+    uint64_t inline_budget_ns;         /* when run inline: give up at this time */
+    srv_capture out;
+    /* What the loop thread does when the request is done or released. */
+    srv_fence_fx *fences;
+    bool fence_schedule;
+    bool close_credential; /* the credential ended: close with its notice */
+    enum srv_notice close_why;
+    uint64_t peak_bytes;
+} srv_req;
 
 /* How a connection authenticated: what ends its credential. */
 enum srv_via { SRV_VIA_NONE, SRV_VIA_PASSWORD, SRV_VIA_KEY };
@@ -114,8 +215,10 @@ typedef struct srv_conn {
     struct srv_conn *next, *prev;
     enum srv_conn_state state;
     unsigned pending_writes;
-    int handles_open; /* tcp and timer: freed when both are closed */
-    bool lingering;   /* our side is shut down; reading and discarding until EOF */
+    size_t pending_bytes; /* handed to the socket, not yet written */
+    size_t queued_bytes;  /* queued in wslay, not yet framed */
+    int handles_open;     /* tcp and timer: freed when both are closed */
+    bool lingering;       /* our side is shut down; reading and discarding until EOF */
 
     /* Addresses: the socket's peer, and the client's (from a trusted proxy's header). */
     char peer[46], ip[46];
@@ -130,16 +233,28 @@ typedef struct srv_conn {
     wslay_event_context_ptr ws;
     il_buf in; /* received bytes not yet consumed by wslay */
     size_t in_pos;
-    il_buf out;       /* frames wslay produced, written after each batch */
-    uint64_t msg_len; /* length of the message being received so far */
-    bool too_big;     /* it went over SRV_MAX_MESSAGE */
+    il_buf out;             /* frames wslay produced, written after each batch */
+    uint64_t msg_len;       /* length of the message being received so far */
+    bool too_big;           /* it went over SRV_MAX_MESSAGE */
+    bool in_recv;           /* inside wslay_event_recv */
+    uint16_t pending_close; /* a close asked for inside it */
+
+    /* Pipeline: unreleased requests in arrival order. */
+    srv_req *reqs, *reqs_tail;
+    unsigned nreqs;
+    bool reading_paused;
+    unsigned refs;      /* jobs in flight that point to this connection */
+    bool session_ready; /* the job that opens the session is done (loop thread) */
+    bool closed;        /* the socket is closed; the session closes in a last job */
+    uint32_t slow[8];   /* hashes of programs that spilled from the inline path */
+    unsigned slow_next;
 
     /* Session. */
     il_session *session;
     bool authed, dirty;
     bool fenced; /* the credential ended: no data frame may leave any more */
     int auth_failures;
-    char kg[SRV_KG_NAME_MAX + 1]; /* the session's current knowledge graph */
+    char kg[SRV_KG_NAME_MAX + 1]; /* the graph asked for when connecting (?kg=) */
     char session_id[37];
 
     /* The principal: who authenticated, and with what. */
@@ -152,15 +267,30 @@ typedef struct srv_conn {
     uint64_t rate_window_ms;
     uint32_t rate_count;
 
-    /* Standing queries (srv_subs.c). */
+    /* Standing queries (srv_subs.c; engine lock). */
     struct srv_sub *subs;
     unsigned nsubs;
     uint64_t sub_generation;
+    struct srv_conn *next_subscriber, *prev_subscriber;
+
+    /* Notifications (srv_deliver.c): the replay cursor from the URL, and the last seq the
+     * replay covered (live notifications up to it are not sent again). */
+    bool has_cursor;
+    uint64_t cursor_seq;
+    char cursor_epoch[33];
+    uint64_t notify_through;
+    uint64_t missed, missed_total;                /* notifications dropped while it did not read */
+    struct srv_conn *next_session, *prev_session; /* engine lock */
 } srv_conn;
 
 /* loop.c */
 void srv_conn_write(srv_conn *c, const char *data, size_t len);
 void srv_conn_close(srv_conn *c); /* after the pending writes */
+void srv_conn_resume_reading(srv_conn *c);
+/* Frees a closed connection once no job refers to it (a last job closes its session). */
+void srv_conn_maybe_free(srv_conn *c);
+/* At shutdown: lets the loop end once every connection is freed. */
+void srv_shutdown_check(srv_server *s);
 uint64_t srv_now_ms(void);
 void srv_timer_start(srv_conn *c, uint64_t ms); /* 0 = stop */
 int srv_loop_run(srv_server *s);
@@ -198,16 +328,23 @@ extern const char *const srv_notice_codes[];
 
 /* session.c */
 bool srv_session_open(srv_conn *c, const char *kg, char *err, size_t errlen);
+/* Opens the session in a job; requests start once it is open. */
+void srv_session_open_async(srv_conn *c);
 void srv_session_close(srv_conn *c);
 /* Whether the engine has this knowledge graph (asked through the stats session). */
 bool srv_kg_exists(srv_server *s, const char *kg);
+/* Lists the knowledge graphs into s->graph_names and s->nkgs (engine lock held), for the
+ * loop thread's srv_graph_known and /metrics. */
+void srv_count_graphs(srv_server *s);
+bool srv_graph_known(srv_server *s, const char *kg);
+void srv_new_session_id(srv_conn *c);
 
 /* auth.c: the identity store at start, and the credentials of a connection. */
 bool srv_auth_bootstrap(srv_server *s);
 void srv_random_hex(char *out, size_t nbytes); /* writes 2*nbytes hex chars + NUL */
-/* The connection's user if its credential is still valid, else NULL (and the connection
- * has been closed with the credential notice). */
-srv_user *srv_auth_current(srv_conn *c);
+/* The connection's user if its credential is still valid, else NULL and *why says how it
+ * ended. Called with users_lock held. */
+srv_user *srv_auth_current(srv_conn *c, enum srv_notice *why);
 
 /* srv_fence.c: ends credentials. Every connection authenticated by a credential that
  * ended gets a final notice and is closed; no data frame of it leaves after the call. */

@@ -1,11 +1,14 @@
 /* One engine session per authenticated connection: opened on authentication (bound to
- * the ?kg= knowledge graph), closed with the connection; and whether a knowledge graph
- * exists, asked of the engine. */
+ * the ?kg= knowledge graph), closed with the connection; whether a knowledge graph
+ * exists, and how many there are, asked of the engine. All with the engine lock held. */
 #include <openssl/rand.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "server/server.h"
+#include "server/srv_deliver.h"
+#include "server/srv_pipeline.h"
 #include "server/srv_subs.h"
 
 static void uuid_v4(char out[37]) {
@@ -16,6 +19,10 @@ static void uuid_v4(char out[37]) {
     snprintf(out, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0],
              u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13],
              u[14], u[15]);
+}
+
+void srv_new_session_id(srv_conn *c) {
+    uuid_v4(c->session_id);
 }
 
 bool srv_session_open(srv_conn *c, const char *kg, char *err, size_t errlen) {
@@ -41,19 +48,101 @@ bool srv_session_open(srv_conn *c, const char *kg, char *err, size_t errlen) {
         }
     }
     c->session = s;
-    c->srv->nsessions++;
-    uuid_v4(c->session_id);
+    __atomic_fetch_add(&c->srv->nsessions, 1, __ATOMIC_RELAXED);
     return true;
 }
 
 void srv_session_close(srv_conn *c) {
     srv_subs_drop_all(c);
     if (!c->session) return;
+    srv_deliver_unregister(c);
     il_session_close(c->session);
     c->session = NULL;
-    c->srv->nsessions--;
-    if (c->dirty) c->srv->ndirty--;
+    __atomic_fetch_sub(&c->srv->nsessions, 1, __ATOMIC_RELAXED);
+    if (c->dirty) __atomic_fetch_sub(&c->srv->ndirty, 1, __ATOMIC_RELAXED);
     c->dirty = false;
+}
+
+void srv_count_graphs(srv_server *s) {
+    il_result *r = il_execute(s->stats, ".kg list", 8);
+    size_t n = 0;
+    il_buf names; /* NUL-separated */
+    il_buf_init(&names);
+    if (il_result_kind_of(r) == IL_RESULT_MESSAGE && il_result_nlines(r) > 0 &&
+        strcmp(il_result_line(r, 0), "Knowledge Graphs:") == 0) {
+        n = il_result_nlines(r) - 1;
+        /* "  <name>", with " *" after the stats session's own. */
+        for (size_t i = 1; i <= n; i++) {
+            const char *line = il_result_line(r, i);
+            if (strncmp(line, "  ", 2) == 0) line += 2;
+            size_t len = strlen(line);
+            if (len >= 2 && strcmp(line + len - 2, " *") == 0) len -= 2;
+            il_buf_put(&names, line, len);
+            il_buf_putc(&names, 0);
+        }
+    }
+    il_result_free(r);
+    pthread_mutex_lock(&s->graphs_lock);
+    il_buf_free(&s->graph_names);
+    s->graph_names = names;
+    s->nkgs = n;
+    pthread_mutex_unlock(&s->graphs_lock);
+}
+
+bool srv_graph_known(srv_server *s, const char *kg) {
+    pthread_mutex_lock(&s->graphs_lock);
+    bool found = false;
+    for (size_t at = 0; at < s->graph_names.len && !found;) {
+        const char *name = s->graph_names.data + at;
+        found = strcmp(name, kg) == 0;
+        at += strlen(name) + 1;
+    }
+    pthread_mutex_unlock(&s->graphs_lock);
+    return found;
+}
+
+typedef struct open_job {
+    srv_job job;
+    srv_conn *conn;
+    char err[256];
+    bool failed;
+    srv_notify_replay replay;
+} open_job;
+
+static void open_run(srv_job *j) {
+    open_job *o = (open_job *)j;
+    o->failed = !srv_session_open(o->conn, o->conn->kg, o->err, sizeof o->err);
+    if (!o->failed) srv_deliver_register(o->conn, &o->replay);
+}
+
+static void open_done(srv_job *j) {
+    open_job *o = (open_job *)j;
+    srv_conn *c = o->conn;
+    c->refs--;
+    if (c->closed) {
+        if (!o->failed) srv_notify_replay_free(&o->replay);
+        srv_conn_maybe_free(c);
+    } else if (o->failed) {
+        /* The graph went away between authentication and now. */
+        srv_send_error(c, NULL, strncmp(o->err, "Access", 6) == 0 ? "access_denied" : "not_found",
+                       o->err);
+        srv_ws_close(c, 1008);
+        srv_conn_close(c);
+    } else {
+        srv_deliver_replay(c, &o->replay);
+        c->session_ready = true;
+        srv_pipe_pump(c);
+    }
+    free(o);
+}
+
+void srv_session_open_async(srv_conn *c) {
+    open_job *o = calloc(1, sizeof *o);
+    o->job.run = open_run;
+    o->job.done = open_done;
+    o->conn = c;
+    c->refs++;
+    srv_pool_submit(&c->srv->pool, &o->job, true);
 }
 
 bool srv_kg_exists(srv_server *s, const char *kg) {

@@ -304,7 +304,7 @@ static void cmd_acl(srv_conn *c, const iql_meta *m, srv_admin_reply *r) {
     if (m->kind == IQL_META_KG_ACL_LIST) {
         /* The session's knowledge graph when none is named (the original used "default":
          * BUG). */
-        const char *kg = m->arg ? m->arg : c->kg;
+        const char *kg = m->arg ? m->arg : il_session_graph(c->session);
         const srv_acl **mine = malloc((u->nacls + 1) * sizeof *mine);
         size_t n = 0;
         for (size_t i = 0; i < u->nacls; i++)

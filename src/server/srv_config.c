@@ -60,6 +60,19 @@ static const key_desc KEYS[SRV_CFG_NKEYS] = {
     [SRV_K_NOTIFICATION_BUFFER_SIZE] = {"http.rate_limit.notification_buffer_size", KT_INT,
                                         offsetof(srv_config, notification_buffer_size), 0,
                                         COUNT_MAX},
+    [SRV_K_QUERY_TIMEOUT] = {"storage.performance.query_timeout_ms", KT_INT,
+                             offsetof(srv_config, query_timeout_ms), 0, MS_MAX},
+    [SRV_K_MAX_QUERY_MEMORY] = {"storage.performance.max_query_memory_bytes", KT_INT,
+                                offsetof(srv_config, max_query_memory_bytes), 0, INT64_MAX},
+    [SRV_K_MAX_TOTAL_QUERY_MEMORY] = {"storage.performance.max_total_query_memory_bytes", KT_INT,
+                                      offsetof(srv_config, max_total_query_memory_bytes), 0,
+                                      INT64_MAX},
+    [SRV_K_WS_MAX_IN_FLIGHT] = {"http.rate_limit.ws_max_in_flight_requests", KT_INT,
+                                offsetof(srv_config, ws_max_in_flight_requests), 1, 4096},
+    [SRV_K_COMPUTE_PERMITS] = {"admission.compute_permits", KT_INT,
+                               offsetof(srv_config, compute_permits), 0, 1024},
+    [SRV_K_MAX_QUEUED] = {"admission.max_queued", KT_INT, offsetof(srv_config, max_queued), 0,
+                          COUNT_MAX},
 };
 
 /* Documented for the original (protocol.md 5.2, protocol-later.md 3) and accepted, but
@@ -87,14 +100,11 @@ static const char *const NOT_IMPLEMENTED[] = {
     "storage.performance.batch_size",
     "storage.performance.async_io",
     "storage.performance.num_threads",
-    "storage.performance.query_timeout_ms",
     "storage.performance.max_insert_tuples",
     "storage.performance.max_string_value_bytes",
     "storage.performance.slow_query_log_ms",
     "storage.performance.max_query_cost",
     "storage.performance.timing_mode",
-    "storage.performance.max_query_memory_bytes",
-    "storage.performance.max_total_query_memory_bytes",
     "storage.performance.max_graph_memory_bytes",
     "storage.performance.max_recursion_iterations",
     "optimization.enable_join_planning",
@@ -113,7 +123,6 @@ static const char *const NOT_IMPLEMENTED[] = {
     "http.gui.enabled",
     "http.gui.static_dir",
     "http.auth.session_timeout_secs",
-    "http.rate_limit.ws_max_in_flight_requests",
     "http.rate_limit.ws_max_subscriptions",
     "http.rate_limit.subscription_coalesce_ms",
     "http.rate_limit.subscription_share_parameterized",
@@ -180,6 +189,10 @@ void srv_config_init(srv_config *c) {
     c->per_ip_max_rps = 100;
     c->ws_max_preauth_per_ip = 16;
     c->notification_buffer_size = 4096;
+    c->query_timeout_ms = 30000;
+    c->max_query_memory_bytes = (int64_t)4 << 30;
+    c->ws_max_in_flight_requests = 16;
+    c->max_queued = 1024;
 }
 
 void srv_config_free(srv_config *c) {

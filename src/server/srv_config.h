@@ -36,6 +36,12 @@ typedef enum srv_cfg_key {
     SRV_K_PER_IP_MAX_RPS,
     SRV_K_WS_MAX_PREAUTH,
     SRV_K_NOTIFICATION_BUFFER_SIZE,
+    SRV_K_QUERY_TIMEOUT,
+    SRV_K_MAX_QUERY_MEMORY,
+    SRV_K_MAX_TOTAL_QUERY_MEMORY,
+    SRV_K_WS_MAX_IN_FLIGHT,
+    SRV_K_COMPUTE_PERMITS,
+    SRV_K_MAX_QUEUED,
     SRV_CFG_NKEYS
 } srv_cfg_key;
 
@@ -45,6 +51,9 @@ typedef struct srv_config {
     /* [storage.performance]; 0 = no limit */
     int64_t max_query_size_bytes;
     int64_t max_result_rows;
+    int64_t query_timeout_ms;             /* the request deadline */
+    int64_t max_query_memory_bytes;       /* per statement */
+    int64_t max_total_query_memory_bytes; /* all statements running at once */
     /* [http]; timeouts and intervals 0 = off */
     char *host;
     int64_t port;
@@ -66,6 +75,10 @@ typedef struct srv_config {
     /* as written; the notification ring's capacity is this corrected by
        srv_notify_capacity (0: 4096, over 100000: 100000) */
     int64_t notification_buffer_size;
+    int64_t ws_max_in_flight_requests; /* pipeline bound per connection (at least 1) */
+    /* [admission] */
+    int64_t compute_permits; /* worker threads; 0 = cores minus max(2, cores/4), at least 1 */
+    int64_t max_queued;      /* requests waiting for a worker; more are `overloaded` */
 
     srv_cfg_source src[SRV_CFG_NKEYS];
 } srv_config;

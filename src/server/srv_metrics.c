@@ -10,7 +10,7 @@
 
 /* 0 when the request carries an unexpired API key of an admin, else the HTTP status
  * already sent. */
-static int refuse(srv_conn *c) {
+static int refusal(srv_conn *c) {
     const char *h = c->auth_hdr.data;
     srv_users *u = &c->srv->users;
     srv_key *k = NULL;
@@ -28,15 +28,18 @@ static int refuse(srv_conn *c) {
     return 0;
 }
 
-/* Knowledge graphs as the engine lists them. */
-static size_t count_kgs(srv_server *s) {
-    il_result *r = il_execute(s->stats, ".kg list", 8);
-    size_t n = 0;
-    if (il_result_kind_of(r) == IL_RESULT_MESSAGE && il_result_nlines(r) > 0 &&
-        strcmp(il_result_line(r, 0), "Knowledge Graphs:") == 0)
-        n = il_result_nlines(r) - 1;
-    il_result_free(r);
+static size_t graph_count(srv_server *s) {
+    pthread_mutex_lock(&s->graphs_lock);
+    size_t n = s->nkgs;
+    pthread_mutex_unlock(&s->graphs_lock);
     return n;
+}
+
+static int refuse(srv_conn *c) {
+    pthread_mutex_lock(&c->srv->users_lock);
+    int status = refusal(c);
+    pthread_mutex_unlock(&c->srv->users_lock);
+    return status;
 }
 
 static uint64_t uptime_secs(const srv_server *s) {
@@ -52,7 +55,7 @@ void srv_metrics_json(srv_conn *c) {
                   "{\"success\":true,\"data\":{\"knowledge_graphs\":%zu,\"query_count\":%llu,"
                   "\"uptime_secs\":%llu,\"sessions\":{\"total\":%u,\"clean\":%u,\"dirty\":%u},"
                   "\"connections\":%u}}",
-                  count_kgs(s), (unsigned long long)s->query_count,
+                  graph_count(s), (unsigned long long)s->query_count,
                   (unsigned long long)uptime_secs(s), s->nsessions, s->nsessions - s->ndirty,
                   s->ndirty, s->nconns);
     srv_http_respond(c, 200, "OK", "application/json", b.data, b.len);
@@ -106,7 +109,7 @@ void srv_metrics_prometheus(srv_conn *c) {
           (long long)uptime_secs(s));
     family(&b, "inputlayer_queries_total", "counter", "Statements executed by the engine.");
     il_buf_printf(&b, "inputlayer_queries_total %llu\n", (unsigned long long)s->query_count);
-    gauge(&b, "inputlayer_knowledge_graphs", "Knowledge graphs.", (long long)count_kgs(s));
+    gauge(&b, "inputlayer_knowledge_graphs", "Knowledge graphs.", (long long)graph_count(s));
     gauge(&b, "inputlayer_sessions_total", "Open sessions.", s->nsessions);
     gauge(&b, "inputlayer_sessions_clean", "Sessions without session facts or rules.",
           s->nsessions - s->ndirty);
@@ -121,9 +124,30 @@ void srv_metrics_prometheus(srv_conn *c) {
     gauge(&b, "inputlayer_ws_connections", "Open WebSocket connections.", s->nws);
     gauge(&b, "inputlayer_ws_connections_limit", "http.rate_limit.max_ws_connections (0 = none).",
           (long long)cfg->max_ws_connections);
-    gauge(&b, "inputlayer_users", "Users in the identity store.", (long long)s->users.nusers);
-    gauge(&b, "inputlayer_api_keys", "API keys in the identity store (expired included).",
-          (long long)s->users.nkeys);
+    pthread_mutex_lock(&s->users_lock);
+    long long nusers = (long long)s->users.nusers, nkeys = (long long)s->users.nkeys;
+    pthread_mutex_unlock(&s->users_lock);
+    gauge(&b, "inputlayer_users", "Users in the identity store.", nusers);
+    gauge(&b, "inputlayer_api_keys", "API keys in the identity store (expired included).", nkeys);
+    size_t queued;
+    unsigned running;
+    srv_pool_stats(&s->pool, &queued, &running);
+    gauge(&b, "inputlayer_compute_permits", "Worker threads that run statements.",
+          (long long)s->pool.nthreads);
+    gauge(&b, "inputlayer_compute_permits_in_use", "Workers running a job now.", running);
+    gauge(&b, "inputlayer_compute_queued", "Jobs waiting for a worker.", (long long)queued);
+    gauge(&b, "inputlayer_query_memory_bytes",
+          "Live bytes of the statements evaluating now (accounted by the engine).",
+          (long long)il_mem_budget_used(s->query_budget));
+    gauge(&b, "inputlayer_query_memory_budget_bytes",
+          "storage.performance.max_total_query_memory_bytes (0 = none).",
+          (long long)cfg->max_total_query_memory_bytes);
+    static const char *const GUARDS[] = {"overloaded", "deadline_exceeded", "cancelled",
+                                         "memory_limit"};
+    const uint64_t guard_counts[] = {s->counters.overloaded, s->counters.deadline_exceeded,
+                                     s->counters.cancelled, s->counters.memory_refused};
+    labelled(&b, "inputlayer_requests_stopped_total",
+             "Requests refused or stopped by a guard, by guard.", "guard", GUARDS, guard_counts, 4);
     static const char *const REASONS[SRV_REJ_N] = {"http_connection_limit", "ws_connection_limit",
                                                    "per_ip_rate",           "ws_preauth_limit",
                                                    "ws_rate_limit",         "login_backoff"};

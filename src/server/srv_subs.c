@@ -60,6 +60,26 @@ static void sub_free(srv_sub *sb) {
     free(sb);
 }
 
+/* The connections with subscriptions, which publish visits. */
+static void set_subscriber(srv_conn *c, bool on) {
+    srv_server *s = c->srv;
+    bool is = c->prev_subscriber || s->subscribers == c;
+    if (on == is) return;
+    if (on) {
+        c->next_subscriber = s->subscribers;
+        c->prev_subscriber = NULL;
+        if (s->subscribers) s->subscribers->prev_subscriber = c;
+        s->subscribers = c;
+        return;
+    }
+    if (c->prev_subscriber)
+        c->prev_subscriber->next_subscriber = c->next_subscriber;
+    else
+        s->subscribers = c->next_subscriber;
+    if (c->next_subscriber) c->next_subscriber->prev_subscriber = c->prev_subscriber;
+    c->next_subscriber = c->prev_subscriber = NULL;
+}
+
 void srv_subs_drop_all(srv_conn *c) {
     while (c->subs) {
         srv_sub *sb = c->subs;
@@ -67,6 +87,7 @@ void srv_subs_drop_all(srv_conn *c) {
         sub_free(sb);
     }
     c->nsubs = 0;
+    set_subscriber(c, false);
 }
 
 /* ---- parsing ---- */
@@ -201,7 +222,7 @@ static void subscribe(srv_conn *c, const char *id, const char *name, size_t nlen
     srv_sub *sb = calloc(1, sizeof *sb);
     sb->view = v;
     memcpy(sb->name, name, nlen);
-    snprintf(sb->kg, sizeof sb->kg, "%s", c->kg);
+    snprintf(sb->kg, sizeof sb->kg, "%s", il_session_graph(c->session));
     uint32_t arity = view_arity(v);
     headers(c, sb, qtext, strlen(qtext), arity);
     free(qtext);
@@ -246,12 +267,13 @@ static void subscribe(srv_conn *c, const char *id, const char *name, size_t nlen
     srv_json_str(&b, sb->name, strlen(sb->name));
     il_buf_printf(&b, ",\"generation\":%llu,\"revision\":%llu}}",
                   (unsigned long long)sb->generation,
-                  (unsigned long long)kgrev(c->srv, c->kg)->revision);
+                  (unsigned long long)kgrev(c->srv, sb->kg)->revision);
     srv_ws_send(c, b.data, b.len);
     il_buf_free(&b);
     sb->next = c->subs;
     c->subs = sb;
     c->nsubs++;
+    set_subscriber(c, true);
 }
 
 static void unsubscribe(srv_conn *c, const char *id, const char *name, size_t nlen) {
@@ -261,6 +283,7 @@ static void unsubscribe(srv_conn *c, const char *id, const char *name, size_t nl
         if (strlen(sb->name) != nlen || memcmp(sb->name, name, nlen) != 0) continue;
         *pp = sb->next;
         c->nsubs--;
+        if (!c->subs) set_subscriber(c, false);
         snprintf(msg, sizeof msg, "Unsubscribed '%s'.", sb->name);
         sub_free(sb);
         send_message(c, id, msg);
@@ -327,13 +350,14 @@ static void send_sub_error(srv_conn *c, srv_sub *sb, const char *message) {
 
 void srv_subs_publish(srv_server *s) {
     uint64_t round = ++s->sub_round;
-    for (srv_conn *c = s->conns; c; c = c->next) {
-        bool sent = false;
+    for (srv_conn *c = s->subscribers, *next; c; c = next) {
+        next = c->next_subscriber;
         /* A connection that left the graph (its own .kg use, or a .kg drop that moved it
          * to default) loses its subscriptions silently. */
+        const char *kg = il_session_graph(c->session);
         for (srv_sub **pp = &c->subs; *pp;) {
             srv_sub *sb = *pp;
-            if (strcmp(sb->kg, c->kg) == 0) {
+            if (strcmp(sb->kg, kg) == 0) {
                 pp = &sb->next;
                 continue;
             }
@@ -351,21 +375,14 @@ void srv_subs_publish(srv_server *s) {
                     r->round = round;
                     r->revision++;
                 }
-                if (c->state == SRV_WS) {
-                    send_delta(c, sb, r->revision, add, nadd, rem, nrem);
-                    sent = true;
-                }
+                send_delta(c, sb, r->revision, add, nadd, rem, nrem);
             }
             free(add);
             free(rem);
             const char *e = view_error(sb->view);
-            if (e && !sb->errored && c->state == SRV_WS) {
-                send_sub_error(c, sb, e);
-                sent = true;
-            }
+            if (e && !sb->errored) send_sub_error(c, sb, e);
             sb->errored = e != NULL;
         }
-        /* Other connections are not flushed by the request's own batch. */
-        if (sent) srv_ws_flush(c);
+        if (!c->subs) set_subscriber(c, false);
     }
 }

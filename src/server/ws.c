@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "server/server.h"
+#include "server/srv_pipeline.h"
 
 static ssize_t recv_cb(wslay_event_context_ptr ctx, uint8_t *buf, size_t len, int flags,
                        void *user) {
@@ -28,6 +29,7 @@ static ssize_t send_cb(wslay_event_context_ptr ctx, const uint8_t *data, size_t 
     (void)flags;
     srv_conn *c = user;
     il_buf_put(&c->out, data, len);
+    c->queued_bytes -= len < c->queued_bytes ? len : c->queued_bytes;
     return (ssize_t)len;
 }
 
@@ -69,7 +71,9 @@ bool srv_ws_start(srv_conn *c) {
 }
 
 void srv_ws_flush(srv_conn *c) {
-    if (!c->ws) return;
+    /* wslay must not send from inside its own receive callbacks; srv_ws_feed flushes
+     * when wslay_event_recv returns. */
+    if (!c->ws || c->in_recv) return;
     wslay_event_send(c->ws);
     if (c->out.len) {
         srv_conn_write(c, c->out.data, c->out.len);
@@ -78,10 +82,15 @@ void srv_ws_flush(srv_conn *c) {
 }
 
 void srv_ws_send(srv_conn *c, const char *json, size_t len) {
+    /* Frames of a request or job are kept until the pipeline releases them. */
+    if (srv_tl_capture) {
+        srv_capture_frame(srv_tl_capture, c, json, len);
+        return;
+    }
     /* The credential fence: once the connection's credential ended, no data frame. */
     if (!c->ws || c->fenced) return;
     struct wslay_event_msg m = {WSLAY_TEXT_FRAME, (const uint8_t *)json, len};
-    wslay_event_queue_msg(c->ws, &m);
+    if (wslay_event_queue_msg(c->ws, &m) == 0) c->queued_bytes += len;
 }
 
 void srv_ws_ping(srv_conn *c) {
@@ -93,6 +102,11 @@ void srv_ws_ping(srv_conn *c) {
 
 void srv_ws_close(srv_conn *c, uint16_t code) {
     if (!c->ws) return;
+    if (c->in_recv) {
+        /* Queued after the frames still waiting in wslay, once recv returns. */
+        if (!c->pending_close) c->pending_close = code;
+        return;
+    }
     /* The close frame goes to wslay's control queue, which is sent before queued
      * messages: flush those first so that a final notice precedes the close. */
     srv_ws_flush(c);
@@ -105,8 +119,10 @@ void srv_ws_feed(srv_conn *c, const char *data, size_t len) {
         il_buf_clear(&c->in);
         c->in_pos = 0;
     }
-    il_buf_put(&c->in, data, len);
+    if (len) il_buf_put(&c->in, data, len);
+    c->in_recv = true;
     wslay_event_recv(c->ws);
+    c->in_recv = false;
     if (c->too_big && c->state == SRV_WS) {
         srv_notice_close(c, SRV_N_MESSAGE_TOO_LARGE, "Message over 16777216 bytes; closing",
                          WSLAY_CODE_MESSAGE_TOO_BIG);
@@ -117,8 +133,15 @@ void srv_ws_feed(srv_conn *c, const char *data, size_t len) {
         c->in_pos = 0;
     }
     srv_ws_flush(c);
+    if (c->pending_close) {
+        uint16_t code = c->pending_close;
+        c->pending_close = 0;
+        srv_ws_close(c, code);
+    }
     if (c->state == SRV_WS && !wslay_event_want_read(c->ws) && !wslay_event_want_write(c->ws))
         srv_conn_close(c);
+    else if (c->state == SRV_CLOSING)
+        srv_conn_close(c); /* closed inside the callbacks: linger now that it is flushed */
 }
 
 void srv_ws_free(srv_conn *c) {

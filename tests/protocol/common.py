@@ -101,16 +101,16 @@ class Conn:
     async def send(self, obj):
         await self.ws.send(obj if isinstance(obj, str) else json.dumps(obj))
 
-    async def recv(self):
+    async def recv(self, timeout=30):
         while True:
-            f = json.loads(await asyncio.wait_for(self.ws.recv(), 30))
+            f = json.loads(await asyncio.wait_for(self.ws.recv(), timeout))
             if f["type"] not in ("persistent_update", "rule_change", "kg_change",
                                  "schema_change"):
                 return f
 
-    async def call(self, obj):
+    async def call(self, obj, timeout=30):
         await self.send(obj)
-        return await self.recv()
+        return await self.recv(timeout)
 
 
 async def connect(srv, auth=True, key=KEY, kg=None):
@@ -168,6 +168,12 @@ class OwnServer:
             assert status == 0, "server exit status %d:\n%s" % (status, out[-4000:])
             assert not any(m in out for m in SANITIZER_MARKERS), out[-6000:]
         return False
+
+
+def is_sanitized(binary):
+    """Whether the server binary was built with AddressSanitizer."""
+    with open(binary, "rb") as f:
+        return b"__asan_init" in f.read()
 
 
 def prometheus(srv, key=KEY):

@@ -6,8 +6,9 @@ requests in order, malformed frames, and a 17 MiB frame (close 1009). After each
 the server must still answer (on the same connection, or on a new one after a close).
 
 The users, API keys, ACLs and lockout tests are in access.py (on the same server); the
-limits, heartbeat and configuration tests in limits.py (each on servers of its own); the
-standing query tests in subs.py (on the shared server).
+limits, heartbeat and configuration tests in limits.py and the deadline, cancel, overload
+and memory tests in guards.py (each on servers of its own); the standing query tests in
+subs.py (on the shared server).
 
 Usage: tests/protocol/run.py --server-bin PATH. Needs python3-websockets (Debian's
 /usr/bin/python3). Exit status 0 when every check passes."""
@@ -24,7 +25,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import (KEY, PASSWORD, SANITIZER_MARKERS, Server, connect,  # noqa: E402
                     http, still_answers)
 import access  # noqa: E402
+import guards  # noqa: E402
 import limits  # noqa: E402
+import notify  # noqa: E402
 import subs  # noqa: E402
 
 # ---------------------------------------------------------------------------
@@ -241,8 +244,8 @@ def main():
         print("FAIL sanitizer report from the server:\n" + out[-6000:])
         failed += 1
     # Tests that start servers of their own (limits and configuration).
-    failed += asyncio.run(run_tests(limits.TESTS, binary))
-    total = len(TESTS) + len(limits.TESTS)
+    failed += asyncio.run(run_tests(limits.TESTS + guards.TESTS + notify.TESTS, binary))
+    total = len(TESTS) + len(limits.TESTS) + len(guards.TESTS) + len(notify.TESTS)
     passed = max(total - failed, 0)
     print("%s: %d of %d protocol tests passed" % ("PASS" if not failed else "FAIL", passed, total))
     print("protocol: %d passed, %d failed" % (passed, total - passed))

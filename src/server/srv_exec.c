@@ -1,0 +1,664 @@
+/* Running a request's program on the compute pool (or inline for a cheap read), with the
+ * engine lock held: the credential and every statement are checked first, then each
+ * statement runs under the request's guards (cancel, deadline, memory), and the reply is
+ * built: one result, a streamed result, or an error. Frames go to the request's capture;
+ * the pipeline sends them in order. Also opens the session after authentication. */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "iql/script.h"
+#include "server/server.h"
+#include "server/srv_admin.h"
+#include "server/srv_authz.h"
+#include "server/srv_exec.h"
+#include "server/srv_pipeline.h"
+#include "server/srv_subs.h"
+
+/* ---- replies ---- */
+
+typedef struct reply {
+    const il_result *table; /* a TABLE result, or NULL for message lines */
+    const char **lines;
+    size_t nlines;
+    /* A table built by the server (.user list ...): column names and JSON rows. */
+    const char *const *cols;
+    size_t ncols;
+    char *const *rows;
+    size_t nrows;
+    il_buf errors; /* StatementError objects, comma-separated */
+    il_buf ext;    /* extra fields, each starting with ',' */
+    uint64_t ms;
+} reply;
+
+static void reply_init(reply *r) {
+    memset(r, 0, sizeof *r);
+    il_buf_init(&r->errors);
+    il_buf_init(&r->ext);
+}
+
+static void reply_free(reply *r) {
+    il_buf_free(&r->errors);
+    il_buf_free(&r->ext);
+}
+
+static size_t reply_ncols(const reply *r) {
+    if (r->cols) return r->ncols;
+    if (!r->table) return 1;
+    return il_result_nrows(r->table) ? il_result_ncols(r->table) : 0;
+}
+
+/* Rows the result has (a table may be cut to max_result_rows when sent). */
+static size_t reply_nrows(const reply *r) {
+    return r->cols ? r->nrows : r->table ? il_result_nrows(r->table) : r->nlines;
+}
+
+static void write_columns(il_buf *b, const reply *r) {
+    il_buf_puts(b, ",\"columns\":[");
+    for (size_t i = 0; i < reply_ncols(r); i++) {
+        if (i) il_buf_putc(b, ',');
+        const char *name = r->cols ? r->cols[i] : r->table ? il_result_col(r->table, i) : "message";
+        srv_json_str(b, name, strlen(name));
+    }
+    il_buf_putc(b, ']');
+}
+
+static void write_row(il_buf *b, const reply *r, size_t i) {
+    if (r->cols) {
+        il_buf_puts(b, r->rows[i]);
+        return;
+    }
+    il_buf_putc(b, '[');
+    if (r->table) {
+        size_t width;
+        const il_value *row = il_result_row(r->table, i, &width);
+        size_t n = width < reply_ncols(r) ? width : reply_ncols(r);
+        for (size_t k = 0; k < n; k++) {
+            if (k) il_buf_putc(b, ',');
+            srv_json_value(b, row[k]);
+        }
+    } else {
+        srv_json_str(b, r->lines[i], strlen(r->lines[i]));
+    }
+    il_buf_putc(b, ']');
+}
+
+static void write_provenance(il_buf *b, size_t n) {
+    if (n == 0) return;
+    il_buf_puts(b, ",\"row_provenance\":[");
+    for (size_t i = 0; i < n; i++) il_buf_puts(b, i ? ",\"unknown\"" : "\"unknown\"");
+    il_buf_putc(b, ']');
+}
+
+static void send_buf(srv_conn *c, il_buf *b) {
+    srv_ws_send(c, b->data, b->len);
+    il_buf_clear(b);
+}
+
+/* Sends a result as one frame, or as result_start/chunk/end when over 1 MiB. A query
+ * table over max_result_rows is cut there and flagged truncated, with total_count the
+ * rows it had (the original cut silently, with truncated:false: BUG). */
+static void send_reply(srv_conn *c, const char *id, reply *r) {
+    size_t total = reply_nrows(r), nrows = total;
+    int64_t cap = c->srv->cfg->max_result_rows;
+    if (r->table && cap > 0 && nrows > (uint64_t)cap) nrows = (size_t)cap;
+    const char *truncated = nrows < total ? "true" : "false";
+    il_buf rows;
+    il_buf_init(&rows);
+    size_t *off = malloc((nrows + 1) * sizeof *off);
+    for (size_t i = 0; i < nrows; i++) {
+        off[i] = rows.len;
+        if (i) il_buf_putc(&rows, ',');
+        write_row(&rows, r, i);
+        if (rows.len - off[i] > SRV_MAX_MESSAGE - 4096) {
+            char msg[128];
+            snprintf(msg, sizeof msg, "Result too large (%zu bytes, max %u)", rows.len - off[i],
+                     SRV_MAX_MESSAGE);
+            srv_send_error(c, id, "internal", msg);
+            free(off);
+            il_buf_free(&rows);
+            return;
+        }
+    }
+    off[nrows] = rows.len;
+    il_buf b;
+    il_buf_init(&b);
+    if (rows.len + nrows * 12 + 4096 <= SRV_STREAM_THRESHOLD) {
+        srv_json_open(&b, "result", id);
+        write_columns(&b, r);
+        il_buf_puts(&b, ",\"rows\":[");
+        il_buf_put(&b, rows.data, rows.len);
+        il_buf_printf(&b,
+                      "],\"row_count\":%zu,\"total_count\":%zu,\"truncated\":%s,"
+                      "\"execution_time_ms\":%llu,\"errors\":[",
+                      nrows, total, truncated, (unsigned long long)r->ms);
+        il_buf_put(&b, r->errors.data, r->errors.len);
+        il_buf_putc(&b, ']');
+        write_provenance(&b, nrows);
+        il_buf_put(&b, r->ext.data, r->ext.len);
+        il_buf_putc(&b, '}');
+        send_buf(c, &b);
+    } else {
+        srv_json_open(&b, "result_start", id);
+        write_columns(&b, r);
+        il_buf_printf(&b,
+                      ",\"total_count\":%zu,\"truncated\":%s,\"execution_time_ms\":%llu,"
+                      "\"errors\":[",
+                      total, truncated, (unsigned long long)r->ms);
+        il_buf_put(&b, r->errors.data, r->errors.len);
+        il_buf_putc(&b, ']');
+        il_buf_put(&b, r->ext.data, r->ext.len);
+        il_buf_putc(&b, '}');
+        send_buf(c, &b);
+        size_t chunk = 0, i = 0;
+        while (i < nrows) {
+            /* At most 500 rows and about 1 MiB per chunk; a bigger row goes alone. */
+            size_t j = i + 1;
+            while (j < nrows && j - i < SRV_CHUNK_ROWS &&
+                   off[j + 1] - off[i] < SRV_STREAM_THRESHOLD)
+                j++;
+            srv_json_open(&b, "result_chunk", id);
+            il_buf_puts(&b, ",\"rows\":[");
+            size_t from = off[i] + (i ? 1 : 0); /* skip the separating comma */
+            il_buf_put(&b, rows.data + from, off[j] - from);
+            il_buf_printf(&b, "],\"chunk_index\":%zu", chunk++);
+            write_provenance(&b, j - i);
+            il_buf_putc(&b, '}');
+            send_buf(c, &b);
+            i = j;
+        }
+        srv_json_open(&b, "result_end", id);
+        il_buf_printf(&b, ",\"row_count\":%zu,\"chunk_count\":%zu}", nrows, chunk);
+        send_buf(c, &b);
+    }
+    il_buf_free(&b);
+    il_buf_free(&rows);
+    free(off);
+}
+
+/* ---- execution ---- */
+
+static const char *class_name(il_stmt_class k) {
+    switch (k) {
+    case IL_STMT_QUERY:
+        return "query";
+    case IL_STMT_SESSION_RULE:
+        return "session_rule";
+    case IL_STMT_SESSION_FACT:
+        return "session_fact";
+    case IL_STMT_KG_SWITCH:
+        return "kg_switch";
+    case IL_STMT_SESSION_CLEAR:
+        return "session_clear";
+    case IL_STMT_REL_SHOW:
+        return "rel_show";
+    case IL_STMT_CLIENT_ONLY:
+        return "client_only";
+    case IL_STMT_OTHER:
+        break;
+    }
+    return NULL;
+}
+
+/* The error code of a failed statement, from its message. */
+static const char *error_code(const char *msg) {
+    if (strncmp(msg, "Access denied", 13) == 0 || strncmp(msg, "Permission denied", 17) == 0)
+        return "access_denied";
+    if (strstr(msg, "not found") || strstr(msg, "does not exist")) return "not_found";
+    if (strstr(msg, "already exists")) return "conflict";
+    return "validation";
+}
+
+static char *joined_lines(const il_result *r) {
+    il_buf b;
+    il_buf_init(&b);
+    for (size_t i = 0; i < il_result_nlines(r); i++) {
+        if (i) il_buf_putc(&b, '\n');
+        il_buf_puts(&b, il_result_line(r, i));
+    }
+    if (!b.data) il_buf_puts(&b, "");
+    return il_buf_take(&b);
+}
+
+static const char *stop_code(il_stop why) {
+    switch (why) {
+    case IL_STOP_CANCELLED:
+        return "cancelled";
+    case IL_STOP_DEADLINE:
+        return "deadline_exceeded";
+    case IL_STOP_MEMORY:
+    case IL_STOP_BUDGET:
+        return "resource_exhausted";
+    case IL_STOP_NONE:
+        break;
+    }
+    return "internal";
+}
+
+/* Ends the request with one error frame in place of whatever it produced. */
+static void stop_request(srv_req *rq, const char *code, const char *msg) {
+    rq->stopped = true;
+    il_buf_clear(&rq->out.frames);
+    srv_send_error(rq->conn, rq->has_id ? rq->id : NULL, code, msg);
+}
+
+static const char CANCELLED_MSG[] =
+    "Request cancelled before it began committing; nothing was applied";
+static const char DEADLINE_MSG[] =
+    "Request deadline exceeded before it began committing; nothing was applied";
+
+static bool is_query(const srv_stmt *st) {
+    const char *p = st->text;
+    while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r') p++;
+    return *p == '?';
+}
+
+/* Runs one statement under the request's guards; NULL when the request stopped (the
+ * error frame is its reply) or, run inline, overran its budget and must move to the pool.
+ * A statement other than a query begins committing: a cancel is then too late. */
+static il_result *run(srv_req *rq, const srv_stmt *st) {
+    srv_conn *c = rq->conn;
+    srv_server *s = c->srv;
+    if (!is_query(st)) {
+        int expected = SRV_COMMIT_NOT_YET;
+        __atomic_compare_exchange_n(&rq->commit, &expected, SRV_COMMIT_BEGUN, false,
+                                    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+    }
+    int commit = __atomic_load_n(&rq->commit, __ATOMIC_SEQ_CST);
+    if (commit == SRV_COMMIT_CANCELLED) {
+        stop_request(rq, "cancelled", CANCELLED_MSG);
+        return NULL;
+    }
+    uint64_t now = srv_mono_ns();
+    if (commit == SRV_COMMIT_NOT_YET && rq->deadline_ns && now >= rq->deadline_ns) {
+        srv_count(s->counters.deadline_exceeded);
+        stop_request(rq, "deadline_exceeded", DEADLINE_MSG);
+        return NULL;
+    }
+    il_limits lim = {
+        .cancel = &rq->stop,
+        .deadline_ns = rq->deadline_ns,
+        .max_memory_bytes = (uint64_t)s->cfg->max_query_memory_bytes,
+        .budget = s->query_budget,
+    };
+    if (rq->inline_budget_ns && (!lim.deadline_ns || rq->inline_budget_ns < lim.deadline_ns))
+        lim.deadline_ns = rq->inline_budget_ns;
+    il_session_set_limits(c->session, &lim);
+    il_result *r = il_execute(c->session, st->text, st->len);
+    il_session_set_limits(c->session, NULL);
+    if (il_result_peak_bytes(r) > rq->peak_bytes) rq->peak_bytes = il_result_peak_bytes(r);
+    il_stop why = il_result_stop(r);
+    if (why != IL_STOP_NONE) {
+        bool spill = why == IL_STOP_DEADLINE && rq->inline_budget_ns &&
+                     (!rq->deadline_ns || srv_mono_ns() < rq->deadline_ns);
+        if (spill) {
+            rq->inline_spilled = rq->stopped = true;
+        } else {
+            if (why == IL_STOP_DEADLINE) srv_count(s->counters.deadline_exceeded);
+            if (why == IL_STOP_MEMORY || why == IL_STOP_BUDGET)
+                srv_count(s->counters.memory_refused);
+            stop_request(rq, stop_code(why), il_result_nlines(r) ? il_result_line(r, 0) : "");
+        }
+        il_result_free(r);
+        return NULL;
+    }
+    __atomic_fetch_add(&s->query_count, 1, __ATOMIC_RELAXED);
+    il_stmt_class k = il_result_stmt_class(r);
+    bool was = c->dirty;
+    if ((k == IL_STMT_SESSION_RULE || k == IL_STMT_SESSION_FACT) &&
+        il_result_kind_of(r) == IL_RESULT_MESSAGE)
+        c->dirty = true;
+    else if (k == IL_STMT_SESSION_CLEAR || k == IL_STMT_KG_SWITCH)
+        c->dirty = false;
+    if (was != c->dirty)
+        __atomic_fetch_add(&s->ndirty, c->dirty ? 1u : (unsigned)-1, __ATOMIC_RELAXED);
+    return r;
+}
+
+static void save_identities(srv_server *s) {
+    char err[512];
+    if (!srv_users_save(&s->users, err, sizeof err)) fprintf(stderr, "ERROR: %s\n", err);
+}
+
+/* What a successful statement did to the ACLs: a non-admin creator of a graph becomes its
+ * owner; a dropped graph's entries go. (The engine moves sessions off a dropped graph;
+ * the server reads each session's graph from the engine, so it mirrors nothing.) */
+static void after_stmt(srv_conn *c, const srv_stmt *st, const il_result *r) {
+    il_result_kind kind = il_result_kind_of(r);
+    if (st->effect == SRV_FX_NONE || (kind != IL_RESULT_MESSAGE && kind != IL_RESULT_TABLE)) return;
+    srv_server *s = c->srv;
+    if (st->effect == SRV_FX_DROP || st->effect == SRV_FX_CREATE) srv_count_graphs(s);
+    pthread_mutex_lock(&s->users_lock);
+    if (st->effect == SRV_FX_DROP) {
+        size_t before = s->users.nacls;
+        srv_users_drop_kg(&s->users, st->effect_kg);
+        if (s->users.nacls != before) save_identities(s);
+    } else if (st->effect == SRV_FX_CREATE && il_result_stmt_class(r) == IL_STMT_KG_SWITCH) {
+        srv_user *u = srv_users_find(&s->users, c->user);
+        /* A name the store could not read back (control characters) gets no entry. */
+        if (u && u->role != SRV_ROLE_ADMIN && srv_name_ok(st->effect_kg, SRV_KG_NAME_MAX)) {
+            srv_users_grant(&s->users, st->effect_kg, u->name, SRV_KG_OWNER);
+            save_identities(s);
+        }
+    }
+    pthread_mutex_unlock(&s->users_lock);
+}
+
+static void send_parse_error(srv_conn *c, const char *id, const char *text, const char *cls) {
+    il_buf f;
+    il_buf_init(&f);
+    il_buf_puts(&f, ",\"validation_errors\":[{\"line\":1,\"statement_index\":0,\"error\":");
+    srv_json_str(&f, text, strlen(text));
+    il_buf_puts(&f, "}]");
+    if (cls) il_buf_printf(&f, ",\"statement_class\":\"%s\"", cls);
+    srv_send_error_fields(c, id, "validation", "Program has 1 parse error(s)", f.data);
+    il_buf_free(&f);
+}
+
+static void execute_one(srv_req *rq, const srv_stmt *st, uint64_t t0) {
+    srv_conn *c = rq->conn;
+    const char *id = rq->has_id ? rq->id : NULL;
+    if (st->unterminated) {
+        send_parse_error(c, id, "unterminated statement (unbalanced delimiters)", NULL);
+        return;
+    }
+    il_result *r = run(rq, st);
+    if (!r) return;
+    after_stmt(c, st, r);
+    il_stmt_class k = il_result_stmt_class(r);
+    const char *cls = class_name(k);
+    il_result_kind kind = il_result_kind_of(r);
+    if (kind == IL_RESULT_PARSE_ERROR || kind == IL_RESULT_ERROR) {
+        char *msg = joined_lines(r);
+        if (kind == IL_RESULT_PARSE_ERROR) {
+            send_parse_error(c, id, msg, cls);
+        } else {
+            char fields[64] = "";
+            if (cls) snprintf(fields, sizeof fields, ",\"statement_class\":\"%s\"", cls);
+            srv_send_error_fields(c, id, error_code(msg), msg, fields);
+        }
+        free(msg);
+        il_result_free(r);
+        return;
+    }
+    reply rp;
+    reply_init(&rp);
+    const char **lines = NULL;
+    if (kind == IL_RESULT_TABLE) {
+        rp.table = r;
+    } else {
+        rp.nlines = il_result_nlines(r);
+        lines = malloc((rp.nlines + 1) * sizeof *lines);
+        for (size_t i = 0; i < rp.nlines; i++) lines[i] = il_result_line(r, i);
+        rp.lines = lines;
+    }
+    /* Which kind of reply this is: a table whose one column is named `message` is not
+     * a message. */
+    il_buf_printf(&rp.ext, ",\"result_kind\":\"%s\"", rp.table ? "table" : "message");
+    if (cls) il_buf_printf(&rp.ext, ",\"statement_class\":\"%s\"", cls);
+    if (k == IL_STMT_SESSION_RULE && kind == IL_RESULT_MESSAGE) {
+        uint32_t arity = 0;
+        const char *head = il_result_rule_head(r, &arity);
+        il_buf_puts(&rp.ext, ",\"rule_head\":");
+        srv_json_str(&rp.ext, head, strlen(head));
+        il_buf_printf(&rp.ext, ",\"rule_arity\":%u", arity);
+    }
+    if (k == IL_STMT_REL_SHOW && il_result_title(r)) {
+        il_buf_puts(&rp.ext, ",\"title\":");
+        srv_json_str(&rp.ext, il_result_title(r), strlen(il_result_title(r)));
+    }
+    rp.ms = srv_now_ms() - t0;
+    send_reply(c, id, &rp);
+    reply_free(&rp);
+    free(lines);
+    il_result_free(r);
+}
+
+/* Checks a statement again against the session's actual knowledge graph when an earlier
+ * `.kg use` of the program failed and the graph is not the one the first check assumed. */
+static const char *recheck(srv_conn *c, const char *user, srv_stmt *st) {
+    const char *kg = il_session_graph(c->session);
+    if (strcmp(st->checked_kg, kg) == 0) return NULL;
+    srv_server *s = c->srv;
+    pthread_mutex_lock(&s->users_lock);
+    const srv_user *me = srv_users_find(&s->users, user);
+    if (me && me->role != SRV_ROLE_ADMIN) {
+        srv_authz_state as;
+        memset(&as, 0, sizeof as);
+        snprintf(as.kg, sizeof as.kg, "%s", kg);
+        srv_authz_stmt(&s->users, me, &as, st);
+    }
+    pthread_mutex_unlock(&s->users_lock);
+    return st->denied[0] ? st->denied : NULL;
+}
+
+/* A program of several statements: each runs in order and failures do not stop it.
+ * The last query's table is the reply, else every statement's message lines; failed
+ * statements add an `Error: ...` line and an errors[] entry. */
+static void execute_many(srv_req *rq, srv_stmt *sts, size_t n, uint64_t t0) {
+    srv_conn *c = rq->conn;
+    const char *id = rq->has_id ? rq->id : NULL;
+    reply rp;
+    reply_init(&rp);
+    il_result *last_table = NULL;
+    il_result **keep = NULL; /* results whose lines are referenced */
+    size_t nkeep = 0;
+    char **owned = NULL;
+    size_t nowned = 0;
+    const char **lines = NULL;
+    size_t nlines = 0;
+    for (size_t index = 0; index < n; index++) {
+        srv_stmt *st = &sts[index];
+        il_result *r = NULL;
+        char *failure = NULL;
+        const char *code = "validation";
+        const char *denied = st->unterminated ? NULL : recheck(c, c->user, st);
+        if (st->unterminated) {
+            failure = strdup("unterminated statement (unbalanced delimiters)");
+        } else if (denied) {
+            failure = strdup(denied);
+            code = "access_denied";
+        } else {
+            r = run(rq, st);
+            if (!r) break;
+            after_stmt(c, st, r);
+            il_result_kind kind = il_result_kind_of(r);
+            if (kind == IL_RESULT_ERROR || kind == IL_RESULT_PARSE_ERROR) {
+                failure = joined_lines(r);
+                if (kind == IL_RESULT_ERROR) code = error_code(failure);
+            }
+        }
+        if (failure) {
+            if (rp.errors.len) il_buf_putc(&rp.errors, ',');
+            il_buf_printf(&rp.errors, "{\"index\":%zu,\"code\":\"%s\",\"message\":", index, code);
+            srv_json_str(&rp.errors, failure, strlen(failure));
+            il_buf_putc(&rp.errors, '}');
+            il_buf line;
+            il_buf_init(&line);
+            il_buf_printf(&line, "Error: %s", failure);
+            owned = realloc(owned, (nowned + 1) * sizeof *owned);
+            owned[nowned++] = il_buf_take(&line);
+            lines = realloc(lines, (nlines + 1) * sizeof *lines);
+            lines[nlines++] = owned[nowned - 1];
+            free(failure);
+            if (r) il_result_free(r);
+        } else if (il_result_kind_of(r) == IL_RESULT_TABLE) {
+            if (last_table) il_result_free(last_table);
+            last_table = r;
+        } else {
+            size_t k = il_result_nlines(r);
+            lines = realloc(lines, (nlines + k + 1) * sizeof *lines);
+            for (size_t i = 0; i < k; i++) lines[nlines++] = il_result_line(r, i);
+            keep = realloc(keep, (nkeep + 1) * sizeof *keep);
+            keep[nkeep++] = r;
+        }
+    }
+    rp.table = last_table;
+    rp.lines = lines;
+    rp.nlines = nlines;
+    rp.ms = srv_now_ms() - t0;
+    if (!rq->stopped) send_reply(c, id, &rp);
+    reply_free(&rp);
+    if (last_table) il_result_free(last_table);
+    for (size_t i = 0; i < nkeep; i++) il_result_free(keep[i]);
+    for (size_t i = 0; i < nowned; i++) free(owned[i]);
+    free(keep);
+    free(owned);
+    free(lines);
+}
+
+/* .user / .apikey / .kg acl, answered by the server (execution_time_ms 0, as in the
+ * original). A command that ended this connection's own credential gets no reply: the
+ * fence withholds it and the connection closes with the notice. */
+static void execute_admin(srv_conn *c, const char *id, const srv_stmt *st) {
+    srv_admin_reply ar;
+    pthread_mutex_lock(&c->srv->users_lock);
+    srv_admin_run(c, st, &ar);
+    pthread_mutex_unlock(&c->srv->users_lock);
+    if (ar.error_code) {
+        srv_send_error(c, id, ar.error_code, ar.message);
+    } else {
+        reply rp;
+        reply_init(&rp);
+        if (ar.ncols) {
+            rp.cols = ar.cols;
+            rp.ncols = ar.ncols;
+            rp.rows = ar.rows;
+            rp.nrows = ar.nrows;
+            il_buf_puts(&rp.ext, ",\"result_kind\":\"table\"");
+        } else {
+            rp.lines = (const char **)ar.lines;
+            rp.nlines = ar.nlines;
+            il_buf_puts(&rp.ext, ",\"result_kind\":\"message\"");
+        }
+        send_reply(c, id, &rp);
+        reply_free(&rp);
+    }
+    srv_admin_reply_free(&ar);
+}
+
+static void free_stmts(srv_stmt *sts, size_t n) {
+    for (size_t i = 0; i < n; i++) free(sts[i].text);
+    free(sts);
+}
+
+/* The connection's user when its credential is still valid; else NULL, and the request
+ * closes the connection with the credential notice when released. */
+static const srv_user *current_user(srv_req *rq) {
+    srv_server *s = rq->conn->srv;
+    enum srv_notice why;
+    pthread_mutex_lock(&s->users_lock);
+    const srv_user *me = srv_auth_current(rq->conn, &why);
+    pthread_mutex_unlock(&s->users_lock);
+    if (!me) {
+        rq->close_credential = true;
+        rq->close_why = why;
+    }
+    return me;
+}
+
+static void execute(srv_req *rq) {
+    srv_conn *c = rq->conn;
+    const char *id = rq->has_id ? rq->id : NULL;
+    const char *prog = rq->program;
+    size_t len = rq->len;
+    uint64_t t0 = srv_now_ms();
+    int64_t max = c->srv->cfg->max_query_size_bytes;
+    if (max > 0 && len > (uint64_t)max) {
+        char msg[128];
+        snprintf(msg, sizeof msg, "Program too large: %zu bytes (max %lld)", len, (long long)max);
+        srv_send_error(c, id, "validation", msg);
+        return;
+    }
+    /* The role is read per statement, so a role change applies at once; a credential that
+     * ended closes the connection instead of answering. */
+    if (!current_user(rq)) return;
+    srv_stmt *sts = NULL;
+    size_t n = 0;
+    iql_script sc;
+    iql_script_init(&sc, prog, len);
+    iql_script_item it;
+    while (iql_script_next(&sc, &it)) {
+        sts = realloc(sts, (n + 1) * sizeof *sts);
+        memset(&sts[n], 0, sizeof sts[n]);
+        sts[n].text = strndup(it.text, it.len);
+        sts[n].len = it.len;
+        sts[n].unterminated = it.unterminated;
+        n++;
+    }
+    iql_script_free(&sc);
+    /* Every statement is authorized before any runs, so a refused statement leaves the
+     * whole program unapplied (the original checked single-statement programs only: a
+     * viewer could write through a two-line program, BUG). */
+    srv_authz_state as;
+    memset(&as, 0, sizeof as);
+    snprintf(as.kg, sizeof as.kg, "%s", il_session_graph(c->session));
+    pthread_mutex_lock(&c->srv->users_lock);
+    const srv_user *me = srv_users_find(&c->srv->users, c->user);
+    size_t denied = n;
+    for (size_t i = 0; me && i < n && denied == n; i++) {
+        srv_authz_stmt(&c->srv->users, me, &as, &sts[i]);
+        if (sts[i].denied[0]) denied = i;
+    }
+    pthread_mutex_unlock(&c->srv->users_lock);
+    if (denied < n) {
+        il_buf f;
+        il_buf_init(&f);
+        if (n > 1) {
+            il_buf_printf(
+                &f, ",\"errors\":[{\"index\":%zu,\"code\":\"access_denied\",\"message\":", denied);
+            srv_json_str(&f, sts[denied].denied, strlen(sts[denied].denied));
+            il_buf_puts(&f, "}]");
+        }
+        srv_send_error_fields(c, id, "access_denied", sts[denied].denied, f.data);
+        il_buf_free(&f);
+        free_stmts(sts, n);
+        return;
+    }
+    for (size_t i = 0; n > 1 && i < n; i++) {
+        if (sts[i].handler == SRV_H_ENGINE) continue;
+        srv_send_error(c, id, "unsupported",
+                       sts[i].handler == SRV_H_ACL
+                           ? "KG ACL commands require a WebSocket connection with admin or "
+                             "owner privileges."
+                           : "User/API key commands require a WebSocket connection with admin "
+                             "privileges.");
+        free_stmts(sts, n);
+        return;
+    }
+    for (size_t i = 0; n > 1 && i < n; i++) {
+        if (!srv_subs_is_command(sts[i].text, sts[i].len)) continue;
+        srv_send_error(c, id, "validation",
+                       ".subscribe and .unsubscribe must be the only statement of a program");
+        free_stmts(sts, n);
+        return;
+    }
+    if (n == 1 && !sts[0].unterminated && srv_subs_is_command(sts[0].text, sts[0].len))
+        srv_subs_command(c, id, sts[0].text, sts[0].len);
+    else if (n == 1 && sts[0].handler != SRV_H_ENGINE)
+        execute_admin(c, id, &sts[0]);
+    else if (n == 1)
+        execute_one(rq, &sts[0], t0);
+    else
+        execute_many(rq, sts, n, t0);
+    free_stmts(sts, n);
+}
+
+void srv_exec_job(srv_job *j) {
+    srv_exec_run((srv_req *)j);
+}
+
+void srv_exec_run(srv_req *rq) {
+    srv_capture *was = srv_tl_capture;
+    srv_tl_capture = &rq->out;
+    {
+        execute(rq);
+        /* A read that finished before it saw its cancel still answers `cancelled`. */
+        if (!rq->stopped && __atomic_load_n(&rq->commit, __ATOMIC_SEQ_CST) == SRV_COMMIT_CANCELLED)
+            stop_request(rq, "cancelled", CANCELLED_MSG);
+        /* Subscription deltas go out after the reply to the request that caused them. */
+        if (rq->access == SRV_EXCLUSIVE) srv_subs_publish(rq->conn->srv);
+    }
+    srv_tl_capture = was;
+}

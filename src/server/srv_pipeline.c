@@ -1,0 +1,474 @@
+/* A connection's request pipeline (protocol-later.md 1.6-1.7): every request takes a
+ * ticket in arrival order; at most ws_max_in_flight_requests are unreleased, and at that
+ * bound the connection stops reading. The head of the queue starts when the start rule
+ * allows (a shared read beside other reads, an exclusive request alone); replies are
+ * released strictly in ticket order. Deadlines cover the wait in the pipeline and the
+ * pool; cancel stops a request wherever it is; a disconnect aborts reads and lets a
+ * started exclusive request finish. Cheap reads run inline on the loop thread when the
+ * engine is free, within a small budget; one that overruns it goes to the pool, and its
+ * program is remembered so that it goes there directly next time. */
+#include <malloc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <xxhash.h>
+
+#include "server/server.h"
+#include "server/srv_exec.h"
+#include "server/srv_notify.h"
+#include "server/srv_pipeline.h"
+
+/* A read that has not finished within this on the loop thread moves to the pool. */
+#define INLINE_BUDGET_NS 1000000u
+#define SWEEP_MS         5
+
+_Thread_local srv_capture *srv_tl_capture;
+
+uint64_t srv_mono_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- captured frames ---- */
+
+void srv_capture_init(srv_capture *cap, srv_conn *c) {
+    cap->conn = c;
+    cap->req = NULL;
+    il_buf_init(&cap->frames);
+    cap->notes = cap->pushes = NULL;
+    cap->notes_tail = &cap->notes;
+    cap->pushes_tail = &cap->pushes;
+}
+
+static void drop_list(srv_push **head, srv_push ***tail) {
+    for (srv_push *p = *head, *next; p; p = next) {
+        next = p->next;
+        free(p);
+    }
+    *head = NULL;
+    *tail = head;
+}
+
+void srv_capture_free(srv_capture *cap) {
+    il_buf_free(&cap->frames);
+    drop_list(&cap->notes, &cap->notes_tail);
+    drop_list(&cap->pushes, &cap->pushes_tail);
+}
+
+static void append(srv_push ***tail, srv_conn *to, uint64_t seq, const char *json, size_t len) {
+    srv_push *p = malloc(sizeof *p + len);
+    p->next = NULL;
+    p->to = to;
+    p->seq = seq;
+    p->len = len;
+    memcpy(p->data, json, len);
+    **tail = p;
+    *tail = &p->next;
+}
+
+void srv_capture_frame(srv_capture *cap, srv_conn *to, const char *json, size_t len) {
+    if (to == cap->conn) {
+        il_buf_put(&cap->frames, (const char *)&len, sizeof len);
+        il_buf_put(&cap->frames, json, len);
+        return;
+    }
+    append(&cap->pushes_tail, to, 0, json, len);
+}
+
+void srv_capture_note(srv_capture *cap, uint64_t seq, const char *json, size_t len) {
+    append(&cap->notes_tail, cap->conn, seq, json, len);
+}
+
+void srv_capture_push(srv_capture *cap, srv_conn *to, uint64_t seq, const char *json, size_t len) {
+    append(&cap->pushes_tail, to, seq, json, len);
+}
+
+static bool open_ws(const srv_conn *c) {
+    return c && c->state == SRV_WS && !c->closed;
+}
+
+/* A push for a connection that is not reading (over SRV_OUTBOUND_LIMIT) is dropped: a
+ * notification is counted, and past notification_buffer_size missed in all the
+ * connection is closed (`slow_consumer`); a subscription delta cannot be dropped without
+ * breaking the subscriber's view, so the connection is closed at once. */
+static void dropped(srv_conn *c, bool notification) {
+    char msg[128];
+    size_t capacity = srv_notify_ring_capacity(c->srv->notify);
+    if (notification && ++c->missed_total <= capacity) {
+        c->missed++;
+        return;
+    }
+    if (notification)
+        snprintf(msg, sizeof msg, "Disconnected: missed %llu total notification(s)",
+                 (unsigned long long)c->missed_total);
+    else
+        snprintf(msg, sizeof msg, "Disconnected: a subscription delta could not be delivered");
+    srv_notice_close(c, SRV_N_SLOW_CONSUMER, msg, 1008);
+}
+
+/* A notification goes once: not when the connection's replay covered it. */
+static void send_pushes(srv_push *p) {
+    for (; p; p = p->next) {
+        srv_conn *c = p->to;
+        if (!open_ws(c) || (p->seq && p->seq <= c->notify_through)) continue;
+        if (srv_outbound(c) > SRV_OUTBOUND_LIMIT) {
+            dropped(c, p->seq != 0);
+            continue;
+        }
+        if (c->missed) {
+            char msg[96];
+            snprintf(msg, sizeof msg, "Missed %llu notification(s) due to backpressure",
+                     (unsigned long long)c->missed);
+            c->missed = 0;
+            srv_send_notice(c, SRV_N_NOTIFICATIONS_MISSED, msg);
+        }
+        srv_ws_send(c, p->data, p->len);
+        srv_ws_flush(c);
+    }
+}
+
+void srv_capture_flush(srv_capture *cap) {
+    srv_conn *c = cap->conn;
+    for (size_t at = 0; at + sizeof(size_t) <= cap->frames.len;) {
+        size_t len;
+        memcpy(&len, cap->frames.data + at, sizeof len);
+        at += sizeof len;
+        if (open_ws(c)) srv_ws_send(c, cap->frames.data + at, len);
+        at += len;
+    }
+    il_buf_clear(&cap->frames);
+    if (open_ws(c)) srv_ws_flush(c);
+    send_pushes(cap->notes);
+    send_pushes(cap->pushes);
+    drop_list(&cap->notes, &cap->notes_tail);
+    drop_list(&cap->pushes, &cap->pushes_tail);
+}
+
+/* ---- tickets ---- */
+
+static void pause_or_resume(srv_conn *c) {
+    int64_t bound = c->srv->cfg->ws_max_in_flight_requests;
+    if (bound < 1) bound = 1;
+    bool full = c->nreqs >= (uint64_t)bound || srv_outbound(c) > SRV_OUTBOUND_LIMIT;
+    if (full && !c->reading_paused && c->state == SRV_WS) {
+        uv_read_stop((uv_stream_t *)&c->tcp);
+        c->reading_paused = true;
+    } else if (!full && c->reading_paused) {
+        c->reading_paused = false;
+        if (c->state == SRV_WS && !c->closed) srv_conn_resume_reading(c);
+    }
+}
+
+srv_req *srv_pipe_new(srv_conn *c, enum srv_req_kind kind, const char *id) {
+    srv_req *r = calloc(1, sizeof *r);
+    r->conn = c;
+    r->kind = kind;
+    r->access = SRV_EXCLUSIVE;
+    r->phase = kind == SRV_RK_REPLY ? SRV_REQ_FINISHED : SRV_REQ_QUEUED;
+    if (id) {
+        r->has_id = true;
+        snprintf(r->id, sizeof r->id, "%s", id);
+    }
+    r->received_ns = srv_mono_ns();
+    r->job.run = srv_exec_job;
+    r->job.done = srv_pipe_job_done;
+    srv_capture_init(&r->out, c);
+    r->out.req = r;
+    if (c->reqs_tail)
+        c->reqs_tail->next = r;
+    else
+        c->reqs = r;
+    c->reqs_tail = r;
+    c->nreqs++;
+    pause_or_resume(c);
+    return r;
+}
+
+bool srv_pipe_id_in_use(const srv_conn *c, const char *id) {
+    for (const srv_req *r = c->reqs; r; r = r->next)
+        if (r->has_id && strcmp(r->id, id) == 0) return true;
+    return false;
+}
+
+srv_req *srv_pipe_reply_begin(srv_conn *c, const char *id) {
+    srv_req *r = srv_pipe_new(c, SRV_RK_REPLY, id);
+    srv_tl_capture = &r->out;
+    return r;
+}
+
+void srv_pipe_reply_end(srv_req *r) {
+    srv_tl_capture = NULL;
+    srv_pipe_pump(r->conn);
+}
+
+static void req_free(srv_req *r) {
+    srv_capture_free(&r->out);
+    for (srv_fence_fx *f = r->fences, *next; f; f = next) {
+        next = f->next;
+        free(f);
+    }
+    free(r->program);
+    free(r);
+}
+
+static void unlink_req(srv_conn *c, srv_req *r) {
+    srv_req **p = &c->reqs, *prev = NULL;
+    while (*p && *p != r) {
+        prev = *p;
+        p = &(*p)->next;
+    }
+    if (!*p) return;
+    *p = r->next;
+    if (c->reqs_tail == r) c->reqs_tail = prev;
+    c->nreqs--;
+}
+
+/* Replaces whatever the request produced by one error frame. */
+static void fail(srv_req *r, const char *code, const char *msg) {
+    il_buf_clear(&r->out.frames);
+    srv_capture *was = srv_tl_capture;
+    srv_tl_capture = &r->out;
+    srv_send_error(r->conn, r->has_id ? r->id : NULL, code, msg);
+    srv_tl_capture = was;
+    r->phase = SRV_REQ_FINISHED;
+}
+
+static const char DEADLINE_MSG[] =
+    "Request deadline exceeded before it began committing; nothing was applied";
+static const char CANCELLED_MSG[] =
+    "Request cancelled before it began committing; nothing was applied";
+
+/* Effects that take place when the work is done, before any later job's frames go out:
+ * ended credentials close their connections at once. */
+static void apply_done_effects(srv_req *r) {
+    srv_server *s = r->conn->srv;
+    for (srv_fence_fx *f = r->fences; f; f = f->next) {
+        if (f->key_id)
+            srv_fence_key(s, f->key_id, f->why);
+        else
+            srv_fence_user(s, f->user, f->passwords_only);
+    }
+    if (r->fence_schedule) srv_fence_schedule(s);
+    if (r->peak_bytes > SRV_RELEASE_AFTER_PEAK) srv_release_memory_later(s);
+}
+
+static void release(srv_conn *c, srv_req *r) {
+    unlink_req(c, r);
+    if (r->close_credential) {
+        srv_notice_close(c, r->close_why,
+                         r->close_why == SRV_N_CREDENTIAL_EXPIRED
+                             ? "Credential expired; reconnect with valid credentials"
+                             : "Credential revoked; reconnect with valid credentials",
+                         1008);
+    } else {
+        srv_capture_flush(&r->out);
+    }
+    req_free(r);
+    /* A connection with requests in progress is not idle. */
+    if (c->authed && c->state == SRV_WS && !c->reqs)
+        srv_timer_start(c, (uint64_t)c->srv->cfg->ws_idle_timeout_ms);
+}
+
+static bool can_start(const srv_conn *c, const srv_req *r) {
+    for (const srv_req *q = c->reqs; q != r; q = q->next)
+        if (r->access == SRV_EXCLUSIVE || q->access == SRV_EXCLUSIVE) return false;
+    return true;
+}
+
+static uint32_t program_hash(const srv_req *r) {
+    return (uint32_t)XXH3_64bits(r->program, r->len) | 1u;
+}
+
+static bool known_slow(const srv_conn *c, uint32_t h) {
+    for (size_t i = 0; i < sizeof c->slow / sizeof c->slow[0]; i++)
+        if (c->slow[i] == h) return true;
+    return false;
+}
+
+static void submit(srv_req *r) {
+    srv_conn *c = r->conn;
+    srv_server *s = c->srv;
+    if (!srv_pool_submit(&s->pool, &r->job, false)) {
+        srv_count(s->counters.overloaded);
+        fail(r, "overloaded", "Server overloaded: the compute queue is full; retry later");
+        return;
+    }
+    r->in_pool = true;
+    c->refs++;
+    srv_sweep_arm(s);
+}
+
+static void start(srv_req *r) {
+    srv_conn *c = r->conn;
+    srv_server *s = c->srv;
+    r->phase = SRV_REQ_STARTED;
+    if (r->deadline_ns && srv_mono_ns() >= r->deadline_ns) {
+        srv_count(s->counters.deadline_exceeded);
+        fail(r, "deadline_exceeded", DEADLINE_MSG);
+        return;
+    }
+    size_t queued;
+    unsigned running;
+    srv_pool_stats(&s->pool, &queued, &running);
+    if (r->kind == SRV_RK_EXECUTE && r->access == SRV_SHARED && queued == 0 &&
+        !known_slow(c, program_hash(r)) && srv_pool_try_engine(&s->pool)) {
+        r->inline_budget_ns = srv_mono_ns() + INLINE_BUDGET_NS;
+        srv_exec_run(r);
+        srv_pool_leave_engine(&s->pool);
+        r->inline_budget_ns = 0;
+        if (!r->inline_spilled) {
+            r->phase = SRV_REQ_FINISHED;
+            apply_done_effects(r);
+            return;
+        }
+        c->slow[c->slow_next++ % (sizeof c->slow / sizeof c->slow[0])] = program_hash(r);
+        il_buf_clear(&r->out.frames);
+    }
+    submit(r);
+}
+
+void srv_pipe_pump(srv_conn *c) {
+    for (;;) {
+        bool progress = false;
+        if (srv_outbound(c) > SRV_OUTBOUND_LIMIT) break; /* the client is not reading */
+        while (c->reqs && c->reqs->phase == SRV_REQ_FINISHED && !c->closed &&
+               srv_outbound(c) <= SRV_OUTBOUND_LIMIT) {
+            release(c, c->reqs);
+            progress = true;
+        }
+        /* Nothing runs before the session is open; pings and errors are answered. */
+        if (c->closed || c->state != SRV_WS || !c->session_ready) break;
+        srv_req *r = c->reqs;
+        while (r && r->phase != SRV_REQ_QUEUED) r = r->next;
+        if (r && can_start(c, r)) {
+            start(r);
+            progress = true;
+        }
+        if (!progress) break;
+    }
+    pause_or_resume(c);
+}
+
+/* The pool finished (or skipped) a request. */
+void srv_pipe_job_done(srv_job *j) {
+    srv_req *r = (srv_req *)j;
+    srv_conn *c = r->conn;
+    r->in_pool = false;
+    c->refs--;
+    if (j->skipped) {
+        /* Taken out of the queue by a cancel, a deadline or a disconnect: never ran. */
+        if (r->commit == SRV_COMMIT_CANCELLED)
+            fail(r, "cancelled", CANCELLED_MSG);
+        else
+            fail(r, "deadline_exceeded", DEADLINE_MSG);
+    }
+    r->phase = SRV_REQ_FINISHED;
+    apply_done_effects(r);
+    /* Pushes to other connections go now; this connection's frames wait for release. */
+    send_pushes(r->out.pushes);
+    drop_list(&r->out.pushes, &r->out.pushes_tail);
+    if (c->closed) {
+        unlink_req(c, r);
+        req_free(r);
+        srv_conn_maybe_free(c);
+        return;
+    }
+    srv_pipe_pump(c);
+}
+
+/* ---- cancel, deadlines, disconnect ---- */
+
+const char *srv_pipe_cancel(srv_conn *c, const char *target) {
+    srv_req *r = c->reqs;
+    while (r && !(r->has_id && r->kind != SRV_RK_REPLY && strcmp(r->id, target) == 0)) r = r->next;
+    if (!r) return "not_found";
+    srv_server *s = c->srv;
+    if (r->phase == SRV_REQ_FINISHED) return "too_late";
+    if (r->phase == SRV_REQ_QUEUED) {
+        srv_count(s->counters.cancelled);
+        r->commit = SRV_COMMIT_CANCELLED;
+        fail(r, "cancelled", CANCELLED_MSG);
+        return "cancelled";
+    }
+    int expected = SRV_COMMIT_NOT_YET;
+    if (!__atomic_compare_exchange_n(&r->commit, &expected, SRV_COMMIT_CANCELLED, false,
+                                     __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+        return "too_late";
+    srv_count(s->counters.cancelled);
+    __atomic_store_n(&r->stop, 1, __ATOMIC_SEQ_CST);
+    srv_pool_unqueue(&s->pool, &r->job);
+    return "cancelled";
+}
+
+static void sweep_conn(srv_conn *c, uint64_t now, bool *waiting) {
+    for (srv_req *r = c->reqs; r; r = r->next) {
+        bool queued = r->phase == SRV_REQ_QUEUED || (r->in_pool && r->job.queued);
+        if (!queued) continue;
+        if (!r->deadline_ns || now < r->deadline_ns) {
+            *waiting = true;
+            continue;
+        }
+        srv_count(c->srv->counters.deadline_exceeded);
+        if (r->phase == SRV_REQ_QUEUED)
+            fail(r, "deadline_exceeded", DEADLINE_MSG);
+        else
+            srv_pool_unqueue(&c->srv->pool, &r->job);
+    }
+}
+
+static void on_sweep(uv_timer_t *t) {
+    srv_server *s = t->data;
+    uint64_t now = srv_mono_ns();
+    bool waiting = false;
+    for (srv_conn *c = s->conns; c; c = c->next) {
+        bool had = false;
+        sweep_conn(c, now, &had);
+        waiting |= had;
+        if (c->reqs && c->reqs->phase == SRV_REQ_FINISHED) srv_pipe_pump(c);
+    }
+    if (!waiting) uv_timer_stop(t);
+}
+
+void srv_sweep_arm(srv_server *s) {
+    if (!uv_is_active((uv_handle_t *)&s->sweep) && !uv_is_closing((uv_handle_t *)&s->sweep))
+        uv_timer_start(&s->sweep, on_sweep, SWEEP_MS, SWEEP_MS);
+}
+
+void srv_pipe_disconnect(srv_conn *c) {
+    c->closed = true;
+    for (srv_req *r = c->reqs, *next; r; r = next) {
+        next = r->next;
+        if (r->in_pool) {
+            /* A read stops; a started exclusive request finishes, so that a commit is
+             * never cut in half. Either way the request is freed when the pool is done. */
+            int expected = SRV_COMMIT_NOT_YET;
+            if (!srv_pool_unqueue(&c->srv->pool, &r->job) && r->access == SRV_SHARED &&
+                __atomic_compare_exchange_n(&r->commit, &expected, SRV_COMMIT_CANCELLED, false,
+                                            __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+                __atomic_store_n(&r->stop, 1, __ATOMIC_SEQ_CST);
+            continue;
+        }
+        unlink_req(c, r);
+        req_free(r);
+    }
+}
+
+/* ---- returning memory ---- */
+
+static void on_release(uv_timer_t *t) {
+    srv_server *s = t->data;
+    s->release_first_ms = 0;
+    malloc_trim(0);
+}
+
+void srv_release_memory_later(srv_server *s) {
+    /* After a quiet second, at most 5 s after the first large peak: never per query. */
+    uint64_t now = srv_now_ms();
+    if (!s->release_first_ms) s->release_first_ms = now;
+    uint64_t latest = s->release_first_ms + 5000;
+    uint64_t at = now + 1000 < latest ? now + 1000 : latest;
+    if (!uv_is_closing((uv_handle_t *)&s->release))
+        uv_timer_start(&s->release, on_release, at > now ? at - now : 0, 0);
+}

@@ -1,0 +1,41 @@
+/* A connection's request pipeline: tickets in arrival order, the start rule (shared reads
+ * together, exclusive requests alone), in-order release, backpressure, deadlines of
+ * waiting requests, cancel and disconnect (srv_pipeline.c). Loop thread only, except the
+ * capture functions, which jobs use. */
+#ifndef IL_SERVER_SRV_PIPELINE_H
+#define IL_SERVER_SRV_PIPELINE_H
+
+#include "server/server.h"
+
+/* A large computation's memory goes back to the system after a quiet time. */
+#define SRV_RELEASE_AFTER_PEAK (64u * 1024 * 1024)
+
+uint64_t srv_mono_ns(void);
+
+/* Appends a frame for connection `to` to a capture. */
+void srv_capture_frame(srv_capture *cap, srv_conn *to, const char *json, size_t len);
+/* A notification for the capture's own connection (sent after its frames), or for
+ * another (sent when the job is done). */
+void srv_capture_note(srv_capture *cap, uint64_t seq, const char *json, size_t len);
+void srv_capture_push(srv_capture *cap, srv_conn *to, uint64_t seq, const char *json, size_t len);
+
+/* A new ticket at the end of the pipeline (pausing reading at the bound). */
+srv_req *srv_pipe_new(srv_conn *c, enum srv_req_kind kind, const char *id);
+/* Whether an unreleased request of c has this id. */
+bool srv_pipe_id_in_use(const srv_conn *c, const char *id);
+/* An immediate reply: frames sent between begin and end are its reply. */
+srv_req *srv_pipe_reply_begin(srv_conn *c, const char *id);
+void srv_pipe_reply_end(srv_req *r);
+/* Starts what may start and releases what is finished, in order. */
+void srv_pipe_pump(srv_conn *c);
+/* The pool's `done` for requests. */
+void srv_pipe_job_done(srv_job *j);
+/* Cancels the unanswered request with that id: "cancelled", "too_late" or "not_found". */
+const char *srv_pipe_cancel(srv_conn *c, const char *target);
+/* The socket closed: reads stop, waiting requests go, a started write finishes. */
+void srv_pipe_disconnect(srv_conn *c);
+/* Keeps the deadline sweep running while requests wait. */
+void srv_sweep_arm(srv_server *s);
+void srv_release_memory_later(srv_server *s);
+
+#endif

@@ -1,0 +1,169 @@
+/* The compute pool: a FIFO of jobs, `permits` worker threads taking them, the engine
+ * lock around every run, and a finished list drained on the loop thread through one
+ * uv_async handle (libuv coalesces wake-ups, so a burst of finished jobs costs one). */
+#include "server/srv_pool.h"
+
+#include <stdlib.h>
+#include <unistd.h>
+
+static void finish(srv_pool *p, srv_job *j) {
+    /* Under p->mu. */
+    j->next = NULL;
+    if (p->done_tail)
+        p->done_tail->next = j;
+    else
+        p->done_head = j;
+    p->done_tail = j;
+}
+
+static void *worker(void *arg) {
+    srv_pool *p = arg;
+    pthread_mutex_lock(&p->mu);
+    for (;;) {
+        while (!p->head && !p->stopping) pthread_cond_wait(&p->work, &p->mu);
+        if (!p->head) break;
+        srv_job *j = p->head;
+        p->head = j->next;
+        if (p->head)
+            p->head->prev = NULL;
+        else
+            p->tail = NULL;
+        p->nqueued--;
+        j->queued = false;
+        p->running++;
+        pthread_mutex_unlock(&p->mu);
+
+        /* Finished jobs are listed before the engine lock goes, so that the loop sees
+         * them in the order they ran: a job's pushes to a connection always precede the
+         * job that closes that connection's session. */
+        pthread_mutex_lock(&p->engine);
+        j->run(j);
+        pthread_mutex_lock(&p->mu);
+        p->running--;
+        finish(p, j);
+        pthread_mutex_unlock(&p->mu);
+        pthread_mutex_unlock(&p->engine);
+        uv_async_send(&p->wake);
+        pthread_mutex_lock(&p->mu);
+    }
+    pthread_mutex_unlock(&p->mu);
+    return NULL;
+}
+
+static void on_wake(uv_async_t *a) {
+    srv_pool *p = a->data;
+    pthread_mutex_lock(&p->mu);
+    srv_job *j = p->done_head;
+    p->done_head = p->done_tail = NULL;
+    pthread_mutex_unlock(&p->mu);
+    while (j) {
+        srv_job *next = j->next;
+        p->outstanding--;
+        j->done(j);
+        j = next;
+    }
+    if (p->close_requested) srv_pool_close_when_idle(p);
+}
+
+unsigned srv_pool_default_permits(void) {
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    if (cores < 1) cores = 1;
+    long reserve = cores / 4 > 2 ? cores / 4 : 2;
+    return cores - reserve >= 1 ? (unsigned)(cores - reserve) : 1u;
+}
+
+bool srv_pool_start(srv_pool *p, uv_loop_t *loop, unsigned permits, size_t max_queued) {
+    pthread_mutex_init(&p->mu, NULL);
+    pthread_cond_init(&p->work, NULL);
+    pthread_mutex_init(&p->engine, NULL);
+    p->max_queued = max_queued;
+    if (uv_async_init(loop, &p->wake, on_wake) != 0) return false;
+    p->wake.data = p;
+    p->nthreads = permits ? permits : 1;
+    p->threads = calloc(p->nthreads, sizeof *p->threads);
+    for (unsigned i = 0; i < p->nthreads; i++)
+        if (pthread_create(&p->threads[i], NULL, worker, p) != 0) {
+            p->nthreads = i;
+            return false;
+        }
+    return true;
+}
+
+bool srv_pool_submit(srv_pool *p, srv_job *j, bool force) {
+    pthread_mutex_lock(&p->mu);
+    if (!force && p->max_queued && p->nqueued >= p->max_queued) {
+        pthread_mutex_unlock(&p->mu);
+        return false;
+    }
+    j->next = NULL;
+    j->prev = p->tail;
+    if (p->tail)
+        p->tail->next = j;
+    else
+        p->head = j;
+    p->tail = j;
+    p->nqueued++;
+    j->queued = true;
+    j->skipped = false;
+    pthread_cond_signal(&p->work);
+    pthread_mutex_unlock(&p->mu);
+    p->outstanding++;
+    return true;
+}
+
+bool srv_pool_unqueue(srv_pool *p, srv_job *j) {
+    pthread_mutex_lock(&p->mu);
+    bool was = j->queued;
+    if (was) {
+        if (j->prev)
+            j->prev->next = j->next;
+        else
+            p->head = j->next;
+        if (j->next)
+            j->next->prev = j->prev;
+        else
+            p->tail = j->prev;
+        p->nqueued--;
+        j->queued = false;
+        j->skipped = true;
+        finish(p, j);
+    }
+    pthread_mutex_unlock(&p->mu);
+    if (was) uv_async_send(&p->wake);
+    return was;
+}
+
+bool srv_pool_try_engine(srv_pool *p) {
+    return pthread_mutex_trylock(&p->engine) == 0;
+}
+
+void srv_pool_leave_engine(srv_pool *p) {
+    pthread_mutex_unlock(&p->engine);
+}
+
+void srv_pool_stats(srv_pool *p, size_t *queued, unsigned *running) {
+    pthread_mutex_lock(&p->mu);
+    *queued = p->nqueued;
+    *running = p->running;
+    pthread_mutex_unlock(&p->mu);
+}
+
+void srv_pool_close_when_idle(srv_pool *p) {
+    p->close_requested = true;
+    if (p->outstanding == 0 && !p->closed) {
+        p->closed = true;
+        uv_close((uv_handle_t *)&p->wake, NULL);
+    }
+}
+
+void srv_pool_stop(srv_pool *p) {
+    pthread_mutex_lock(&p->mu);
+    p->stopping = true;
+    pthread_cond_broadcast(&p->work);
+    pthread_mutex_unlock(&p->mu);
+    for (unsigned i = 0; i < p->nthreads; i++) pthread_join(p->threads[i], NULL);
+    free(p->threads);
+    pthread_mutex_destroy(&p->engine);
+    pthread_cond_destroy(&p->work);
+    pthread_mutex_destroy(&p->mu);
+}

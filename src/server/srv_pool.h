@@ -1,0 +1,60 @@
+/* The compute pool: worker threads (the compute permits) that run engine work off the
+ * event loop, and the engine lock. The engine is not safe for concurrent statements, so
+ * every job runs holding the engine lock; the loop thread never waits for it (it may
+ * only try it, for the inline fast path). A finished job goes back to the loop thread,
+ * in the order jobs finished, where its `done` runs. */
+#ifndef IL_SERVER_SRV_POOL_H
+#define IL_SERVER_SRV_POOL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <uv.h>
+
+typedef struct srv_job {
+    struct srv_job *next, *prev;
+    void (*run)(struct srv_job *j);  /* on a worker, engine lock held */
+    void (*done)(struct srv_job *j); /* on the loop thread, after run (or instead of it) */
+    bool queued;                     /* waiting for a worker (the pool's mutex guards it) */
+    bool skipped;                    /* taken out of the queue: run was never called */
+} srv_job;
+
+typedef struct srv_pool {
+    pthread_mutex_t mu;
+    pthread_cond_t work;
+    srv_job *head, *tail; /* waiting jobs, FIFO */
+    size_t nqueued, max_queued;
+    srv_job *done_head, *done_tail; /* finished, for the loop */
+    pthread_t *threads;
+    unsigned nthreads, running;
+    bool stopping;
+    pthread_mutex_t engine;
+    uv_async_t wake;
+    unsigned outstanding; /* submitted and not yet done (loop thread only) */
+    bool close_requested, closed;
+} srv_pool;
+
+/* Starts `permits` workers (at least 1); max_queued 0 = unbounded. */
+bool srv_pool_start(srv_pool *p, uv_loop_t *loop, unsigned permits, size_t max_queued);
+/* Queues a job; false when the queue is full (the caller answers `overloaded`), unless
+ * forced (work that must happen, such as closing a session). */
+bool srv_pool_submit(srv_pool *p, srv_job *j, bool force);
+/* Takes a job out of the queue if it has not started: its done runs (soon, on the loop)
+ * with j->skipped set. False when it already started. */
+bool srv_pool_unqueue(srv_pool *p, srv_job *j);
+/* The engine lock for the loop thread's inline fast path: never waits. */
+bool srv_pool_try_engine(srv_pool *p);
+void srv_pool_leave_engine(srv_pool *p);
+/* Jobs waiting and workers busy, for metrics. */
+void srv_pool_stats(srv_pool *p, size_t *queued, unsigned *running);
+/* Closes the loop-side handle once nothing is outstanding (at shutdown): now, or after
+ * the last outstanding job is done. */
+void srv_pool_close_when_idle(srv_pool *p);
+/* Joins the workers (after the loop ended). */
+void srv_pool_stop(srv_pool *p);
+
+/* The default number of permits: cores minus max(2, cores/4), at least 1. */
+unsigned srv_pool_default_permits(void);
+
+#endif

@@ -1,0 +1,213 @@
+"""Guard tests of inputlayer-server, each on servers of its own: deadlines (a
+non-terminating recursion stopped at 2 s), cancel of a running, a queued and a finished
+request, duplicate ids, a full compute queue (`overloaded`), the per-query memory limit
+(a cross product refused at 16 MiB, resident growth bounded), and a slow reader that stops
+reading large results (resident memory stays bounded). After each, the server answers
+the next request. Resident-memory bounds are checked on the normal build only (a
+sanitizer build's allocator keeps freed memory in quarantine)."""
+
+import asyncio
+import time
+
+from common import OwnServer as Server, connect, is_sanitized, still_answers
+
+# A recursion without a fixpoint: every round derives one more number.
+NAT = "+nat(0)\n+nat(Y) <- nat(X), Y = X + 1"
+# A join that visits 8e9 combinations and keeps none of them: long, in constant memory.
+SLOW = "?a(X), b(Y), c(Z), X = Y + Z + 1000000"
+
+
+def rss_kib(pid, field="VmRSS"):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    raise AssertionError("no %s for %d" % (field, pid))
+
+
+async def load_abc(c, n=2000):
+    for rel in "abc":
+        rows = ", ".join("(%d)" % i for i in range(n))
+        f = await c.call({"type": "execute", "program": "+%s[%s]" % (rel, rows)})
+        assert f["type"] == "result", f
+
+
+async def t_deadline(binary):
+    sanitized = is_sanitized(binary)
+    with Server(binary) as srv:
+        c = await connect(srv)
+        f = await c.call({"type": "execute", "program": NAT})
+        assert f["type"] == "result" and f["errors"] == [], f
+        t0 = time.monotonic()
+        f = await c.call({"type": "execute", "id": "d", "program": "?nat(X)", "timeout_ms": 2000},
+                         timeout=60)
+        took = time.monotonic() - t0
+        assert f["type"] == "error" and f["code"] == "deadline_exceeded" and f["id"] == "d", f
+        assert f["message"] == ("Request deadline exceeded before it began committing; "
+                                "nothing was applied"), f
+        assert 1.9 <= took < 20, took  # liveness bound: the deadline fires well within 10x
+        await still_answers(c)
+        # A deadline shorter than the server's own, and one already spent in the queue.
+        f = await c.call({"type": "execute", "program": "?nat(X)", "timeout_ms": 50}, timeout=60)
+        assert f["code"] == "deadline_exceeded", f
+        await c.ws.close()
+    # The server-wide query_timeout_ms applies without a timeout_ms.
+    env = {"INPUTLAYER_STORAGE__PERFORMANCE__QUERY_TIMEOUT_MS": "300"}
+    with Server(binary, env=env) as srv:
+        c = await connect(srv)
+        await c.call({"type": "execute", "program": NAT})
+        f = await c.call({"type": "execute", "id": "q", "program": "?nat(X)"}, timeout=60)
+        assert f["code"] == "deadline_exceeded", f
+        # timeout_ms cannot lengthen it.
+        t0 = time.monotonic()
+        f = await c.call({"type": "execute", "program": "?nat(X)", "timeout_ms": 60000},
+                         timeout=60)
+        assert f["code"] == "deadline_exceeded" and time.monotonic() - t0 < 10, f
+        await still_answers(c)
+        await c.ws.close()
+
+
+async def t_cancel(binary):
+    sanitized = is_sanitized(binary)
+    with Server(binary) as srv:
+        c = await connect(srv)
+        await load_abc(c)
+        # A running read: stopped promptly, its reply is `cancelled`, then the ack.
+        await c.send({"type": "execute", "id": "long", "program": SLOW})
+        await asyncio.sleep(0.3)
+        t0 = time.monotonic()
+        await c.send({"type": "cancel", "id": "k1", "target": "long"})
+        f = await c.recv(timeout=30)
+        assert f["type"] == "error" and f["code"] == "cancelled" and f["id"] == "long", f
+        f = await c.recv(timeout=30)
+        assert f == {"type": "cancel_ack", "id": "k1", "target": "long",
+                     "outcome": "cancelled"}, f
+        assert time.monotonic() - t0 < 5, time.monotonic() - t0
+        # A write queued behind a running read never runs; the read is cancelled too.
+        await c.send({"type": "execute", "id": "long2", "program": SLOW})
+        await c.send({"type": "execute", "id": "w", "program": "+x(1)"})
+        await asyncio.sleep(0.2)
+        await c.send({"type": "cancel", "id": "k2", "target": "w"})
+        await c.send({"type": "cancel", "id": "k3", "target": "long2"})
+        got = [await c.recv(timeout=30) for _ in range(4)]
+        assert [g["id"] for g in got] == ["long2", "w", "k2", "k3"], got
+        assert got[0]["code"] == "cancelled" and got[1]["code"] == "cancelled", got
+        assert got[2]["outcome"] == "cancelled" and got[3]["outcome"] == "cancelled", got
+        f = await c.call({"type": "execute", "program": "?x(X)"})
+        assert f["type"] == "result" and f["rows"] == [], f
+        # Finished and unknown targets.
+        f = await c.call({"type": "execute", "id": "done", "program": "?a(1)"})
+        f = await c.call({"type": "cancel", "id": "k4", "target": "done"})
+        assert f["outcome"] == "not_found", f
+        # A duplicate id of a request in progress is refused without touching it.
+        await c.send({"type": "execute", "id": "dup", "program": SLOW})
+        await c.send({"type": "execute", "id": "dup", "program": "?a(1)"})
+        await c.send({"type": "cancel", "id": "k5", "target": "dup"})
+        got = [await c.recv(timeout=30) for _ in range(3)]
+        assert got[0]["id"] == "dup" and got[0]["code"] == "cancelled", got
+        assert got[1]["code"] == "invalid_request" and "id" not in got[1], got
+        assert got[2]["outcome"] == "cancelled", got
+        await still_answers(c)
+        await c.ws.close()
+
+
+async def t_other_connections_live(binary):
+    sanitized = is_sanitized(binary)
+    """A long read does not stop the server from answering other connections' pings,
+    nor its own connection's cancel; a disconnect stops the read."""
+    with Server(binary) as srv:
+        a = await connect(srv)
+        await load_abc(a)
+        await a.send({"type": "execute", "id": "long", "program": SLOW})
+        await asyncio.sleep(0.2)
+        b = await connect(srv)
+        t0 = time.monotonic()
+        assert await b.call({"type": "ping", "id": "p"}) == {"type": "pong", "id": "p"}
+        assert time.monotonic() - t0 < 1, time.monotonic() - t0
+        await a.ws.close()
+        # The read stopped with its connection: the engine is free again.
+        t0 = time.monotonic()
+        f = await b.call({"type": "execute", "program": "?a(1)"}, timeout=30)
+        assert f["type"] == "result" and f["rows"] == [[1]], f
+        assert time.monotonic() - t0 < 5, time.monotonic() - t0
+        await b.ws.close()
+
+
+async def t_overloaded(binary):
+    sanitized = is_sanitized(binary)
+    env = {"INPUTLAYER_ADMISSION__COMPUTE_PERMITS": "1", "INPUTLAYER_ADMISSION__MAX_QUEUED": "1"}
+    with Server(binary, env=env) as srv:
+        a = await connect(srv)
+        await load_abc(a)
+        await a.send({"type": "execute", "id": "long", "program": SLOW})
+        await asyncio.sleep(0.3)
+        b, c = await connect(srv), await connect(srv)
+        await b.send({"type": "execute", "id": "w1", "program": "+y(1)"})
+        await asyncio.sleep(0.2)
+        f = await c.call({"type": "execute", "id": "w2", "program": "+y(2)"})
+        assert f["type"] == "error" and f["code"] == "overloaded" and f["id"] == "w2", f
+        await a.send({"type": "cancel", "target": "long"})
+        f = await b.recv(timeout=30)
+        assert f["type"] == "result" and f["id"] == "w1", f
+        f = await c.call({"type": "execute", "program": "?y(X)"})
+        assert f["rows"] == [[1]], f
+        for x in (a, b, c):
+            await x.ws.close()
+
+
+async def t_memory_limit(binary):
+    sanitized = is_sanitized(binary)
+    env = {"INPUTLAYER_STORAGE__PERFORMANCE__MAX_QUERY_MEMORY_BYTES": str(16 << 20)}
+    with Server(binary, env=env) as srv:
+        c = await connect(srv)
+        for rel in "pq":
+            rows = ", ".join("(%d)" % i for i in range(3000))
+            await c.call({"type": "execute", "program": "+%s[%s]" % (rel, rows)})
+        await still_answers(c)
+        base = rss_kib(srv.proc.pid)
+        f = await c.call({"type": "execute", "id": "x", "program": "?p(X), q(Y)"}, timeout=60)
+        assert f["type"] == "error" and f["code"] == "resource_exhausted", f
+        assert f["message"].startswith("Request exceeded the per-query memory limit"), f
+        peak = rss_kib(srv.proc.pid, "VmHWM")
+        if not sanitized:
+            growth = (peak - base) * 1024
+            assert growth < (16 << 20) + (64 << 20), (base, peak)
+        # Within the limit the same shape answers exactly.
+        f = await c.call({"type": "execute", "program": "?p(X), q(Y), X < 3, Y < 2"})
+        assert f["type"] == "result" and len(f["rows"]) == 6, f
+        await still_answers(c)
+        await c.ws.close()
+
+
+async def t_slow_reader(binary):
+    sanitized = is_sanitized(binary)
+    env = {"INPUTLAYER_HTTP__RATE_LIMIT__WS_MAX_MESSAGES_PER_SEC": "0"}
+    with Server(binary, env=env) as srv:
+        c = await connect(srv)
+        pad = "y" * 100
+        for k in range(4):
+            rows = ", ".join('(%d, "%s")' % (k * 5000 + i, pad) for i in range(5000))
+            f = await c.call({"type": "execute", "program": "+big[%s]" % rows})
+            assert f["type"] == "result" and f["errors"] == [], f
+        await still_answers(c)
+        base = rss_kib(srv.proc.pid)
+        n = 200  # each reply is about 2.5 MB: 500 MB if the server buffered them all
+        for i in range(n):
+            await c.send({"type": "execute", "id": "b%d" % i, "program": "?big(X, Y)"})
+        await asyncio.sleep(3)
+        held = rss_kib(srv.proc.pid)
+        print("slow reader: resident growth %d MiB" % ((held - base) // 1024))
+        if not sanitized:
+            assert (held - base) * 1024 < 150 << 20, (base, held)
+        # Reading again drains everything, in order.
+        for i in range(n):
+            f = await c.recv(timeout=60)
+            assert f["type"] == "result_start" and f["id"] == "b%d" % i, f
+            while f["type"] != "result_end":
+                f = await c.recv(timeout=60)
+        await still_answers(c)
+        await c.ws.close()
+
+
+TESTS = [t_deadline, t_cancel, t_other_connections_live, t_overloaded, t_memory_limit,
+         t_slow_reader]

@@ -1,0 +1,214 @@
+"""Notification tests (on a server of their own): persistent_update, rule_change,
+kg_change and schema_change frames with seq, who receives them (the writer after its
+reply, other sessions of the graph, admins for other graphs' kg_change, nobody for
+no-op writes), and replay on reconnect with last_seq + epoch, including each replay_gap
+reason and a malformed last_seq."""
+
+import asyncio
+import json
+import urllib.error
+import urllib.request
+
+import websockets
+
+from common import KEY, OwnServer, connect
+
+NOTES = ("persistent_update", "rule_change", "kg_change", "schema_change")
+
+
+async def frame(c, timeout=10):
+    return json.loads(await asyncio.wait_for(c.ws.recv(), timeout))
+
+
+async def silent(c, wait=0.3):
+    try:
+        f = json.loads(await asyncio.wait_for(c.ws.recv(), wait))
+        raise AssertionError("unexpected frame %r" % f)
+    except asyncio.TimeoutError:
+        pass
+
+
+async def execute(c, program):
+    await c.send({"type": "execute", "program": program})
+    f = await frame(c)
+    assert f["type"] == "result", f
+    return f
+
+
+async def t_notifications(binary):
+    with OwnServer(binary) as srv:
+        a, b = await connect(srv), await connect(srv)
+        # A write: the writer gets its reply, then the notification; others get it too.
+        await execute(a, "+n[(1), (2)]")
+        fa = await frame(a)
+        assert fa["type"] == "persistent_update" and fa["relation"] == "n", fa
+        assert fa["operation"] == "insert" and fa["count"] == 2, fa
+        assert fa["knowledge_graph"] == "default" and "id" not in fa, fa
+        first = fa["seq"]
+        assert first >= 1
+        fb = await frame(b)
+        assert fb == fa, (fa, fb)
+        # No-op writes notify nobody.
+        await execute(a, "+n(1)")
+        await execute(a, "-n(9)")
+        await silent(a)
+        await silent(b)
+        # A delete, a rule, a schema: consecutive seqs.
+        await execute(a, "-n(1)")
+        f = await frame(a)
+        assert f["operation"] == "delete" and f["count"] == 1 and f["seq"] == first + 1, f
+        await execute(a, "+m(X) <- n(X)")
+        f = await frame(a)
+        assert f["type"] == "rule_change" and f["operation"] == "registered", f
+        assert f["seq"] == first + 2, f
+        for expected in ("delete", "rule_change"):
+            f = await frame(b)
+            assert expected in (f["type"], f.get("operation")), f
+        # Another graph: its writes reach its own sessions only; its creation reaches
+        # admins elsewhere as kg_change.
+        await execute(a, ".kg create other")
+        f = await frame(a)
+        assert f["type"] == "kg_change" and f["operation"] == "created", f
+        assert f["knowledge_graph"] == "other", f
+        f = await frame(b)
+        assert f["type"] == "kg_change", f
+        await execute(a, "+o(1)")
+        f = await frame(a)
+        assert f["type"] == "persistent_update" and f["knowledge_graph"] == "other", f
+        await silent(b)
+        last = f["seq"]
+        epoch = None
+        c = await connect(srv)
+        # Session facts notify nothing.
+        await execute(c, "s(1)")
+        await silent(c)
+        for x in (a, b, c):
+            await x.ws.close()
+
+        # Replay: the frames after last_seq that the connection may see.
+        ws = await websockets.connect(srv.ws, max_size=None)
+        await ws.send(json.dumps({"type": "authenticate", "api_key": KEY}))
+        auth = json.loads(await ws.recv())
+        epoch = auth["stream_epoch"]
+        await ws.close()
+        url = "%s?last_seq=%d&epoch=%s" % (srv.ws, first, epoch)
+        got = await replay(url)
+        assert [f["seq"] for f in got] == [first + 1, first + 2, first + 3], got
+        assert all(f["knowledge_graph"] == "default" or f["type"] == "kg_change" for f in got)
+        url = "%s?kg=other&last_seq=%d&epoch=%s" % (srv.ws, last - 1, epoch)
+        got = await replay(url)
+        assert [f["seq"] for f in got] == [last], got
+        # Nothing after the newest: no frames.
+        assert await replay("%s?last_seq=%d&epoch=%s" % (srv.ws, last, epoch)) == []
+        # The three gaps.
+        for cursor, reason in [("last_seq=1&epoch=0123456789abcdef", "another engine run"),
+                               ("last_seq=1", "another engine run"),
+                               ("last_seq=%d&epoch=%s" % (last + 5, epoch), "past the last")]:
+            got = await replay("%s?%s" % (srv.ws, cursor))
+            assert len(got) == 1 and got[0]["type"] == "notice", got
+            assert got[0]["code"] == "replay_gap" and reason in got[0]["message"], got
+        try:
+            urllib.request.urlopen(srv.base + "/ws?last_seq=x", timeout=5)
+            raise AssertionError("a bad last_seq was accepted")
+        except urllib.error.HTTPError as e:
+            assert e.code == 400, e.code
+
+
+async def replay(url):
+    """Frames received after authentication, until the connection is quiet."""
+    ws = await websockets.connect(url, max_size=None)
+    await ws.send(json.dumps({"type": "authenticate", "api_key": KEY}))
+    assert json.loads(await ws.recv())["type"] == "authenticated"
+    got = []
+    try:
+        while True:
+            got.append(json.loads(await asyncio.wait_for(ws.recv(), 0.5)))
+    except asyncio.TimeoutError:
+        pass
+    await ws.close()
+    return got
+
+
+async def t_notification_evicted(binary):
+    env = {"INPUTLAYER_HTTP__RATE_LIMIT__NOTIFICATION_BUFFER_SIZE": "3",
+           "INPUTLAYER_HTTP__RATE_LIMIT__WS_MAX_MESSAGES_PER_SEC": "0"}
+    with OwnServer(binary, env=env) as srv:
+        a = await connect(srv)
+        for i in range(6):
+            await execute(a, "+e(%d)" % i)
+            f = await frame(a)
+        epoch = await epoch_of(srv)
+        got = await replay("%s?last_seq=1&epoch=%s" % (srv.ws, epoch))
+        assert len(got) == 1 and got[0]["code"] == "replay_gap", got
+        assert "oldest retained seq is 4" in got[0]["message"], got
+        got = await replay("%s?last_seq=3&epoch=%s" % (srv.ws, epoch))
+        assert [g["seq"] for g in got] == [4, 5, 6], got
+        await a.ws.close()
+
+
+async def epoch_of(srv):
+    ws = await websockets.connect(srv.ws)
+    await ws.send(json.dumps({"type": "authenticate", "api_key": KEY}))
+    e = json.loads(await ws.recv())["stream_epoch"]
+    await ws.close()
+    return e
+
+
+async def t_slow_consumer(binary):
+    """A connection that stops reading misses notifications instead of growing the
+    server's memory: it is told how many when it reads again, and closed once it missed
+    more than notification_buffer_size in all."""
+    env = {"INPUTLAYER_HTTP__RATE_LIMIT__NOTIFICATION_BUFFER_SIZE": "5",
+           "INPUTLAYER_HTTP__RATE_LIMIT__WS_MAX_MESSAGES_PER_SEC": "0"}
+    with OwnServer(binary, env=env) as srv:
+        w, s = await connect(srv), await connect(srv)
+        pad = "z" * 100
+        for k in range(4):
+            rows = ", ".join('(%d, "%s")' % (k * 5000 + i, pad) for i in range(5000))
+            await execute(w, "+big[%s]" % rows)
+            f = await frame(w)
+            assert f["type"] == "persistent_update", f
+            assert (await frame(s))["type"] == "persistent_update"
+        # s asks for 20 MB of results and reads nothing; the server stops at 8 MiB queued.
+        for i in range(8):
+            await s.send({"type": "execute", "id": "b%d" % i, "program": "?big(X, Y)"})
+        await asyncio.sleep(2)
+        for i in range(3):
+            await execute(w, "+t(%d)" % i)
+            await frame(w)
+        # s reads again: its replies, then the count of what it missed, then live ones.
+        for i in range(8):
+            f = await frame(s, 30)
+            assert f["type"] == "result_start" and f["id"] == "b%d" % i, f
+            while f["type"] != "result_end":
+                f = await frame(s, 30)
+        await execute(w, "+t(3)")
+        await frame(w)
+        f = await frame(s)
+        assert f["type"] == "notice" and f["code"] == "notifications_missed", f
+        assert f["message"] == "Missed 3 notification(s) due to backpressure", f
+        f = await frame(s)
+        assert f["type"] == "persistent_update" and f["relation"] == "t", f
+        # Missing more than 5 in all closes the connection.
+        for i in range(8):
+            await s.send({"type": "execute", "id": "c%d" % i, "program": "?big(X, Y)"})
+        await asyncio.sleep(2)
+        for i in range(4):
+            await execute(w, "+u(%d)" % i)
+            await frame(w)
+        notices = []
+        try:
+            while True:
+                f = await frame(s, 30)
+                if f["type"] == "notice":
+                    notices.append(f)
+        except websockets.ConnectionClosed:
+            pass
+        assert [n["code"] for n in notices] == ["slow_consumer"], notices
+        assert notices[0]["message"] == "Disconnected: missed 6 total notification(s)", notices
+        f = await w.call({"type": "ping", "id": "alive"})
+        assert f == {"type": "pong", "id": "alive"}, f
+        await w.ws.close()
+
+
+TESTS = [t_notifications, t_notification_evicted, t_slow_consumer]
