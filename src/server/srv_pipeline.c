@@ -404,7 +404,8 @@ const char *srv_pipe_cancel(srv_conn *c, const char *target) {
 
 static void sweep_conn(srv_conn *c, uint64_t now, bool *waiting) {
     for (srv_req *r = c->reqs; r; r = r->next) {
-        bool queued = r->phase == SRV_REQ_QUEUED || (r->in_pool && r->job.queued);
+        bool queued = r->phase == SRV_REQ_QUEUED ||
+                      (r->in_pool && srv_pool_is_queued(&c->srv->pool, &r->job));
         if (!queued) continue;
         if (!r->deadline_ns || now < r->deadline_ns) {
             *waiting = true;

@@ -133,6 +133,13 @@ bool srv_pool_unqueue(srv_pool *p, srv_job *j) {
     return was;
 }
 
+bool srv_pool_is_queued(srv_pool *p, const srv_job *j) {
+    pthread_mutex_lock(&p->mu);
+    bool queued = j->queued;
+    pthread_mutex_unlock(&p->mu);
+    return queued;
+}
+
 bool srv_pool_try_engine(srv_pool *p) {
     return pthread_mutex_trylock(&p->engine) == 0;
 }

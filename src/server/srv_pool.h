@@ -43,6 +43,8 @@ bool srv_pool_submit(srv_pool *p, srv_job *j, bool force);
 /* Takes a job out of the queue if it has not started: its done runs (soon, on the loop)
  * with j->skipped set. False when it already started. */
 bool srv_pool_unqueue(srv_pool *p, srv_job *j);
+/* Whether the job still waits for a worker. */
+bool srv_pool_is_queued(srv_pool *p, const srv_job *j);
 /* The engine lock for the loop thread's inline fast path: never waits. */
 bool srv_pool_try_engine(srv_pool *p);
 void srv_pool_leave_engine(srv_pool *p);

@@ -171,9 +171,11 @@ class OwnServer:
 
 
 def is_sanitized(binary):
-    """Whether the server binary was built with AddressSanitizer."""
+    """Whether the server binary was built with a sanitizer (whose allocator and shadow
+    memory make resident sizes meaningless)."""
     with open(binary, "rb") as f:
-        return b"__asan_init" in f.read()
+        data = f.read()
+    return b"__asan_init" in data or b"__tsan_init" in data
 
 
 def prometheus(srv, key=KEY):

@@ -4,7 +4,7 @@ request, duplicate ids, a full compute queue (`overloaded`), the per-query memor
 (a cross product refused at 16 MiB, resident growth bounded), and a slow reader that stops
 reading large results (resident memory stays bounded). After each, the server answers
 the next request. Resident-memory bounds are checked on the normal build only (a
-sanitizer build's allocator keeps freed memory in quarantine)."""
+sanitizer's allocator and shadow memory make resident sizes meaningless)."""
 
 import asyncio
 import time
