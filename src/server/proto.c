@@ -11,6 +11,7 @@
 #include "iql/script.h"
 #include "server/server.h"
 #include "server/srv_authz.h"
+#include "server/srv_exec.h"
 #include "server/srv_pipeline.h"
 
 /* ---- frames ---- */
@@ -182,6 +183,7 @@ static void execute(srv_conn *c, const char *id, const char *prog, size_t len, i
     r->program[len] = 0;
     r->len = len;
     r->access = only_queries(prog, len) ? SRV_SHARED : SRV_EXCLUSIVE;
+    r->identity = srv_exec_is_identity(prog, len);
     /* One deadline, from when the frame was read; timeout_ms can only shorten it. */
     int64_t ms = c->srv->cfg->query_timeout_ms;
     if (timeout > 0 && (ms <= 0 || timeout < ms)) ms = timeout;

@@ -185,6 +185,7 @@ typedef struct srv_req {
     enum srv_access access;
     enum srv_phase phase;
     bool has_id, in_pool, inline_spilled, stopped;
+    bool identity; /* a .user / .apikey command: runs on the loop thread */
     char id[65];
     char *program;
     size_t len;

@@ -593,7 +593,9 @@ static void execute(srv_req *rq) {
      * viewer could write through a two-line program, BUG). */
     srv_authz_state as;
     memset(&as, 0, sizeof as);
-    snprintf(as.kg, sizeof as.kg, "%s", il_session_graph(c->session));
+    /* An identity command runs on the loop thread, without the engine: its check does
+     * not depend on the graph. */
+    snprintf(as.kg, sizeof as.kg, "%s", rq->identity ? c->kg : il_session_graph(c->session));
     pthread_mutex_lock(&c->srv->users_lock);
     const srv_user *me = srv_users_find(&c->srv->users, c->user);
     size_t denied = n;
@@ -645,6 +647,25 @@ static void execute(srv_req *rq) {
     free_stmts(sts, n);
 }
 
+bool srv_exec_is_identity(const char *prog, size_t len) {
+    iql_script sc;
+    iql_script_init(&sc, prog, len);
+    iql_script_item it;
+    size_t n = 0;
+    bool identity = false;
+    while (iql_script_next(&sc, &it)) {
+        const char *p = it.text, *end = it.text + it.len;
+        while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')) p++;
+        size_t k = (size_t)(end - p);
+        identity = !it.unterminated &&
+                   ((k >= 5 && memcmp(p, ".user", 5) == 0 && (k == 5 || p[5] == ' ')) ||
+                    (k >= 7 && memcmp(p, ".apikey", 7) == 0 && (k == 7 || p[7] == ' ')));
+        n++;
+    }
+    iql_script_free(&sc);
+    return n == 1 && identity;
+}
+
 void srv_exec_job(srv_job *j) {
     srv_exec_run((srv_req *)j);
 }
@@ -658,7 +679,7 @@ void srv_exec_run(srv_req *rq) {
         if (!rq->stopped && __atomic_load_n(&rq->commit, __ATOMIC_SEQ_CST) == SRV_COMMIT_CANCELLED)
             stop_request(rq, "cancelled", CANCELLED_MSG);
         /* Subscription deltas go out after the reply to the request that caused them. */
-        if (rq->access == SRV_EXCLUSIVE) srv_subs_publish(rq->conn->srv);
+        if (rq->access == SRV_EXCLUSIVE && !rq->identity) srv_subs_publish(rq->conn->srv);
     }
     srv_tl_capture = was;
 }

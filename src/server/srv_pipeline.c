@@ -309,6 +309,12 @@ static void start(srv_req *r) {
         fail(r, "deadline_exceeded", DEADLINE_MSG);
         return;
     }
+    if (r->identity) {
+        srv_exec_run(r);
+        r->phase = SRV_REQ_FINISHED;
+        apply_done_effects(r);
+        return;
+    }
     size_t queued;
     unsigned running;
     srv_pool_stats(&s->pool, &queued, &running);

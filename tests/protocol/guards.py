@@ -9,7 +9,7 @@ sanitizer's allocator and shadow memory make resident sizes meaningless)."""
 import asyncio
 import time
 
-from common import OwnServer as Server, connect, is_sanitized, still_answers
+from common import OwnServer as Server, connect, expect_closed, is_sanitized, run, still_answers
 
 # A recursion without a fixpoint: every round derives one more number.
 NAT = "+nat(0)\n+nat(Y) <- nat(X), Y = X + 1"
@@ -209,5 +209,29 @@ async def t_slow_reader(binary):
         await c.ws.close()
 
 
+async def t_revoke_in_flight(binary):
+    """Revoking a key while its connection has a request running and others queued: the
+    connection gets the credential notice and is closed, no reply of those requests
+    reaches it, the running read stops, and the server answers the next request."""
+    with Server(binary) as srv:
+        admin = await connect(srv)
+        await load_abc(admin)
+        k = (await run(admin, ".apikey create inflight"))["rows"][0][1]
+        c = await connect(srv, key=k)
+        await c.send({"type": "execute", "id": "long", "program": SLOW})
+        await c.send({"type": "execute", "id": "next", "program": "?a(1)"})
+        await asyncio.sleep(0.3)
+        t0 = time.monotonic()
+        f = await run(admin, ".apikey revoke inflight")
+        assert f["type"] == "result", f
+        frames, _ = await expect_closed(c, timeout=10)
+        assert [x.get("code") for x in frames] == ["credential_revoked"], frames
+        f = await admin.call({"type": "execute", "program": "?a(2)"}, timeout=30)
+        assert f["rows"] == [[2]], f
+        assert time.monotonic() - t0 < 5, time.monotonic() - t0
+        await still_answers(admin)
+        await admin.ws.close()
+
+
 TESTS = [t_deadline, t_cancel, t_other_connections_live, t_overloaded, t_memory_limit,
-         t_slow_reader]
+         t_slow_reader, t_revoke_in_flight]
