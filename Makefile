@@ -5,7 +5,7 @@ BUILD_SAN  ?= build-san
 JOBS       ?= $(shell nproc)
 CONFORMANCE_DIR ?= ../shared/conformance
 
-.PHONY: all setup build build-san run test unit crash-test conformance conformance-san bench-engine fuzz fuzz-short format clean
+.PHONY: all setup build build-san run test unit crash-test conformance conformance-san bench-engine bench-server fuzz fuzz-short format clean
 
 all: build
 
@@ -100,6 +100,10 @@ fuzz-short:
 
 bench-engine: build
 	@./bench/run-engine.sh $(BUILD)
+
+# The server against a bare WebSocket echo server on the same event loop and library.
+bench-server: build
+	@./bench/run-server.sh $(BUILD)
 
 format:
 	@clang-format -i $$(git ls-files '*.c' '*.h')
