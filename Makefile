@@ -6,7 +6,7 @@ BUILD_TSAN ?= build-tsan
 JOBS       ?= $(shell nproc)
 CONFORMANCE_DIR ?= ../shared/conformance
 
-.PHONY: all setup build build-san build-tsan protocol-tsan run test unit crash-test conformance conformance-san bench-engine fuzz fuzz-short format clean
+.PHONY: all setup build build-san build-tsan protocol-tsan run test unit crash-test conformance conformance-san bench-engine bench-server fuzz fuzz-short format clean
 
 all: build
 
@@ -113,6 +113,10 @@ fuzz-short:
 
 bench-engine: build
 	@./bench/run-engine.sh $(BUILD)
+
+# The server against a bare WebSocket echo server on the same event loop and library.
+bench-server: build
+	@./bench/run-server.sh $(BUILD)
 
 format:
 	@clang-format -i $$(git ls-files '*.c' '*.h')

@@ -1,0 +1,330 @@
+#!/usr/bin/env bash
+# The server benchmark, as `make bench-server` runs it: ./bench/run-server.sh BUILD_DIR.
+# Builds nothing; uses BUILD_DIR/inputlayer-server, ws_echo_server, inputlayer-load,
+# inputlayer-client and gen_graph_main.
+#  1. Starts inputlayer-server (--port 0, a fresh data directory, rate and connection
+#     limits off, a known bootstrap API key) and ws_echo_server, the transport floor: the
+#     same libuv / http-parser / wslay machinery with nothing behind it.
+#  2. Loads the seed-42 random 2,000 / 4,000 graph and the reach rules into knowledge
+#     graph `perf` through the server (the cheap_query fixture, docs/performance.md 3.4
+#     in ../shared/docs), and computes from the generated edges the rows `?edge(1, Y)`
+#     must return.
+#  3. Rounds of: 1 client timing REQUESTS round trips after WARMUP, then CLIENTS clients
+#     timing CONCURRENT_REQUESTS each, against the echo server and the server in turn
+#     (the order flips every round, so that drift of a shared machine hits both).
+#     The echo client sends the server's execute frames byte for byte. Every reply is
+#     checked.
+#  4. Prints Markdown: medians over the rounds, and server / echo ratios, each the median
+#     of the rounds' ratios (the two runs of a round are back to back): the serial p50
+#     (target <= 1.5) and the concurrent rate (target >= 0.5) among them. Whether the
+#     targets are met is in the table, not in the exit status.
+# Environment: BENCH_SERVER_ROUNDS (5), BENCH_SERVER_WARMUP (500 per client),
+# BENCH_SERVER_REQUESTS (5000), BENCH_SERVER_CLIENTS (8), BENCH_SERVER_CONCURRENT_REQUESTS
+# (2000 per client), BENCH_SERVER_CPUS: `split` (default: the servers on CPU 1, the load
+# client on CPU 0, as the perf gate keeps server and harness apart), `shared` (everything
+# on CPU 0) or `none` (the scheduler decides).
+# Exits 3 when a reply was wrong (the run is INVALID), 1 on any other failure.
+set -euo pipefail
+
+if [ $# -ne 1 ]; then
+    echo "usage: $0 BUILD_DIR" >&2
+    exit 2
+fi
+BUILD=$(cd "$1" && pwd)
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+SERVER=$BUILD/inputlayer-server
+ECHO=$BUILD/ws_echo_server
+LOAD=$BUILD/inputlayer-load
+CLIENT=$BUILD/inputlayer-client
+GEN=$BUILD/gen_graph_main
+ROUNDS=${BENCH_SERVER_ROUNDS:-5}
+WARMUP=${BENCH_SERVER_WARMUP:-500}
+REQUESTS=${BENCH_SERVER_REQUESTS:-5000}
+CLIENTS=${BENCH_SERVER_CLIENTS:-8}
+CONCURRENT_REQUESTS=${BENCH_SERVER_CONCURRENT_REQUESTS:-2000}
+CPUS=${BENCH_SERVER_CPUS:-split}
+PROGRAM='?edge(1, Y)'
+KG=perf
+# Only for this run's own server, which listens on 127.0.0.1 with a fresh data directory.
+API_KEY=bench-server-key
+STARTUP_SECS=30
+
+for p in "$SERVER" "$ECHO" "$LOAD" "$CLIENT" "$GEN"; do
+    if [ ! -x "$p" ]; then
+        echo "run-server.sh: $p is missing: build first (make build)" >&2
+        exit 1
+    fi
+done
+
+case "$CPUS" in
+split)
+    if [ "$(nproc)" -lt 2 ] || ! command -v taskset >/dev/null; then
+        echo "run-server.sh: BENCH_SERVER_CPUS=split needs 2 CPUs and taskset" >&2
+        exit 1
+    fi
+    PIN_SERVERS=(taskset -c 1)
+    PIN_LOAD=(taskset -c 0)
+    LAYOUT="the servers on CPU 1, the load client on CPU 0"
+    ;;
+shared)
+    PIN_SERVERS=(taskset -c 0)
+    PIN_LOAD=(taskset -c 0)
+    LAYOUT="the servers and the load client all on CPU 0"
+    ;;
+none)
+    PIN_SERVERS=()
+    PIN_LOAD=()
+    LAYOUT="no pinning (the scheduler places the processes)"
+    ;;
+*)
+    echo "run-server.sh: BENCH_SERVER_CPUS must be split, shared or none, not '$CPUS'" >&2
+    exit 2
+    ;;
+esac
+
+TMP=$(mktemp -d)
+SERVER_PID=""
+ECHO_PID=""
+LOAD_PID=""
+
+# SIGTERM, up to 5 s to exit, then SIGKILL.
+stop_process() {
+    local pid=$1
+    [ -n "$pid" ] || return 0
+    kill -TERM "$pid" 2>/dev/null || return 0
+    for _ in $(seq 50); do
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.1
+    done
+    kill -KILL "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+}
+
+cleanup() {
+    stop_process "$LOAD_PID"
+    stop_process "$SERVER_PID"
+    stop_process "$ECHO_PID"
+    rm -rf "$TMP"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# The port of the `... listening on: http://HOST:PORT` line in FILE, written by process
+# PID once it listens; fails when it exits first or takes over STARTUP_SECS.
+wait_listening() {
+    local file=$1 pid=$2 name=$3 port
+    for _ in $(seq $((STARTUP_SECS * 10))); do
+        port=$(sed -n 's|.*listening on: http://[^:]*:\([0-9][0-9]*\).*|\1|p' "$file")
+        if [ -n "$port" ]; then
+            echo "$port"
+            return 0
+        fi
+        if ! kill -0 "$pid" 2>/dev/null; then
+            echo "run-server.sh: $name exited before listening; its output ends:" >&2
+            tail -n 15 "$file" "$file.err" >&2
+            return 1
+        fi
+        sleep 0.1
+    done
+    echo "run-server.sh: $name did not listen within $STARTUP_SECS s" >&2
+    return 1
+}
+
+# --- 1. The servers ---------------------------------------------------------------------
+
+# The server runs in an empty directory, so that no config.toml is picked up.
+mkdir -p "$TMP/server"
+(
+    cd "$TMP/server"
+    export INPUTLAYER_BOOTSTRAP_API_KEY=$API_KEY
+    export INPUTLAYER_HTTP__RATE_LIMIT__WS_MAX_MESSAGES_PER_SEC=0
+    export INPUTLAYER_HTTP__RATE_LIMIT__PER_IP_MAX_RPS=0
+    export INPUTLAYER_HTTP__RATE_LIMIT__MAX_CONNECTIONS=0
+    export INPUTLAYER_HTTP__RATE_LIMIT__MAX_WS_CONNECTIONS=0
+    export INPUTLAYER_HTTP__RATE_LIMIT__WS_MAX_PREAUTH_PER_IP=0
+    exec "${PIN_SERVERS[@]}" "$SERVER" --port 0 --data-dir "$TMP/server/data"
+) >"$TMP/server.out" 2>"$TMP/server.out.err" &
+SERVER_PID=$!
+"${PIN_SERVERS[@]}" "$ECHO" --port 0 >"$TMP/echo.out" 2>"$TMP/echo.out.err" &
+ECHO_PID=$!
+PORT=$(wait_listening "$TMP/server.out" "$SERVER_PID" inputlayer-server)
+ECHO_PORT=$(wait_listening "$TMP/echo.out" "$ECHO_PID" ws_echo_server)
+
+# --- 2. The data and the expected answer ------------------------------------------------
+
+{
+    echo ".kg create $KG"
+    "$GEN" --iql random 2000 4000
+    echo "+reach(X, Y) <- edge(X, Y)"
+    echo "+reach(X, Z) <- reach(X, Y), edge(Y, Z)"
+} >"$TMP/load.iql"
+if ! timeout 600 "$CLIENT" --server "http://127.0.0.1:$PORT" --api-key "$API_KEY" \
+    --script "$TMP/load.iql" >"$TMP/load.out" 2>&1; then
+    echo "run-server.sh: loading the graph through the server failed; the output ends:" >&2
+    tail -n 15 "$TMP/load.out" | cut -c1-300 >&2
+    exit 1
+fi
+inserted=$(awk '/^Inserted [0-9]+ fact\(s\) into .edge.\.$/ { n += $2 } END { print n + 0 }' \
+    "$TMP/load.out")
+rules=$(grep -c "^Rule 'reach' registered\.$" "$TMP/load.out" || true)
+if [ "$inserted" != 4000 ] || [ "$rules" != 2 ]; then
+    echo "run-server.sh: the server took $inserted of 4000 edges and $rules of 2 rules:" >&2
+    grep -v '^> ' "$TMP/load.out" | cut -c1-300 | tail -n 15 >&2
+    exit 1
+fi
+# Rows in the server's order: sorted, as the generator prints the edges.
+EXPECT=$("$GEN" random 2000 4000 | awk '$1 == 1 { printf "%s[%s,%s]", n++ ? "," : "", $1, $2 }')
+if [ -z "$EXPECT" ]; then
+    echo "run-server.sh: node 1 has no edges in the generated graph" >&2
+    exit 1
+fi
+EXPECT="[$EXPECT]"
+expected_rows=$(grep -o '\[[0-9]*,[0-9]*\]' <<<"$EXPECT" | wc -l)
+
+# --- 3. The rounds ----------------------------------------------------------------------
+
+# run_load MODE CLIENTS REQUESTS: one inputlayer-load run; appends its JSON line to
+# $TMP/MODE-CLIENTS.jsonl. Stops the script on a failure (exit 3 for a wrong reply).
+run_load() {
+    local mode=$1 clients=$2 requests=$3 rc=0 args pid name
+    if [ "$mode" = server ]; then
+        args=(server --url "ws://127.0.0.1:$PORT/ws?kg=$KG" --api-key "$API_KEY"
+            --expect-rows "$EXPECT")
+        pid=$SERVER_PID
+        name=inputlayer-server
+    else
+        args=(echo --url "ws://127.0.0.1:$ECHO_PORT/ws")
+        pid=$ECHO_PID
+        name=ws_echo_server
+    fi
+    # In the background so that a signal to this script is handled at once (bash runs
+    # traps only between commands, and `wait` is interruptible).
+    "${PIN_LOAD[@]}" "$LOAD" "${args[@]}" --program "$PROGRAM" --clients "$clients" \
+        --warmup "$WARMUP" --requests "$requests" >"$TMP/run.out" 2>"$TMP/run.err" &
+    LOAD_PID=$!
+    wait "$LOAD_PID" || rc=$?
+    LOAD_PID=""
+    if [ "$rc" -ne 0 ]; then
+        if [ "$rc" -eq 3 ]; then
+            echo "run-server.sh: INVALID: a wrong reply from $name ($clients client(s)):" >&2
+        else
+            echo "run-server.sh: the $name run with $clients client(s) failed (status $rc):" >&2
+        fi
+        head -n 20 "$TMP/run.err" >&2
+        if ! kill -0 "$pid" 2>/dev/null; then
+            echo "run-server.sh: $name is gone; its output ends:" >&2
+            tail -n 15 "$TMP/$mode.out.err" >&2
+        fi
+        [ "$rc" -eq 3 ] && exit 3
+        exit 1
+    fi
+    head -n 1 "$TMP/run.out" >>"$TMP/$mode-$clients.jsonl"
+    echo "  $(tail -n 1 "$TMP/run.out")" >&2
+}
+
+# Other work on the machine shows in the figures: the load average is reported with them.
+load_before=$(cut -d' ' -f1 /proc/loadavg)
+echo "run-server.sh: $ROUNDS rounds; $LAYOUT; load average $load_before" >&2
+for round in $(seq "$ROUNDS"); do
+    if [ $((round % 2)) -eq 1 ]; then order="echo server"; else order="server echo"; fi
+    echo "round $round:" >&2
+    for mode in $order; do run_load "$mode" 1 "$REQUESTS"; done
+    for mode in $order; do run_load "$mode" "$CLIENTS" "$CONCURRENT_REQUESTS"; done
+done
+
+# --- 4. The report ----------------------------------------------------------------------
+
+load_after=$(cut -d' ' -f1 /proc/loadavg)
+
+# The values of a numeric JSON field, one per run, from FILE.
+values() {
+    sed -n "s/.*\"$2\":\([0-9.]*\).*/\1/p" "$1"
+}
+
+# The median of the numbers given as arguments, printed with the printf format FMT:
+# median FMT NUMBER...
+median() {
+    local fmt=$1
+    shift
+    printf '%s\n' "$@" | sort -g | awk -v fmt="$fmt\n" '{ v[NR] = $1 } END {
+        printf fmt, NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+# median_of MODE CLIENTS FIELD FMT
+median_of() {
+    # shellcheck disable=SC2046
+    median "$4" $(values "$TMP/$1-$2.jsonl" "$3")
+}
+
+# The list "a, b, c" of FIELD over the rounds of MODE with CLIENTS: per_round MODE CLIENTS FIELD
+per_round() {
+    values "$TMP/$1-$2.jsonl" "$3" | paste -sd, | sed 's/,/, /g'
+}
+
+# A table row: label, clients, requests timed, medians, and the per-round p50s and rates.
+table_row() {
+    local mode=$1 clients=$2 label=$3 timed=$4
+    printf '| %s | %s | %s | %s | %s | %s | %s | %s |\n' "$label" "$clients" "$timed" \
+        "$(median_of "$mode" "$clients" p50_us %.1f)" "$(median_of "$mode" "$clients" p99_us %.1f)" \
+        "$(median_of "$mode" "$clients" rate_per_sec %.0f)" "$(per_round "$mode" "$clients" p50_us)" \
+        "$(per_round "$mode" "$clients" rate_per_sec)"
+}
+
+# Server over echo of FIELD with CLIENTS, for each round (the two runs of a round are
+# back to back, so a ratio within a round is little touched by drift): round_ratios
+# CLIENTS FIELD
+round_ratios() {
+    paste -d' ' <(values "$TMP/server-$1.jsonl" "$2") <(values "$TMP/echo-$1.jsonl" "$2") |
+        awk '{ printf "%.2f\n", ($2 > 0 ? $1 / $2 : 0) }'
+}
+
+# A ratio row: the median of the per-round ratios, the target, and the ratios. Prints
+# the row; ratio_row LABEL CLIENTS FIELD [OP LIMIT]
+ratio_row() {
+    local label=$1 clients=$2 field=$3 op=${4:-} limit=${5:-} med target=""
+    # shellcheck disable=SC2046
+    med=$(median %.2f $(round_ratios "$clients" "$field"))
+    if [ -n "$op" ]; then
+        target=$(awk -v v="$med" -v op="$op" -v l="$limit" 'BEGIN {
+            ok = op == "<=" ? v <= l : v >= l; print ok ? "met" : "NOT met" }')
+        target="$([ "$op" = "<=" ] && echo "≤" || echo "≥") $limit: $target"
+    fi
+    printf '| %s | %s | %s | %s |\n' "$label" "$med" "$target" \
+        "$(round_ratios "$clients" "$field" | paste -sd, | sed 's/,/, /g')"
+}
+
+rev=$(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo unknown)
+if [ -n "$(git -C "$REPO" status --porcelain --untracked-files=no 2>/dev/null)" ]; then
+    rev="$rev (with uncommitted changes)"
+fi
+cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo 2>/dev/null || true)
+req_bytes=$(values "$TMP/server-1.jsonl" request_bytes | head -n 1)
+reply_bytes=$(values "$TMP/server-1.jsonl" reply_bytes | head -n 1)
+echo_bytes=$(values "$TMP/echo-1.jsonl" reply_bytes | head -n 1)
+
+echo "## Server benchmark ($(date -u +%Y-%m-%d), $rev)"
+echo
+echo "Machine: ${cpu:-unknown CPU}, $(nproc) cores, $(uname -sr); $LAYOUT; load average"
+echo "$load_before before the rounds, $load_after after (1-minute; with the benchmark's own load)."
+echo
+echo "\`$PROGRAM\` ($expected_rows rows) on the seed-42 random 2,000 / 4,000 graph over \`/ws\`"
+echo "($req_bytes-byte requests, $reply_bytes-byte replies; the echo server returns the"
+echo "$echo_bytes-byte request). Warm-up $WARMUP requests per client; median of $ROUNDS rounds,"
+echo "every reply checked."
+echo
+echo "| target | clients | timed requests | p50 µs | p99 µs | requests/s | p50 µs per round | requests/s per round |"
+echo "|---|---:|---:|---:|---:|---:|---|---|"
+table_row echo 1 "ws_echo_server" "$REQUESTS"
+table_row server 1 "inputlayer-server" "$REQUESTS"
+table_row echo "$CLIENTS" "ws_echo_server" "$CLIENTS × $CONCURRENT_REQUESTS"
+table_row server "$CLIENTS" "inputlayer-server" "$CLIENTS × $CONCURRENT_REQUESTS"
+echo
+echo "| server / echo | median of the rounds' ratios | target | per round |"
+echo "|---|---:|---|---|"
+ratio_row "serial p50" 1 p50_us "<=" 1.5
+ratio_row "$CLIENTS-client rate" "$CLIENTS" rate_per_sec ">=" 0.5
+ratio_row "serial p99" 1 p99_us
+ratio_row "serial rate" 1 rate_per_sec
+ratio_row "$CLIENTS-client p50" "$CLIENTS" p50_us
+ratio_row "$CLIENTS-client p99" "$CLIENTS" p99_us
