@@ -190,6 +190,8 @@ typedef struct srv_req {
     char *program;
     size_t len;
     uint64_t received_ns, deadline_ns; /* 0 = no deadline */
+    uint64_t pooled_ns;                /* when it was queued for a worker */
+    bool overloaded;                   /* taken out of the queue by admission.max_wait_ms */
     volatile int stop;                 /* read by the engine: cancelled or disconnected */
     int commit;                        /* SRV_COMMIT_*, atomic */
     uint64_t inline_budget_ns;         /* when run inline: give up at this time */

@@ -73,6 +73,8 @@ static const key_desc KEYS[SRV_CFG_NKEYS] = {
                                offsetof(srv_config, compute_permits), 0, 1024},
     [SRV_K_MAX_QUEUED] = {"admission.max_queued", KT_INT, offsetof(srv_config, max_queued), 0,
                           COUNT_MAX},
+    [SRV_K_MAX_WAIT] = {"admission.max_wait_ms", KT_INT, offsetof(srv_config, max_wait_ms), 0,
+                        MS_MAX},
 };
 
 /* Documented for the original (protocol.md 5.2, protocol-later.md 3) and accepted, but

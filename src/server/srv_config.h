@@ -42,6 +42,7 @@ typedef enum srv_cfg_key {
     SRV_K_WS_MAX_IN_FLIGHT,
     SRV_K_COMPUTE_PERMITS,
     SRV_K_MAX_QUEUED,
+    SRV_K_MAX_WAIT,
     SRV_CFG_NKEYS
 } srv_cfg_key;
 
@@ -79,6 +80,7 @@ typedef struct srv_config {
     /* [admission] */
     int64_t compute_permits; /* worker threads; 0 = cores minus max(2, cores/4), at least 1 */
     int64_t max_queued;      /* requests waiting for a worker; more are `overloaded` */
+    int64_t max_wait_ms;     /* longest wait for a worker, then `overloaded`; 0 = none */
 
     srv_cfg_source src[SRV_CFG_NKEYS];
 } srv_config;

@@ -239,6 +239,8 @@ static const char DEADLINE_MSG[] =
     "Request deadline exceeded before it began committing; nothing was applied";
 static const char CANCELLED_MSG[] =
     "Request cancelled before it began committing; nothing was applied";
+static const char OVERLOADED_WAIT_MSG[] =
+    "Server overloaded: no worker was free within admission.max_wait_ms; retry later";
 
 /* Effects that take place when the work is done, before any later job's frames go out:
  * ended credentials close their connections at once. */
@@ -296,6 +298,7 @@ static void submit(srv_req *r) {
         return;
     }
     r->in_pool = true;
+    r->pooled_ns = srv_mono_ns();
     c->refs++;
     srv_sweep_arm(s);
 }
@@ -354,6 +357,12 @@ void srv_pipe_pump(srv_conn *c) {
         }
         if (!progress) break;
     }
+    /* A request left waiting has a deadline (and a longest wait) to watch. */
+    for (srv_req *r = c->reqs; r; r = r->next)
+        if (r->phase == SRV_REQ_QUEUED) {
+            srv_sweep_arm(c->srv);
+            break;
+        }
     pause_or_resume(c);
 }
 
@@ -367,6 +376,8 @@ void srv_pipe_job_done(srv_job *j) {
         /* Taken out of the queue by a cancel, a deadline or a disconnect: never ran. */
         if (r->commit == SRV_COMMIT_CANCELLED)
             fail(r, "cancelled", CANCELLED_MSG);
+        else if (r->overloaded)
+            fail(r, "overloaded", OVERLOADED_WAIT_MSG);
         else
             fail(r, "deadline_exceeded", DEADLINE_MSG);
     }
@@ -409,11 +420,25 @@ const char *srv_pipe_cancel(srv_conn *c, const char *target) {
 }
 
 static void sweep_conn(srv_conn *c, uint64_t now, bool *waiting) {
+    int64_t max_wait = c->srv->cfg->max_wait_ms;
     for (srv_req *r = c->reqs; r; r = r->next) {
-        bool queued = r->phase == SRV_REQ_QUEUED ||
-                      (r->in_pool && srv_pool_is_queued(&c->srv->pool, &r->job));
-        if (!queued) continue;
-        if (!r->deadline_ns || now < r->deadline_ns) {
+        bool pooled = r->in_pool && srv_pool_is_queued(&c->srv->pool, &r->job);
+        if (r->phase != SRV_REQ_QUEUED && !pooled) continue;
+        bool expired = r->deadline_ns && now >= r->deadline_ns;
+        /* Waiting for a worker: in the pool's queue, or behind the session's opening job. */
+        uint64_t since = pooled ? r->pooled_ns : !c->session_ready ? r->received_ns : 0;
+        if (!expired && since && max_wait > 0 && now - since >= (uint64_t)max_wait * 1000000u) {
+            /* Waited its longest for a worker: refused, its deadline not yet passed. */
+            srv_count(c->srv->counters.overloaded);
+            if (pooled) {
+                r->overloaded = true;
+                srv_pool_unqueue(&c->srv->pool, &r->job);
+            } else {
+                fail(r, "overloaded", OVERLOADED_WAIT_MSG);
+            }
+            continue;
+        }
+        if (!expired) {
             *waiting = true;
             continue;
         }

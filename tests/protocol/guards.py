@@ -47,9 +47,18 @@ async def t_deadline(binary):
                                 "nothing was applied"), f
         assert 1.9 <= took < 20, took  # liveness bound: the deadline fires well within 10x
         await still_answers(c)
-        # A deadline shorter than the server's own, and one already spent in the queue.
+        # A short deadline; and a write whose deadline passes while it waits behind a
+        # read never runs.
         f = await c.call({"type": "execute", "program": "?nat(X)", "timeout_ms": 50}, timeout=60)
         assert f["code"] == "deadline_exceeded", f
+        await c.send({"type": "execute", "id": "r", "program": "?nat(X)", "timeout_ms": 1500})
+        await c.send({"type": "execute", "id": "w", "program": "+late(1)", "timeout_ms": 200})
+        f = await c.recv(timeout=60)
+        assert f["id"] == "r" and f["code"] == "deadline_exceeded", f
+        f = await c.recv(timeout=60)
+        assert f["id"] == "w" and f["code"] == "deadline_exceeded", f
+        f = await c.call({"type": "execute", "program": "?late(X)"})
+        assert f["type"] == "result" and f["rows"] == [], f
         await c.ws.close()
     # The server-wide query_timeout_ms applies without a timeout_ms.
     env = {"INPUTLAYER_STORAGE__PERFORMANCE__QUERY_TIMEOUT_MS": "300"}
@@ -152,6 +161,24 @@ async def t_overloaded(binary):
         f = await c.call({"type": "execute", "program": "?y(X)"})
         assert f["rows"] == [[1]], f
         for x in (a, b, c):
+            await x.ws.close()
+    # A request that waits longer than admission.max_wait_ms for a worker is refused.
+    env = {"INPUTLAYER_ADMISSION__COMPUTE_PERMITS": "1", "INPUTLAYER_ADMISSION__MAX_WAIT_MS": "300"}
+    with Server(binary, env=env) as srv:
+        a = await connect(srv)
+        await load_abc(a)
+        await a.send({"type": "execute", "id": "long", "program": SLOW})
+        await asyncio.sleep(0.3)
+        b = await connect(srv)
+        await b.send({"type": "execute", "id": "late", "program": "+y(1)"})
+        t0 = time.monotonic()
+        f = await b.recv(timeout=30)
+        assert f["type"] == "error" and f["code"] == "overloaded" and f["id"] == "late", f
+        assert 0.25 < time.monotonic() - t0 < 10, time.monotonic() - t0
+        await a.send({"type": "cancel", "target": "long"})
+        f = await b.call({"type": "execute", "program": "?y(X)"}, timeout=30)
+        assert f["rows"] == [], f
+        for x in (a, b):
             await x.ws.close()
 
 
