@@ -146,11 +146,15 @@ async def t_overloaded(binary):
     sanitized = is_sanitized(binary)
     env = {"INPUTLAYER_ADMISSION__COMPUTE_PERMITS": "1", "INPUTLAYER_ADMISSION__MAX_QUEUED": "1"}
     with Server(binary, env=env) as srv:
-        a = await connect(srv)
+        a, b, c = await connect(srv), await connect(srv), await connect(srv)
         await load_abc(a)
+        # Sessions are open (they open in jobs of their own): b's write takes the one
+        # queue slot behind the running read, and c's finds the queue full.
+        for x in (b, c):
+            f = await x.call({"type": "execute", "program": "?a(1)"})
+            assert f["rows"] == [[1]], f
         await a.send({"type": "execute", "id": "long", "program": SLOW})
         await asyncio.sleep(0.3)
-        b, c = await connect(srv), await connect(srv)
         await b.send({"type": "execute", "id": "w1", "program": "+y(1)"})
         await asyncio.sleep(0.2)
         f = await c.call({"type": "execute", "id": "w2", "program": "+y(2)"})
