@@ -3,6 +3,7 @@
  * and the engine, then runs one libuv loop serving HTTP (health, metrics) and the
  * WebSocket API on one port. */
 #include <errno.h>
+#include <malloc.h>
 #include <openssl/rand.h>
 #include <signal.h>
 #include <stdio.h>
@@ -165,6 +166,11 @@ int main(int argc, char **argv) {
     }
     /* A peer that goes away mid-write must not kill the server. */
     signal(SIGPIPE, SIG_IGN);
+    /* Memory a query frees stays with the process (no munmap or trim per query: the next
+     * query reuses it); after a large peak the server returns it once it has been quiet
+     * for a second (srv_release_memory_later). */
+    mallopt(M_MMAP_THRESHOLD, 32 << 20);
+    mallopt(M_TRIM_THRESHOLD, 1 << 30);
     printf("InputLayer Server\n=================\n\n");
     warn_unsafe(&cfg);
     const char *data_dir = cfg.data_dir;

@@ -210,6 +210,33 @@ async def t_memory_limit(binary):
         await c.ws.close()
 
 
+async def t_memory_returned(binary):
+    """After a computation whose peak passed 64 MiB, freed memory goes back to the system
+    once the server has been quiet for a second (not per query)."""
+    sanitized = is_sanitized(binary)
+    with Server(binary) as srv:
+        c = await connect(srv)
+        for rel in "pq":
+            rows = ", ".join("(%d)" % i for i in range(2000))
+            await c.call({"type": "execute", "program": "+%s[%s]" % (rel, rows)})
+        await still_answers(c)
+        base = rss_kib(srv.proc.pid)
+        await c.send({"type": "execute", "id": "x", "program": "?p(X), q(Y)"})
+        f = await c.recv(timeout=120)
+        while f["type"] in ("result_start", "result_chunk"):
+            f = await c.recv(timeout=120)
+        assert f["type"] == "result_end", f
+        peak, held = rss_kib(srv.proc.pid, "VmHWM"), rss_kib(srv.proc.pid)
+        await asyncio.sleep(2.5)
+        now = rss_kib(srv.proc.pid)
+        if not sanitized:
+            # The query's freed memory stayed with the process, then went back.
+            assert (peak - base) * 1024 > 64 << 20, (base, peak)
+            assert (held - now) * 1024 >= 8 << 20, (base, peak, held, now)
+        await still_answers(c)
+        await c.ws.close()
+
+
 async def t_slow_reader(binary):
     sanitized = is_sanitized(binary)
     env = {"INPUTLAYER_HTTP__RATE_LIMIT__WS_MAX_MESSAGES_PER_SEC": "0"}
@@ -265,4 +292,4 @@ async def t_revoke_in_flight(binary):
 
 
 TESTS = [t_deadline, t_cancel, t_other_connections_live, t_overloaded, t_memory_limit,
-         t_slow_reader, t_revoke_in_flight]
+         t_memory_returned, t_slow_reader, t_revoke_in_flight]
