@@ -44,6 +44,11 @@ bool il_engine_set_durability(il_engine *e, il_durability mode, unsigned batch_m
 /* Forces every acknowledged write to disk (for BATCHED and ASYNC: a timer or shutdown
  * calls it). True when there is nothing to sync; false and *err (malloc'ed) on failure. */
 bool il_engine_sync(il_engine *e, char **err);
+/* Checkpoints (docs/durability.md): once the log has grown by `bytes` since the last
+ * checkpoint, a compressed image of the stored state is written in the background and
+ * the log it makes unnecessary is deleted (0: only on `.compact`; default 64 MiB).
+ * False for an engine without a data directory. */
+bool il_engine_set_checkpoint_bytes(il_engine *e, uint64_t bytes);
 
 /* Change notifications: what a statement changed in persistent state, for a server to
  * tell its clients. */

@@ -4,7 +4,7 @@
 # Idempotent: installs only what is missing. Works as root or through sudo.
 set -eu
 PKGS="build-essential cmake pkg-config clang libclang-rt-14-dev clang-format python3 sqlite3 \
-libedit-dev libcriterion-dev libxxhash-dev \
+libedit-dev libcriterion-dev libxxhash-dev libzstd-dev \
 libuv1-dev libhttp-parser-dev libwslay-dev libjansson-dev libargon2-dev libssl-dev python3-websockets"
 missing=""
 for p in $PKGS; do

@@ -531,8 +531,16 @@ il_result *kg_exec_meta(il_session *s, const iql_meta *m, il_arena *a) {
         return meta_session(s, m);
     case IQL_META_CLEAR_PREFIX:
         return meta_clear_prefix(s, m->arg);
-    case IQL_META_COMPACT:
+    case IQL_META_COMPACT: {
+        /* a checkpoint: the log it covers can go, and a restart reads the image */
+        char *err = NULL;
+        if (s->e->store && !store_checkpoint(s->e->store, &err)) {
+            il_result *r = res_error("Compaction error: %s", err ? err : "checkpoint failed");
+            free(err);
+            return r;
+        }
         return res_message("Compaction complete.");
+    }
     case IQL_META_STATUS: {
         il_result *r = res_message("Server Status");
         char line[128];

@@ -1,6 +1,7 @@
-/* The durable store: opening a data directory (recovery from its log), committing a
- * statement's effects as one record, durability modes. The log lives in DATA/wal/ so
- * the data directory can hold other files (the server's credentials). */
+/* The durable store: opening a data directory (recovery from its newest checkpoint and
+ * the log after it), committing a statement's effects as one record, durability modes.
+ * The log lives in DATA/wal/ and checkpoints in DATA/ckpt/, so the data directory can
+ * hold other files (the server's credentials). */
 #include "store/store.h"
 
 #include <errno.h>
@@ -13,7 +14,7 @@
 
 static bool replay(void *ctx, uint64_t lsn, const void *payload, size_t len) {
     (void)lsn;
-    il_engine *e = ctx;
+    il_engine *e = ((store *)ctx)->e;
     if (!store_apply(e, payload, len, false)) return false;
     return store_apply(e, payload, len, true);
 }
@@ -33,8 +34,16 @@ store *store_open(il_engine *e, const char *data_dir, uint64_t seg_size, char **
     snprintf(dir, n, "%s/wal", data_dir);
     store *st = calloc(1, sizeof *st);
     st->e = e;
+    st->ckpt_dirfd = -1;
     store_effects_init(&st->fx);
-    st->w = wal_open(dir, seg_size, replay, e, err);
+    if (!store_ckpt_open(st, data_dir, err)) {
+        free(dir);
+        store_close(st);
+        return NULL;
+    }
+    /* the newest valid checkpoint is loaded once the log's lock is held, then the log
+       after its position is replayed */
+    st->w = wal_open_after(dir, seg_size, store_ckpt_recover, replay, st, err);
     free(dir);
     if (!st->w) {
         store_close(st);
@@ -45,6 +54,7 @@ store *store_open(il_engine *e, const char *data_dir, uint64_t seg_size, char **
 
 void store_close(store *st) {
     if (!st) return;
+    store_ckpt_close(st);
     wal_close(st->w);
     store_effects_free(&st->fx);
     free(st);
@@ -62,6 +72,7 @@ bool store_commit(store *st, char **err) {
     if (st->fx.payload.len) {
         ok = wal_append(st->w, st->fx.payload.data, st->fx.payload.len, err);
         if (!ok) st->failed = true;
+        if (ok) store_ckpt_after_commit(st, WAL_RECORD_HEADER + st->fx.payload.len);
     }
     store_effects_reset(&st->fx);
     return ok;

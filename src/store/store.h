@@ -53,6 +53,18 @@ void store_discard(store *st);
 
 void store_set_durability(store *st, il_durability mode, unsigned batch_ms);
 bool store_sync(store *st, char **err);
+/* Writes a checkpoint of the stored state now and waits until it is durable, then
+ * deletes the log and checkpoints the one before it made unnecessary (`.compact`).
+ * Nothing is written when nothing changed since the last one. False and *err
+ * (malloc'ed) when it failed; the log still holds everything then. */
+bool store_checkpoint(store *st, char **err);
+/* The log size after which a checkpoint starts in the background (0: never). */
+void store_set_checkpoint_bytes(store *st, uint64_t bytes);
+/* The log position the newest durable checkpoint covers (0: none); with wait, after the
+ * one in flight has finished. */
+uint64_t store_checkpoint_lsn(store *st, bool wait);
+/* How long the last checkpoint's snapshot held up the engine, in milliseconds. */
+double store_checkpoint_pause_ms(const store *st);
 /* Bytes and records in the log. */
 uint64_t store_log_bytes(const store *st);
 uint64_t store_log_records(const store *st);

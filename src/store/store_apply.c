@@ -48,38 +48,44 @@ static bool apply_tuples(applier *a, int sign) {
     return ok;
 }
 
-static bool apply_schema(applier *a) {
-    il_arena ar;
-    il_arena_init(&ar);
-    iql_schema sc = {0};
-    char *rel = codec_get_strdup(&a->r);
-    uint64_t n = codec_get_uvar(&a->r);
-    bool ok = a->r.ok && n <= REL_MAX_ARITY;
+bool store_get_schema(codec_reader *r, il_arena *ar, iql_schema *sc) {
+    memset(sc, 0, sizeof *sc);
+    char *rel = codec_get_strdup(r);
+    uint64_t n = codec_get_uvar(r);
+    bool ok = r->ok && n <= REL_MAX_ARITY;
     if (ok) {
-        sc.rel = il_arena_strdup(&ar, rel);
-        sc.ncols = (uint32_t)n;
-        sc.cols = il_arena_calloc(&ar, (n + 1) * sizeof *sc.cols);
+        sc->rel = il_arena_strdup(ar, rel);
+        sc->ncols = (uint32_t)n;
+        sc->cols = il_arena_calloc(ar, (n + 1) * sizeof *sc->cols);
     }
     for (uint64_t i = 0; ok && i < n; i++) {
-        char *name = codec_get_strdup(&a->r);
-        uint8_t kind = codec_get_u8(&a->r);
-        uint64_t dim = codec_get_uvar(&a->r);
-        char *tname = codec_get_u8(&a->r) ? codec_get_strdup(&a->r) : NULL;
-        ok = a->r.ok && kind <= IQL_TY_NAMED && dim <= UINT32_MAX;
+        char *name = codec_get_strdup(r);
+        uint8_t kind = codec_get_u8(r);
+        uint64_t dim = codec_get_uvar(r);
+        char *tname = codec_get_u8(r) ? codec_get_strdup(r) : NULL;
+        ok = r->ok && kind <= IQL_TY_NAMED && dim <= UINT32_MAX;
         if (ok) {
-            sc.cols[i].name = il_arena_strdup(&ar, name);
-            sc.cols[i].type.kind = (iql_type_kind)kind;
-            sc.cols[i].type.dim = (uint32_t)dim;
-            sc.cols[i].type.name = tname ? il_arena_strdup(&ar, tname) : NULL;
+            sc->cols[i].name = il_arena_strdup(ar, name);
+            sc->cols[i].type.kind = (iql_type_kind)kind;
+            sc->cols[i].type.dim = (uint32_t)dim;
+            sc->cols[i].type.name = tname ? il_arena_strdup(ar, tname) : NULL;
         }
         free(name);
         free(tname);
     }
+    free(rel);
+    return ok;
+}
+
+static bool apply_schema(applier *a) {
+    il_arena ar;
+    il_arena_init(&ar);
+    iql_schema sc;
+    bool ok = store_get_schema(&a->r, &ar, &sc);
     if (ok && a->doit) {
         kg_graph *g = need_graph(a);
-        kg_rel_get(g, rel)->schema = kg_schema_copy(&g->arena, &sc);
+        kg_rel_get(g, sc.rel)->schema = kg_schema_copy(&g->arena, &sc);
     }
-    free(rel);
     il_arena_destroy(&ar);
     return ok;
 }

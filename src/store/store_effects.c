@@ -88,20 +88,24 @@ void store_note_rel_drop(store *st, const kg_graph *g, const char *rel) {
     note_name(st, g, OP_REL_DROP, rel);
 }
 
+void store_put_schema(il_buf *b, const iql_schema *sc) {
+    codec_put_str(b, sc->rel);
+    codec_put_uvar(b, sc->ncols);
+    for (uint32_t i = 0; i < sc->ncols; i++) {
+        const iql_column *c = &sc->cols[i];
+        codec_put_str(b, c->name);
+        codec_put_u8(b, (uint8_t)c->type.kind);
+        codec_put_uvar(b, c->type.dim);
+        codec_put_u8(b, c->type.name != NULL);
+        if (c->type.name) codec_put_str(b, c->type.name);
+    }
+}
+
 void store_note_schema(store *st, const kg_graph *g, const iql_schema *sc) {
     store_effects *fx = begin(st, g);
     if (!fx) return;
     codec_put_u8(&fx->payload, OP_SCHEMA);
-    codec_put_str(&fx->payload, sc->rel);
-    codec_put_uvar(&fx->payload, sc->ncols);
-    for (uint32_t i = 0; i < sc->ncols; i++) {
-        const iql_column *c = &sc->cols[i];
-        codec_put_str(&fx->payload, c->name);
-        codec_put_u8(&fx->payload, (uint8_t)c->type.kind);
-        codec_put_uvar(&fx->payload, c->type.dim);
-        codec_put_u8(&fx->payload, c->type.name != NULL);
-        if (c->type.name) codec_put_str(&fx->payload, c->type.name);
-    }
+    store_put_schema(&fx->payload, sc);
 }
 
 void store_note_rule_add(store *st, const kg_graph *g, const char *text, size_t len,

@@ -16,8 +16,11 @@
 #ifndef IL_STORE_STORE_RECORD_H
 #define IL_STORE_STORE_RECORD_H
 
+#include <pthread.h>
+
 #include "base/buf.h"
 #include "store/store.h"
+#include "store/store_codec.h"
 #include "store/wal.h"
 
 enum store_op {
@@ -51,7 +54,26 @@ struct store {
     wal *w;
     store_effects fx;
     bool failed;
+    /* checkpoints (store_ckpt.c) */
+    char *ckpt_dir;
+    int ckpt_dirfd;
+    uint64_t ckpt_lsn;      /* the log position of the newest durable checkpoint (0: none) */
+    uint64_t max_log_bytes; /* log written since the last checkpoint that starts one (0: never) */
+    uint64_t since_ckpt;    /* log bytes written since the last checkpoint's snapshot */
+    double last_pause_ms;   /* how long the last snapshot held the engine */
+    struct ckpt_job *job;   /* the checkpoint being written in the background, or NULL */
 };
+
+/* Checkpoints (store_ckpt.c). Opens DATA/ckpt. */
+bool store_ckpt_open(store *st, const char *data_dir, char **err);
+/* A wal_start_fn: loads the newest valid checkpoint into the engine, setting damaged
+ * ones aside with a warning; returns its log position (0: none). */
+uint64_t store_ckpt_recover(void *ctx);
+/* After a record of `bytes` was appended: finishes a completed background checkpoint,
+ * and starts one when the log has grown past the limit. */
+void store_ckpt_after_commit(store *st, uint64_t bytes);
+/* Waits for a checkpoint in flight and closes DATA/ckpt. */
+void store_ckpt_close(store *st);
 
 void store_effects_init(store_effects *fx);
 void store_effects_free(store_effects *fx);
@@ -59,6 +81,11 @@ void store_effects_free(store_effects *fx);
 void store_effects_flush(store_effects *fx);
 /* Empties the payload for the next statement. */
 void store_effects_reset(store_effects *fx);
+
+/* A schema as OP_SCHEMA carries it (also in checkpoint images): relation, columns. */
+void store_put_schema(il_buf *b, const iql_schema *sc);
+/* Decodes one into the arena; false when malformed. */
+bool store_get_schema(codec_reader *r, il_arena *ar, iql_schema *sc);
 
 /* Applies one record's payload to the engine's catalog (store_apply.c). With doit
  * false it only checks that the payload decodes completely, so a record is either

@@ -43,6 +43,13 @@ typedef bool (*wal_record_fn)(void *ctx, uint64_t lsn, const void *payload, size
  * segment (0: the default, 16 MiB). NULL and *err (malloc'ed) when the directory
  * cannot be used at all. */
 wal *wal_open(const char *dir, uint64_t seg_size, wal_record_fn fn, void *ctx, char **err);
+/* Called once the directory is locked, before the replay: the lsn up to which a
+ * checkpoint already holds the effects (0: none). Those records are not replayed. */
+typedef uint64_t (*wal_start_fn)(void *ctx);
+/* wal_open, replaying only the records after the position `start` returns. When the log
+ * ends before that position, appends continue right after it (in a new segment). */
+wal *wal_open_after(const char *dir, uint64_t seg_size, wal_start_fn start, wal_record_fn fn,
+                    void *ctx, char **err);
 /* Appends one record, syncing as the mode says. False and *err (malloc'ed) on an I/O
  * error: the record may or may not be in the log, and the caller must stop writing. */
 bool wal_append(wal *w, const void *payload, size_t len, char **err);
@@ -54,6 +61,11 @@ wal_sync_mode wal_mode(const wal *w);
 uint64_t wal_next_lsn(const wal *w);
 /* Bytes of records in the log (all segments, headers included). */
 uint64_t wal_bytes(const wal *w);
+/* Deletes the segments whose records all have an lsn <= lsn (a checkpoint holds them).
+ * The segment being appended to is never deleted. */
+void wal_drop_before(wal *w, uint64_t lsn);
+/* The first lsn of the oldest segment on disk. */
+uint64_t wal_first_lsn(const wal *w);
 /* Syncs and closes. */
 void wal_close(wal *w);
 

@@ -26,6 +26,12 @@ static const char MAGIC[8] = {'I', 'L', 'W', 'A', 'L', 0, 0, 1};
 
 enum { DEFAULT_SEGMENT = 16 << 20 };
 
+/* A segment on disk, in lsn order: its first record's lsn and the bytes written in it. */
+typedef struct wal_seg {
+    uint64_t first;
+    uint64_t bytes;
+} wal_seg;
+
 struct wal {
     char *dir;
     int dirfd;
@@ -34,7 +40,9 @@ struct wal {
     uint64_t off;      /* append offset in it */
     uint64_t seg_size; /* preallocated size of a segment */
     uint64_t next_lsn;
+    uint64_t replay_from; /* records before this lsn are covered by a checkpoint */
     uint64_t bytes;
+    IL_VEC(wal_seg) segs;
     wal_sync_mode mode;
     unsigned batch_ms;
     bool dirty; /* appended since the last sync */
@@ -142,6 +150,8 @@ static bool create_segment(wal *w, uint64_t first, char **err) {
     w->fd = fd;
     w->off = WAL_SEGMENT_HEADER;
     w->bytes += WAL_SEGMENT_HEADER;
+    wal_seg sg = {first, WAL_SEGMENT_HEADER};
+    il_vec_push(w->segs, sg);
     return true;
 }
 
@@ -193,7 +203,8 @@ static size_t scan_segment(wal *w, const char *name, const unsigned char *data, 
             c = store_crc32c(c, h + WAL_RECORD_HEADER, rlen);
             if (c != crc) why = "checksum mismatch";
         }
-        if (!why && !fn(ctx, lsn, h + WAL_RECORD_HEADER, rlen)) why = "record cannot be applied";
+        if (!why && lsn >= w->replay_from && !fn(ctx, lsn, h + WAL_RECORD_HEADER, rlen))
+            why = "record cannot be applied";
         if (why) {
             fprintf(stderr,
                     "inputlayer: warning: wal: %s/%s: %s at offset %zu (lsn %" PRIu64
@@ -229,10 +240,33 @@ static bool recover(wal *w, wal_record_fn fn, void *ctx, char **err) {
     }
     closedir(d);
     if (segs.n) qsort(segs.v, segs.n, sizeof *segs.v, cmp_u64);
-    w->next_lsn = 1;
+    /* Segments wholly before the checkpoint's position are not read: the checkpoint
+       holds their effects. They stay on disk until a later checkpoint deletes them. */
+    uint32_t start = 0;
+    while (start + 1 < segs.n && segs.v[start + 1] <= w->replay_from) start++;
+    for (uint32_t i = 0; i < start; i++) {
+        wal_seg sg = {segs.v[i], 0};
+        il_vec_push(w->segs, sg);
+    }
+    w->next_lsn = segs.n ? segs.v[start] : w->replay_from;
+    if (segs.n && segs.v[start] > w->replay_from) {
+        fprintf(stderr,
+                "inputlayer: warning: wal: %s: the log starts at lsn %" PRIu64
+                " but the checkpoint covers only up to %" PRIu64
+                "; records in between are missing, "
+                "the log is set aside\n",
+                w->dir, segs.v[start], w->replay_from - 1);
+        for (uint32_t j = start; j < segs.n; j++) {
+            char name[64];
+            seg_name(name, sizeof name, segs.v[j]);
+            set_aside(w, name);
+        }
+        segs.n = start;
+        w->next_lsn = w->replay_from;
+    }
     int64_t last = -1; /* index of the segment appends continue in */
     size_t last_off = 0;
-    for (uint32_t i = 0; i < segs.n; i++) {
+    for (uint32_t i = start; i < segs.n; i++) {
         char name[64];
         seg_name(name, sizeof name, segs.v[i]);
         unsigned char *data = NULL;
@@ -255,6 +289,8 @@ static bool recover(wal *w, wal_record_fn fn, void *ctx, char **err) {
         w->bytes += WAL_SEGMENT_HEADER;
         size_t end = scan_segment(w, name, data, len, fn, ctx, &cut);
         free(data);
+        wal_seg sg = {segs.v[i], end};
+        il_vec_push(w->segs, sg);
         last = i;
         last_off = end;
         if (cut) {
@@ -266,7 +302,19 @@ static bool recover(wal *w, wal_record_fn fn, void *ctx, char **err) {
         }
     }
     bool ok = true;
+    if (last >= 0 && w->next_lsn < w->replay_from) {
+        /* The log ends before the checkpoint's position (its tail was never synced, or
+           was cut): the checkpoint has those effects, and appends must continue after
+           it, in a segment of their own so the numbering has no gap. */
+        fprintf(stderr,
+                "inputlayer: warning: wal: %s: the log ends at lsn %" PRIu64
+                ", before the checkpoint's %" PRIu64 "; continuing after the checkpoint\n",
+                w->dir, w->next_lsn - 1, w->replay_from - 1);
+        last = -1;
+        w->next_lsn = w->replay_from;
+    }
     if (last < 0) {
+        if (w->next_lsn < w->replay_from) w->next_lsn = w->replay_from;
         ok = create_segment(w, w->next_lsn, err);
     } else {
         char name[64];
@@ -293,6 +341,11 @@ static bool recover(wal *w, wal_record_fn fn, void *ctx, char **err) {
 }
 
 wal *wal_open(const char *dir, uint64_t seg_size, wal_record_fn fn, void *ctx, char **err) {
+    return wal_open_after(dir, seg_size, NULL, fn, ctx, err);
+}
+
+wal *wal_open_after(const char *dir, uint64_t seg_size, wal_start_fn start, wal_record_fn fn,
+                    void *ctx, char **err) {
     if (err) *err = NULL;
     if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
         set_err(err, errf("cannot create %s: %s", dir, strerror(errno)));
@@ -321,6 +374,7 @@ wal *wal_open(const char *dir, uint64_t seg_size, wal_record_fn fn, void *ctx, c
         wal_close(w);
         return NULL;
     }
+    w->replay_from = (start ? start(ctx) : 0) + 1;
     if (!recover(w, fn, ctx, err)) {
         wal_close(w);
         return NULL;
@@ -372,6 +426,7 @@ bool wal_append(wal *w, const void *payload, size_t len, char **err) {
     }
     w->off += rec_len;
     w->bytes += rec_len;
+    w->segs.v[w->segs.n - 1].bytes += rec_len;
     w->next_lsn++;
     w->dirty = true;
     if (w->mode == WAL_SYNC_IMMEDIATE ||
@@ -397,6 +452,24 @@ uint64_t wal_bytes(const wal *w) {
     return w->bytes;
 }
 
+void wal_drop_before(wal *w, uint64_t lsn) {
+    uint32_t keep = 0;
+    while (keep + 1 < w->segs.n && w->segs.v[keep + 1].first <= lsn + 1) {
+        char name[64];
+        seg_name(name, sizeof name, w->segs.v[keep].first);
+        if (unlinkat(w->dirfd, name, 0) != 0 && errno != ENOENT) break;
+        w->bytes -= w->segs.v[keep].bytes;
+        keep++;
+    }
+    if (!keep) return;
+    memmove(w->segs.v, w->segs.v + keep, (w->segs.n - keep) * sizeof *w->segs.v);
+    w->segs.n -= keep;
+}
+
+uint64_t wal_first_lsn(const wal *w) {
+    return w->segs.n ? w->segs.v[0].first : w->next_lsn;
+}
+
 void wal_close(wal *w) {
     if (!w) return;
     if (w->fd >= 0) {
@@ -406,6 +479,7 @@ void wal_close(wal *w) {
     if (w->lockfd >= 0) close(w->lockfd); /* releases the flock */
     if (w->dirfd >= 0) close(w->dirfd);
     il_buf_free(&w->rec);
+    il_vec_free(w->segs);
     free(w->dir);
     free(w);
 }

@@ -105,7 +105,7 @@ static int check(const char *dir, long rounds_done, state *st) {
     il_session *s = il_session_open(e);
     const char *q = "?n(I, K)";
     il_result *r = il_execute(s, q, strlen(q));
-    memset(st->present, 0, (size_t)st->cap);
+    if (st->cap) memset(st->present, 0, (size_t)st->cap); /* nothing acknowledged yet: NULL */
     int bad = 0;
     for (size_t i = 0; i < il_result_nrows(r); i++) {
         size_t w;

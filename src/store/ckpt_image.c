@@ -1,0 +1,200 @@
+/* The checkpoint image (ckpt.h): taking a snapshot of the stored state, encoding it,
+ * and loading an image into a fresh engine. The image is, with the value and schema
+ * encodings of the log (store_codec.h, store_record.h):
+ *
+ *   ngraphs, per graph: name, nrels,
+ *     per relation: name, flags (1 schema, 2 facts), [schema], [arity, count, values],
+ *   nrules, per rule: name, nclauses, per clause: the text of a statement adding it
+ *
+ * in catalog order, so listings come back in the same order. A relation with facts but
+ * none left (after `.clear`) and a rule without clauses (after `.rule clear`) are kept
+ * as they are: they answer differently from absent ones. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "iql/parser.h"
+#include "iql/print.h"
+#include "store/ckpt.h"
+#include "store/store_codec.h"
+#include "store/store_record.h"
+
+enum { HAS_SCHEMA = 1, HAS_FACTS = 2 };
+
+/* Catalog bytes, then the raw words of one relation's tuples (encoded later). */
+typedef struct ckpt_part {
+    il_buf head;
+    val_t *vals;
+    size_t nvals;
+} ckpt_part;
+
+struct ckpt_snapshot {
+    uint64_t lsn;
+    IL_VEC(ckpt_part) parts;
+};
+
+static il_buf *new_part(ckpt_snapshot *s) {
+    ckpt_part p = {0};
+    il_buf_init(&p.head);
+    il_vec_push(s->parts, p);
+    return &s->parts.v[s->parts.n - 1].head;
+}
+
+/* Copies the words of every tuple: values are ids into intern tables that only grow,
+ * so the words stay meaningful after the relation changes. */
+static void copy_tuples(ckpt_part *p, const rel_t *r) {
+    uint32_t arity = rel_arity(r);
+    p->nvals = rel_count(r) * arity;
+    p->vals = malloc((p->nvals ? p->nvals : 1) * sizeof *p->vals);
+    rel_cursor c;
+    rel_seek(r, 0, NULL, 0, &c);
+    size_t i = 0;
+    for (const val_t *t; (t = rel_next(&c, NULL)) && i < p->nvals; i += arity)
+        memcpy(p->vals + i, t, arity * sizeof *t);
+    p->nvals = i;
+}
+
+static void put_rules(il_buf *b, const kg_graph *g) {
+    codec_put_uvar(b, g->rules.n);
+    il_buf text;
+    il_buf_init(&text);
+    for (uint32_t i = 0; i < g->rules.n; i++) {
+        const kg_rule *r = g->rules.v[i];
+        codec_put_str(b, r->name);
+        codec_put_uvar(b, r->clauses.n);
+        for (uint32_t j = 0; j < r->clauses.n; j++) {
+            il_buf_clear(&text);
+            il_buf_putc(&text, '+');
+            iql_fmt_rule(r->clauses.v[j], &text);
+            codec_put_bytes(b, text.data, text.len);
+        }
+    }
+    il_buf_free(&text);
+}
+
+ckpt_snapshot *ckpt_snapshot_take(il_engine *e, uint64_t lsn) {
+    ckpt_snapshot *s = calloc(1, sizeof *s);
+    s->lsn = lsn;
+    il_buf *b = new_part(s);
+    codec_put_uvar(b, e->graphs.n);
+    for (uint32_t gi = 0; gi < e->graphs.n; gi++) {
+        const kg_graph *g = e->graphs.v[gi];
+        codec_put_str(b, g->name);
+        codec_put_uvar(b, g->rels.n);
+        for (uint32_t ri = 0; ri < g->rels.n; ri++) {
+            const kg_relation *kr = g->rels.v[ri];
+            codec_put_str(b, kr->name);
+            codec_put_u8(b, (uint8_t)((kr->schema ? HAS_SCHEMA : 0) | (kr->data ? HAS_FACTS : 0)));
+            if (kr->schema) store_put_schema(b, kr->schema);
+            if (!kr->data) continue;
+            codec_put_uvar(b, rel_arity(kr->data));
+            codec_put_uvar(b, rel_count(kr->data));
+            copy_tuples(&s->parts.v[s->parts.n - 1], kr->data);
+            b = new_part(s);
+        }
+        put_rules(b, g);
+    }
+    return s;
+}
+
+uint64_t ckpt_snapshot_lsn(const ckpt_snapshot *s) {
+    return s->lsn;
+}
+
+void ckpt_snapshot_encode(const ckpt_snapshot *s, il_buf *out) {
+    for (uint32_t i = 0; i < s->parts.n; i++) {
+        const ckpt_part *p = &s->parts.v[i];
+        il_buf_put(out, p->head.data, p->head.len);
+        for (size_t j = 0; j < p->nvals; j++) codec_put_val(out, p->vals[j]);
+    }
+}
+
+void ckpt_snapshot_free(ckpt_snapshot *s) {
+    if (!s) return;
+    for (uint32_t i = 0; i < s->parts.n; i++) {
+        il_buf_free(&s->parts.v[i].head);
+        free(s->parts.v[i].vals);
+    }
+    il_vec_free(s->parts);
+    free(s);
+}
+
+/* ---- loading ---- */
+
+static bool load_facts(codec_reader *r, kg_graph *g, kg_relation *kr) {
+    uint64_t arity = codec_get_uvar(r), n = codec_get_uvar(r);
+    /* every value takes at least a byte: a count beyond that is damage, not data */
+    if (!r->ok || arity < 1 || arity > REL_MAX_ARITY || n > (size_t)(r->end - r->p) / arity)
+        return false;
+    rel_t *rel = kg_rel_data(g, kr, (uint32_t)arity);
+    if (rel_arity(rel) != arity) return false;
+    size_t nv = (size_t)(n * arity);
+    val_t *vals = malloc((nv ? nv : 1) * sizeof *vals);
+    for (size_t i = 0; i < nv; i++) vals[i] = codec_get_val(r);
+    bool ok = r->ok;
+    /* Tuples were written in word order; where the words of their values are the same
+       in this process (numbers, booleans), the tree is built in one pass. */
+    if (ok && !rel_load_sorted(rel, vals, (size_t)n))
+        for (size_t i = 0; i < n; i++) rel_insert(rel, vals + i * arity);
+    free(vals);
+    return ok;
+}
+
+static bool load_relation(codec_reader *r, kg_graph *g) {
+    char *name = codec_get_strdup(r);
+    uint8_t flags = codec_get_u8(r);
+    bool ok = r->ok && !(flags & ~(HAS_SCHEMA | HAS_FACTS));
+    kg_relation *kr = ok ? kg_rel_get(g, name) : NULL;
+    if (ok && (flags & HAS_SCHEMA)) {
+        il_arena ar;
+        il_arena_init(&ar);
+        iql_schema sc;
+        ok = store_get_schema(r, &ar, &sc);
+        if (ok) kr->schema = kg_schema_copy(&g->arena, &sc);
+        il_arena_destroy(&ar);
+    }
+    if (ok && (flags & HAS_FACTS)) ok = load_facts(r, g, kr);
+    free(name);
+    return ok;
+}
+
+static bool load_rule(codec_reader *r, kg_graph *g) {
+    char *name = codec_get_strdup(r);
+    uint64_t n = codec_get_uvar(r);
+    bool ok = r->ok;
+    kg_rule *rule = ok ? kg_rule_get(g, name) : NULL;
+    for (uint64_t i = 0; ok && i < n; i++) {
+        size_t len;
+        const char *text = codec_get_bytes(r, &len);
+        if (!r->ok) return free(name), false;
+        il_arena ar;
+        il_arena_init(&ar);
+        iql_stmt st;
+        const char *err = NULL;
+        ok = iql_parse(&ar, text, len, &st, &err) && st.kind == IQL_STMT_PERSIST_RULE &&
+             strcmp(st.u.rule.head.rel, name) == 0;
+        if (ok) kg_rule_add_clause(g, rule, &st.u.rule);
+        il_arena_destroy(&ar);
+    }
+    free(name);
+    return ok;
+}
+
+bool ckpt_image_load(il_engine *e, const void *image, size_t len) {
+    codec_reader r;
+    codec_reader_init(&r, image, len);
+    uint64_t ngraphs = codec_get_uvar(&r);
+    bool ok = r.ok;
+    for (uint64_t gi = 0; ok && gi < ngraphs; gi++) {
+        char *name = codec_get_strdup(&r);
+        if (!r.ok) return false;
+        kg_graph *g = kg_graph_find(e, name);
+        if (!g) g = kg_graph_create(e, name);
+        free(name);
+        uint64_t nrels = codec_get_uvar(&r);
+        for (uint64_t i = 0; r.ok && ok && i < nrels; i++) ok = load_relation(&r, g);
+        uint64_t nrules = ok ? codec_get_uvar(&r) : 0;
+        for (uint64_t i = 0; r.ok && ok && i < nrules; i++) ok = load_rule(&r, g);
+        ok = ok && r.ok;
+    }
+    return ok && codec_at_end(&r);
+}
