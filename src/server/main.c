@@ -205,6 +205,7 @@ int main(int argc, char **argv) {
     } else if (srv_auth_bootstrap(&s)) {
         s.stats = il_session_open(s.engine);
         srv_count_graphs(&s);
+        il_engine_set_checkpoint_bytes(s.engine, (uint64_t)cfg.max_wal_size_bytes);
         s.query_budget = il_mem_budget_new((uint64_t)cfg.max_total_query_memory_bytes);
         srv_deliver_start(&s);
         unsigned permits =

@@ -75,6 +75,8 @@ static const key_desc KEYS[SRV_CFG_NKEYS] = {
                           COUNT_MAX},
     [SRV_K_MAX_WAIT] = {"admission.max_wait_ms", KT_INT, offsetof(srv_config, max_wait_ms), 0,
                         MS_MAX},
+    [SRV_K_MAX_WAL_SIZE] = {"storage.persist.max_wal_size_bytes", KT_INT,
+                            offsetof(srv_config, max_wal_size_bytes), 0, INT64_MAX},
 };
 
 /* Documented for the original (protocol.md 5.2, protocol-later.md 3) and accepted, but
@@ -95,7 +97,6 @@ static const char *const NOT_IMPLEMENTED[] = {
     "storage.persist.buffer_size",
     "storage.persist.durability_mode",
     "storage.persist.compaction_window",
-    "storage.persist.max_wal_size_bytes",
     "storage.persist.auto_compact_threshold",
     "storage.persist.auto_compact_interval_secs",
     "storage.performance.initial_capacity",
@@ -195,6 +196,7 @@ void srv_config_init(srv_config *c) {
     c->max_query_memory_bytes = (int64_t)4 << 30;
     c->ws_max_in_flight_requests = 16;
     c->max_queued = 1024;
+    c->max_wal_size_bytes = 64 << 20;
 }
 
 void srv_config_free(srv_config *c) {

@@ -43,6 +43,7 @@ typedef enum srv_cfg_key {
     SRV_K_COMPUTE_PERMITS,
     SRV_K_MAX_QUEUED,
     SRV_K_MAX_WAIT,
+    SRV_K_MAX_WAL_SIZE,
     SRV_CFG_NKEYS
 } srv_cfg_key;
 
@@ -81,6 +82,8 @@ typedef struct srv_config {
     int64_t compute_permits; /* worker threads; 0 = cores minus max(2, cores/4), at least 1 */
     int64_t max_queued;      /* requests waiting for a worker; more are `overloaded` */
     int64_t max_wait_ms;     /* longest wait for a worker, then `overloaded`; 0 = none */
+    /* [storage.persist] */
+    int64_t max_wal_size_bytes; /* log growth that starts a checkpoint; 0 = only .compact */
 
     srv_cfg_source src[SRV_CFG_NKEYS];
 } srv_config;
