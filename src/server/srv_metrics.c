@@ -122,6 +122,15 @@ void srv_metrics_prometheus(srv_conn *c) {
     gauge(&b, "inputlayer_http_requests_in_flight_limit",
           "http.rate_limit.max_connections (0 = none).", (long long)cfg->max_connections);
     gauge(&b, "inputlayer_ws_connections", "Open WebSocket connections.", s->nws);
+    long long outbound = 0, held = 0;
+    for (srv_conn *o = s->conns; o; o = o->next) {
+        outbound += (long long)srv_outbound(o);
+        held += srv_outbound(o) > SRV_OUTBOUND_LIMIT;
+    }
+    gauge(&b, "inputlayer_ws_outbound_bytes", "Frames queued for clients, not yet written.",
+          outbound);
+    gauge(&b, "inputlayer_ws_connections_backpressured",
+          "Connections with more than 8 MiB not yet written (not read, not sent pushes).", held);
     gauge(&b, "inputlayer_ws_connections_limit", "http.rate_limit.max_ws_connections (0 = none).",
           (long long)cfg->max_ws_connections);
     pthread_mutex_lock(&s->users_lock);

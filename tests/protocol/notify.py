@@ -11,7 +11,7 @@ import urllib.request
 
 import websockets
 
-from common import KEY, OwnServer, connect
+from common import KEY, OwnServer, connect, prometheus
 
 NOTES = ("persistent_update", "rule_change", "kg_change", "schema_change")
 
@@ -154,6 +154,15 @@ async def epoch_of(srv):
     return e
 
 
+async def backpressured(srv, timeout=60):
+    """Waits until the server holds a connection back (more than 8 MiB unwritten)."""
+    for _ in range(int(timeout / 0.1)):
+        if prometheus(srv).get("inputlayer_ws_connections_backpressured", 0) >= 1:
+            return
+        await asyncio.sleep(0.1)
+    raise AssertionError("no connection was held back")
+
+
 async def t_slow_consumer(binary):
     """A connection that stops reading misses notifications instead of growing the
     server's memory: it is told how many when it reads again, and closed once it missed
@@ -173,7 +182,7 @@ async def t_slow_consumer(binary):
         # some, the server stops at 8 MiB queued.
         for i in range(14):
             await s.send({"type": "execute", "id": "b%d" % i, "program": "?big(X, Y)"})
-        await asyncio.sleep(2)
+        await backpressured(srv)
         for i in range(3):
             await execute(w, "+t(%d)" % i)
             await frame(w)
@@ -193,7 +202,7 @@ async def t_slow_consumer(binary):
         # Missing more than 5 in all closes the connection.
         for i in range(14):
             await s.send({"type": "execute", "id": "c%d" % i, "program": "?big(X, Y)"})
-        await asyncio.sleep(2)
+        await backpressured(srv)
         for i in range(4):
             await execute(w, "+u(%d)" % i)
             await frame(w)
