@@ -6,6 +6,7 @@
 #include "iql/parser.h"
 #include "kg/kg.h"
 #include "store/store.h"
+#include "views/read_policy.h"
 #include "views/view.h"
 
 kg_graph *kg_graph_find(il_engine *e, const char *name) {
@@ -46,6 +47,7 @@ void kg_graph_drop(il_engine *e, kg_graph *g) {
     il_vec_free(g->rels);
     for (uint32_t i = 0; i < g->rules.n; i++) rule_free(g->rules.v[i]);
     il_vec_free(g->rules);
+    read_policy_graph_free(g);
     kg_plan_cache_free(g);
     view_graph_detach(g); /* open views outlive their graph, empty */
     kg_delta_clear(g);

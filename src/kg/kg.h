@@ -61,6 +61,9 @@ typedef struct kg_graph {
        views pay one branch per write. */
     IL_VEC(struct view *) views;
     IL_VEC(kg_delta_rel) delta;
+    /* The persistent rules read from maintained views (src/views/read_policy.h); NULL
+       until a rule is first maintained. */
+    struct read_policy *read_policy;
 } kg_graph;
 
 struct store;

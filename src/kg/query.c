@@ -17,6 +17,7 @@
 #include "exec/tuplesort.h"
 #include "kg/kg.h"
 #include "plan/build.h"
+#include "views/read_policy.h"
 #include "value/print.h"
 
 enum { MAX_RESULT_ROWS = 100000 };
@@ -24,12 +25,17 @@ enum { MAX_RESULT_ROWS = 100000 };
 typedef struct stored_ctx {
     il_session *s;
     bool with_session;
+    bool maintained;        /* maintained rules read as stored relations (read_policy.h) */
     IL_VEC(rel_t *) merged; /* stored facts merged with session facts, owned */
     IL_VEC(const char *) merged_names;
 } stored_ctx;
 
 static const rel_t *stored_lookup(void *ctx, const char *name) {
     stored_ctx *c = ctx;
+    if (c->maintained) {
+        const rel_t *rows = read_policy_rows(c->s->kg, name);
+        if (rows) return rows;
+    }
     for (uint32_t i = 0; i < c->merged_names.n; i++)
         if (strcmp(c->merged_names.v[i], name) == 0) return c->merged.v[i];
     kg_relation *r = kg_rel_find(c->s->kg, name);
@@ -64,19 +70,24 @@ const char *kg_query_rows(il_session *s, const iql_rule *q, bool with_session, v
     /* Programs over the graph alone are cached by query text; a session's own rules and
        facts make a program of that session's moment. */
     bool session_part = with_session && (s->rules.n || s->facts.n);
+    /* A maintained rule is read as the relation of its rows; that program differs from
+       the evaluating one, so it is cached under a key of its own. */
+    bool maintained = !session_part && read_policy_active(g);
     il_buf key;
     il_buf_init(&key);
     plan_program *p = NULL;
     if (!session_part) {
+        if (maintained) il_buf_puts(&key, "[maintained] ");
         iql_fmt_rule(q, &key);
         p = kg_plan_lookup(g, il_buf_str(&key));
     }
     IL_VEC(const iql_rule *) rules = {0};
-    stored_ctx ctx = {.s = s, .with_session = with_session};
+    stored_ctx ctx = {.s = s, .with_session = with_session, .maintained = maintained};
     if (!p) {
         for (uint32_t i = 0; i < g->rules.n; i++)
-            for (uint32_t j = 0; j < g->rules.v[i]->clauses.n; j++)
-                il_vec_push(rules, g->rules.v[i]->clauses.v[j]);
+            if (!maintained || !read_policy_rows(g, g->rules.v[i]->name))
+                for (uint32_t j = 0; j < g->rules.v[i]->clauses.n; j++)
+                    il_vec_push(rules, g->rules.v[i]->clauses.v[j]);
         if (with_session)
             for (uint32_t i = 0; i < s->rules.n; i++) il_vec_push(rules, s->rules.v[i]);
         plan_source src = {

@@ -13,6 +13,7 @@
 #include "plan/build.h"
 #include "store/store.h"
 #include "value/print.h"
+#include "views/read_policy.h"
 #include "views/view.h"
 
 enum { MAX_INSERT_TUPLES = 10000, MAX_STRING_BYTES = 65536 };
@@ -625,6 +626,7 @@ static il_result *exec_stmt(il_session *s, const iql_stmt *st, il_arena *a) {
         return exec_cond_delete(s, &st->u.rule, a);
     case IQL_STMT_QUERY: {
         kg_query_opts o = {.with_session = true};
+        if (!(s->guard && s->guard->stop)) read_policy_note_query(s, &st->u.query);
         return kg_query(s, &st->u.query, o);
     }
     case IQL_STMT_SESSION_RULE:
@@ -677,6 +679,7 @@ il_result *kg_exec_stmt(il_session *s, const iql_stmt *st, il_arena *a) {
     }
     /* Maintained views catch up with the statement's base delta (or rebuild after a
        change of rules); graphs without views are skipped at once. */
+    read_policy_engine_commit(s->e);
     view_engine_commit(s->e);
     /* Last, so that whoever the hook tells can already see the change everywhere. A
        statement that failed, its log record included, reports nothing. */

@@ -24,8 +24,14 @@
  *   derivation through a deleted tuple, semi-naively, in OLD), re-derive (over-deleted
  *   tuples that still have a derivation in NEW), then insert semi-naively from the
  *   re-derived tuples and the inserted inputs, in NEW.
- * - Strata with aggregates are recomputed whole when one of their inputs changed, and
- *   compared with the previous rows (per-group recomputation is the next step).
+ * - Aggregating strata per group. The view keeps the clause's distinct body bindings
+ *   (the set the aggregate reads) with an index on the group variables. A write's lost
+ *   and gained bindings are found as for counting; only the groups they touch are
+ *   aggregated again, from that index, and their rows compared with the group's old
+ *   rows. Every aggregate (count, sum, min, max, avg, top_k...) takes this one path:
+ *   exact, and proportional to the touched groups' sizes rather than to the relation.
+ *   A stratum of several clauses for one head, or with more variables than a tuple
+ *   holds, is recomputed whole instead.
  *
  * A change of rules, or of which stored relations exist (both bump the graph's version),
  * rebuilds the view from scratch; the delta is then the difference of the two states. */
@@ -36,6 +42,7 @@
 #include <string.h>
 
 #include "exec/aggregate.h"
+#include "exec/builtin.h"
 #include "exec/tuplesort.h"
 #include "iql/parser.h"
 #include "kg/kg.h"
@@ -46,7 +53,8 @@ typedef enum vkind {
     VK_BASE,      /* stored facts */
     VK_COUNT,     /* non-recursive: counted derivations */
     VK_DRED,      /* recursive: a set, maintained by DRed */
-    VK_RECOMPUTE, /* aggregating: recomputed when an input changed */
+    VK_GROUPS,    /* aggregating, one clause: touched groups recomputed from its bindings */
+    VK_RECOMPUTE, /* aggregating otherwise: recomputed whole when an input changed */
 } vkind;
 
 /* A program predicate's maintained state and this write's change. */
@@ -59,6 +67,9 @@ typedef struct vpred {
     rel_t *gain, *loss;     /* VK_COUNT: derivations gained and lost per tuple */
     rel_t *fresh;           /* VK_RECOMPUTE: the new rows */
     rel_t *work, *worknext; /* VK_DRED: the semi-naive frontier and the next one */
+    const plan_clause *agg; /* VK_GROUPS: the aggregating clause */
+    rel_t *bindings;        /* VK_GROUPS: its distinct body bindings, now */
+    int group_index;        /* VK_GROUPS: the index of `bindings` on the group variables */
 } vpred;
 
 struct view {
@@ -68,12 +79,13 @@ struct view {
     il_arena arena;    /* the parsed query and its rule (the program points into them) */
     plan_program prog; /* the program; valid while `built` */
     bool built;
-    vpred *preds;      /* per program predicate */
-    uint32_t arity;    /* the query's columns */
-    uint64_t version;  /* the graph's version the program was built against */
-    rel_t *pend_plus;  /* rows appeared since the last view_take_delta */
-    rel_t *pend_minus; /* rows vanished since then */
-    char *error;       /* why the view is empty, or NULL */
+    vpred *preds;               /* per program predicate */
+    uint32_t arity;             /* the query's columns */
+    uint64_t version;           /* the graph's version the program was built against */
+    rel_t *pend_plus;           /* rows appeared since the last view_take_delta */
+    rel_t *pend_minus;          /* rows vanished since then */
+    char *error;                /* why the view is empty, or NULL */
+    uint64_t groups_recomputed; /* aggregate groups recomputed by writes (for tests) */
 };
 
 static _Thread_local char g_err[1024];
@@ -210,14 +222,13 @@ static uint32_t slots_width(const plan_clause *c) {
 
 /* ---- non-recursive strata: counting ---- */
 
-static void count_clause(view_t *v, const plan_clause *c, bool init) {
-    vpred *h = &v->preds[c->head_pred];
-    uint32_t w = slots_width(c);
-    tupleset lost, gained;
-    tupleset_init(&lost, w);
-    tupleset_init(&gained, w);
+/* The candidate bindings a write may have taken from the clause (lost, found in OLD) and
+ * given to it (gained, found in NEW), each deduplicated; on init every binding now. The
+ * caller checks each against the other state: a candidate may still hold there. */
+static void changed_bindings(view_t *v, const plan_clause *c, bool init, tupleset *lost,
+                             tupleset *gained) {
     if (init) {
-        run_variant(v, c, -1, (vsrc){0}, true, emit_binding, &gained, NULL, NULL);
+        run_variant(v, c, -1, (vsrc){0}, true, emit_binding, gained, NULL, NULL);
     } else {
         for (uint32_t i = 0; i < c->nops; i++) {
             const plan_op *op = &c->ops[i];
@@ -227,13 +238,22 @@ static void count_clause(view_t *v, const plan_clause *c, bool init) {
             const rel_t *breaks = op->kind == POP_SCAN ? p->minus : p->plus;
             const rel_t *makes = op->kind == POP_SCAN ? p->plus : p->minus;
             if (nonempty(breaks))
-                run_variant(v, c, (int32_t)i, (vsrc){breaks, NULL, NULL}, false, emit_binding,
-                            &lost, NULL, NULL);
+                run_variant(v, c, (int32_t)i, (vsrc){breaks, NULL, NULL}, false, emit_binding, lost,
+                            NULL, NULL);
             if (nonempty(makes))
-                run_variant(v, c, (int32_t)i, (vsrc){makes, NULL, NULL}, true, emit_binding,
-                            &gained, NULL, NULL);
+                run_variant(v, c, (int32_t)i, (vsrc){makes, NULL, NULL}, true, emit_binding, gained,
+                            NULL, NULL);
         }
     }
+}
+
+static void count_clause(view_t *v, const plan_clause *c, bool init) {
+    vpred *h = &v->preds[c->head_pred];
+    uint32_t w = slots_width(c);
+    tupleset lost, gained;
+    tupleset_init(&lost, w);
+    tupleset_init(&gained, w);
+    changed_bindings(v, c, init, &lost, &gained);
     val_t t[REL_MAX_ARITY];
     for (uint32_t k = 0; k < lost.n; k++) {
         const val_t *b = &lost.tuples[(size_t)k * w];
@@ -308,6 +328,70 @@ static void recompute_pred(view_t *v, const plan_stratum *st, uint32_t pred) {
     FOR_TUPLES(h->main, t) {
         if (!rel_contains(h->fresh, t)) rel_insert(ensure(&h->minus, h->arity), t);
     }
+}
+
+/* Aggregates one group again from the kept bindings (`key` = its group values) and
+ * records how its rows changed. */
+static void regroup(view_t *v, vpred *h, const val_t *key, rel_t *scratch) {
+    const plan_clause *c = h->agg;
+    uint32_t w = slots_width(c), ng = c->ngroup;
+    IL_VEC(val_t) rows = {0};
+    const uint32_t *order = rel_index_order(h->bindings, h->group_index);
+    rel_cursor cur;
+    rel_seek(h->bindings, h->group_index, key, ng, &cur);
+    for (const val_t *t; (t = rel_next(&cur, NULL));) {
+        il_vec_reserve(rows, rows.n + w);
+        for (uint32_t p = 0; p < w; p++) rows.v[rows.n + order[p]] = t[p];
+        rows.n += w;
+    }
+    rel_clear(scratch);
+    exec_aggregate(c, rows.v, rows.n / w, scratch);
+    il_vec_free(rows);
+    FOR_TUPLES(scratch, t) {
+        if (!rel_contains(h->main, t)) rel_insert(ensure(&h->plus, h->arity), t);
+    }
+    /* the group's old rows: the head starts with the group values */
+    rel_seek(h->main, 0, key, ng, &cur);
+    for (const val_t *t; (t = rel_next(&cur, NULL));)
+        if (!rel_contains(scratch, t)) rel_insert(ensure(&h->minus, h->arity), t);
+    v->groups_recomputed++;
+}
+
+static void groups_stratum(view_t *v, uint32_t pred, bool init) {
+    vpred *h = &v->preds[pred];
+    const plan_clause *c = h->agg;
+    uint32_t w = slots_width(c), ng = c->ngroup;
+    tupleset lost, gained, touched;
+    tupleset_init(&lost, w);
+    tupleset_init(&gained, w);
+    tupleset_init(&touched, ng ? ng : 1);
+    changed_bindings(v, c, init, &lost, &gained);
+    if (init) {
+        for (uint32_t k = 0; k < gained.n; k++)
+            rel_insert(h->bindings, &gained.tuples[(size_t)k * w]);
+        exec_aggregate(c, gained.tuples, gained.n, ensure(&h->plus, h->arity));
+    } else {
+        /* The bindings are read by nothing but this aggregate: updated in place. */
+        val_t key[REL_MAX_ARITY] = {0};
+        for (int side = 0; side < 2; side++) {
+            const tupleset *set = side ? &gained : &lost;
+            for (uint32_t k = 0; k < set->n; k++) {
+                const val_t *b = &set->tuples[(size_t)k * w];
+                bool moved = side ? rel_insert(h->bindings, b)
+                                  : !binding_valid(v, c, b, true) && rel_delete(h->bindings, b);
+                if (!moved) continue;
+                for (uint32_t i = 0; i < ng; i++) key[i] = b[c->group_slots[i]];
+                tupleset_insert(&touched, key);
+            }
+        }
+        rel_t *scratch = rel_new(h->arity);
+        for (uint32_t k = 0; k < touched.n; k++)
+            regroup(v, h, &touched.tuples[(size_t)k * (ng ? ng : 1)], scratch);
+        rel_free(scratch);
+    }
+    tupleset_free(&lost);
+    tupleset_free(&gained);
+    tupleset_free(&touched);
 }
 
 /* ---- recursive strata: DRed ---- */
@@ -487,6 +571,8 @@ static void run_strata(view_t *v, bool init) {
         vkind k = v->preds[st->preds[0]].kind;
         if (k == VK_DRED) {
             dred_stratum(v, st, s, init);
+        } else if (k == VK_GROUPS) {
+            groups_stratum(v, st->preds[0], init);
         } else if (k == VK_RECOMPUTE) {
             recompute_pred(v, st, st->preds[0]);
         } else if (k == VK_COUNT) {
@@ -536,6 +622,7 @@ static void apply(view_t *v) {
             }
             break;
         case VK_DRED:
+        case VK_GROUPS:
             if (p->minus) FOR_TUPLES(p->minus, t) rel_delete(p->main, t);
             if (p->plus) FOR_TUPLES(p->plus, t) rel_insert(p->main, t);
             break;
@@ -607,6 +694,7 @@ static void drop_state(view_t *v) {
         free_rel(&p->fresh);
         free_rel(&p->work);
         free_rel(&p->worknext);
+        free_rel(&p->bindings);
     }
     free(v->preds);
     v->preds = NULL;
@@ -674,6 +762,14 @@ static const char *build(view_t *v) {
         if (st->recursive && agg)
             return set_err("%s", "view maintenance does not support aggregates in recursion");
         vp->kind = st->recursive ? VK_DRED : agg ? VK_RECOMPUTE : VK_COUNT;
+        const plan_clause *only = st->nclauses == 1 ? &p->clauses.v[st->clauses[0]] : NULL;
+        if (agg && only && only->nslots && only->nslots <= REL_MAX_ARITY && st->npreds == 1) {
+            vp->kind = VK_GROUPS;
+            vp->agg = only;
+            vp->bindings = rel_new(only->nslots);
+            vp->group_index =
+                only->ngroup ? rel_index(vp->bindings, only->group_slots, only->ngroup) : 0;
+        }
         vp->main = vp->kind == VK_COUNT ? rel_new_counted(vp->arity) : rel_new(vp->arity);
     }
     bind_base(v, false);
@@ -752,6 +848,42 @@ void view_close(view_t *v) {
     free(v->error);
     free(v->text);
     free(v);
+}
+
+uint64_t view_groups_recomputed(const view_t *v) {
+    return v->groups_recomputed;
+}
+
+static bool expr_reads_clock(const plan_expr *x) {
+    if (!x) return false;
+    if (x->kind == PX_CALL) {
+        if (x->fn && strcmp(x->fn->name, "time_now") == 0) return true;
+        for (uint32_t i = 0; i < x->nargs; i++)
+            if (expr_reads_clock(x->args[i])) return true;
+    }
+    if (x->kind == PX_ARITH) return expr_reads_clock(x->l) || expr_reads_clock(x->r);
+    return false;
+}
+
+bool view_reads_clock(const view_t *v) {
+    if (!v->built) return false;
+    for (uint32_t i = 0; i < v->prog.clauses.n; i++) {
+        const plan_clause *c = &v->prog.clauses.v[i];
+        for (uint32_t k = 0; k < c->nhead; k++)
+            if (expr_reads_clock(c->head[k])) return true;
+        for (uint32_t o = 0; o < c->nops; o++) {
+            const plan_op *op = &c->ops[o];
+            if ((op->kind == POP_FILTER || op->kind == POP_ASSIGN) &&
+                (expr_reads_clock(op->lhs) || expr_reads_clock(op->rhs)))
+                return true;
+        }
+    }
+    return false;
+}
+
+const rel_t *view_current_rows(const view_t *v) {
+    if (!v->built || v->error || !v->g || v->version != v->g->version || v->g->delta.n) return NULL;
+    return v->preds[v->prog.query_pred].main;
 }
 
 uint32_t view_arity(const view_t *v) {

@@ -1,7 +1,8 @@
 /* Maintained views: the rows of a query over a knowledge graph's persistent rules and
  * stored facts, kept current as statements change the stored facts, with the rows that
- * appeared and vanished since the last look (the "Live views" issue; docs/engine.md,
- * "Maintained views"). Not yet used by queries, subscriptions or the server.
+ * appeared and vanished since the last look (docs/engine.md, "Maintained views"). The
+ * server's `.subscribe` holds one per standing query; read_policy.h keeps one per
+ * persistent rule that queries read from instead of evaluating it.
  *
  * The engine tells the views of a graph about every committed change: stmt.c and meta.c
  * record a base delta per statement (kg_delta_note), and after the statement
@@ -15,6 +16,7 @@
 #include <stdint.h>
 
 #include "inputlayer.h"
+#include "exec/rel.h"
 #include "value/value.h"
 
 typedef struct view view_t;
@@ -39,6 +41,17 @@ void view_take_delta(view_t *v, val_t **added, size_t *nadded, val_t **removed, 
 /* Why the view has no rows any more (its graph was dropped, or a rebuild after a rule
  * change failed), or NULL. */
 const char *view_error(const view_t *v);
+
+/* Aggregate groups recomputed by writes since the view opened: writes recompute only
+ * the groups whose bindings changed (for tests and measurements). */
+uint64_t view_groups_recomputed(const view_t *v);
+/* Whether the view's program calls time_now(): its rows change with the clock, which
+ * no write announces, so they cannot be maintained. */
+bool view_reads_clock(const view_t *v);
+/* The current rows as a relation owned by the view, for reading in place, or NULL when
+ * they are not the graph's present state: the view failed or is detached, or a statement
+ * has changed rules or facts since the last commit. Valid until the next statement. */
+const rel_t *view_current_rows(const view_t *v);
 
 /* ---- engine hooks (src/kg) ---- */
 /* After every statement: maintains the open views of every graph from its base delta

@@ -244,6 +244,10 @@ static bool op_ready(const plan_op *op, const bool *bound) {
  * so, as the compiler does, ready checks first, then the atom with the most bound
  * columns (a recursive atom seeded from a delta binds what the compiled order expected
  * from an atom that now comes later). */
+static size_t source_size(const vsrc *src) {
+    return (src->a ? rel_count(src->a) : 0) + (src->extra ? rel_count(src->extra) : 0);
+}
+
 static void reorder(const plan_clause *c, const vstep *in, uint32_t n, vstep *out, bool *bound) {
     bool done_small[32];
     bool *done = n <= 32 ? done_small : calloc(n, 1);
@@ -261,12 +265,17 @@ static void reorder(const plan_clause *c, const vstep *in, uint32_t n, vstep *ou
             if (!done[i] && c->ops[in[i].op].kind != POP_SCAN && op_ready(&c->ops[in[i].op], bound))
                 pick = (int32_t)i;
         if (pick < 0) {
+            /* The atom with the most bound columns; between equals, the smaller relation
+             * (re-deriving reach(X,Z) must seek edge(_,Z), not a closure's reach(X,_)). */
             int32_t best_score = -1;
+            size_t best_size = 0;
             for (uint32_t i = 0; i < n; i++) {
                 if (done[i] || c->ops[in[i].op].kind != POP_SCAN) continue;
                 int32_t sc = (int32_t)bound_columns(&c->ops[in[i].op], bound);
-                if (sc > best_score) {
+                size_t size = source_size(&in[i].src);
+                if (sc > best_score || (sc == best_score && size < best_size)) {
                     best_score = sc;
+                    best_size = size;
                     pick = (int32_t)i;
                 }
             }

@@ -1,0 +1,140 @@
+/* The read policy of maintained views (read_policy.h). Each maintained rule is one view
+ * of `?rule(V0, ..., Vn)`: its rows are exactly what evaluating the rule over the graph's
+ * own rules and facts gives, so a query may read them as if they were stored facts. The
+ * plan cache holds programs that point into those rows, so every change of the set of
+ * maintained rules empties the graph's plan cache. */
+#include "views/read_policy.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "iql/parser.h"
+#include "kg/kg.h"
+#include "views/view.h"
+
+typedef struct maintained_rule {
+    char *name;
+    view_t *view; /* NULL: refused (cannot be maintained) until the version moves */
+} maintained_rule;
+
+typedef struct read_policy {
+    IL_VEC(maintained_rule) rules;
+    uint64_t version; /* the graph's version the rules were chosen at */
+} read_policy;
+
+static void policy_clear(kg_graph *g) {
+    read_policy *p = g->read_policy;
+    if (!p) return;
+    for (uint32_t i = 0; i < p->rules.n; i++) {
+        view_close(p->rules.v[i].view);
+        free(p->rules.v[i].name);
+    }
+    p->rules.n = 0;
+    kg_plan_cache_free(g); /* cached programs may point into the closed views */
+}
+
+static maintained_rule *find(read_policy *p, const char *rel) {
+    for (uint32_t i = 0; p && i < p->rules.n; i++)
+        if (strcmp(p->rules.v[i].name, rel) == 0) return &p->rules.v[i];
+    return NULL;
+}
+
+/* Starts maintaining `rel` when it is a persistent rule not yet decided on. */
+static void maintain(il_session *s, const char *rel) {
+    kg_graph *g = s->kg;
+    if (!g) return;
+    if (!g->read_policy) g->read_policy = calloc(1, sizeof *g->read_policy);
+    read_policy *p = g->read_policy;
+    if (p->version != g->version) policy_clear(g);
+    p->version = g->version;
+    if (find(p, rel)) return;
+    kg_rule *r = kg_rule_find(g, rel);
+    if (!r || !r->clauses.n) return;
+    uint32_t arity = kg_head_arity(&r->clauses.v[0]->head);
+    kg_relation *kr = kg_rel_find(g, rel);
+    /* stored facts of another width make reads of the rule quirky: leave them alone */
+    bool odd =
+        arity == 0 || arity > REL_MAX_ARITY || (kr && kr->data && rel_arity(kr->data) != arity);
+    view_t *v = NULL;
+    if (!odd) {
+        il_buf text;
+        il_buf_init(&text);
+        il_buf_printf(&text, "?%s(", rel);
+        for (uint32_t i = 0; i < arity; i++) il_buf_printf(&text, "%sV%u", i ? ", " : "", i);
+        il_buf_puts(&text, ")");
+        const char *err = NULL;
+        v = view_open(s, il_buf_str(&text), &err);
+        il_buf_free(&text);
+        if (v && (view_reads_clock(v) || view_arity(v) != arity)) {
+            view_close(v);
+            v = NULL;
+        }
+    }
+    maintained_rule m = {strdup(rel), v};
+    il_vec_push(p->rules, m);
+    if (v) kg_plan_cache_free(g);
+}
+
+static bool session_involved(const il_session *s) {
+    return s->rules.n || s->facts.n;
+}
+
+/* Whether the goal binds nothing: every argument a variable of its own (or `_`). */
+static bool goal_unbound(const iql_atom *goal) {
+    for (uint32_t i = 0; i < goal->nargs; i++) {
+        const iql_term *t = goal->args[i];
+        if (t->kind == IQL_T_PLACEHOLDER) continue;
+        if (t->kind != IQL_T_VAR) return false;
+        for (uint32_t j = 0; j < i; j++)
+            if (goal->args[j]->kind == IQL_T_VAR && strcmp(goal->args[j]->u.var, t->u.var) == 0)
+                return false;
+    }
+    return true;
+}
+
+void read_policy_note_query(il_session *s, const iql_query *q) {
+    if (session_involved(s) || !goal_unbound(&q->goal)) return;
+    maintain(s, q->goal.rel);
+}
+
+bool read_policy_active(kg_graph *g) {
+    read_policy *p = g->read_policy;
+    if (!p || p->version != g->version) return false;
+    bool any = false;
+    for (uint32_t i = 0; i < p->rules.n; i++) {
+        if (!p->rules.v[i].view) continue;
+        if (!view_current_rows(p->rules.v[i].view)) return false;
+        any = true;
+    }
+    return any;
+}
+
+const rel_t *read_policy_rows(kg_graph *g, const char *rel) {
+    maintained_rule *m = find(g->read_policy, rel);
+    return m && m->view ? view_current_rows(m->view) : NULL;
+}
+
+uint32_t read_policy_count(kg_graph *g) {
+    read_policy *p = g->read_policy;
+    uint32_t n = 0;
+    for (uint32_t i = 0; p && p->version == g->version && i < p->rules.n; i++)
+        n += p->rules.v[i].view != NULL;
+    return n;
+}
+
+void read_policy_engine_commit(il_engine *e) {
+    for (uint32_t i = 0; i < e->graphs.n; i++) {
+        kg_graph *g = e->graphs.v[i];
+        if (g->read_policy && g->read_policy->rules.n && g->read_policy->version != g->version)
+            policy_clear(g);
+    }
+}
+
+void read_policy_graph_free(kg_graph *g) {
+    if (!g->read_policy) return;
+    policy_clear(g);
+    il_vec_free(g->read_policy->rules);
+    free(g->read_policy);
+    g->read_policy = NULL;
+}

@@ -1,0 +1,40 @@
+/* The read policy of maintained views: which persistent rules are kept as maintained
+ * relations, and the rows a query reads instead of evaluating such a rule
+ * (docs/engine.md, "Maintained views").
+ *
+ * A rule becomes maintained (with everything it depends on, in one view) when a query
+ * reads it with no argument bound, where demand cannot restrict the work (a standing
+ * query has a view of its own and does not make the rule maintained). It stays maintained until the
+ * graph's version moves (rules change, or a relation starts or stops holding facts). A rule whose
+ * program calls time_now() is never maintained. Queries over session rules or session facts do not
+ * read maintained relations. Not thread-safe, like the engine. */
+#ifndef IL_VIEWS_READ_POLICY_H
+#define IL_VIEWS_READ_POLICY_H
+
+#include "inputlayer.h"
+#include "iql/ast.h"
+#include "exec/rel.h"
+
+typedef struct kg_graph kg_graph;
+
+/* A `?query` statement is about to run in the session: maintains its goal's rule when
+ * the goal binds nothing and the rule can be maintained. */
+void read_policy_note_query(il_session *s, const iql_query *q);
+
+/* Whether queries over the graph's own rules and facts may read maintained relations
+ * now: some rule is maintained and every maintained relation is current. */
+bool read_policy_active(kg_graph *g);
+/* The maintained rows of relation `rel` (a persistent rule), or NULL to evaluate it.
+ * Meaningful only while read_policy_active. */
+const rel_t *read_policy_rows(kg_graph *g, const char *rel);
+/* The number of maintained rules of the graph (for tests). */
+uint32_t read_policy_count(kg_graph *g);
+
+/* ---- engine hooks (src/kg) ---- */
+/* After a statement, before the views catch up: a moved graph version ends maintenance
+ * (so nothing is rebuilt for nobody). */
+void read_policy_engine_commit(il_engine *e);
+/* The graph is being dropped: its maintained views are closed. */
+void read_policy_graph_free(kg_graph *g);
+
+#endif
