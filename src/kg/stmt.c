@@ -626,8 +626,14 @@ static il_result *exec_stmt(il_session *s, const iql_stmt *st, il_arena *a) {
         return exec_cond_delete(s, &st->u.rule, a);
     case IQL_STMT_QUERY: {
         kg_query_opts o = {.with_session = true};
-        if (!(s->guard && s->guard->stop)) read_policy_note_query(s, &st->u.query);
-        return kg_query(s, &st->u.query, o);
+        il_result *r = kg_query(s, &st->u.query, o);
+        /* Only a read that finished may start maintaining its rule: building the view
+         * costs what the read cost and is not stopped by the statement's guard, so a read
+         * that was stopped (a recursion without a fixpoint, a memory limit) never gets
+         * there. */
+        if (il_result_kind_of(r) != IL_RESULT_ERROR && !(s->guard && s->guard->stop))
+            read_policy_note_query(s, &st->u.query);
+        return r;
     }
     case IQL_STMT_SESSION_RULE:
         return exec_session_rule(s, &st->u.rule, a);
