@@ -273,10 +273,16 @@ static void release(srv_conn *c, srv_req *r) {
         srv_timer_start(c, (uint64_t)c->srv->cfg->ws_idle_timeout_ms);
 }
 
+/* The start rule, and the bound: at most ws_max_in_flight_requests admitted (started or
+ * finished, unreleased) at once, however many frames one read brought in. */
 static bool can_start(const srv_conn *c, const srv_req *r) {
-    for (const srv_req *q = c->reqs; q != r; q = q->next)
+    int64_t bound = c->srv->cfg->ws_max_in_flight_requests;
+    int64_t admitted = 0;
+    for (const srv_req *q = c->reqs; q != r; q = q->next) {
         if (r->access == SRV_EXCLUSIVE || q->access == SRV_EXCLUSIVE) return false;
-    return true;
+        admitted++;
+    }
+    return admitted < (bound < 1 ? 1 : bound);
 }
 
 static uint32_t program_hash(const srv_req *r) {
