@@ -6,7 +6,7 @@ BUILD_TSAN ?= build-tsan
 JOBS       ?= $(shell nproc)
 CONFORMANCE_DIR ?= ../shared/conformance
 
-.PHONY: all setup build build-san build-tsan protocol-tsan run test unit crash-test conformance conformance-san bench-engine bench-server fuzz fuzz-short format clean
+.PHONY: all setup build build-san build-tsan protocol-tsan run test unit crash-test conformance conformance-san bench-engine bench-server bench-fixtures fuzz fuzz-short format clean
 
 all: build
 
@@ -117,6 +117,10 @@ bench-engine: build
 # The server against a bare WebSocket echo server on the same event loop and library.
 bench-server: build
 	@./bench/run-server.sh $(BUILD)
+
+# The standing-query fixtures (delta_single, delta_fanout, delta_keyed), a fresh server each.
+bench-fixtures: build
+	@./bench/run-fixtures.sh $(BUILD)
 
 format:
 	@clang-format -i $$(git ls-files '*.c' '*.h')

@@ -9,6 +9,7 @@
 #include <netinet/tcp.h>
 #include <openssl/evp.h>
 #include <openssl/sha.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -19,6 +20,7 @@
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
 
 enum {
@@ -160,8 +162,10 @@ static int next_frame(ws_client *c, bool *fin, int *opcode, const char **payload
             uint64_t n = h[1] & 0x7F;
             size_t head = n == 126 ? 4 : n == 127 ? 10 : 2;
             if (avail >= head) {
-                if (n == 126) n = (uint64_t)h[2] << 8 | h[3];
-                if (n == 127)
+                /* A 16-bit length of 127 is a length, not the 64-bit marker. */
+                if (n == 126)
+                    n = (uint64_t)h[2] << 8 | h[3];
+                else if (n == 127)
                     for (int i = 2, k = 0; k < 8; i++, k++) n = n << 8 | h[i];
                 if (n > MAX_MESSAGE_BYTES)
                     return fail(c, "a frame of %llu bytes (over %d)", (unsigned long long)n,
@@ -249,6 +253,19 @@ int wsc_recv_text(ws_client *c, const char **msg, size_t *len) {
 
 int wsc_send_text(ws_client *c, const char *data, size_t len) {
     return send_frame(c, OP_TEXT, data, len);
+}
+
+int wsc_wait_readable(ws_client *c, long long timeout_ns) {
+    if (c->in_pos < c->in.len) return 1;
+    if (timeout_ns < 0) timeout_ns = 0;
+    struct pollfd p = {.fd = c->fd, .events = POLLIN};
+    struct timespec ts = {.tv_sec = (time_t)(timeout_ns / 1000000000),
+                          .tv_nsec = (long)(timeout_ns % 1000000000)};
+    int rc;
+    do rc = ppoll(&p, 1, &ts, NULL);
+    while (rc < 0 && errno == EINTR);
+    if (rc < 0) return fail_io(c, "waiting for the peer", errno);
+    return rc > 0;
 }
 
 const char *wsc_error(const ws_client *c) {

@@ -24,6 +24,12 @@ int wsc_send_text(ws_client *c, const char *data, size_t len);
  * closed connection, a close frame or a protocol error (see wsc_error). */
 int wsc_recv_text(ws_client *c, const char **msg, size_t *len);
 
+/* Waits up to timeout_ns for a message to begin: returns 1 when bytes are buffered or the
+ * socket is readable (wsc_recv_text then reads the message, waiting for the rest of it),
+ * 0 when the time ran out, -1 on an error (see wsc_error). Lets one thread both keep a
+ * send schedule and read the replies of the same connection. */
+int wsc_wait_readable(ws_client *c, long long timeout_ns);
+
 /* Why the last call failed. */
 const char *wsc_error(const ws_client *c);
 

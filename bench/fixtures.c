@@ -1,0 +1,800 @@
+/* inputlayer-fixture: the standing-query fixtures of the perf gate (docs/performance.md
+ * 3.4 in ../shared/docs) against a running inputlayer-server, as bench/run-fixtures.sh
+ * runs them on a fresh server each:
+ *
+ *   inputlayer-fixture delta_single|delta_fanout|delta_keyed --port P --api-key K
+ *       [--host H] [--server-pid PID] [--agents A] [--writes W] [--interval-ms I]
+ *       [--grace-ms G] [--timeout-ms T]
+ *
+ * It creates knowledge graph `perf`, loads the fixture's dataset and rule through the
+ * server, and computes every answer from the generated edges itself:
+ *   delta_single  random 2,500 / 10,000 plus W probe edges (P_k, P_k + 1), P_k = 2501 + 2k;
+ *                 `two_hop`; 1 agent `.subscribe agent0 ?two_hop(1, Z)`; write k is
+ *                 `+edge(1, P_k)`, from k >= 32 with `-edge(1, P_{k-32})` in the same
+ *                 program; every 20 ms, 150 writes.
+ *   delta_fanout  the same with 64 agents, every 80 ms, 100 writes.
+ *   delta_keyed   hot chains of 100K edges; only `r1`; agent k `.subscribe k<k>
+ *                 ?r1(<400k>, Y)`; write w is `+edge(400 (w mod 300), 4 chains + 1000 + w)`;
+ *                 300 agents, every 20 ms, 120 writes.
+ * Agents subscribe one after another (subscribe_us, the snapshot checked row for row), then
+ * each reads on a thread of its own. The writer sends on a fixed schedule whatever the
+ * replies do, and reads the replies in between (ack_us, from the send). Every row of every
+ * delta must be an expected event that has not come yet (an insert or a retraction of a
+ * given row, caused by a given write), the delta's seq must follow the previous one, and
+ * every expected event must come within W x I + 60 s; a foreign, repeated or missing row,
+ * or a retraction where none is expected, makes the run INVALID (exit 3). Once every event
+ * has come, every agent goes on reading for G ms (500), so that a stray delta to an agent
+ * that expects nothing is seen too.
+ *
+ * delta_us: from the write's scheduled send time to the delta's arrival at the agent, one
+ * sample per event; last_agent_us: per write, to the arrival at the last agent. With
+ * --server-pid, the server's CPU over the write phase (first send to the last event) minus
+ * its idle rate over a quiet period of the same length just before, per write.
+ *
+ * Prints one JSON line and one line for people. Exit status: 0 done, 1 an error, 2 usage,
+ * 3 INVALID. */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "fixture_session.h"
+#include "gen_graph.h"
+
+/* From the fixture definitions. */
+enum {
+    DELTA_NODES = 2500,
+    DELTA_EDGES = 10000,
+    DELTA_SOURCE = 1,
+    PROBE_BASE = 2501,
+    RETRACT_LAG = 32,
+    KEYED_CHAIN_EDGES = 100000,
+    HOT_STRIDE = 400,
+    FRESH_NODE_GAP = 1000,
+    COMPLETION_SLACK_MS = 60000,
+    FIRST_WRITE_LEAD_MS = 100,
+    AGENT_POLL_MS = 20,
+};
+
+typedef struct fixture_spec {
+    const char *name;
+    bool keyed;
+    long agents, writes, interval_ms;
+} fixture_spec;
+
+static const fixture_spec FIXTURES[] = {
+    {"delta_single", false, 1, 150, 20},
+    {"delta_fanout", false, 64, 100, 80},
+    {"delta_keyed", true, 300, 120, 20},
+};
+
+typedef struct options {
+    fixture_spec spec;
+    fx_target target;
+    pid_t server_pid; /* 0: no CPU figures */
+    long grace_ms;
+} options;
+
+typedef struct row {
+    int64_t head, tail;
+} row;
+
+/* One change an agent must see exactly once. */
+typedef struct event {
+    row r;
+    bool retract;
+    long write; /* the write that causes it */
+    bool seen;
+    uint64_t arrival_ns;
+} event;
+
+typedef struct run_state {
+    atomic_long complete;            /* agents with every event seen */
+    atomic_bool stop;                /* a failure somewhere: everyone ends */
+    _Atomic uint64_t drain_until_ns; /* 0 until every event came (or the run stops) */
+} run_state;
+
+typedef struct agent {
+    run_state *rs;
+    ws_client *ws;
+    char name[32];
+    uint64_t generation, next_seq;
+    event *events;
+    size_t nevents, nseen;
+    uint64_t subscribe_ns;
+    int status;
+    char why[512];
+} agent;
+
+typedef struct dataset {
+    gg_edge *edges;
+    size_t nedges, hot;
+    int64_t fresh_base; /* keyed: the first fresh node */
+} dataset;
+
+static void usage(FILE *f) {
+    fputs("usage: inputlayer-fixture delta_single|delta_fanout|delta_keyed --port P --api-key K\n"
+          "         [--host H (127.0.0.1)] [--server-pid PID] [--agents A] [--writes W]\n"
+          "         [--interval-ms I] [--grace-ms G (500)] [--timeout-ms T (60000)]\n"
+          "  Exit 3: a wrong, missing or extra row (the run is INVALID).\n",
+          f);
+}
+
+static bool parse_long(const char *s, long min, long max, long *out) {
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < min || v > max) return false;
+    *out = v;
+    return true;
+}
+
+/* Returns -1 when the options are good, else the exit status. */
+static int parse_args(int argc, char **argv, options *o) {
+    if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+        usage(argc < 2 ? stderr : stdout);
+        return argc < 2 ? FX_USAGE : 0;
+    }
+    size_t i;
+    for (i = 0; i < sizeof FIXTURES / sizeof *FIXTURES; i++)
+        if (strcmp(argv[1], FIXTURES[i].name) == 0) break;
+    if (i == sizeof FIXTURES / sizeof *FIXTURES) {
+        fprintf(stderr, "inputlayer-fixture: unknown fixture '%s'\n", argv[1]);
+        usage(stderr);
+        return FX_USAGE;
+    }
+    o->spec = FIXTURES[i];
+    o->target = (fx_target){.host = "127.0.0.1", .timeout_ms = 60000};
+    o->target.api_key = getenv("INPUTLAYER_API_KEY");
+    o->grace_ms = 500;
+    long pid = 0, timeout = o->target.timeout_ms;
+    for (int a = 2; a < argc; a += 2) {
+        const char *k = argv[a], *v = a + 1 < argc ? argv[a + 1] : NULL;
+        bool ok = v != NULL;
+        if (ok && strcmp(k, "--port") == 0)
+            o->target.port = v;
+        else if (ok && strcmp(k, "--host") == 0)
+            o->target.host = v;
+        else if (ok && strcmp(k, "--api-key") == 0)
+            o->target.api_key = v;
+        else if (ok && strcmp(k, "--server-pid") == 0)
+            ok = parse_long(v, 1, 1L << 30, &pid);
+        else if (ok && strcmp(k, "--agents") == 0)
+            ok = parse_long(v, 1, 1000, &o->spec.agents);
+        else if (ok && strcmp(k, "--writes") == 0)
+            ok = parse_long(v, 1, 100000, &o->spec.writes);
+        else if (ok && strcmp(k, "--interval-ms") == 0)
+            ok = parse_long(v, 1, 60000, &o->spec.interval_ms);
+        else if (ok && strcmp(k, "--grace-ms") == 0)
+            ok = parse_long(v, 0, 600000, &o->grace_ms);
+        else if (ok && strcmp(k, "--timeout-ms") == 0)
+            ok = parse_long(v, 1, 3600000, &timeout);
+        else
+            ok = false;
+        if (!ok) {
+            fprintf(stderr, "inputlayer-fixture: bad argument '%s'%s%s\n", k, v ? " " : "",
+                    v ? v : "");
+            usage(stderr);
+            return FX_USAGE;
+        }
+    }
+    o->server_pid = (pid_t)pid;
+    o->target.timeout_ms = (int)timeout;
+    if (!o->target.port || !o->target.api_key) {
+        fputs("inputlayer-fixture: --port and --api-key (or $INPUTLAYER_API_KEY) are required\n",
+              stderr);
+        return FX_USAGE;
+    }
+    return -1;
+}
+
+/* ---- the dataset and the answers ---------------------------------------------------- */
+
+static int64_t probe_node(long k) {
+    return PROBE_BASE + 2 * (int64_t)k;
+}
+
+/* The random graph plus one probe edge per write; or the hot chains. */
+static bool make_dataset(const options *o, dataset *d) {
+    if (o->spec.keyed) {
+        d->edges = gg_chains(KEYED_CHAIN_EDGES, &d->nedges);
+        size_t chains = gg_chain_count(KEYED_CHAIN_EDGES);
+        d->hot = gg_hot_count(chains);
+        d->fresh_base = 4 * (int64_t)chains + FRESH_NODE_GAP;
+        return d->edges != NULL;
+    }
+    gg_edge *random = gg_random_graph(DELTA_NODES, DELTA_EDGES, 42);
+    if (!random) return false;
+    d->nedges = DELTA_EDGES + (size_t)o->spec.writes;
+    d->edges = realloc(random, d->nedges * sizeof *d->edges);
+    if (!d->edges) {
+        free(random);
+        return false;
+    }
+    /* Probe nodes lie above the random graph's, so the array stays sorted. */
+    for (long k = 0; k < o->spec.writes; k++)
+        d->edges[DELTA_EDGES + k] = (gg_edge){probe_node(k), probe_node(k) + 1};
+    return true;
+}
+
+static int row_cmp(const void *pa, const void *pb) {
+    const row *a = pa, *b = pb;
+    if (a->head != b->head) return a->head < b->head ? -1 : 1;
+    return a->tail < b->tail ? -1 : a->tail > b->tail;
+}
+
+/* The first edge with src >= node in the sorted edges. */
+static size_t first_edge_from(const dataset *d, int64_t node) {
+    size_t lo = 0, hi = d->nedges;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (d->edges[mid].src < node)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* two_hop(1, Z) of the loaded graph, sorted and without repeats; NULL on OOM. */
+static row *two_hop_rows(const dataset *d, size_t *n) {
+    size_t cap = 64;
+    row *rows = malloc(cap * sizeof *rows);
+    *n = 0;
+    for (size_t i = first_edge_from(d, DELTA_SOURCE);
+         rows && i < d->nedges && d->edges[i].src == DELTA_SOURCE; i++) {
+        for (size_t j = first_edge_from(d, d->edges[i].dst);
+             j < d->nedges && d->edges[j].src == d->edges[i].dst; j++) {
+            if (*n == cap) {
+                row *bigger = realloc(rows, (cap *= 2) * sizeof *rows);
+                if (!bigger) {
+                    free(rows);
+                    return NULL;
+                }
+                rows = bigger;
+            }
+            rows[(*n)++] = (row){DELTA_SOURCE, d->edges[j].dst};
+        }
+    }
+    if (!rows) return NULL;
+    qsort(rows, *n, sizeof *rows, row_cmp);
+    size_t kept = 0;
+    for (size_t i = 0; i < *n; i++)
+        if (kept == 0 || row_cmp(&rows[kept - 1], &rows[i]) != 0) rows[kept++] = rows[i];
+    *n = kept;
+    return rows;
+}
+
+static int64_t keyed_head(long agent_index) {
+    return HOT_STRIDE * (int64_t)agent_index;
+}
+
+/* The program of write w (0-based). */
+static void write_program(const options *o, const dataset *d, long w, char *buf, size_t cap) {
+    if (o->spec.keyed)
+        snprintf(buf, cap, "+edge(%" PRId64 ", %" PRId64 ")", keyed_head(w % o->spec.agents),
+                 d->fresh_base + w);
+    else if (w < RETRACT_LAG)
+        snprintf(buf, cap, "+edge(%d, %" PRId64 ")", DELTA_SOURCE, probe_node(w));
+    else
+        snprintf(buf, cap, "+edge(%d, %" PRId64 ")\n-edge(%d, %" PRId64 ")", DELTA_SOURCE,
+                 probe_node(w), DELTA_SOURCE, probe_node(w - RETRACT_LAG));
+}
+
+/* The events agent a must see: every write's two_hop change for the delta fixtures; for
+ * the keyed one, the new edge of each write to its key. */
+static bool expect_events(const options *o, const dataset *d, long a, agent *ag) {
+    long writes = o->spec.writes;
+    ag->events = calloc((size_t)(2 * writes), sizeof *ag->events);
+    if (!ag->events) return false;
+    for (long w = 0; w < writes; w++) {
+        if (o->spec.keyed) {
+            if (w % o->spec.agents == a)
+                ag->events[ag->nevents++] =
+                    (event){.r = {keyed_head(a), d->fresh_base + w}, .write = w};
+            continue;
+        }
+        ag->events[ag->nevents++] = (event){.r = {DELTA_SOURCE, probe_node(w) + 1}, .write = w};
+        if (w >= RETRACT_LAG)
+            ag->events[ag->nevents++] = (event){
+                .r = {DELTA_SOURCE, probe_node(w - RETRACT_LAG) + 1}, .retract = true, .write = w};
+    }
+    return true;
+}
+
+/* ---- loading ------------------------------------------------------------------------- */
+
+typedef struct loader {
+    ws_client *ws;
+    long statements;
+    size_t inserted; /* from the "Inserted N fact(s)" replies */
+    int status;
+    char why[512];
+} loader;
+
+static int load_statement(void *ctx, const char *stmt, size_t len) {
+    (void)len;
+    loader *l = ctx;
+    char id[32];
+    snprintf(id, sizeof id, "load%ld", ++l->statements);
+    json_t *res;
+    l->status = fx_execute(l->ws, id, stmt, &res, l->why, sizeof l->why);
+    if (l->status != FX_OK) return 1;
+    const char *msg =
+        json_string_value(json_array_get(json_array_get(json_object_get(res, "rows"), 0), 0));
+    unsigned long long n = 0;
+    if (msg && sscanf(msg, "Inserted %llu fact", &n) == 1) l->inserted += (size_t)n;
+    json_decref(res);
+    return 0;
+}
+
+/* Loads the dataset and the fixture's rule through ws, a connection to graph `perf`. */
+static int load(const options *o, const dataset *d, ws_client *ws, char *why, size_t why_len) {
+    loader l = {.ws = ws};
+    int rc = gg_emit_edges("edge", d->edges, d->nedges, GG_CHUNK, load_statement, &l);
+    size_t expected = d->nedges + d->hot;
+    if (rc == 0 && d->hot > 0)
+        rc = gg_emit_hot_labels("label", "hot", d->hot, GG_CHUNK, load_statement, &l);
+    if (rc == 0)
+        rc = load_statement(&l,
+                            o->spec.keyed ? "+r1(X, Y) <- edge(X, Y), label(X, \"hot\")"
+                                          : "+two_hop(X, Z) <- edge(X, Y), edge(Y, Z)",
+                            0);
+    if (rc < 0) {
+        snprintf(l.why, sizeof l.why, "out of memory");
+        l.status = FX_FAILED;
+    }
+    if (rc == 0 && l.inserted != expected) {
+        snprintf(l.why, sizeof l.why, "the server took %zu of %zu facts", l.inserted, expected);
+        l.status = FX_INVALID;
+    }
+    if (l.status != FX_OK) snprintf(why, why_len, "loading: %.400s", l.why);
+    return l.status;
+}
+
+/* ---- agents -------------------------------------------------------------------------- */
+
+__attribute__((format(printf, 3, 4))) static int agent_fail(agent *ag, int status, const char *fmt,
+                                                            ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(ag->why, sizeof ag->why, fmt, ap);
+    va_end(ap);
+    ag->status = status;
+    return status;
+}
+
+/* Reads a [head, tail] row of integers. */
+static bool read_row(const json_t *v, row *r) {
+    if (json_array_size(v) != 2 || !json_is_integer(json_array_get(v, 0)) ||
+        !json_is_integer(json_array_get(v, 1)))
+        return false;
+    r->head = json_integer_value(json_array_get(v, 0));
+    r->tail = json_integer_value(json_array_get(v, 1));
+    return true;
+}
+
+/* Subscribes on a fresh connection and checks the snapshot against `expected`. */
+static int subscribe(const options *o, agent *ag, const char *query, const row *expected,
+                     size_t nexpected) {
+    char program[256], why[512];
+    ag->ws = fx_open(&o->target, "perf", why, sizeof why);
+    if (!ag->ws) return agent_fail(ag, FX_FAILED, "%s", why);
+    snprintf(program, sizeof program, ".subscribe %s %s", ag->name, query);
+    json_t *res;
+    uint64_t t0 = fx_now_ns();
+    int rc = fx_execute(ag->ws, "subscribe", program, &res, why, sizeof why);
+    ag->subscribe_ns = fx_now_ns() - t0;
+    if (rc != FX_OK) return agent_fail(ag, rc, "%s", why);
+    const json_t *sub = json_object_get(res, "subscribed"), *rows = json_object_get(res, "rows");
+    const char *name = json_string_value(json_object_get(sub, "subscription"));
+    ag->generation = (uint64_t)json_integer_value(json_object_get(sub, "generation"));
+    ag->next_seq = 1;
+    size_t n = json_array_size(rows);
+    row *got = malloc((n ? n : 1) * sizeof *got);
+    bool ok = got && name && strcmp(name, ag->name) == 0 && n == nexpected;
+    for (size_t i = 0; ok && i < n; i++) ok = read_row(json_array_get(rows, i), &got[i]);
+    if (ok) {
+        qsort(got, n, sizeof *got, row_cmp);
+        ok = n == 0 || memcmp(got, expected, n * sizeof *got) == 0;
+    }
+    if (!ok) {
+        char *text = json_dumps(res, JSON_COMPACT);
+        rc = agent_fail(ag, got ? FX_INVALID : FX_FAILED,
+                        "the subscription reply is not the %zu-row snapshot: %.300s", nexpected,
+                        text ? text : "?");
+        free(text);
+    }
+    free(got);
+    json_decref(res);
+    return rc;
+}
+
+/* Marks the event of row r (an insert or a retraction) as seen at t. */
+static int take_row(agent *ag, const json_t *v, bool retract, uint64_t t) {
+    row r;
+    if (!read_row(v, &r)) return agent_fail(ag, FX_INVALID, "a delta row that is not [int, int]");
+    for (size_t i = 0; i < ag->nevents; i++) {
+        event *e = &ag->events[i];
+        if (e->retract != retract || e->r.head != r.head || e->r.tail != r.tail) continue;
+        if (e->seen) break;
+        e->seen = true;
+        e->arrival_ns = t;
+        ag->nseen++;
+        return FX_OK;
+    }
+    return agent_fail(ag, FX_INVALID, "an unexpected or repeated %s row [%" PRId64 ",%" PRId64 "]",
+                      retract ? "retracted" : "inserted", r.head, r.tail);
+}
+
+static int take_delta(agent *ag, const json_t *o, uint64_t t) {
+    const char *name = json_string_value(json_object_get(o, "subscription"));
+    uint64_t generation = (uint64_t)json_integer_value(json_object_get(o, "generation"));
+    uint64_t seq = (uint64_t)json_integer_value(json_object_get(o, "seq"));
+    const json_t *ins = json_object_get(o, "inserted"), *ret = json_object_get(o, "retracted");
+    if (!name || strcmp(name, ag->name) != 0 || generation != ag->generation)
+        return agent_fail(ag, FX_INVALID,
+                          "a delta of another subscription (%s, generation %" PRIu64 ")",
+                          name ? name : "?", generation);
+    if (seq != ag->next_seq)
+        return agent_fail(ag, FX_INVALID, "delta seq %" PRIu64 " where %" PRIu64 " was due", seq,
+                          ag->next_seq);
+    ag->next_seq++;
+    if (!json_is_array(ins) || !json_is_array(ret) ||
+        json_array_size(ins) + json_array_size(ret) == 0)
+        return agent_fail(ag, FX_INVALID, "a delta without rows (seq %" PRIu64 ")", seq);
+    for (size_t i = 0; i < json_array_size(ins); i++)
+        if (take_row(ag, json_array_get(ins, i), false, t) != FX_OK) return ag->status;
+    for (size_t i = 0; i < json_array_size(ret); i++)
+        if (take_row(ag, json_array_get(ret, i), true, t) != FX_OK) return ag->status;
+    return FX_OK;
+}
+
+static void *agent_main(void *arg) {
+    agent *ag = arg;
+    run_state *rs = ag->rs;
+    bool counted = false;
+    for (;;) {
+        if (!counted && ag->nseen == ag->nevents) {
+            atomic_fetch_add(&rs->complete, 1);
+            counted = true;
+        }
+        uint64_t until = atomic_load(&rs->drain_until_ns), now = fx_now_ns();
+        if ((until && now >= until) || atomic_load(&rs->stop)) break;
+        long long wait = AGENT_POLL_MS * 1000000LL;
+        if (until && (long long)(until - now) < wait) wait = (long long)(until - now);
+        int ready = wsc_wait_readable(ag->ws, wait);
+        const char *msg;
+        size_t len;
+        if (ready < 0 || (ready > 0 && wsc_recv_text(ag->ws, &msg, &len) != 0)) {
+            agent_fail(ag, FX_FAILED, "reading: %s", wsc_error(ag->ws));
+            break;
+        }
+        if (ready == 0) continue;
+        uint64_t t = fx_now_ns();
+        json_t *o = json_loadb(msg, len, 0, NULL);
+        switch (fx_classify(o)) {
+        case FX_FRAME_PUSH:
+            break;
+        case FX_FRAME_DELTA:
+            take_delta(ag, o, t);
+            break;
+        default:
+            agent_fail(ag, FX_INVALID, "an agent got: %.*s", (int)(len > 300 ? 300 : len), msg);
+        }
+        json_decref(o);
+        if (ag->status != FX_OK) break;
+    }
+    if (ag->status != FX_OK) atomic_store(&rs->stop, true);
+    return NULL;
+}
+
+/* ---- the writer ---------------------------------------------------------------------- */
+
+typedef struct write_log {
+    uint64_t *scheduled_ns, *sent_ns, *ack_ns; /* ack_ns: from the send */
+    uint64_t start_ns, end_ns;
+} write_log;
+
+/* Sends every write at its time and reads the replies in between. */
+static int run_writer(const options *o, const dataset *d, ws_client *ws, run_state *rs,
+                      write_log *log, char *why, size_t why_len) {
+    long writes = o->spec.writes, sent = 0, acked = 0;
+    uint64_t interval = (uint64_t)o->spec.interval_ms * 1000000u;
+    uint64_t deadline =
+        log->start_ns + (uint64_t)writes * interval + COMPLETION_SLACK_MS * 1000000ull;
+    char program[256], frame[512], id[32];
+    while (acked < writes && !atomic_load(&rs->stop)) {
+        uint64_t now = fx_now_ns(), due = log->start_ns + (uint64_t)sent * interval;
+        if (sent < writes && now >= due) {
+            write_program(o, d, sent, program, sizeof program);
+            int n = snprintf(frame, sizeof frame,
+                             "{\"type\":\"execute\",\"id\":\"w%ld\",\"program\":\"%s\"}", sent,
+                             program);
+            /* The only character of these programs JSON must escape is the newline. */
+            char *nl = strchr(frame, '\n');
+            if (nl) {
+                memmove(nl + 2, nl + 1, strlen(nl + 1) + 1);
+                nl[0] = '\\', nl[1] = 'n', n++;
+            }
+            log->scheduled_ns[sent] = due;
+            log->sent_ns[sent] = fx_now_ns();
+            if (wsc_send_text(ws, frame, (size_t)n) != 0) {
+                snprintf(why, why_len, "sending write %ld: %s", sent, wsc_error(ws));
+                return FX_FAILED;
+            }
+            sent++;
+            continue;
+        }
+        if (now > deadline) {
+            snprintf(why, why_len, "write %ld was not answered in time", acked);
+            return FX_FAILED;
+        }
+        long long wait = sent < writes ? (long long)(due - now) : (long long)interval;
+        int ready = wsc_wait_readable(ws, wait);
+        const char *msg;
+        size_t len;
+        if (ready < 0 || (ready > 0 && wsc_recv_text(ws, &msg, &len) != 0)) {
+            snprintf(why, why_len, "waiting for write %ld's reply: %s", acked, wsc_error(ws));
+            return FX_FAILED;
+        }
+        if (ready == 0) continue;
+        uint64_t t = fx_now_ns();
+        json_t *r = json_loadb(msg, len, 0, NULL);
+        fx_frame_kind kind = fx_classify(r);
+        snprintf(id, sizeof id, "w%ld", acked);
+        const char *rid = json_string_value(json_object_get(r, "id"));
+        bool ok =
+            kind == FX_FRAME_PUSH || (kind == FX_FRAME_RESULT && rid && strcmp(rid, id) == 0 &&
+                                      json_array_size(json_object_get(r, "errors")) == 0);
+        json_decref(r);
+        if (!ok) {
+            snprintf(why, why_len, "write %ld got: %.*s", acked, (int)(len > 300 ? 300 : len), msg);
+            return FX_INVALID;
+        }
+        if (kind == FX_FRAME_RESULT) log->ack_ns[acked] = t - log->sent_ns[acked], acked++;
+    }
+    return FX_OK;
+}
+
+/* ---- the report ---------------------------------------------------------------------- */
+
+static int cmp_u64(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Nearest rank over n samples (sorted here); 0 when there are none. */
+static double percentile_us(uint64_t *v, size_t n, double q) {
+    if (n == 0) return 0;
+    qsort(v, n, sizeof *v, cmp_u64);
+    size_t rank = (size_t)ceil(q * (double)n);
+    return (double)v[(rank < 1 ? 1 : rank) - 1] / 1000.0;
+}
+
+typedef struct cpu_figures {
+    bool known;
+    double idle_ms_per_s, per_write_ms, writes_per_cpu_sec;
+} cpu_figures;
+
+static int report(const options *o, agent *agents, const write_log *log, const cpu_figures *cpu) {
+    long na = o->spec.agents, writes = o->spec.writes;
+    size_t nevents = 0;
+    for (long a = 0; a < na; a++) nevents += agents[a].nevents;
+    uint64_t *delta = malloc((nevents ? nevents : 1) * sizeof *delta);
+    uint64_t *last = calloc((size_t)writes, sizeof *last);
+    uint64_t *sub = malloc((size_t)na * sizeof *sub);
+    uint64_t *ack = malloc((size_t)writes * sizeof *ack);
+    if (!delta || !last || !sub || !ack) {
+        free(delta), free(last), free(sub), free(ack);
+        fputs("inputlayer-fixture: out of memory\n", stderr);
+        return FX_FAILED;
+    }
+    size_t nd = 0, nlast = 0;
+    for (long a = 0; a < na; a++) {
+        sub[a] = agents[a].subscribe_ns;
+        for (size_t i = 0; i < agents[a].nevents; i++) {
+            const event *e = &agents[a].events[i];
+            uint64_t us = e->arrival_ns - log->scheduled_ns[e->write];
+            delta[nd++] = us;
+            if (us > last[e->write]) last[e->write] = us;
+        }
+    }
+    /* Writes that changed no view (keyed: none here) have no last agent. */
+    for (long w = 0; w < writes; w++)
+        if (last[w]) last[nlast++] = last[w];
+    uint64_t late = 0;
+    for (long w = 0; w < writes; w++) {
+        ack[w] = log->ack_ns[w];
+        if (log->sent_ns[w] - log->scheduled_ns[w] > late)
+            late = log->sent_ns[w] - log->scheduled_ns[w];
+    }
+    double d50 = percentile_us(delta, nd, 0.5), d99 = percentile_us(delta, nd, 0.99);
+    double dmax = percentile_us(delta, nd, 1.0);
+    double l50 = percentile_us(last, nlast, 0.5), l99 = percentile_us(last, nlast, 0.99);
+    double a50 = percentile_us(ack, (size_t)writes, 0.5),
+           a99 = percentile_us(ack, (size_t)writes, 0.99);
+    double s50 = percentile_us(sub, (size_t)na, 0.5), s99 = percentile_us(sub, (size_t)na, 0.99);
+    double phase_ms = (double)(log->end_ns - log->start_ns) / 1e6;
+    printf("{\"fixture\":\"%s\",\"agents\":%ld,\"writes\":%ld,\"interval_ms\":%ld,\"events\":%zu,"
+           "\"delta_us_p50\":%.1f,\"delta_us_p99\":%.1f,\"delta_us_max\":%.1f,"
+           "\"last_agent_us_p50\":%.1f,\"last_agent_us_p99\":%.1f,\"ack_us_p50\":%.1f,"
+           "\"ack_us_p99\":%.1f,\"subscribe_us_p50\":%.1f,\"subscribe_us_p99\":%.1f,"
+           "\"send_late_max_us\":%.1f,\"write_phase_ms\":%.1f",
+           o->spec.name, na, writes, o->spec.interval_ms, nd, d50, d99, dmax, l50, l99, a50, a99,
+           s50, s99, (double)late / 1000.0, phase_ms);
+    if (cpu->known)
+        printf(",\"server_idle_cpu_ms_per_s\":%.2f,\"server_cpu_per_write_ms\":%.3f,"
+               "\"writes_per_server_cpu_sec\":%.0f",
+               cpu->idle_ms_per_s, cpu->per_write_ms, cpu->writes_per_cpu_sec);
+    printf("}\n%s: %ld agent%s, %ld writes every %ld ms, %zu events checked: delta p50 %.1f µs, "
+           "p99 %.1f µs; last agent p99 %.1f µs; ack p50 %.1f µs, p99 %.1f µs; subscribe p50 "
+           "%.1f µs",
+           o->spec.name, na, na == 1 ? "" : "s", writes, o->spec.interval_ms, nd, d50, d99, l99,
+           a50, a99, s50);
+    if (cpu->known)
+        printf("; server CPU %.3f ms per write (%.0f writes per CPU second)", cpu->per_write_ms,
+               cpu->writes_per_cpu_sec);
+    printf("\n");
+    free(delta), free(last), free(sub), free(ack);
+    return fflush(stdout) == 0 ? FX_OK : FX_FAILED;
+}
+
+/* ---- the run ------------------------------------------------------------------------- */
+
+static void sleep_ns(uint64_t ns) {
+    struct timespec ts = {.tv_sec = (time_t)(ns / 1000000000u),
+                          .tv_nsec = (long)(ns % 1000000000u)};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+    }
+}
+
+/* Subscribes every agent, one after another, and prepares its events. */
+static int open_agents(const options *o, const dataset *d, agent *agents, run_state *rs) {
+    size_t nsnap = 0;
+    row *snapshot = o->spec.keyed ? NULL : two_hop_rows(d, &nsnap);
+    if (!o->spec.keyed && !snapshot) return FX_FAILED;
+    int rc = FX_OK;
+    for (long a = 0; rc == FX_OK && a < o->spec.agents; a++) {
+        agent *ag = &agents[a];
+        ag->rs = rs;
+        char query[128];
+        row keyed_snapshot = {keyed_head(a), keyed_head(a) + 1};
+        if (o->spec.keyed) {
+            snprintf(ag->name, sizeof ag->name, "k%ld", a);
+            snprintf(query, sizeof query, "?r1(%" PRId64 ", Y)", keyed_head(a));
+        } else {
+            snprintf(ag->name, sizeof ag->name, "agent%ld", a);
+            snprintf(query, sizeof query, "?two_hop(%d, Z)", DELTA_SOURCE);
+        }
+        if (!expect_events(o, d, a, ag))
+            rc = agent_fail(ag, FX_FAILED, "out of memory");
+        else
+            rc = subscribe(o, ag, query, o->spec.keyed ? &keyed_snapshot : snapshot,
+                           o->spec.keyed ? 1 : nsnap);
+    }
+    free(snapshot);
+    return rc;
+}
+
+static int run(const options *o) {
+    long na = o->spec.agents, writes = o->spec.writes;
+    char why[512] = "out of memory";
+    dataset d = {0};
+    agent *agents = calloc((size_t)na, sizeof *agents);
+    pthread_t *threads = calloc((size_t)na, sizeof *threads);
+    write_log log = {.scheduled_ns = calloc((size_t)writes, sizeof(uint64_t)),
+                     .sent_ns = calloc((size_t)writes, sizeof(uint64_t)),
+                     .ack_ns = calloc((size_t)writes, sizeof(uint64_t))};
+    run_state rs = {0};
+    ws_client *writer = NULL;
+    long started = 0;
+    int status = FX_FAILED;
+    cpu_figures cpu = {0};
+    if (!agents || !threads || !log.scheduled_ns || !log.sent_ns || !log.ack_ns ||
+        !make_dataset(o, &d))
+        goto done;
+    if (o->spec.keyed && (size_t)na > d.hot) {
+        snprintf(why, sizeof why, "at most %zu keyed agents (one per hot head)", d.hot);
+        status = FX_USAGE;
+        goto done;
+    }
+    ws_client *setup = fx_open(&o->target, "default", why, sizeof why);
+    if (!setup) goto done;
+    status = fx_execute(setup, "create", ".kg create perf", NULL, why, sizeof why);
+    wsc_close(setup);
+    if (status != FX_OK) goto done;
+    status = FX_FAILED;
+    writer = fx_open(&o->target, "perf", why, sizeof why);
+    if (!writer || (status = load(o, &d, writer, why, sizeof why)) != FX_OK) goto done;
+    status = open_agents(o, &d, agents, &rs);
+    if (status != FX_OK) {
+        snprintf(why, sizeof why, "subscribing the agents failed");
+        goto done;
+    }
+    for (; started < na; started++)
+        if (pthread_create(&threads[started], NULL, agent_main, &agents[started]) != 0) {
+            snprintf(why, sizeof why, "cannot start agent thread %ld", started);
+            status = FX_FAILED;
+            atomic_store(&rs.stop, true);
+            goto done;
+        }
+
+    /* The server's own idle rate over a quiet period as long as the write phase: what it
+     * spends with nothing to do (timers, sweeps) is not the writes' cost. */
+    uint64_t quiet_ns = (uint64_t)writes * (uint64_t)o->spec.interval_ms * 1000000u;
+    int64_t cpu0 = o->server_pid ? fx_process_cpu_ns(o->server_pid) : -1;
+    uint64_t q0 = fx_now_ns();
+    if (cpu0 >= 0) sleep_ns(quiet_ns);
+    int64_t cpu1 = cpu0 >= 0 ? fx_process_cpu_ns(o->server_pid) : -1;
+    uint64_t q1 = fx_now_ns();
+
+    log.start_ns = fx_now_ns() + FIRST_WRITE_LEAD_MS * 1000000ull;
+    status = run_writer(o, &d, writer, &rs, &log, why, sizeof why);
+    uint64_t deadline = log.start_ns + quiet_ns + COMPLETION_SLACK_MS * 1000000ull;
+    while (status == FX_OK && atomic_load(&rs.complete) < na && !atomic_load(&rs.stop) &&
+           fx_now_ns() < deadline)
+        sleep_ns(200000);
+    log.end_ns = fx_now_ns();
+    int64_t cpu2 = cpu1 >= 0 ? fx_process_cpu_ns(o->server_pid) : -1;
+    if (status == FX_OK && cpu2 >= 0) {
+        double idle_rate = (double)(cpu1 - cpu0) / (double)(q1 - q0);
+        double spent = (double)(cpu2 - cpu1) - idle_rate * (double)(log.end_ns - log.start_ns);
+        cpu.known = true;
+        cpu.idle_ms_per_s = idle_rate * 1000.0;
+        cpu.per_write_ms = spent / 1e6 / (double)writes;
+        cpu.writes_per_cpu_sec = spent > 0 ? (double)writes / (spent / 1e9) : 0;
+    }
+    if (status != FX_OK) atomic_store(&rs.stop, true);
+    atomic_store(&rs.drain_until_ns, fx_now_ns() + (uint64_t)o->grace_ms * 1000000u);
+
+done:;
+    /* Ends the agents at once unless the normal end above gave them their grace. */
+    uint64_t not_set = 0;
+    atomic_compare_exchange_strong(&rs.drain_until_ns, &not_set, 1);
+    for (long a = 0; a < started; a++) pthread_join(threads[a], NULL);
+    if (status != FX_OK) fprintf(stderr, "inputlayer-fixture: %s: %s\n", o->spec.name, why);
+    /* A wrong delta outranks the errors it may have caused elsewhere. */
+    for (long a = 0; agents && a < na; a++) {
+        agent *ag = &agents[a];
+        /* Events are missing only from a run that was not stopped by a failure. */
+        if (ag->status == FX_OK && ag->events && started == na && ag->nseen < ag->nevents &&
+            status == FX_OK && !atomic_load(&rs.stop)) {
+            const event *e = ag->events;
+            while (e->seen) e++;
+            agent_fail(ag, FX_INVALID,
+                       "%zu of %zu events missing, the first: %s [%" PRId64 ",%" PRId64
+                       "] of write %ld",
+                       ag->nevents - ag->nseen, ag->nevents, e->retract ? "retract" : "insert",
+                       e->r.head, e->r.tail, e->write);
+        }
+        if (ag->status == FX_OK) continue;
+        fprintf(stderr, "inputlayer-fixture: %sagent %s: %s\n",
+                ag->status == FX_INVALID ? "INVALID run: " : "", ag->name, ag->why);
+        if (status == FX_OK || ag->status == FX_INVALID) status = ag->status;
+    }
+    if (status == FX_OK) status = report(o, agents, &log, &cpu);
+    for (long a = 0; agents && a < na; a++) {
+        wsc_close(agents[a].ws);
+        free(agents[a].events);
+    }
+    wsc_close(writer);
+    free(d.edges);
+    free(log.scheduled_ns), free(log.sent_ns), free(log.ack_ns);
+    free(threads);
+    free(agents);
+    return status;
+}
+
+int main(int argc, char **argv) {
+    options o = {0};
+    int status = parse_args(argc, argv, &o);
+    return status < 0 ? run(&o) : status;
+}

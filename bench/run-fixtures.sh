@@ -1,0 +1,199 @@
+#!/usr/bin/env bash
+# The standing-query fixtures, as `make bench-fixtures` runs them:
+# ./bench/run-fixtures.sh BUILD_DIR. Builds nothing; uses BUILD_DIR/inputlayer-server and
+# BUILD_DIR/inputlayer-fixture (bench/fixtures.c, which loads each fixture's dataset through
+# the server and checks every delta).
+# For each fixture it starts a fresh inputlayer-server (--port 0, a fresh data directory,
+# rate and connection limits off, a known bootstrap API key), runs the fixture against it
+# with the server's PID for its CPU figures, stops it, and at the end prints a Markdown
+# table with the load average before and after.
+# Environment: BENCH_FIXTURES (delta_single delta_fanout delta_keyed), BENCH_SERVER_CPUS:
+# `split` (default: the server on CPU 1, the fixture client on CPU 0), `shared` (both on
+# CPU 0) or `none`; BENCH_FIXTURE_ARGS: more arguments for every fixture run (e.g.
+# "--writes 20" for a short run).
+# Exits 3 when a fixture saw a wrong, missing or extra row (the run is INVALID), 1 on any
+# other failure.
+set -euo pipefail
+
+if [ $# -ne 1 ]; then
+    echo "usage: $0 BUILD_DIR" >&2
+    exit 2
+fi
+BUILD=$(cd "$1" && pwd)
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+SERVER=$BUILD/inputlayer-server
+FIXTURE=$BUILD/inputlayer-fixture
+FIXTURES=${BENCH_FIXTURES:-delta_single delta_fanout delta_keyed}
+CPUS=${BENCH_SERVER_CPUS:-split}
+# shellcheck disable=SC2206
+EXTRA_ARGS=(${BENCH_FIXTURE_ARGS:-})
+# Only for this run's own servers, which listen on 127.0.0.1 with fresh data directories.
+API_KEY=bench-fixture-key
+STARTUP_SECS=30
+
+for p in "$SERVER" "$FIXTURE"; do
+    if [ ! -x "$p" ]; then
+        echo "run-fixtures.sh: $p is missing: build first (make build)" >&2
+        exit 1
+    fi
+done
+
+case "$CPUS" in
+split)
+    if [ "$(nproc)" -lt 2 ] || ! command -v taskset >/dev/null; then
+        echo "run-fixtures.sh: BENCH_SERVER_CPUS=split needs 2 CPUs and taskset" >&2
+        exit 1
+    fi
+    PIN_SERVER=(taskset -c 1)
+    PIN_CLIENT=(taskset -c 0)
+    LAYOUT="the server on CPU 1, the fixture client on CPU 0"
+    ;;
+shared)
+    PIN_SERVER=(taskset -c 0)
+    PIN_CLIENT=(taskset -c 0)
+    LAYOUT="the server and the fixture client both on CPU 0"
+    ;;
+none)
+    PIN_SERVER=()
+    PIN_CLIENT=()
+    LAYOUT="no pinning (the scheduler places the processes)"
+    ;;
+*)
+    echo "run-fixtures.sh: BENCH_SERVER_CPUS must be split, shared or none, not '$CPUS'" >&2
+    exit 2
+    ;;
+esac
+
+TMP=$(mktemp -d)
+SERVER_PID=""
+CLIENT_PID=""
+
+# SIGTERM, up to 5 s to exit, then SIGKILL.
+stop_process() {
+    local pid=$1
+    [ -n "$pid" ] || return 0
+    kill -TERM "$pid" 2>/dev/null || return 0
+    for _ in $(seq 50); do
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.1
+    done
+    kill -KILL "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+}
+
+cleanup() {
+    stop_process "$CLIENT_PID"
+    stop_process "$SERVER_PID"
+    rm -rf "$TMP"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# The port of the `... listening on: http://HOST:PORT` line in FILE, written by process
+# PID once it listens; fails when it exits first or takes over STARTUP_SECS.
+wait_listening() {
+    local file=$1 pid=$2 port
+    for _ in $(seq $((STARTUP_SECS * 10))); do
+        port=$(sed -n 's|.*listening on: http://[^:]*:\([0-9][0-9]*\).*|\1|p' "$file")
+        if [ -n "$port" ]; then
+            echo "$port"
+            return 0
+        fi
+        if ! kill -0 "$pid" 2>/dev/null; then
+            echo "run-fixtures.sh: inputlayer-server exited before listening; its output ends:" >&2
+            tail -n 15 "$file" "$file.err" >&2
+            return 1
+        fi
+        sleep 0.1
+    done
+    echo "run-fixtures.sh: inputlayer-server did not listen within $STARTUP_SECS s" >&2
+    return 1
+}
+
+# run_fixture NAME: a fresh server, the fixture, the server stopped; appends the fixture's
+# JSON line to $TMP/results.jsonl. Stops the script on a failure (exit 3 for INVALID).
+run_fixture() {
+    local name=$1 rc=0 port
+    rm -rf "$TMP/server"
+    mkdir -p "$TMP/server"
+    # The server runs in an empty directory, so that no config.toml is picked up.
+    (
+        cd "$TMP/server"
+        export INPUTLAYER_BOOTSTRAP_API_KEY=$API_KEY
+        export INPUTLAYER_HTTP__RATE_LIMIT__WS_MAX_MESSAGES_PER_SEC=0
+        export INPUTLAYER_HTTP__RATE_LIMIT__PER_IP_MAX_RPS=0
+        export INPUTLAYER_HTTP__RATE_LIMIT__MAX_CONNECTIONS=0
+        export INPUTLAYER_HTTP__RATE_LIMIT__MAX_WS_CONNECTIONS=0
+        export INPUTLAYER_HTTP__RATE_LIMIT__WS_MAX_PREAUTH_PER_IP=0
+        exec "${PIN_SERVER[@]}" "$SERVER" --port 0 --data-dir "$TMP/server/data"
+    ) >"$TMP/server.out" 2>"$TMP/server.out.err" &
+    SERVER_PID=$!
+    port=$(wait_listening "$TMP/server.out" "$SERVER_PID")
+    # In the background so that a signal to this script is handled at once.
+    "${PIN_CLIENT[@]}" "$FIXTURE" "$name" --port "$port" --api-key "$API_KEY" \
+        --server-pid "$SERVER_PID" "${EXTRA_ARGS[@]}" >"$TMP/run.out" 2>"$TMP/run.err" &
+    CLIENT_PID=$!
+    wait "$CLIENT_PID" || rc=$?
+    CLIENT_PID=""
+    if [ "$rc" -ne 0 ]; then
+        if [ "$rc" -eq 3 ]; then
+            echo "run-fixtures.sh: INVALID: $name saw a wrong, missing or extra row:" >&2
+        else
+            echo "run-fixtures.sh: $name failed (status $rc):" >&2
+        fi
+        head -n 20 "$TMP/run.err" >&2
+        if ! kill -0 "$SERVER_PID" 2>/dev/null; then
+            echo "run-fixtures.sh: inputlayer-server is gone; its output ends:" >&2
+            tail -n 15 "$TMP/server.out.err" >&2
+        fi
+        [ "$rc" -eq 3 ] && exit 3
+        exit 1
+    fi
+    stop_process "$SERVER_PID"
+    SERVER_PID=""
+    head -n 1 "$TMP/run.out" >>"$TMP/results.jsonl"
+    echo "  $(tail -n 1 "$TMP/run.out")" >&2
+}
+
+# Other work on the machine shows in the figures: the load average is reported with them.
+load_before=$(cut -d' ' -f1 /proc/loadavg)
+echo "run-fixtures.sh: $FIXTURES; $LAYOUT; load average $load_before" >&2
+for name in $FIXTURES; do run_fixture "$name"; done
+load_after=$(cut -d' ' -f1 /proc/loadavg)
+
+# The value of numeric field FIELD in the JSON line of fixture NAME, or "" when absent:
+# field NAME FIELD
+field() {
+    grep "\"fixture\":\"$1\"" "$TMP/results.jsonl" | sed -n "s/.*\"$2\":\([0-9.]*\).*/\1/p"
+}
+
+# Microseconds as milliseconds with 2 decimals ("" stays ""): ms VALUE_US
+ms() {
+    [ -n "$1" ] && awk -v v="$1" 'BEGIN { printf "%.2f", v / 1000 }'
+}
+
+rev=$(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo unknown)
+if [ -n "$(git -C "$REPO" status --porcelain --untracked-files=no 2>/dev/null)" ]; then
+    rev="$rev (with uncommitted changes)"
+fi
+cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo 2>/dev/null || true)
+
+echo "## Standing-query fixtures ($(date -u +%Y-%m-%d), $rev)"
+echo
+echo "Machine: ${cpu:-unknown CPU}, $(nproc) cores, $(uname -sr); $LAYOUT; load average"
+echo "$load_before before the fixtures, $load_after after (1-minute; with the fixtures' own load)."
+echo "Every delta of every agent checked row for row. Times in ms; server CPU per write is the"
+echo "server's CPU over the write phase minus its idle rate, divided by the writes."
+echo
+echo "| fixture | agents | writes | events | delta p50 | delta p99 | last agent p99 | ack p50 | ack p99 | subscribe p50 | server CPU ms per write | writes per server CPU s |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+for name in $FIXTURES; do
+    # shellcheck disable=SC2016 # the backquotes are Markdown, not a command
+    printf '| `%s` | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$name" \
+        "$(field "$name" agents)" "$(field "$name" writes)" "$(field "$name" events)" \
+        "$(ms "$(field "$name" delta_us_p50)")" "$(ms "$(field "$name" delta_us_p99)")" \
+        "$(ms "$(field "$name" last_agent_us_p99)")" "$(ms "$(field "$name" ack_us_p50)")" \
+        "$(ms "$(field "$name" ack_us_p99)")" "$(ms "$(field "$name" subscribe_us_p50)")" \
+        "$(field "$name" server_cpu_per_write_ms)" "$(field "$name" writes_per_server_cpu_sec)"
+done
