@@ -126,10 +126,12 @@ typedef struct srv_server {
     unsigned nalive; /* connections not yet freed */
     unsigned nconns, nhttp, nws, nsessions, ndirty;
     char epoch[17];
-    struct srv_conn *conns;       /* every open connection, for shutdown */
-    struct srv_kgrev *kgrevs;     /* srv_subs.c: per-graph revisions of standing queries */
-    struct srv_conn *subscribers; /* srv_subs.c: connections with subscriptions (engine lock) */
-    struct srv_conn *sessions;    /* srv_deliver.c: connections with open sessions (engine lock) */
+    struct srv_conn *conns;          /* every open connection, for shutdown */
+    struct srv_kgrev *kgrevs;        /* srv_subs.c: per-graph revisions of standing queries */
+    struct srv_conn *subscribers;    /* srv_subs.c: connections with subscriptions (engine lock) */
+    struct srv_family *sub_families; /* srv_subfam.c: the views of standing queries (engine lock) */
+    unsigned long nsub_views, nsubs_active; /* their number and members' (atomic, for metrics) */
+    struct srv_conn *sessions; /* srv_deliver.c: connections with open sessions (engine lock) */
     struct srv_notify_log *notify;
     uint64_t sub_round;
 } srv_server;

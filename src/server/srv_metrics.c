@@ -151,6 +151,11 @@ void srv_metrics_prometheus(srv_conn *c) {
     gauge(&b, "inputlayer_query_memory_budget_bytes",
           "storage.performance.max_total_query_memory_bytes (0 = none).",
           (long long)cfg->max_total_query_memory_bytes);
+    gauge(&b, "inputlayer_subscription_views",
+          "Maintained views of standing queries (one per family of subscriptions).",
+          (long long)__atomic_load_n(&s->nsub_views, __ATOMIC_RELAXED));
+    gauge(&b, "inputlayer_subscriptions_active", "Open standing-query subscriptions.",
+          (long long)__atomic_load_n(&s->nsubs_active, __ATOMIC_RELAXED));
     static const char *const GUARDS[] = {"overloaded", "deadline_exceeded", "cancelled",
                                          "memory_limit"};
     const uint64_t guard_counts[] = {s->counters.overloaded, s->counters.deadline_exceeded,

@@ -1,8 +1,8 @@
-/* Standing queries: `.subscribe` opens a maintained view (src/views) for the connection,
- * answers with the snapshot and `subscribed{subscription, generation, revision}`; after
- * each request every changed view pushes one `subscription_delta` (docs/server.md,
- * "Standing queries"). The revision is a per-graph counter, bumped once per request that
- * changed any subscribed view of the graph. */
+/* Standing queries: `.subscribe` joins the connection to its query's family view
+ * (srv_subfam.h) and answers with the snapshot and `subscribed{subscription, generation,
+ * revision}`; after each request every subscription whose rows changed gets one
+ * `subscription_delta` (docs/server.md, "Standing queries"). The revision is a per-graph
+ * counter, bumped once per request that changed any subscription of the graph. */
 #include "server/srv_subs.h"
 
 #include <ctype.h>
@@ -13,13 +13,13 @@
 #include "base/arena.h"
 #include "iql/parser.h"
 #include "kg/kg.h"
-#include "views/view.h"
+#include "server/srv_subfam.h"
 
 #define NAME_MAX_LEN 128
 
 typedef struct srv_sub {
     struct srv_sub *next;
-    view_t *view;
+    srv_member member; /* its place in its family's view */
     char name[NAME_MAX_LEN + 1];
     char kg[SRV_KG_NAME_MAX + 1];
     uint64_t generation, seq;
@@ -53,8 +53,8 @@ void srv_subs_free(srv_server *s) {
     }
 }
 
-static void sub_free(srv_sub *sb) {
-    view_close(sb->view);
+static void sub_free(srv_server *s, srv_sub *sb) {
+    srv_member_leave(s, &sb->member);
     for (uint32_t i = 0; i < sb->ncols; i++) free(sb->cols[i]);
     free(sb->cols);
     free(sb);
@@ -84,7 +84,7 @@ void srv_subs_drop_all(srv_conn *c) {
     while (c->subs) {
         srv_sub *sb = c->subs;
         c->subs = sb->next;
-        sub_free(sb);
+        sub_free(c->srv, sb);
     }
     c->nsubs = 0;
     set_subscriber(c, false);
@@ -209,38 +209,29 @@ static void subscribe(srv_conn *c, const char *id, const char *name, size_t nlen
         srv_send_error(c, id, "validation", "Usage: .subscribe <name> ?<query>");
         return;
     }
-    char *qtext = strndup(q, (size_t)(end - q));
     const char *err = NULL;
-    view_t *v = view_open(c->session, qtext, &err);
-    if (!v) {
+    srv_sub *sb = calloc(1, sizeof *sb);
+    if (!srv_member_join(c->srv, c->session, il_session_graph(c->session), q, (size_t)(end - q),
+                         &sb->member, &err)) {
         snprintf(msg, sizeof msg, "Cannot subscribe to this query: %s",
                  err ? err : "unsupported query");
         srv_send_error(c, id, "validation", msg);
-        free(qtext);
+        free(sb);
         return;
     }
-    srv_sub *sb = calloc(1, sizeof *sb);
-    sb->view = v;
     memcpy(sb->name, name, nlen);
     snprintf(sb->kg, sizeof sb->kg, "%s", il_session_graph(c->session));
-    uint32_t arity = view_arity(v);
-    headers(c, sb, qtext, strlen(qtext), arity);
-    free(qtext);
+    uint32_t arity = srv_member_arity(&sb->member);
+    headers(c, sb, q, (size_t)(end - q), arity);
     val_t *rows = NULL;
-    size_t n = view_rows(v, &rows);
-    /* The view starts from this snapshot: nothing of it is a delta. */
-    val_t *add = NULL, *rem = NULL;
-    size_t nadd = 0, nrem = 0;
-    view_take_delta(v, &add, &nadd, &rem, &nrem);
-    free(add);
-    free(rem);
+    size_t n = srv_member_rows(&sb->member, &rows);
     int64_t cap = c->srv->cfg->max_result_rows;
     if (cap > 0 && n > (uint64_t)cap) {
         snprintf(msg, sizeof msg, "Subscription result has %zu rows, over max_result_rows (%lld)",
                  n, (long long)cap);
         srv_send_error(c, id, "validation", msg);
         free(rows);
-        sub_free(sb);
+        sub_free(c->srv, sb);
         return;
     }
     il_buf b;
@@ -255,7 +246,7 @@ static void subscribe(srv_conn *c, const char *id, const char *name, size_t nlen
                  SRV_MAX_MESSAGE);
         srv_send_error(c, id, "validation", msg);
         il_buf_free(&b);
-        sub_free(sb);
+        sub_free(c->srv, sb);
         return;
     }
     sb->generation = ++c->sub_generation;
@@ -285,7 +276,7 @@ static void unsubscribe(srv_conn *c, const char *id, const char *name, size_t nl
         c->nsubs--;
         if (!c->subs) set_subscriber(c, false);
         snprintf(msg, sizeof msg, "Unsubscribed '%s'.", sb->name);
-        sub_free(sb);
+        sub_free(c->srv, sb);
         send_message(c, id, msg);
         return;
     }
@@ -316,7 +307,7 @@ void srv_subs_command(srv_conn *c, const char *id, const char *text, size_t len)
 
 static void send_delta(srv_conn *c, srv_sub *sb, uint64_t revision, const val_t *add, size_t nadd,
                        const val_t *rem, size_t nrem) {
-    uint32_t arity = view_arity(sb->view);
+    uint32_t arity = srv_member_arity(&sb->member);
     il_buf b;
     il_buf_init(&b);
     il_buf_puts(&b, "{\"type\":\"subscription_delta\",\"subscription\":");
@@ -350,10 +341,9 @@ static void send_sub_error(srv_conn *c, srv_sub *sb, const char *message) {
 
 void srv_subs_publish(srv_server *s) {
     uint64_t round = ++s->sub_round;
-    for (srv_conn *c = s->subscribers, *next; c; c = next) {
-        next = c->next_subscriber;
-        /* A connection that left the graph (its own .kg use, or a .kg drop that moved it
-         * to default) loses its subscriptions silently. */
+    /* A connection that left the graph (its own .kg use, or a .kg drop that moved it to
+     * default) loses its subscriptions silently, before their rows are routed. */
+    for (srv_conn *c = s->subscribers; c; c = c->next_subscriber) {
         const char *kg = il_session_graph(c->session);
         for (srv_sub **pp = &c->subs; *pp;) {
             srv_sub *sb = *pp;
@@ -363,23 +353,24 @@ void srv_subs_publish(srv_server *s) {
             }
             *pp = sb->next;
             c->nsubs--;
-            sub_free(sb);
+            sub_free(s, sb);
         }
+    }
+    srv_families_route(s);
+    for (srv_conn *c = s->subscribers, *next; c; c = next) {
+        next = c->next_subscriber;
         for (srv_sub *sb = c->subs; sb; sb = sb->next) {
-            val_t *add = NULL, *rem = NULL;
-            size_t nadd = 0, nrem = 0;
-            view_take_delta(sb->view, &add, &nadd, &rem, &nrem);
-            if (nadd || nrem) {
+            srv_member *m = &sb->member;
+            if (m->nadded || m->nremoved) {
                 srv_kgrev *r = kgrev(s, sb->kg);
                 if (r->round != round) {
                     r->round = round;
                     r->revision++;
                 }
-                send_delta(c, sb, r->revision, add, nadd, rem, nrem);
+                send_delta(c, sb, r->revision, m->added, m->nadded, m->removed, m->nremoved);
             }
-            free(add);
-            free(rem);
-            const char *e = view_error(sb->view);
+            srv_member_clear(m);
+            const char *e = srv_member_error(m);
             if (e && !sb->errored) send_sub_error(c, sb, e);
             sb->errored = e != NULL;
         }

@@ -1,10 +1,11 @@
 /* Standing queries over /ws (`.subscribe NAME ?query`, `.unsubscribe NAME`): each
- * subscription is a maintained view (src/views) of the connection's knowledge graph over
- * persistent data only. After every request the server publishes, to each subscriber
- * whose view changed, one `subscription_delta` with the inserted and retracted rows, a
- * per-graph revision and a per-subscription seq. Switching graph or closing the
- * connection drops the subscriptions. Everything runs in jobs, with the engine lock held;
- * deltas for other connections leave as pushes of the job that caused them. */
+ * subscription is a member of a family that shares one maintained view (src/views,
+ * srv_subfam.h) of the connection's knowledge graph over persistent data only. After
+ * every request the server publishes, to each subscriber whose rows changed, one
+ * `subscription_delta` with the inserted and retracted rows, a per-graph revision and a
+ * per-subscription seq. Switching graph or closing the connection drops the
+ * subscriptions. Everything runs in jobs, with the engine lock held; deltas for other
+ * connections leave as pushes of the job that caused them. */
 #ifndef IL_SERVER_SRV_SUBS_H
 #define IL_SERVER_SRV_SUBS_H
 

@@ -1,13 +1,15 @@
 """Protocol tests of standing queries (`.subscribe` / `.unsubscribe`, docs/server.md,
 "Standing queries"): the snapshot with `subscribed`, one `subscription_delta` per change
 from any connection, retraction on delete, a diamond keeping its row while one derivation
-remains, unsubscribe, errors, dropping on `.kg use` and on close. Each test runs in a
-knowledge graph of its own on the shared server and ends with the server answering."""
+remains, unsubscribe, errors, dropping on `.kg use` and on close, and keyed families (many
+subscriptions differing in a goal constant share one view and each gets exactly its
+rows, checked against private views). Each test runs in a knowledge graph of its own on
+the shared server and ends with the server answering."""
 
 import asyncio
 import json
 
-from common import connect, run, still_answers
+from common import connect, prometheus, run, still_answers
 
 
 NOTES = ("persistent_update", "rule_change", "kg_change", "schema_change")
@@ -166,5 +168,127 @@ async def t_subs_close_frees(srv):
     await d_.ws.close()
 
 
+def views_and_subs(srv):
+    m = prometheus(srv)
+    return m["inputlayer_subscription_views"], m["inputlayer_subscriptions_active"]
+
+
+async def sync(c):
+    """The deltas that reached c before the reply to a query sent now (pushes of finished
+    writes leave before any later reply)."""
+    await c.send({"type": "execute", "program": "?r1(0, Y)", "id": "sync"})
+    deltas = []
+    while True:
+        f = await next_push(c, 10)
+        if f.get("id") == "sync":
+            assert f["type"] == "result", f
+            return deltas
+        assert f["type"] == "subscription_delta", f
+        deltas.append(f)
+
+
+def key(row):
+    """A row's key column as a number or string (the int key 7 gets the stored 7.0)."""
+    return row[0]
+
+
+async def t_subs_keyed_family(srv):
+    w = await connect(srv)
+    assert (await run(w, ".kg create subs_family"))["type"] == "result"
+    await run(w, ".kg use subs_family")
+    await run(w, "+r1[%s]" % ", ".join("(%d, %d)" % (k, 10 * k) for k in range(0, 300, 3)))
+    await run(w, '+r1[("a", 1), ("b", 2)]')
+    await run(w, "+r2[(3, 0), (3, 30), (4, 60)]")
+    views0, subs0 = views_and_subs(srv)
+    # 300 subscriptions ?r1(K, Y), 60 per connection: 298 integer keys and two strings.
+    keys = [str(k) for k in range(298)] + ['"a"', '"c"']
+    conns, state, names = [], {}, {}
+    for i, k in enumerate(keys):
+        if i % 60 == 0:
+            conns.append(await connect(srv, kg="subs_family"))
+        c = conns[-1]
+        name = "k%d" % i
+        f = await run(c, ".subscribe %s ?r1(%s, Y)" % (name, k))
+        assert f["type"] == "result" and "subscribed" in f, f
+        assert f["columns"][1] == "Y" and (k.startswith('"') or f["columns"][0] == k), f
+        state[name] = {tuple(r) for r in f["rows"]}
+        names[name] = k
+    # Private views to compare with: a comparison and a constant outside the goal are
+    # not lifted (each of these is a view of its own).
+    p = await connect(srv, kg="subs_family")
+    sample = list(range(20))
+    for k in sample:
+        f = await run(p, ".subscribe p%d ?r1(X, Y), X = %d" % (k, k))
+        assert f["type"] == "result", f
+        state["p%d" % k] = {tuple(r) for r in f["rows"]}
+    f = await run(p, ".subscribe j3 ?r1(X, Y), r2(3, Y)")
+    state["j3"] = {tuple(r) for r in f["rows"]}
+    f = await run(p, ".subscribe j4 ?r1(X, Y), r2(4, Y)")
+    state["j4"] = {tuple(r) for r in f["rows"]}
+    views, subs = views_and_subs(srv)
+    assert views - views0 == 1 + len(sample) + 2, (views0, views)
+    assert subs - subs0 == len(keys) + len(sample) + 2, (subs0, subs)
+    # Writes: new keys, deletes, a float key (7.0 is the int key 7's), a row that comes
+    # and goes within one request (no delta), strings, keys nobody subscribed to.
+    writes = ["+r1[%s]" % ", ".join("(%d, %d)" % (k, 10 * k + 1) for k in range(0, 300, 2)),
+              "-r1[(0, 0), (3, 30), (6, 60)]",
+              "+r1(7.0, 777)",
+              "+r1(8, 1)\n-r1(8, 1)",
+              '+r1[("a", 5), ("c", 6), ("d", 7)]',
+              "+r1[(1000, 1), (2.5, 3)]",
+              "-r1(X, Y) <- r1(X, Y), Y = 61",
+              "+r2(3, 71)",
+              "+r1(9, 71)"]
+    for prog in writes:
+        f = await run(w, prog)
+        assert f["type"] == "result", (prog, f)
+    seqs = {}
+    for c in conns + [p]:
+        for d in await sync(c):
+            name = d["subscription"]
+            assert d["seq"] == seqs.get(name, 0) + 1, d
+            seqs[name] = d["seq"]
+            for r in d["inserted"]:
+                assert tuple(r) not in state[name], (name, r)
+                state[name].add(tuple(r))
+            for r in d["retracted"]:
+                assert tuple(r) in state[name], (name, r)
+                state[name].remove(tuple(r))
+            if name in names:  # a family member gets rows of its own key only
+                k = names[name]
+                want = k.strip('"') if k.startswith('"') else int(k)
+                for r in d["inserted"] + d["retracted"]:
+                    assert key(r) == want, (name, r)
+    # Every family member holds exactly what its query returns now, and the sampled
+    # ones what their private views hold.
+    for name, k in names.items():
+        f = await run(w, "?r1(%s, Y)" % k)
+        assert state[name] == {tuple(r) for r in f["rows"]}, (name, state[name], f["rows"])
+    for k in sample:
+        assert state["k%d" % k] == state["p%d" % k], k
+    assert state["k7"] == {(7.0, 777)}, state["k7"]
+    assert state["k8"] == {(8, 81)} and seqs["k8"] == 1, (state["k8"], seqs["k8"])
+    assert state["k299"] == {("c", 6)}, state["k299"]
+    for j in ("j3", "j4"):
+        f = await run(w, "?r1(X, Y), r2(%s, Y)" % j[1])
+        assert state[j] == {tuple(r) for r in f["rows"]}, (j, state[j])
+    assert state["j3"] == {(9, 71)}, state["j3"]
+    # Unsubscribing and closing drop members; the last one closes the family's view.
+    f = await run(conns[0], ".unsubscribe k0")
+    assert f["type"] == "result", f
+    views, subs = views_and_subs(srv)
+    assert views - views0 == 1 + len(sample) + 2 and subs - subs0 == len(keys) + 21, (views, subs)
+    for c in conns + [p]:
+        await still_answers(c)
+        await c.ws.close()
+    for _ in range(100):
+        if views_and_subs(srv) == (views0, subs0):
+            break
+        await asyncio.sleep(0.05)
+    assert views_and_subs(srv) == (views0, subs0), (views_and_subs(srv), views0, subs0)
+    await still_answers(w)
+    await w.ws.close()
+
+
 TESTS = [t_subs_snapshot_and_deltas, t_subs_diamond, t_subs_unsubscribe_and_errors,
-         t_subs_close_frees]
+         t_subs_close_frees, t_subs_keyed_family]

@@ -1,0 +1,281 @@
+/* Families of standing queries (srv_subfam.h): one maintained view per family and a hash
+ * index from key to members. A row reaches a member when each key column of the row
+ * matches the member's constant the way an atom's constant argument matches a stored
+ * value (exec_const_matches: numbers numerically, so the int key 2 also gets the stored
+ * 2.0), which is exactly the row set the member's own query has. */
+#include "server/srv_subfam.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "exec/expr.h"
+#include "server/srv_sublift.h"
+#include "views/view.h"
+
+struct srv_keyslot {
+    srv_keyslot *next; /* in its bucket */
+    uint64_t hash;
+    srv_member *members;
+    val_t consts[];
+};
+
+struct srv_family {
+    srv_family *next, *prev; /* in the server's list */
+    char *kg, *text;
+    view_t *view;
+    uint32_t nkeys;
+    uint32_t *cols;
+    srv_keyslot **buckets;
+    size_t nbuckets, nslots, nmembers;
+};
+
+static uint64_t key_hash(const val_t *consts, uint32_t n) {
+    uint64_t h = 0x9e3779b97f4a7c15ull;
+    for (uint32_t k = 0; k < n; k++) h = (h ^ val_hash(consts[k])) * 0x100000001b3ull;
+    return h;
+}
+
+static srv_keyslot *find_slot(const srv_family *f, const val_t *consts, uint64_t h) {
+    for (srv_keyslot *sl = f->buckets[h % f->nbuckets]; sl; sl = sl->next)
+        if (sl->hash == h && memcmp(sl->consts, consts, f->nkeys * sizeof *consts) == 0) return sl;
+    return NULL;
+}
+
+static void grow(srv_family *f) {
+    size_t n = f->nbuckets * 2;
+    srv_keyslot **b = calloc(n, sizeof *b);
+    for (size_t i = 0; i < f->nbuckets; i++)
+        for (srv_keyslot *sl = f->buckets[i], *next; sl; sl = next) {
+            next = sl->next;
+            sl->next = b[sl->hash % n];
+            b[sl->hash % n] = sl;
+        }
+    free(f->buckets);
+    f->buckets = b;
+    f->nbuckets = n;
+}
+
+static srv_keyslot *slot_for(srv_family *f, const val_t *consts) {
+    uint64_t h = key_hash(consts, f->nkeys);
+    srv_keyslot *sl = find_slot(f, consts, h);
+    if (sl) return sl;
+    if (f->nslots + 1 > f->nbuckets) grow(f);
+    sl = calloc(1, sizeof *sl + f->nkeys * sizeof *consts);
+    sl->hash = h;
+    memcpy(sl->consts, consts, f->nkeys * sizeof *consts);
+    sl->next = f->buckets[h % f->nbuckets];
+    f->buckets[h % f->nbuckets] = sl;
+    f->nslots++;
+    return sl;
+}
+
+static void drop_slot(srv_family *f, srv_keyslot *sl) {
+    for (srv_keyslot **pp = &f->buckets[sl->hash % f->nbuckets]; *pp; pp = &(*pp)->next)
+        if (*pp == sl) {
+            *pp = sl->next;
+            break;
+        }
+    f->nslots--;
+    free(sl);
+}
+
+static bool row_matches(const srv_family *f, const val_t *row, const val_t *consts) {
+    for (uint32_t k = 0; k < f->nkeys; k++)
+        if (!exec_const_matches(row[f->cols[k]], consts[k])) return false;
+    return true;
+}
+
+/* The only key a value can match, as the index stores it. A float can match only an int
+ * key (string and int constants are all that is lifted): the nearest one, except that
+ * from 2^52 on several ints are within the tolerance, so the caller scans. */
+typedef enum { KEY_NONE, KEY_ONE, KEY_SCAN } key_kind;
+
+static key_kind candidate(val_t v, val_t *key) {
+    switch (val_type_of(v)) {
+    case VT_STR:
+        *key = v;
+        return KEY_ONE;
+    case VT_INT:
+    case VT_TS:
+        *key = val_int(val_get_int(v));
+        return KEY_ONE;
+    case VT_FLOAT: {
+        double d = val_get_float(v);
+        if (!isfinite(d)) return KEY_NONE;
+        if (fabs(d) >= 4503599627370496.0) return KEY_SCAN;
+        *key = val_int((int64_t)llround(d));
+        return KEY_ONE;
+    }
+    default:
+        return KEY_NONE;
+    }
+}
+
+static void append(val_t **rows, size_t *n, size_t *cap, const val_t *row, uint32_t arity) {
+    if (*n == *cap) {
+        *cap = *cap ? *cap * 2 : 8;
+        *rows = realloc(*rows, *cap * arity * sizeof **rows);
+    }
+    memcpy(*rows + *n * arity, row, arity * sizeof *row);
+    (*n)++;
+}
+
+static void deliver(const srv_family *f, srv_keyslot *sl, const val_t *row, bool added) {
+    uint32_t arity = view_arity(f->view);
+    for (srv_member *m = sl->members; m; m = m->slot_next) {
+        if (added)
+            append(&m->added, &m->nadded, &m->cap_added, row, arity);
+        else
+            append(&m->removed, &m->nremoved, &m->cap_removed, row, arity);
+    }
+}
+
+static void route_row(srv_family *f, const val_t *row, bool added, val_t *key) {
+    bool scan = false;
+    for (uint32_t k = 0; k < f->nkeys; k++) {
+        key_kind kind = candidate(row[f->cols[k]], &key[k]);
+        if (kind == KEY_NONE) return;
+        scan |= kind == KEY_SCAN;
+    }
+    if (!scan) {
+        srv_keyslot *sl = find_slot(f, key, key_hash(key, f->nkeys));
+        if (sl && row_matches(f, row, sl->consts)) deliver(f, sl, row, added);
+        return;
+    }
+    for (size_t i = 0; i < f->nbuckets; i++)
+        for (srv_keyslot *sl = f->buckets[i]; sl; sl = sl->next)
+            if (row_matches(f, row, sl->consts)) deliver(f, sl, row, added);
+}
+
+static void route_family(srv_family *f) {
+    val_t *add = NULL, *rem = NULL;
+    size_t nadd = 0, nrem = 0;
+    view_take_delta(f->view, &add, &nadd, &rem, &nrem);
+    uint32_t arity = view_arity(f->view);
+    val_t *key = calloc(f->nkeys + 1, sizeof *key);
+    for (size_t i = 0; i < nadd; i++) route_row(f, add + i * arity, true, key);
+    for (size_t i = 0; i < nrem; i++) route_row(f, rem + i * arity, false, key);
+    free(key);
+    free(add);
+    free(rem);
+}
+
+void srv_families_route(srv_server *s) {
+    for (srv_family *f = s->sub_families; f; f = f->next) route_family(f);
+}
+
+static srv_family *find_family(srv_server *s, const char *kg, const char *text) {
+    for (srv_family *f = s->sub_families; f; f = f->next)
+        if (!view_error(f->view) && strcmp(f->kg, kg) == 0 && strcmp(f->text, text) == 0) return f;
+    return NULL;
+}
+
+bool srv_member_join(srv_server *s, il_session *ses, const char *kg, const char *query, size_t len,
+                     srv_member *m, const char **err) {
+    srv_lifted l;
+    srv_sublift(query, len, &l);
+    srv_family *f = find_family(s, kg, l.text);
+    if (f) {
+        /* What changed before the newcomer's snapshot belongs to the members already
+         * there (publishing normally took it already). */
+        route_family(f);
+    } else {
+        view_t *v = view_open(ses, l.text, err);
+        if (!v) {
+            srv_lifted_free(&l);
+            return false;
+        }
+        f = calloc(1, sizeof *f);
+        f->kg = strdup(kg);
+        f->text = l.text;
+        l.text = NULL;
+        f->view = v;
+        f->nkeys = l.nkeys;
+        f->cols = l.cols;
+        l.cols = NULL;
+        f->nbuckets = 8;
+        f->buckets = calloc(f->nbuckets, sizeof *f->buckets);
+        /* The view starts from its snapshot: nothing of it is a delta. */
+        val_t *add = NULL, *rem = NULL;
+        size_t nadd = 0, nrem = 0;
+        view_take_delta(v, &add, &nadd, &rem, &nrem);
+        free(add);
+        free(rem);
+        f->next = s->sub_families;
+        if (f->next) f->next->prev = f;
+        s->sub_families = f;
+        __atomic_fetch_add(&s->nsub_views, 1, __ATOMIC_RELAXED);
+    }
+    memset(m, 0, sizeof *m);
+    m->fam = f;
+    m->consts = calloc(f->nkeys + 1, sizeof *m->consts);
+    if (f->nkeys) memcpy(m->consts, l.consts, f->nkeys * sizeof *m->consts);
+    srv_lifted_free(&l);
+    m->slot = slot_for(f, m->consts);
+    m->slot_next = m->slot->members;
+    if (m->slot_next) m->slot_next->slot_prev = m;
+    m->slot->members = m;
+    f->nmembers++;
+    __atomic_fetch_add(&s->nsubs_active, 1, __ATOMIC_RELAXED);
+    return true;
+}
+
+static void close_family(srv_server *s, srv_family *f) {
+    if (f->prev)
+        f->prev->next = f->next;
+    else
+        s->sub_families = f->next;
+    if (f->next) f->next->prev = f->prev;
+    view_close(f->view);
+    free(f->buckets);
+    free(f->cols);
+    free(f->kg);
+    free(f->text);
+    free(f);
+    __atomic_fetch_sub(&s->nsub_views, 1, __ATOMIC_RELAXED);
+}
+
+void srv_member_leave(srv_server *s, srv_member *m) {
+    srv_family *f = m->fam;
+    if (!f) return;
+    if (m->slot_prev)
+        m->slot_prev->slot_next = m->slot_next;
+    else
+        m->slot->members = m->slot_next;
+    if (m->slot_next) m->slot_next->slot_prev = m->slot_prev;
+    if (!m->slot->members) drop_slot(f, m->slot);
+    if (--f->nmembers == 0) close_family(s, f);
+    __atomic_fetch_sub(&s->nsubs_active, 1, __ATOMIC_RELAXED);
+    free(m->consts);
+    free(m->added);
+    free(m->removed);
+    memset(m, 0, sizeof *m);
+}
+
+uint32_t srv_member_arity(const srv_member *m) {
+    return view_arity(m->fam->view);
+}
+
+const char *srv_member_error(const srv_member *m) {
+    return view_error(m->fam->view);
+}
+
+size_t srv_member_rows(const srv_member *m, val_t **rows) {
+    const srv_family *f = m->fam;
+    size_t n = view_rows(f->view, rows);
+    if (f->nkeys == 0) return n;
+    uint32_t arity = view_arity(f->view);
+    size_t kept = 0;
+    for (size_t i = 0; i < n; i++) {
+        const val_t *row = *rows + i * arity;
+        if (!row_matches(f, row, m->consts)) continue;
+        memmove(*rows + kept * arity, row, arity * sizeof *row);
+        kept++;
+    }
+    return kept;
+}
+
+void srv_member_clear(srv_member *m) {
+    m->nadded = m->nremoved = 0;
+}
