@@ -8,6 +8,9 @@
 
 #include "server/server.h"
 
+/* Counters that jobs increment on worker threads (srv_count). */
+#define LOAD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
+
 /* 0 when the request carries an unexpired API key of an admin, else the HTTP status
  * already sent. */
 static int refusal(srv_conn *c) {
@@ -55,9 +58,9 @@ void srv_metrics_json(srv_conn *c) {
                   "{\"success\":true,\"data\":{\"knowledge_graphs\":%zu,\"query_count\":%llu,"
                   "\"uptime_secs\":%llu,\"sessions\":{\"total\":%u,\"clean\":%u,\"dirty\":%u},"
                   "\"connections\":%u}}",
-                  graph_count(s), (unsigned long long)s->query_count,
-                  (unsigned long long)uptime_secs(s), s->nsessions, s->nsessions - s->ndirty,
-                  s->ndirty, s->nconns);
+                  graph_count(s), (unsigned long long)LOAD(s->query_count),
+                  (unsigned long long)uptime_secs(s), LOAD(s->nsessions),
+                  LOAD(s->nsessions) - LOAD(s->ndirty), LOAD(s->ndirty), s->nconns);
     srv_http_respond(c, 200, "OK", "application/json", b.data, b.len);
     il_buf_free(&b);
 }
@@ -96,7 +99,7 @@ static void labelled(il_buf *b, const char *name, const char *help, const char *
     family(b, name, "counter", help);
     for (size_t i = 0; i < n; i++)
         il_buf_printf(b, "%s{%s=\"%s\"} %llu\n", name, label, values[i],
-                      (unsigned long long)counts[i]);
+                      (unsigned long long)LOAD(counts[i]));
 }
 
 void srv_metrics_prometheus(srv_conn *c) {
@@ -108,12 +111,13 @@ void srv_metrics_prometheus(srv_conn *c) {
     gauge(&b, "inputlayer_uptime_seconds", "Seconds since the server started.",
           (long long)uptime_secs(s));
     family(&b, "inputlayer_queries_total", "counter", "Statements executed by the engine.");
-    il_buf_printf(&b, "inputlayer_queries_total %llu\n", (unsigned long long)s->query_count);
+    il_buf_printf(&b, "inputlayer_queries_total %llu\n", (unsigned long long)LOAD(s->query_count));
     gauge(&b, "inputlayer_knowledge_graphs", "Knowledge graphs.", (long long)graph_count(s));
-    gauge(&b, "inputlayer_sessions_total", "Open sessions.", s->nsessions);
+    gauge(&b, "inputlayer_sessions_total", "Open sessions.", LOAD(s->nsessions));
     gauge(&b, "inputlayer_sessions_clean", "Sessions without session facts or rules.",
-          s->nsessions - s->ndirty);
-    gauge(&b, "inputlayer_sessions_dirty", "Sessions with session facts or rules.", s->ndirty);
+          LOAD(s->nsessions) - LOAD(s->ndirty));
+    gauge(&b, "inputlayer_sessions_dirty", "Sessions with session facts or rules.",
+          LOAD(s->ndirty));
     long long rss = rss_bytes(), limit = memory_limit();
     if (rss >= 0) gauge(&b, "inputlayer_memory_usage_bytes", "Resident set size.", rss);
     if (limit >= 0) gauge(&b, "inputlayer_memory_limit_bytes", "The cgroup memory limit.", limit);
@@ -158,8 +162,9 @@ void srv_metrics_prometheus(srv_conn *c) {
           (long long)__atomic_load_n(&s->nsubs_active, __ATOMIC_RELAXED));
     static const char *const GUARDS[] = {"overloaded", "deadline_exceeded", "cancelled",
                                          "memory_limit"};
-    const uint64_t guard_counts[] = {s->counters.overloaded, s->counters.deadline_exceeded,
-                                     s->counters.cancelled, s->counters.memory_refused};
+    const uint64_t guard_counts[] = {LOAD(s->counters.overloaded),
+                                     LOAD(s->counters.deadline_exceeded),
+                                     LOAD(s->counters.cancelled), LOAD(s->counters.memory_refused)};
     labelled(&b, "inputlayer_requests_stopped_total",
              "Requests refused or stopped by a guard, by guard.", "guard", GUARDS, guard_counts, 4);
     static const char *const REASONS[SRV_REJ_N] = {"http_connection_limit", "ws_connection_limit",
@@ -177,7 +182,8 @@ void srv_metrics_prometheus(srv_conn *c) {
     labelled(&b, "inputlayer_ws_errors_total", "Error frames sent, by code.", "code",
              srv_error_codes, s->counters.errors, ncodes);
     family(&b, "inputlayer_ws_pings_total", "counter", "Heartbeat pings sent.");
-    il_buf_printf(&b, "inputlayer_ws_pings_total %llu\n", (unsigned long long)s->counters.pings);
+    il_buf_printf(&b, "inputlayer_ws_pings_total %llu\n",
+                  (unsigned long long)LOAD(s->counters.pings));
     srv_http_respond(c, 200, "OK", "text/plain; version=0.0.4; charset=utf-8", b.data, b.len);
     il_buf_free(&b);
 }

@@ -239,7 +239,9 @@ async def t_memory_returned(binary):
 
 async def t_slow_reader(binary):
     sanitized = is_sanitized(binary)
-    env = {"INPUTLAYER_HTTP__RATE_LIMIT__WS_MAX_MESSAGES_PER_SEC": "0"}
+    # No deadline: under a sanitizer the last of 200 requests waits longer than 30 s.
+    env = {"INPUTLAYER_HTTP__RATE_LIMIT__WS_MAX_MESSAGES_PER_SEC": "0",
+           "INPUTLAYER_STORAGE__PERFORMANCE__QUERY_TIMEOUT_MS": "0"}
     with Server(binary, env=env) as srv:
         c = await connect(srv)
         pad = "y" * 100
