@@ -178,6 +178,12 @@ def is_sanitized(binary):
     return b"__asan_init" in data or b"__tsan_init" in data
 
 
+def is_tsan(binary):
+    """Whether the server binary was built with ThreadSanitizer."""
+    with open(binary, "rb") as f:
+        return b"__tsan_init" in f.read()
+
+
 def prometheus(srv, key=KEY):
     """The /metrics/prometheus samples as {"name{labels}": value}."""
     st, body = http(srv, "/metrics/prometheus", {"Authorization": "Bearer " + key})
