@@ -340,6 +340,7 @@ static void start(srv_req *r) {
         }
         c->slow[c->slow_next++ % (sizeof c->slow / sizeof c->slow[0])] = program_hash(r);
         il_buf_clear(&r->out.frames);
+        r->inline_spilled = r->stopped = false; /* it runs again, from the start */
     }
     submit(r);
 }

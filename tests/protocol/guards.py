@@ -269,6 +269,11 @@ async def t_slow_reader(binary):
             assert f["type"] == "result_start" and f["id"] == "b%d" % i, f
             while f["type"] != "result_end":
                 f = await c.recv(timeout=60)
+        # A program of several reads that overruns the inline budget runs again on the
+        # pool and answers with its last query's table.
+        f = await c.call({"type": "execute", "id": "m",
+                          "program": "?big(X, Y), big(X, Z), X < 15000\n?big(7, Y)"}, timeout=60)
+        assert f["type"] == "result" and f["id"] == "m" and f["rows"] == [[7, pad]], f
         await still_answers(c)
         await c.ws.close()
 
