@@ -115,7 +115,9 @@ class Conn:
 
 async def connect(srv, auth=True, key=KEY, kg=None):
     url = srv.ws + ("?kg=" + kg if kg else "")
-    ws = await websockets.connect(url, max_size=None)
+    # No client keepalive: tests stop reading on purpose (the server then stops reading
+    # too, and would never see the client's pings).
+    ws = await websockets.connect(url, max_size=None, ping_interval=None)
     c = Conn(ws)
     if auth:
         f = await c.call({"type": "authenticate", "api_key": key, "id": "auth"})
