@@ -38,31 +38,9 @@ for p in "$SERVER" "$FIXTURE"; do
     fi
 done
 
-case "$CPUS" in
-split)
-    if [ "$(nproc)" -lt 2 ] || ! command -v taskset >/dev/null; then
-        echo "run-fixtures.sh: BENCH_SERVER_CPUS=split needs 2 CPUs and taskset" >&2
-        exit 1
-    fi
-    PIN_SERVER=(taskset -c 1)
-    PIN_CLIENT=(taskset -c 0)
-    LAYOUT="the server on CPU 1, the fixture client on CPU 0"
-    ;;
-shared)
-    PIN_SERVER=(taskset -c 0)
-    PIN_CLIENT=(taskset -c 0)
-    LAYOUT="the server and the fixture client both on CPU 0"
-    ;;
-none)
-    PIN_SERVER=()
-    PIN_CLIENT=()
-    LAYOUT="no pinning (the scheduler places the processes)"
-    ;;
-*)
-    echo "run-fixtures.sh: BENCH_SERVER_CPUS must be split, shared or none, not '$CPUS'" >&2
-    exit 2
-    ;;
-esac
+# shellcheck source=bench/cpu-layout.sh
+. "$(dirname "${BASH_SOURCE[0]}")/cpu-layout.sh"
+bench_cpu_layout run-fixtures.sh "$CPUS" "the server" "the fixture client"
 
 TMP=$(mktemp -d)
 SERVER_PID=""

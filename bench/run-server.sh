@@ -56,31 +56,11 @@ for p in "$SERVER" "$ECHO" "$LOAD" "$CLIENT" "$GEN"; do
     fi
 done
 
-case "$CPUS" in
-split)
-    if [ "$(nproc)" -lt 2 ] || ! command -v taskset >/dev/null; then
-        echo "run-server.sh: BENCH_SERVER_CPUS=split needs 2 CPUs and taskset" >&2
-        exit 1
-    fi
-    PIN_SERVERS=(taskset -c 1)
-    PIN_LOAD=(taskset -c 0)
-    LAYOUT="the servers on CPU 1, the load client on CPU 0"
-    ;;
-shared)
-    PIN_SERVERS=(taskset -c 0)
-    PIN_LOAD=(taskset -c 0)
-    LAYOUT="the servers and the load client all on CPU 0"
-    ;;
-none)
-    PIN_SERVERS=()
-    PIN_LOAD=()
-    LAYOUT="no pinning (the scheduler places the processes)"
-    ;;
-*)
-    echo "run-server.sh: BENCH_SERVER_CPUS must be split, shared or none, not '$CPUS'" >&2
-    exit 2
-    ;;
-esac
+# shellcheck source=bench/cpu-layout.sh
+. "$(dirname "${BASH_SOURCE[0]}")/cpu-layout.sh"
+bench_cpu_layout run-server.sh "$CPUS" "the servers" "the load client"
+PIN_SERVERS=("${PIN_SERVER[@]}")
+PIN_LOAD=("${PIN_CLIENT[@]}")
 
 TMP=$(mktemp -d)
 SERVER_PID=""
