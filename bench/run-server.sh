@@ -123,6 +123,9 @@ mkdir -p "$TMP/server"
     export INPUTLAYER_HTTP__RATE_LIMIT__MAX_CONNECTIONS=0
     export INPUTLAYER_HTTP__RATE_LIMIT__MAX_WS_CONNECTIONS=0
     export INPUTLAYER_HTTP__RATE_LIMIT__WS_MAX_PREAUTH_PER_IP=0
+    # No heartbeat pings: the clients block for the next text frame and a ping alone
+    # would leave them waiting (and pings are not what is measured).
+    export INPUTLAYER_HTTP__WS_PING_INTERVAL_MS=0
     exec "${PIN_SERVERS[@]}" "$SERVER" --port 0 --data-dir "$TMP/server/data"
 ) >"$TMP/server.out" 2>"$TMP/server.out.err" &
 SERVER_PID=$!
