@@ -38,30 +38,18 @@ for p in "$SERVER" "$FIXTURE"; do
     fi
 done
 
-# shellcheck source=bench/cpu-layout.sh
-. "$(dirname "${BASH_SOURCE[0]}")/cpu-layout.sh"
-bench_cpu_layout run-fixtures.sh "$CPUS" "the server" "the fixture client"
+BENCH_SCRIPT=run-fixtures.sh
+# shellcheck source=bench/server-lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/server-lib.sh"
+bench_cpu_layout "$CPUS" "the server" "the fixture client"
 
 TMP=$(mktemp -d)
 SERVER_PID=""
 CLIENT_PID=""
 
-# SIGTERM, up to 5 s to exit, then SIGKILL.
-stop_process() {
-    local pid=$1
-    [ -n "$pid" ] || return 0
-    kill -TERM "$pid" 2>/dev/null || return 0
-    for _ in $(seq 50); do
-        kill -0 "$pid" 2>/dev/null || break
-        sleep 0.1
-    done
-    kill -KILL "$pid" 2>/dev/null || true
-    wait "$pid" 2>/dev/null || true
-}
-
 cleanup() {
-    stop_process "$CLIENT_PID"
-    stop_process "$SERVER_PID"
+    bench_stop_process "$CLIENT_PID"
+    bench_stop_process "$SERVER_PID"
     rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -70,47 +58,13 @@ trap 'exit 143' TERM
 
 # The port of the `... listening on: http://HOST:PORT` line in FILE, written by process
 # PID once it listens; fails when it exits first or takes over STARTUP_SECS.
-wait_listening() {
-    local file=$1 pid=$2 port
-    for _ in $(seq $((STARTUP_SECS * 10))); do
-        port=$(sed -n 's|.*listening on: http://[^:]*:\([0-9][0-9]*\).*|\1|p' "$file")
-        if [ -n "$port" ]; then
-            echo "$port"
-            return 0
-        fi
-        if ! kill -0 "$pid" 2>/dev/null; then
-            echo "run-fixtures.sh: inputlayer-server exited before listening; its output ends:" >&2
-            tail -n 15 "$file" "$file.err" >&2
-            return 1
-        fi
-        sleep 0.1
-    done
-    echo "run-fixtures.sh: inputlayer-server did not listen within $STARTUP_SECS s" >&2
-    return 1
-}
-
 # run_fixture NAME: a fresh server, the fixture, the server stopped; appends the fixture's
 # JSON line to $TMP/results.jsonl. Stops the script on a failure (exit 3 for INVALID).
 run_fixture() {
     local name=$1 rc=0 port
     rm -rf "$TMP/server"
-    mkdir -p "$TMP/server"
-    # The server runs in an empty directory, so that no config.toml is picked up.
-    (
-        cd "$TMP/server"
-        export INPUTLAYER_BOOTSTRAP_API_KEY=$API_KEY
-        export INPUTLAYER_HTTP__RATE_LIMIT__WS_MAX_MESSAGES_PER_SEC=0
-        export INPUTLAYER_HTTP__RATE_LIMIT__PER_IP_MAX_RPS=0
-        export INPUTLAYER_HTTP__RATE_LIMIT__MAX_CONNECTIONS=0
-        export INPUTLAYER_HTTP__RATE_LIMIT__MAX_WS_CONNECTIONS=0
-        export INPUTLAYER_HTTP__RATE_LIMIT__WS_MAX_PREAUTH_PER_IP=0
-        # No heartbeat pings: the clients block for the next text frame and a ping alone
-        # would leave them waiting (and pings are not what is measured).
-        export INPUTLAYER_HTTP__WS_PING_INTERVAL_MS=0
-        exec "${PIN_SERVER[@]}" "$SERVER" --port 0 --data-dir "$TMP/server/data"
-    ) >"$TMP/server.out" 2>"$TMP/server.out.err" &
-    SERVER_PID=$!
-    port=$(wait_listening "$TMP/server.out" "$SERVER_PID")
+    bench_start_server "$SERVER" "$TMP/server" "$API_KEY"
+    port=$(bench_wait_listening "$TMP/server.out" "$SERVER_PID" inputlayer-server "$STARTUP_SECS")
     # In the background so that a signal to this script is handled at once.
     "${PIN_CLIENT[@]}" "$FIXTURE" "$name" --port "$port" --api-key "$API_KEY" \
         --server-pid "$SERVER_PID" "${EXTRA_ARGS[@]}" >"$TMP/run.out" 2>"$TMP/run.err" &
@@ -131,7 +85,7 @@ run_fixture() {
         [ "$rc" -eq 3 ] && exit 3
         exit 1
     fi
-    stop_process "$SERVER_PID"
+    bench_stop_process "$SERVER_PID"
     SERVER_PID=""
     head -n 1 "$TMP/run.out" >>"$TMP/results.jsonl"
     echo "  $(tail -n 1 "$TMP/run.out")" >&2

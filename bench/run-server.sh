@@ -56,34 +56,20 @@ for p in "$SERVER" "$ECHO" "$LOAD" "$CLIENT" "$GEN"; do
     fi
 done
 
-# shellcheck source=bench/cpu-layout.sh
-. "$(dirname "${BASH_SOURCE[0]}")/cpu-layout.sh"
-bench_cpu_layout run-server.sh "$CPUS" "the servers" "the load client"
-PIN_SERVERS=("${PIN_SERVER[@]}")
-PIN_LOAD=("${PIN_CLIENT[@]}")
+BENCH_SCRIPT=run-server.sh
+# shellcheck source=bench/server-lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/server-lib.sh"
+bench_cpu_layout "$CPUS" "the servers" "the load client"
 
 TMP=$(mktemp -d)
 SERVER_PID=""
 ECHO_PID=""
 LOAD_PID=""
 
-# SIGTERM, up to 5 s to exit, then SIGKILL.
-stop_process() {
-    local pid=$1
-    [ -n "$pid" ] || return 0
-    kill -TERM "$pid" 2>/dev/null || return 0
-    for _ in $(seq 50); do
-        kill -0 "$pid" 2>/dev/null || break
-        sleep 0.1
-    done
-    kill -KILL "$pid" 2>/dev/null || true
-    wait "$pid" 2>/dev/null || true
-}
-
 cleanup() {
-    stop_process "$LOAD_PID"
-    stop_process "$SERVER_PID"
-    stop_process "$ECHO_PID"
+    bench_stop_process "$LOAD_PID"
+    bench_stop_process "$SERVER_PID"
+    bench_stop_process "$ECHO_PID"
     rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -92,47 +78,13 @@ trap 'exit 143' TERM
 
 # The port of the `... listening on: http://HOST:PORT` line in FILE, written by process
 # PID once it listens; fails when it exits first or takes over STARTUP_SECS.
-wait_listening() {
-    local file=$1 pid=$2 name=$3 port
-    for _ in $(seq $((STARTUP_SECS * 10))); do
-        port=$(sed -n 's|.*listening on: http://[^:]*:\([0-9][0-9]*\).*|\1|p' "$file")
-        if [ -n "$port" ]; then
-            echo "$port"
-            return 0
-        fi
-        if ! kill -0 "$pid" 2>/dev/null; then
-            echo "run-server.sh: $name exited before listening; its output ends:" >&2
-            tail -n 15 "$file" "$file.err" >&2
-            return 1
-        fi
-        sleep 0.1
-    done
-    echo "run-server.sh: $name did not listen within $STARTUP_SECS s" >&2
-    return 1
-}
-
 # --- 1. The servers ---------------------------------------------------------------------
 
-# The server runs in an empty directory, so that no config.toml is picked up.
-mkdir -p "$TMP/server"
-(
-    cd "$TMP/server"
-    export INPUTLAYER_BOOTSTRAP_API_KEY=$API_KEY
-    export INPUTLAYER_HTTP__RATE_LIMIT__WS_MAX_MESSAGES_PER_SEC=0
-    export INPUTLAYER_HTTP__RATE_LIMIT__PER_IP_MAX_RPS=0
-    export INPUTLAYER_HTTP__RATE_LIMIT__MAX_CONNECTIONS=0
-    export INPUTLAYER_HTTP__RATE_LIMIT__MAX_WS_CONNECTIONS=0
-    export INPUTLAYER_HTTP__RATE_LIMIT__WS_MAX_PREAUTH_PER_IP=0
-    # No heartbeat pings: the clients block for the next text frame and a ping alone
-    # would leave them waiting (and pings are not what is measured).
-    export INPUTLAYER_HTTP__WS_PING_INTERVAL_MS=0
-    exec "${PIN_SERVERS[@]}" "$SERVER" --port 0 --data-dir "$TMP/server/data"
-) >"$TMP/server.out" 2>"$TMP/server.out.err" &
-SERVER_PID=$!
-"${PIN_SERVERS[@]}" "$ECHO" --port 0 >"$TMP/echo.out" 2>"$TMP/echo.out.err" &
+bench_start_server "$SERVER" "$TMP/server" "$API_KEY"
+"${PIN_SERVER[@]}" "$ECHO" --port 0 >"$TMP/echo.out" 2>"$TMP/echo.out.err" &
 ECHO_PID=$!
-PORT=$(wait_listening "$TMP/server.out" "$SERVER_PID" inputlayer-server)
-ECHO_PORT=$(wait_listening "$TMP/echo.out" "$ECHO_PID" ws_echo_server)
+PORT=$(bench_wait_listening "$TMP/server.out" "$SERVER_PID" inputlayer-server "$STARTUP_SECS")
+ECHO_PORT=$(bench_wait_listening "$TMP/echo.out" "$ECHO_PID" ws_echo_server "$STARTUP_SECS")
 
 # --- 2. The data and the expected answer ------------------------------------------------
 
@@ -183,7 +135,7 @@ run_load() {
     fi
     # In the background so that a signal to this script is handled at once (bash runs
     # traps only between commands, and `wait` is interruptible).
-    "${PIN_LOAD[@]}" "$LOAD" "${args[@]}" --program "$PROGRAM" --clients "$clients" \
+    "${PIN_CLIENT[@]}" "$LOAD" "${args[@]}" --program "$PROGRAM" --clients "$clients" \
         --warmup "$WARMUP" --requests "$requests" >"$TMP/run.out" 2>"$TMP/run.err" &
     LOAD_PID=$!
     wait "$LOAD_PID" || rc=$?

@@ -1,0 +1,98 @@
+# Sourced by the server benchmarks (run-server.sh, run-fixtures.sh): where the processes
+# run, starting a benchmark server, waiting for it to listen, and stopping processes.
+# BENCH_SCRIPT names the calling script in error messages.
+# shellcheck shell=bash
+# The globals these functions set are the callers' (PIN_SERVER, PIN_CLIENT, LAYOUT, ...).
+# shellcheck disable=SC2034
+
+# bench_cpu_layout LAYOUT SERVER_WORDS CLIENT_WORDS: sets PIN_SERVER and PIN_CLIENT
+# (command prefixes, possibly empty) and LAYOUT (a sentence for the report) from
+# BENCH_SERVER_CPUS, or exits with an error:
+#   split   the server(s) on CPU 1, the client on CPU 0 (needs 2 CPUs and taskset);
+#   shared  everything on CPU 0;
+#   none    no pinning.
+bench_cpu_layout() {
+    local layout=$1 servers=$2 client=$3
+    case "$layout" in
+    split)
+        if [ "$(nproc)" -lt 2 ] || ! command -v taskset >/dev/null; then
+            echo "$BENCH_SCRIPT: BENCH_SERVER_CPUS=split needs 2 CPUs and taskset" >&2
+            exit 1
+        fi
+        PIN_SERVER=(taskset -c 1)
+        PIN_CLIENT=(taskset -c 0)
+        LAYOUT="$servers on CPU 1, $client on CPU 0"
+        ;;
+    shared)
+        PIN_SERVER=(taskset -c 0)
+        PIN_CLIENT=(taskset -c 0)
+        LAYOUT="$servers and $client all on CPU 0"
+        ;;
+    none)
+        PIN_SERVER=()
+        PIN_CLIENT=()
+        LAYOUT="no pinning (the scheduler places the processes)"
+        ;;
+    *)
+        echo "$BENCH_SCRIPT: BENCH_SERVER_CPUS must be split, shared or none, not '$layout'" >&2
+        exit 1
+        ;;
+    esac
+}
+
+# bench_start_server BINARY DIR API_KEY: inputlayer-server in the empty directory DIR (so
+# that no config.toml is picked up) with a fresh data directory, on a port the system
+# chooses, pinned by PIN_SERVER, its output in DIR.out and DIR.out.err; sets SERVER_PID.
+# Rate and connection limits are off, and so are heartbeat pings: the benchmark clients
+# block for the next text frame, and a ping alone would leave them waiting.
+bench_start_server() {
+    local binary=$1 dir=$2 key=$3
+    mkdir -p "$dir"
+    (
+        cd "$dir" || exit 1
+        export INPUTLAYER_BOOTSTRAP_API_KEY=$key
+        export INPUTLAYER_HTTP__RATE_LIMIT__WS_MAX_MESSAGES_PER_SEC=0
+        export INPUTLAYER_HTTP__RATE_LIMIT__PER_IP_MAX_RPS=0
+        export INPUTLAYER_HTTP__RATE_LIMIT__MAX_CONNECTIONS=0
+        export INPUTLAYER_HTTP__RATE_LIMIT__MAX_WS_CONNECTIONS=0
+        export INPUTLAYER_HTTP__RATE_LIMIT__WS_MAX_PREAUTH_PER_IP=0
+        export INPUTLAYER_HTTP__WS_PING_INTERVAL_MS=0
+        exec "${PIN_SERVER[@]}" "$binary" --port 0 --data-dir "$dir/data"
+    ) >"$dir.out" 2>"$dir.out.err" &
+    SERVER_PID=$!
+}
+
+# bench_wait_listening FILE PID NAME SECS: prints the port the process PID reports in its
+# listening line in FILE, or fails (with the end of its output) when it exits first or
+# does not listen within SECS seconds.
+bench_wait_listening() {
+    local file=$1 pid=$2 name=$3 secs=$4 port
+    for _ in $(seq $((secs * 10))); do
+        port=$(sed -n 's|.*listening on: http://[^:]*:\([0-9][0-9]*\).*|\1|p' "$file")
+        if [ -n "$port" ]; then
+            echo "$port"
+            return 0
+        fi
+        if ! kill -0 "$pid" 2>/dev/null; then
+            echo "$BENCH_SCRIPT: $name exited before listening; its output ends:" >&2
+            tail -n 15 "$file" "$file.err" >&2
+            return 1
+        fi
+        sleep 0.1
+    done
+    echo "$BENCH_SCRIPT: $name did not listen within $secs s" >&2
+    return 1
+}
+
+# bench_stop_process PID: SIGTERM, up to 5 s to exit, then SIGKILL.
+bench_stop_process() {
+    local pid=$1
+    [ -n "$pid" ] || return 0
+    kill -TERM "$pid" 2>/dev/null || return 0
+    for _ in $(seq 50); do
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.1
+    done
+    kill -KILL "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+}
