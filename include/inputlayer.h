@@ -132,6 +132,9 @@ typedef enum il_stop {
 } il_stop;
 /* Why a statement was stopped (its result is an ERROR and nothing was applied), else NONE. */
 il_stop il_result_stop(const il_result *r);
+/* The error text of a stop (the original server's words; "" for NONE), for results and
+ * for a server that refuses a request before it reaches the engine. */
+const char *il_stop_message(il_stop why);
 /* The peak of the statement's accounted live bytes (for metrics and the server's
  * release-after-peak policy); counted whether or not limits are set. */
 uint64_t il_result_peak_bytes(const il_result *r);

@@ -22,7 +22,7 @@ il_result *kg_guard_end(il_session *s, exec_guard *g, il_result *r) {
     s->guard = NULL;
     if (g->stop) {
         il_result_free(r);
-        r = res_error("%s", kg_stop_message(g->stop));
+        r = res_error("%s", il_stop_message(g->stop));
         r->stop = g->stop;
     }
     r->peak_bytes = g->meter.peak;
@@ -30,7 +30,7 @@ il_result *kg_guard_end(il_session *s, exec_guard *g, il_result *r) {
     return r;
 }
 
-const char *kg_stop_message(il_stop why) {
+const char *il_stop_message(il_stop why) {
     switch (why) {
     case IL_STOP_CANCELLED:
         return "Request cancelled before it began committing; nothing was applied";

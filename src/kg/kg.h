@@ -209,8 +209,6 @@ void kg_guard_begin(il_session *s, exec_guard *g);
  * the peak of its counted memory. A guard stops a statement only while it evaluates,
  * which always comes before anything is applied. */
 il_result *kg_guard_end(il_session *s, exec_guard *g, il_result *r);
-/* The error text of a stop, as the server sends it. */
-const char *kg_stop_message(il_stop why);
 
 /* ---- queries (query.c) ---- */
 typedef struct kg_query_opts {
@@ -231,7 +229,7 @@ void kg_query_shape(il_session *s, const iql_query *q, kg_query_opts opts, il_ar
 /* Runs a rule-shaped query (head = output columns) over persistent rules and stored
  * facts; rows come back in *rows (arity values each, in word order; a counted block to
  * free with il_mem_free). Returns NULL or an error text (static or arena); when the
- * session's guard stopped it, the stop's text (kg_stop_message). */
+ * session's guard stopped it, the stop's text (il_stop_message). */
 const char *kg_query_rows(il_session *s, const iql_rule *q, bool with_session, val_t **rows,
                           size_t *nrows, uint32_t *arity);
 

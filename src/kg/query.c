@@ -63,7 +63,7 @@ const char *kg_query_rows(il_session *s, const iql_rule *q, bool with_session, v
     exec_guard *guard = s->guard;
     /* stopped in an earlier evaluation of the statement (`.why_not` runs several): the
        rest would be thrown away */
-    if (guard && guard->stop) return kg_stop_message(guard->stop);
+    if (guard && guard->stop) return il_stop_message(guard->stop);
     /* the merged relations of session facts below count as the query's memory */
     exec_guard *outer = exec_guard_enter(guard);
     kg_graph *g = s->kg;
@@ -120,7 +120,7 @@ const char *kg_query_rows(il_session *s, const iql_rule *q, bool with_session, v
                 qp->rows.n = qp->rows.cap = 0;
             }
         }
-        if (guard && guard->stop) err = kg_stop_message(guard->stop);
+        if (guard && guard->stop) err = il_stop_message(guard->stop);
     }
     plan_program_reset(p);
     if (session_part) {
@@ -434,7 +434,7 @@ il_result *kg_query(il_session *s, const iql_query *q, kg_query_opts opts) {
         il_mem_free(rows);
         exec_guard_leave(outer);
         il_arena_destroy(&a);
-        return res_error("Query execution failed: %s", kg_stop_message(s->guard->stop));
+        return res_error("Query execution failed: %s", il_stop_message(s->guard->stop));
     }
     il_result *r = res_new(IL_RESULT_TABLE);
     r->cls = IL_STMT_QUERY;

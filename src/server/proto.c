@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "iql/script.h"
 #include "server/server.h"
 #include "server/srv_authz.h"
 #include "server/srv_exec.h"
@@ -158,32 +157,15 @@ static void auth_phase(srv_conn *c, const char *id, const char *type, json_t *ro
     }
 }
 
-/* Reads of the protocol's Shared class: programs made of queries only. */
-static bool only_queries(const char *prog, size_t len) {
-    iql_script sc;
-    iql_script_init(&sc, prog, len);
-    iql_script_item it;
-    bool any = false, all = true;
-    while (all && iql_script_next(&sc, &it)) {
-        size_t k = 0;
-        while (k < it.len && (it.text[k] == ' ' || it.text[k] == '\t' || it.text[k] == '\n' ||
-                              it.text[k] == '\r'))
-            k++;
-        any = true;
-        all = k < it.len && it.text[k] == '?';
-    }
-    iql_script_free(&sc);
-    return any && all;
-}
-
 static void execute(srv_conn *c, const char *id, const char *prog, size_t len, int64_t timeout) {
     srv_req *r = srv_pipe_new(c, SRV_RK_EXECUTE, id);
     r->program = malloc(len + 1);
     memcpy(r->program, prog, len);
     r->program[len] = 0;
     r->len = len;
-    r->access = only_queries(prog, len) ? SRV_SHARED : SRV_EXCLUSIVE;
-    r->identity = srv_exec_is_identity(prog, len);
+    bool read_only;
+    srv_exec_classify(prog, len, &read_only, &r->identity);
+    r->access = read_only ? SRV_SHARED : SRV_EXCLUSIVE;
     /* One deadline, from when the frame was read; timeout_ms can only shorten it. */
     int64_t ms = c->srv->cfg->query_timeout_ms;
     if (timeout > 0 && (ms <= 0 || timeout < ms)) ms = timeout;

@@ -336,8 +336,6 @@ bool srv_session_open(srv_conn *c, const char *kg, char *err, size_t errlen);
 /* Opens the session in a job; requests start once it is open. */
 void srv_session_open_async(srv_conn *c);
 void srv_session_close(srv_conn *c);
-/* Whether the engine has this knowledge graph (asked through the stats session). */
-bool srv_kg_exists(srv_server *s, const char *kg);
 /* Lists the knowledge graphs into s->graph_names and s->nkgs (engine lock held), for the
  * loop thread's srv_graph_known and /metrics. */
 void srv_count_graphs(srv_server *s);

@@ -1,6 +1,6 @@
-/* One engine session per authenticated connection: opened on authentication (bound to
- * the ?kg= knowledge graph), closed with the connection; whether a knowledge graph
- * exists, and how many there are, asked of the engine. All with the engine lock held. */
+/* One engine session per authenticated connection: opened in a job after authentication
+ * (bound to the ?kg= knowledge graph), closed in a last job with the connection; and the
+ * list of knowledge graphs, kept for the loop thread. Engine work holds the engine lock. */
 #include <openssl/rand.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -143,21 +143,4 @@ void srv_session_open_async(srv_conn *c) {
     o->conn = c;
     c->refs++;
     srv_pool_submit(&c->srv->pool, &o->job, true);
-}
-
-bool srv_kg_exists(srv_server *s, const char *kg) {
-    il_result *r = il_execute(s->stats, ".kg list", 8);
-    bool found = false;
-    size_t n = il_result_kind_of(r) == IL_RESULT_MESSAGE ? il_result_nlines(r) : 0;
-    /* "Knowledge Graphs:" then "  <name>", with " *" after the stats session's own. */
-    for (size_t i = 1; i < n && !found; i++) {
-        const char *line = il_result_line(r, i);
-        if (strncmp(line, "  ", 2) != 0) continue;
-        line += 2;
-        size_t len = strlen(line);
-        if (len >= 2 && strcmp(line + len - 2, " *") == 0) len -= 2;
-        found = len == strlen(kg) && strncmp(line, kg, len) == 0;
-    }
-    il_result_free(r);
-    return found;
 }

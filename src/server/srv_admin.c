@@ -326,7 +326,7 @@ static void cmd_acl(srv_conn *c, const iql_meta *m, srv_admin_reply *r) {
     } else if (m->kind == IQL_META_KG_ACL_GRANT) {
         if (!srv_kg_role_parse(m->arg3, &role))
             FAIL("validation", "Invalid KG role '%s'. Valid: owner, editor, viewer", m->arg3);
-        if (!srv_name_ok(m->arg, SRV_KG_NAME_MAX) || !srv_kg_exists(c->srv, m->arg))
+        if (!srv_name_ok(m->arg, SRV_KG_NAME_MAX) || !il_engine_has_graph(c->srv->engine, m->arg))
             FAIL("not_found", "Knowledge graph '%s' not found", m->arg);
         if (!name_ok(r, "user name", m->arg2)) return;
         srv_users_grant(u, m->arg, m->arg2, role);

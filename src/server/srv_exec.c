@@ -243,15 +243,15 @@ static void stop_request(srv_req *rq, const char *code, const char *msg) {
     srv_send_error(rq->conn, rq->has_id ? rq->id : NULL, code, msg);
 }
 
-static const char CANCELLED_MSG[] =
-    "Request cancelled before it began committing; nothing was applied";
-static const char DEADLINE_MSG[] =
-    "Request deadline exceeded before it began committing; nothing was applied";
+/* Where a statement's first word starts (after its leading blanks). */
+static const char *stmt_start(const char *p, const char *end) {
+    while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')) p++;
+    return p;
+}
 
 static bool is_query(const srv_stmt *st) {
-    const char *p = st->text;
-    while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r') p++;
-    return *p == '?';
+    const char *p = stmt_start(st->text, st->text + st->len);
+    return p < st->text + st->len && *p == '?';
 }
 
 /* Runs one statement under the request's guards; NULL when the request stopped (the
@@ -267,13 +267,13 @@ static il_result *run(srv_req *rq, const srv_stmt *st) {
     }
     int commit = __atomic_load_n(&rq->commit, __ATOMIC_SEQ_CST);
     if (commit == SRV_COMMIT_CANCELLED) {
-        stop_request(rq, "cancelled", CANCELLED_MSG);
+        stop_request(rq, "cancelled", il_stop_message(IL_STOP_CANCELLED));
         return NULL;
     }
     uint64_t now = srv_mono_ns();
     if (commit == SRV_COMMIT_NOT_YET && rq->deadline_ns && now >= rq->deadline_ns) {
         srv_count(s->counters.deadline_exceeded);
-        stop_request(rq, "deadline_exceeded", DEADLINE_MSG);
+        stop_request(rq, "deadline_exceeded", il_stop_message(IL_STOP_DEADLINE));
         return NULL;
     }
     il_limits lim = {
@@ -647,23 +647,24 @@ static void execute(srv_req *rq) {
     free_stmts(sts, n);
 }
 
-bool srv_exec_is_identity(const char *prog, size_t len) {
+void srv_exec_classify(const char *prog, size_t len, bool *read_only, bool *identity) {
     iql_script sc;
     iql_script_init(&sc, prog, len);
     iql_script_item it;
     size_t n = 0;
-    bool identity = false;
+    bool queries = true, user_or_key = false;
     while (iql_script_next(&sc, &it)) {
-        const char *p = it.text, *end = it.text + it.len;
-        while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')) p++;
+        const char *end = it.text + it.len, *p = stmt_start(it.text, end);
         size_t k = (size_t)(end - p);
-        identity = !it.unterminated &&
-                   ((k >= 5 && memcmp(p, ".user", 5) == 0 && (k == 5 || p[5] == ' ')) ||
-                    (k >= 7 && memcmp(p, ".apikey", 7) == 0 && (k == 7 || p[7] == ' ')));
+        queries = queries && k > 0 && *p == '?';
+        user_or_key = !it.unterminated &&
+                      ((k >= 5 && memcmp(p, ".user", 5) == 0 && (k == 5 || p[5] == ' ')) ||
+                       (k >= 7 && memcmp(p, ".apikey", 7) == 0 && (k == 7 || p[7] == ' ')));
         n++;
     }
     iql_script_free(&sc);
-    return n == 1 && identity;
+    *read_only = n > 0 && queries;
+    *identity = n == 1 && user_or_key;
 }
 
 void srv_exec_job(srv_job *j) {
@@ -673,13 +674,11 @@ void srv_exec_job(srv_job *j) {
 void srv_exec_run(srv_req *rq) {
     srv_capture *was = srv_tl_capture;
     srv_tl_capture = &rq->out;
-    {
-        execute(rq);
-        /* A read that finished before it saw its cancel still answers `cancelled`. */
-        if (!rq->stopped && __atomic_load_n(&rq->commit, __ATOMIC_SEQ_CST) == SRV_COMMIT_CANCELLED)
-            stop_request(rq, "cancelled", CANCELLED_MSG);
-        /* Subscription deltas go out after the reply to the request that caused them. */
-        if (rq->access == SRV_EXCLUSIVE && !rq->identity) srv_subs_publish(rq->conn->srv);
-    }
+    execute(rq);
+    /* A read that finished before it saw its cancel still answers `cancelled`. */
+    if (!rq->stopped && __atomic_load_n(&rq->commit, __ATOMIC_SEQ_CST) == SRV_COMMIT_CANCELLED)
+        stop_request(rq, "cancelled", il_stop_message(IL_STOP_CANCELLED));
+    /* Subscription deltas go out after the reply to the request that caused them. */
+    if (rq->access == SRV_EXCLUSIVE && !rq->identity) srv_subs_publish(rq->conn->srv);
     srv_tl_capture = was;
 }

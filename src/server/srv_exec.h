@@ -6,9 +6,11 @@
 #include "server/server.h"
 
 void srv_exec_run(srv_req *rq);
-/* Whether a program is one .user or .apikey command: the identity store alone, run on
- * the loop thread so that ending a credential never waits for the engine. */
-bool srv_exec_is_identity(const char *prog, size_t len);
+/* What a program is, from one pass over its statements: read_only, made of queries only
+ * (the protocol's shared class); identity, one .user or .apikey command (the identity
+ * store alone, run on the loop thread so that ending a credential never waits for the
+ * engine). */
+void srv_exec_classify(const char *prog, size_t len, bool *read_only, bool *identity);
 /* The pool's `run` for requests. */
 void srv_exec_job(srv_job *j);
 

@@ -235,10 +235,6 @@ static void fail(srv_req *r, const char *code, const char *msg) {
     r->phase = SRV_REQ_FINISHED;
 }
 
-static const char DEADLINE_MSG[] =
-    "Request deadline exceeded before it began committing; nothing was applied";
-static const char CANCELLED_MSG[] =
-    "Request cancelled before it began committing; nothing was applied";
 static const char OVERLOADED_WAIT_MSG[] =
     "Server overloaded: no worker was free within admission.max_wait_ms; retry later";
 
@@ -315,7 +311,7 @@ static void start(srv_req *r) {
     r->phase = SRV_REQ_STARTED;
     if (r->deadline_ns && srv_mono_ns() >= r->deadline_ns) {
         srv_count(s->counters.deadline_exceeded);
-        fail(r, "deadline_exceeded", DEADLINE_MSG);
+        fail(r, "deadline_exceeded", il_stop_message(IL_STOP_DEADLINE));
         return;
     }
     if (r->identity) {
@@ -382,11 +378,11 @@ void srv_pipe_job_done(srv_job *j) {
     if (j->skipped) {
         /* Taken out of the queue by a cancel, a deadline or a disconnect: never ran. */
         if (r->commit == SRV_COMMIT_CANCELLED)
-            fail(r, "cancelled", CANCELLED_MSG);
+            fail(r, "cancelled", il_stop_message(IL_STOP_CANCELLED));
         else if (r->overloaded)
             fail(r, "overloaded", OVERLOADED_WAIT_MSG);
         else
-            fail(r, "deadline_exceeded", DEADLINE_MSG);
+            fail(r, "deadline_exceeded", il_stop_message(IL_STOP_DEADLINE));
     }
     r->phase = SRV_REQ_FINISHED;
     apply_done_effects(r);
@@ -413,7 +409,7 @@ const char *srv_pipe_cancel(srv_conn *c, const char *target) {
     if (r->phase == SRV_REQ_QUEUED) {
         srv_count(s->counters.cancelled);
         r->commit = SRV_COMMIT_CANCELLED;
-        fail(r, "cancelled", CANCELLED_MSG);
+        fail(r, "cancelled", il_stop_message(IL_STOP_CANCELLED));
         return "cancelled";
     }
     int expected = SRV_COMMIT_NOT_YET;
@@ -451,7 +447,7 @@ static void sweep_conn(srv_conn *c, uint64_t now, bool *waiting) {
         }
         srv_count(c->srv->counters.deadline_exceeded);
         if (r->phase == SRV_REQ_QUEUED)
-            fail(r, "deadline_exceeded", DEADLINE_MSG);
+            fail(r, "deadline_exceeded", il_stop_message(IL_STOP_DEADLINE));
         else
             srv_pool_unqueue(&c->srv->pool, &r->job);
     }
