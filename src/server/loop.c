@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "server/server.h"
+#include "server/srv_deliver.h"
 #include "server/srv_pipeline.h"
 #include "server/srv_subs.h"
 
@@ -51,6 +52,7 @@ void srv_conn_maybe_free(srv_conn *c) {
         srv_pool_submit(&c->srv->pool, &j->job, true);
         return;
     }
+    srv_pipe_forget(c);
     srv_ws_free(c);
     il_buf_free(&c->url);
     il_buf_free(&c->hname);
@@ -254,6 +256,7 @@ static void on_signal(uv_signal_t *sig, int signum) {
     uv_close((uv_handle_t *)&s->expiry, NULL);
     uv_close((uv_handle_t *)&s->sweep, NULL);
     uv_close((uv_handle_t *)&s->release, NULL);
+    uv_close((uv_handle_t *)&s->deliver_timer, NULL);
     s->stopping = true;
     /* WebSocket clients get a notice and a close frame; the loop ends once every
      * connection has written its last bytes and closed. */
@@ -304,6 +307,9 @@ int srv_loop_run(srv_server *s) {
     s->sweep.data = s;
     uv_timer_init(s->loop, &s->release);
     s->release.data = s;
+    uv_timer_init(s->loop, &s->deliver_timer);
+    s->deliver_timer.data = s;
+    srv_pool_on_drained(&s->pool, srv_deliver_kick, s);
     srv_fence_schedule(s);
     /* with --port 0 the system chose: report the port really bound */
     struct sockaddr_storage bound;

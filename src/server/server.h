@@ -74,6 +74,7 @@ typedef struct srv_counters {
     uint64_t errors[20]; /* by index of srv_error_codes */
     uint64_t pings;
     uint64_t overloaded, deadline_exceeded, cancelled, memory_refused;
+    uint64_t delivery_rounds, notifications_delivered; /* srv_deliver.c */
 } srv_counters;
 #define srv_count(field) __atomic_fetch_add(&(field), 1, __ATOMIC_RELAXED)
 
@@ -127,13 +128,22 @@ typedef struct srv_server {
     unsigned nconns, nhttp, nws, nsessions, ndirty;
     char epoch[17];
     struct srv_conn *conns;          /* every open connection, for shutdown */
+    struct srv_conn *busy;           /* connections with unreleased requests (the sweep's) */
     struct srv_kgrev *kgrevs;        /* srv_subs.c: per-graph revisions of standing queries */
     struct srv_conn *subscribers;    /* srv_subs.c: connections with subscriptions (engine lock) */
     struct srv_family *sub_families; /* srv_subfam.c: the views of standing queries (engine lock) */
     unsigned long nsub_views, nsubs_active; /* their number and members' (atomic, for metrics) */
     struct srv_conn *sessions; /* srv_deliver.c: connections with open sessions (engine lock) */
     struct srv_notify_log *notify;
+    /* srv_deliver.c: notifications go to connections in paced rounds (loop thread). */
+    uv_timer_t deliver_timer;
+    uint64_t deliver_last_ns; /* when the last round started */
+    uint64_t deliver_covered; /* the last seq that round read through */
+    bool deliver_running;     /* a round is queued or running */
+    bool deliver_again;       /* something was published meanwhile */
     uint64_t sub_round;
+    uint64_t sub_graph_changes;     /* srv_notify_graph_changes when subscriptions last looked */
+    struct srv_member *sub_touched; /* srv_subfam.c: members with rows not yet published */
 } srv_server;
 
 /* Frames produced by a job: for its own connection, in order, and pushes (subscription
@@ -141,16 +151,23 @@ typedef struct srv_server {
 typedef struct srv_push {
     struct srv_push *next;
     struct srv_conn *to;
-    uint64_t seq; /* a notification's seq, else 0 */
     size_t len;
     char data[];
 } srv_push;
 
+/* Notifications for one connection, read from the log after its cursor (srv_deliver.c). */
+typedef struct srv_note_batch {
+    struct srv_note_batch *next;
+    struct srv_conn *to;
+    uint64_t evicted; /* notifications the ring lost before the connection could have them */
+    il_buf frames;    /* each frame: a size_t length, then its bytes */
+} srv_note_batch;
+
 typedef struct srv_capture {
     struct srv_conn *conn;
-    struct srv_req *req;           /* the request whose work this is (NULL for other jobs) */
-    il_buf frames;                 /* each frame: a size_t length, then its bytes */
-    srv_push *notes, **notes_tail; /* this connection's notifications, after the frames */
+    struct srv_req *req;   /* the request whose work this is (NULL for other jobs) */
+    il_buf frames;         /* each frame: a size_t length, then its bytes */
+    srv_note_batch *notes; /* this connection's notifications, after the frames */
     srv_push *pushes, **pushes_tail;
 } srv_capture;
 
@@ -247,6 +264,7 @@ typedef struct srv_conn {
     /* Pipeline: unreleased requests in arrival order. */
     srv_req *reqs, *reqs_tail;
     unsigned nreqs;
+    struct srv_conn *busy_next, *busy_prev; /* in the server's list while reqs is not empty */
     bool reading_paused;
     unsigned refs;      /* jobs in flight that point to this connection */
     bool session_ready; /* the job that opens the session is done (loop thread) */
@@ -278,8 +296,8 @@ typedef struct srv_conn {
     uint64_t sub_generation;
     struct srv_conn *next_subscriber, *prev_subscriber;
 
-    /* Notifications (srv_deliver.c): the replay cursor from the URL, and the last seq the
-     * replay covered (live notifications up to it are not sent again). */
+    /* Notifications (srv_deliver.c): the replay cursor from the URL, and the last seq
+     * read for this connection (engine lock), by its replay or by a delivery. */
     bool has_cursor;
     uint64_t cursor_seq;
     char cursor_epoch[33];
@@ -310,6 +328,8 @@ void srv_http_respond(srv_conn *c, int status, const char *reason, const char *c
 bool srv_ws_start(srv_conn *c); /* after the 101 response */
 void srv_ws_feed(srv_conn *c, const char *data, size_t len);
 void srv_ws_send(srv_conn *c, const char *json, size_t len); /* nothing once fenced */
+/* Several text messages (records: a size_t length, then the bytes) in one write. */
+void srv_ws_send_many(srv_conn *c, const char *records, size_t len);
 void srv_ws_ping(srv_conn *c);
 void srv_ws_close(srv_conn *c, uint16_t code); /* queues a close frame and flushes */
 void srv_ws_flush(srv_conn *c);

@@ -60,6 +60,8 @@ static const key_desc KEYS[SRV_CFG_NKEYS] = {
     [SRV_K_NOTIFICATION_BUFFER_SIZE] = {"http.rate_limit.notification_buffer_size", KT_INT,
                                         offsetof(srv_config, notification_buffer_size), 0,
                                         COUNT_MAX},
+    [SRV_K_NOTIFICATION_COALESCE] = {"http.rate_limit.notification_coalesce_ms", KT_INT,
+                                     offsetof(srv_config, notification_coalesce_ms), 0, 10000},
     [SRV_K_QUERY_TIMEOUT] = {"storage.performance.query_timeout_ms", KT_INT,
                              offsetof(srv_config, query_timeout_ms), 0, MS_MAX},
     [SRV_K_MAX_QUERY_MEMORY] = {"storage.performance.max_query_memory_bytes", KT_INT,
@@ -192,6 +194,7 @@ void srv_config_init(srv_config *c) {
     c->per_ip_max_rps = 100;
     c->ws_max_preauth_per_ip = 16;
     c->notification_buffer_size = 4096;
+    c->notification_coalesce_ms = 1000;
     c->query_timeout_ms = 30000;
     c->max_query_memory_bytes = (int64_t)4 << 30;
     c->ws_max_in_flight_requests = 16;

@@ -1,21 +1,33 @@
-/* Delivering notifications to connections (srv_deliver.c): the log's sink, a session's
- * registration with its replay, and the replay's frames. */
+/* Delivering notifications to connections (srv_deliver.c): each session's cursor into the
+ * log, its registration with its replay, the request's own notifications, and the paced
+ * rounds that serve every other connection. */
 #ifndef IL_SERVER_SRV_DELIVER_H
 #define IL_SERVER_SRV_DELIVER_H
 
 #include "server/server.h"
 #include "server/srv_notify.h"
 
-/* Creates the log and hooks it to the engine (before the loop runs), and undoes that. */
+/* Creates the log and hooks it to the engine (before the loop runs), and undoes that.
+ * The pacing timer (deliver_timer) is the loop's, opened and closed with its others. */
 void srv_deliver_start(srv_server *s);
 void srv_deliver_stop(srv_server *s);
 /* With the engine lock held, when c's session has opened: reads c's replay (per its
- * cursor) and registers c for live notifications, in one step. */
+ * cursor) and registers c for live notifications from there, in one step. */
 void srv_deliver_register(srv_conn *c, srv_notify_replay *replay);
 /* With the engine lock held, before c's session closes. */
 void srv_deliver_unregister(srv_conn *c);
-/* On the loop thread: sends the replay (or the replay_gap notice) and frees it; live
- * notifications up to its through_seq are not sent again. */
+/* On the loop thread: sends the replay (or the replay_gap notice) and frees it. */
 void srv_deliver_replay(srv_conn *c, srv_notify_replay *replay);
+
+/* In a request's job (engine lock held): the notifications of the request's connection
+ * published so far, kept in the capture to follow its reply. */
+void srv_deliver_own(srv_capture *cap);
+/* On the loop thread: sends batches (to connections still open and reading) and frees
+ * them. */
+void srv_deliver_batches(srv_note_batch *b);
+void srv_deliver_batch_free(srv_note_batch *b);
+/* On the loop thread, after jobs are done (the server as `server`): starts a round, now
+ * or when the pacing window ends, if anything was published that no round read. */
+void srv_deliver_kick(void *server);
 
 #endif

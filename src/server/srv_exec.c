@@ -12,6 +12,7 @@
 #include "server/server.h"
 #include "server/srv_admin.h"
 #include "server/srv_authz.h"
+#include "server/srv_deliver.h"
 #include "server/srv_exec.h"
 #include "server/srv_pipeline.h"
 #include "server/srv_subs.h"
@@ -674,11 +675,17 @@ void srv_exec_job(srv_job *j) {
 void srv_exec_run(srv_req *rq) {
     srv_capture *was = srv_tl_capture;
     srv_tl_capture = &rq->out;
+    bool writes = rq->access == SRV_EXCLUSIVE && !rq->identity;
+    /* What came before goes under the graph it was published in (a program may switch). */
+    if (writes) srv_deliver_own(&rq->out);
     execute(rq);
     /* A read that finished before it saw its cancel still answers `cancelled`. */
     if (!rq->stopped && __atomic_load_n(&rq->commit, __ATOMIC_SEQ_CST) == SRV_COMMIT_CANCELLED)
         stop_request(rq, "cancelled", il_stop_message(IL_STOP_CANCELLED));
     /* Subscription deltas go out after the reply to the request that caused them. */
-    if (rq->access == SRV_EXCLUSIVE && !rq->identity) srv_subs_publish(rq->conn->srv);
+    if (writes) {
+        srv_deliver_own(&rq->out);
+        srv_subs_publish(rq->conn->srv, rq->conn);
+    }
     srv_tl_capture = was;
 }

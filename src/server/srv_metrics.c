@@ -110,6 +110,14 @@ void srv_metrics_prometheus(srv_conn *c) {
     il_buf_init(&b);
     gauge(&b, "inputlayer_uptime_seconds", "Seconds since the server started.",
           (long long)uptime_secs(s));
+    family(&b, "inputlayer_notification_rounds_total", "counter",
+           "Rounds that sent notifications to the connections (paced).");
+    il_buf_printf(&b, "inputlayer_notification_rounds_total %llu\n",
+                  (unsigned long long)LOAD(s->counters.delivery_rounds));
+    family(&b, "inputlayer_notifications_delivered_total", "counter",
+           "Notification frames sent to connections (replays excluded).");
+    il_buf_printf(&b, "inputlayer_notifications_delivered_total %llu\n",
+                  (unsigned long long)LOAD(s->counters.notifications_delivered));
     family(&b, "inputlayer_queries_total", "counter", "Statements executed by the engine.");
     il_buf_printf(&b, "inputlayer_queries_total %llu\n", (unsigned long long)LOAD(s->query_count));
     gauge(&b, "inputlayer_knowledge_graphs", "Knowledge graphs.", (long long)graph_count(s));

@@ -28,6 +28,7 @@ struct srv_notify_log {
     size_t oldest;   /* slot of the oldest retained entry */
     size_t count;    /* retained entries: the last `count` seqs, oldest first */
     uint64_t last_seq;
+    uint64_t graph_changes; /* kg_change notifications published */
 };
 
 size_t srv_notify_capacity(int64_t configured) {
@@ -82,6 +83,13 @@ uint64_t srv_notify_last_seq(srv_notify_log *log) {
     uint64_t seq = log->last_seq;
     pthread_mutex_unlock(&log->lock);
     return seq;
+}
+
+uint64_t srv_notify_graph_changes(srv_notify_log *log) {
+    pthread_mutex_lock(&log->lock);
+    uint64_t n = log->graph_changes;
+    pthread_mutex_unlock(&log->lock);
+    return n;
 }
 
 /* A JSON string. srv_json_str (json.c) belongs to the networked part of the server,
@@ -151,6 +159,7 @@ uint64_t srv_notify_publish(srv_notify_log *log, const il_change *changes, size_
         const il_change *c = &changes[i];
         if (is_internal(c->graph)) continue;
         uint64_t seq = ++log->last_seq;
+        if (c->kind == IL_CHANGE_GRAPH) log->graph_changes++;
         il_buf_clear(&b);
         render(&b, c, timestamp_ms, seq);
         entry *slot;
@@ -245,6 +254,23 @@ void srv_notify_replay_read(srv_notify_log *log, const srv_notify_cursor *cur,
         }
     }
     pthread_mutex_unlock(&log->lock);
+}
+
+uint64_t srv_notify_read_after(srv_notify_log *log, uint64_t after, srv_notify_filter filter,
+                               void *filter_ctx, void (*emit)(void *ctx, const srv_notification *n),
+                               void *emit_ctx, uint64_t *evicted) {
+    pthread_mutex_lock(&log->lock);
+    uint64_t oldest = log->count ? log->ring[log->oldest].seq : log->last_seq + 1;
+    *evicted = after + 1 < oldest ? oldest - after - 1 : 0;
+    size_t skip = after + 1 > oldest ? (size_t)(after + 1 - oldest) : 0;
+    for (size_t i = skip; i < log->count; i++) {
+        const entry *en = &log->ring[(log->oldest + i) % log->capacity];
+        srv_notification view = view_of(en);
+        if (!filter || filter(filter_ctx, &view)) emit(emit_ctx, &view);
+    }
+    uint64_t last = log->last_seq;
+    pthread_mutex_unlock(&log->lock);
+    return last;
 }
 
 void srv_notify_replay_free(srv_notify_replay *r) {

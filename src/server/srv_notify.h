@@ -55,6 +55,8 @@ const char *srv_notify_epoch(const srv_notify_log *log);
 size_t srv_notify_ring_capacity(const srv_notify_log *log);
 /* The seq of the last notification published, 0 before the first. */
 uint64_t srv_notify_last_seq(srv_notify_log *log);
+/* How many kg_change notifications were published (graphs created or dropped). */
+uint64_t srv_notify_graph_changes(srv_notify_log *log);
 
 /* Publishes one statement's changes (as the change hook receives them): each becomes a
  * notification with the next seq, `timestamp_ms` the wall-clock time of the commit.
@@ -90,6 +92,20 @@ typedef struct srv_notify_viewer {
 } srv_notify_viewer;
 bool srv_notify_viewer_sees(void *viewer, const srv_notification *n);
 
+/* ---- live reading ---- */
+
+/* A filter: whether the connection may see n (called under the log's lock; must not
+ * call into the log). */
+typedef bool (*srv_notify_filter)(void *ctx, const srv_notification *n);
+
+/* Reads, under the lock, the retained notifications after seq `after` in seq order,
+ * calling emit(emit_ctx, n) for each that filter accepts (all when filter is NULL).
+ * Returns the last published seq (the new cursor); *evicted is how many after `after`
+ * were no longer retained. */
+uint64_t srv_notify_read_after(srv_notify_log *log, uint64_t after, srv_notify_filter filter,
+                               void *filter_ctx, void (*emit)(void *ctx, const srv_notification *n),
+                               void *emit_ctx, uint64_t *evicted);
+
 /* ---- replay on (re)connect ---- */
 
 /* The client's cursor from `?last_seq=N&epoch=E`; either may be absent. */
@@ -121,10 +137,6 @@ typedef struct srv_notify_replay {
        twice, none missed), whatever the kind. */
     uint64_t through_seq;
 } srv_notify_replay;
-
-/* Filter of a replay: whether the connection may see n (called under the log's lock;
- * must not call into the log). */
-typedef bool (*srv_notify_filter)(void *ctx, const srv_notification *n);
 
 /* Reads the ring for a cursor, under the lock. Without last_seq: SRV_REPLAY_NONE (an
  * epoch alone is no position). A replay_gap when the epoch is missing or not this run's,

@@ -16,6 +16,7 @@
 
 #include "server/server.h"
 #include "server/srv_exec.h"
+#include "server/srv_deliver.h"
 #include "server/srv_notify.h"
 #include "server/srv_pipeline.h"
 
@@ -37,8 +38,8 @@ void srv_capture_init(srv_capture *cap, srv_conn *c) {
     cap->conn = c;
     cap->req = NULL;
     il_buf_init(&cap->frames);
-    cap->notes = cap->pushes = NULL;
-    cap->notes_tail = &cap->notes;
+    cap->notes = NULL;
+    cap->pushes = NULL;
     cap->pushes_tail = &cap->pushes;
 }
 
@@ -53,15 +54,15 @@ static void drop_list(srv_push **head, srv_push ***tail) {
 
 void srv_capture_free(srv_capture *cap) {
     il_buf_free(&cap->frames);
-    drop_list(&cap->notes, &cap->notes_tail);
+    srv_deliver_batch_free(cap->notes);
+    cap->notes = NULL;
     drop_list(&cap->pushes, &cap->pushes_tail);
 }
 
-static void append(srv_push ***tail, srv_conn *to, uint64_t seq, const char *json, size_t len) {
+static void append(srv_push ***tail, srv_conn *to, const char *json, size_t len) {
     srv_push *p = malloc(sizeof *p + len);
     p->next = NULL;
     p->to = to;
-    p->seq = seq;
     p->len = len;
     memcpy(p->data, json, len);
     **tail = p;
@@ -74,55 +75,24 @@ void srv_capture_frame(srv_capture *cap, srv_conn *to, const char *json, size_t 
         il_buf_put(&cap->frames, json, len);
         return;
     }
-    append(&cap->pushes_tail, to, 0, json, len);
-}
-
-void srv_capture_note(srv_capture *cap, uint64_t seq, const char *json, size_t len) {
-    append(&cap->notes_tail, cap->conn, seq, json, len);
-}
-
-void srv_capture_push(srv_capture *cap, srv_conn *to, uint64_t seq, const char *json, size_t len) {
-    append(&cap->pushes_tail, to, seq, json, len);
+    append(&cap->pushes_tail, to, json, len);
 }
 
 static bool open_ws(const srv_conn *c) {
     return c && c->state == SRV_WS && !c->closed;
 }
 
-/* A push for a connection that is not reading (over SRV_OUTBOUND_LIMIT) is dropped: a
- * notification is counted, and past notification_buffer_size missed in all the
- * connection is closed (`slow_consumer`); a subscription delta cannot be dropped without
- * breaking the subscriber's view, so the connection is closed at once. */
-static void dropped(srv_conn *c, bool notification) {
-    char msg[128];
-    size_t capacity = srv_notify_ring_capacity(c->srv->notify);
-    if (notification && ++c->missed_total <= capacity) {
-        c->missed++;
-        return;
-    }
-    if (notification)
-        snprintf(msg, sizeof msg, "Disconnected: missed %llu total notification(s)",
-                 (unsigned long long)c->missed_total);
-    else
-        snprintf(msg, sizeof msg, "Disconnected: a subscription delta could not be delivered");
-    srv_notice_close(c, SRV_N_SLOW_CONSUMER, msg, 1008);
-}
-
-/* A notification goes once: not when the connection's replay covered it. */
+/* A subscription delta for a connection that is not reading (over SRV_OUTBOUND_LIMIT)
+ * cannot be dropped without breaking the subscriber's view, so the connection is closed
+ * (`slow_consumer`). */
 static void send_pushes(srv_push *p) {
     for (; p; p = p->next) {
         srv_conn *c = p->to;
-        if (!open_ws(c) || (p->seq && p->seq <= c->notify_through)) continue;
+        if (!open_ws(c)) continue;
         if (srv_outbound(c) > SRV_OUTBOUND_LIMIT) {
-            dropped(c, p->seq != 0);
+            srv_notice_close(c, SRV_N_SLOW_CONSUMER,
+                             "Disconnected: a subscription delta could not be delivered", 1008);
             continue;
-        }
-        if (c->missed) {
-            char msg[96];
-            snprintf(msg, sizeof msg, "Missed %llu notification(s) due to backpressure",
-                     (unsigned long long)c->missed);
-            c->missed = 0;
-            srv_send_notice(c, SRV_N_NOTIFICATIONS_MISSED, msg);
         }
         srv_ws_send(c, p->data, p->len);
         srv_ws_flush(c);
@@ -140,9 +110,9 @@ void srv_capture_flush(srv_capture *cap) {
     }
     il_buf_clear(&cap->frames);
     if (open_ws(c)) srv_ws_flush(c);
-    send_pushes(cap->notes);
+    srv_deliver_batches(cap->notes);
+    cap->notes = NULL;
     send_pushes(cap->pushes);
-    drop_list(&cap->notes, &cap->notes_tail);
     drop_list(&cap->pushes, &cap->pushes_tail);
 }
 
@@ -159,6 +129,31 @@ static void pause_or_resume(srv_conn *c) {
         c->reading_paused = false;
         if (c->state == SRV_WS && !c->closed) srv_conn_resume_reading(c);
     }
+}
+
+/* The sweep visits only connections with requests, so that its cost follows the requests
+ * waiting, not the connections open. */
+static void set_busy(srv_conn *c, bool on) {
+    srv_server *s = c->srv;
+    bool is = c->busy_prev || s->busy == c;
+    if (on == is) return;
+    if (on) {
+        c->busy_prev = NULL;
+        c->busy_next = s->busy;
+        if (s->busy) s->busy->busy_prev = c;
+        s->busy = c;
+        return;
+    }
+    if (c->busy_prev)
+        c->busy_prev->busy_next = c->busy_next;
+    else
+        s->busy = c->busy_next;
+    if (c->busy_next) c->busy_next->busy_prev = c->busy_prev;
+    c->busy_next = c->busy_prev = NULL;
+}
+
+void srv_pipe_forget(srv_conn *c) {
+    set_busy(c, false);
 }
 
 srv_req *srv_pipe_new(srv_conn *c, enum srv_req_kind kind, const char *id) {
@@ -181,6 +176,7 @@ srv_req *srv_pipe_new(srv_conn *c, enum srv_req_kind kind, const char *id) {
     else
         c->reqs = r;
     c->reqs_tail = r;
+    set_busy(c, true);
     c->nreqs++;
     pause_or_resume(c);
     return r;
@@ -223,6 +219,7 @@ static void unlink_req(srv_conn *c, srv_req *r) {
     *p = r->next;
     if (c->reqs_tail == r) c->reqs_tail = prev;
     c->nreqs--;
+    if (!c->reqs) set_busy(c, false);
 }
 
 /* Replaces whatever the request produced by one error frame. */
@@ -457,7 +454,8 @@ static void on_sweep(uv_timer_t *t) {
     srv_server *s = t->data;
     uint64_t now = srv_mono_ns();
     bool waiting = false;
-    for (srv_conn *c = s->conns; c; c = c->next) {
+    for (srv_conn *c = s->busy, *next; c; c = next) {
+        next = c->busy_next;
         bool had = false;
         sweep_conn(c, now, &had);
         waiting |= had;

@@ -14,11 +14,9 @@ uint64_t srv_mono_ns(void);
 
 /* Appends a frame for connection `to` to a capture. */
 void srv_capture_frame(srv_capture *cap, srv_conn *to, const char *json, size_t len);
-/* A notification for the capture's own connection (sent after its frames), or for
- * another (sent when the job is done). */
-void srv_capture_note(srv_capture *cap, uint64_t seq, const char *json, size_t len);
-void srv_capture_push(srv_capture *cap, srv_conn *to, uint64_t seq, const char *json, size_t len);
 
+/* Before c is freed: out of the pipeline's bookkeeping. */
+void srv_pipe_forget(srv_conn *c);
 /* A new ticket at the end of the pipeline (pausing reading at the bound). */
 srv_req *srv_pipe_new(srv_conn *c, enum srv_req_kind kind, const char *id);
 /* Whether an unreleased request of c has this id. */

@@ -29,6 +29,7 @@ static void *worker(void *arg) {
         else
             p->tail = NULL;
         p->nqueued--;
+        if (j->forced) p->nforced--;
         j->queued = false;
         p->running++;
         pthread_mutex_unlock(&p->mu);
@@ -62,7 +63,13 @@ static void on_wake(uv_async_t *a) {
         j->done(j);
         j = next;
     }
+    if (p->drained) p->drained(p->drained_ctx);
     if (p->close_requested) srv_pool_close_when_idle(p);
+}
+
+void srv_pool_on_drained(srv_pool *p, void (*fn)(void *ctx), void *ctx) {
+    p->drained = fn;
+    p->drained_ctx = ctx;
 }
 
 unsigned srv_pool_default_permits(void) {
@@ -91,7 +98,8 @@ bool srv_pool_start(srv_pool *p, uv_loop_t *loop, unsigned permits, size_t max_q
 
 bool srv_pool_submit(srv_pool *p, srv_job *j, bool force) {
     pthread_mutex_lock(&p->mu);
-    if (!force && p->max_queued && p->nqueued >= p->max_queued) {
+    /* Forced jobs are the server's own work: they take no client's place in the queue. */
+    if (!force && p->max_queued && p->nqueued - p->nforced >= p->max_queued) {
         pthread_mutex_unlock(&p->mu);
         return false;
     }
@@ -103,6 +111,8 @@ bool srv_pool_submit(srv_pool *p, srv_job *j, bool force) {
         p->head = j;
     p->tail = j;
     p->nqueued++;
+    j->forced = force;
+    if (force) p->nforced++;
     j->queued = true;
     j->skipped = false;
     pthread_cond_signal(&p->work);
@@ -124,6 +134,7 @@ bool srv_pool_unqueue(srv_pool *p, srv_job *j) {
         else
             p->tail = j->prev;
         p->nqueued--;
+        if (j->forced) p->nforced--;
         j->queued = false;
         j->skipped = true;
         finish(p, j);

@@ -18,6 +18,7 @@ typedef struct srv_job {
     void (*done)(struct srv_job *j); /* on the loop thread, after run (or instead of it) */
     bool queued;                     /* waiting for a worker (the pool's mutex guards it) */
     bool skipped;                    /* taken out of the queue: run was never called */
+    bool forced;                     /* submitted past the queue's bound */
 } srv_job;
 
 typedef struct srv_pool {
@@ -25,13 +26,16 @@ typedef struct srv_pool {
     pthread_cond_t work;
     srv_job *head, *tail; /* waiting jobs, FIFO */
     size_t nqueued, max_queued;
+    size_t nforced; /* of the queued, those forced (not counted against max_queued) */
     srv_job *done_head, *done_tail; /* finished, for the loop */
     pthread_t *threads;
     unsigned nthreads, running;
     bool stopping;
     pthread_mutex_t engine;
     uv_async_t wake;
-    unsigned outstanding; /* submitted and not yet done (loop thread only) */
+    unsigned outstanding;       /* submitted and not yet done (loop thread only) */
+    void (*drained)(void *ctx); /* after finished jobs' `done`s ran (loop thread) */
+    void *drained_ctx;
     bool close_requested, closed;
 } srv_pool;
 
@@ -45,6 +49,8 @@ bool srv_pool_submit(srv_pool *p, srv_job *j, bool force);
 bool srv_pool_unqueue(srv_pool *p, srv_job *j);
 /* Whether the job still waits for a worker. */
 bool srv_pool_is_queued(srv_pool *p, const srv_job *j);
+/* Calls fn(ctx) on the loop thread after each batch of finished jobs' `done`s. */
+void srv_pool_on_drained(srv_pool *p, void (*fn)(void *ctx), void *ctx);
 /* The engine lock for the loop thread's inline fast path: never waits. */
 bool srv_pool_try_engine(srv_pool *p);
 void srv_pool_leave_engine(srv_pool *p);

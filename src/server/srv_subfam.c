@@ -28,6 +28,7 @@ struct srv_family {
     uint32_t *cols;
     srv_keyslot **buckets;
     size_t nbuckets, nslots, nmembers;
+    bool error_told; /* srv_families_route reported its view's failure */
 };
 
 static uint64_t key_hash(const val_t *consts, uint32_t n) {
@@ -121,9 +122,15 @@ static void append(val_t **rows, size_t *n, size_t *cap, const val_t *row, uint3
     (*n)++;
 }
 
-static void deliver(const srv_family *f, srv_keyslot *sl, const val_t *row, bool added) {
+static void deliver(const srv_family *f, srv_keyslot *sl, const val_t *row, bool added,
+                    srv_member **touched) {
     uint32_t arity = view_arity(f->view);
     for (srv_member *m = sl->members; m; m = m->slot_next) {
+        if (!m->touched) {
+            m->touched = true;
+            m->touched_next = *touched;
+            *touched = m;
+        }
         if (added)
             append(&m->added, &m->nadded, &m->cap_added, row, arity);
         else
@@ -131,7 +138,8 @@ static void deliver(const srv_family *f, srv_keyslot *sl, const val_t *row, bool
     }
 }
 
-static void route_row(srv_family *f, const val_t *row, bool added, val_t *key) {
+static void route_row(srv_family *f, const val_t *row, bool added, val_t *key,
+                      srv_member **touched) {
     bool scan = false;
     for (uint32_t k = 0; k < f->nkeys; k++) {
         key_kind kind = candidate(row[f->cols[k]], &key[k]);
@@ -140,29 +148,38 @@ static void route_row(srv_family *f, const val_t *row, bool added, val_t *key) {
     }
     if (!scan) {
         srv_keyslot *sl = find_slot(f, key, key_hash(key, f->nkeys));
-        if (sl && row_matches(f, row, sl->consts)) deliver(f, sl, row, added);
+        if (sl && row_matches(f, row, sl->consts)) deliver(f, sl, row, added, touched);
         return;
     }
     for (size_t i = 0; i < f->nbuckets; i++)
         for (srv_keyslot *sl = f->buckets[i]; sl; sl = sl->next)
-            if (row_matches(f, row, sl->consts)) deliver(f, sl, row, added);
+            if (row_matches(f, row, sl->consts)) deliver(f, sl, row, added, touched);
 }
 
-static void route_family(srv_family *f) {
+static void route_family(srv_family *f, srv_member **touched) {
     val_t *add = NULL, *rem = NULL;
     size_t nadd = 0, nrem = 0;
     view_take_delta(f->view, &add, &nadd, &rem, &nrem);
     uint32_t arity = view_arity(f->view);
     val_t *key = calloc(f->nkeys + 1, sizeof *key);
-    for (size_t i = 0; i < nadd; i++) route_row(f, add + i * arity, true, key);
-    for (size_t i = 0; i < nrem; i++) route_row(f, rem + i * arity, false, key);
+    for (size_t i = 0; i < nadd; i++) route_row(f, add + i * arity, true, key, touched);
+    for (size_t i = 0; i < nrem; i++) route_row(f, rem + i * arity, false, key, touched);
     free(key);
     free(add);
     free(rem);
 }
 
-void srv_families_route(srv_server *s) {
-    for (srv_family *f = s->sub_families; f; f = f->next) route_family(f);
+srv_member *srv_families_route(srv_server *s, bool *new_error) {
+    for (srv_family *f = s->sub_families; f; f = f->next) {
+        route_family(f, &s->sub_touched);
+        if (view_error(f->view) && !f->error_told) {
+            f->error_told = true;
+            *new_error = true;
+        }
+    }
+    srv_member *touched = s->sub_touched;
+    s->sub_touched = NULL;
+    return touched;
 }
 
 static srv_family *find_family(srv_server *s, const char *kg, const char *text) {
@@ -179,7 +196,7 @@ bool srv_member_join(srv_server *s, il_session *ses, const char *kg, const char 
     if (f) {
         /* What changed before the newcomer's snapshot belongs to the members already
          * there (publishing normally took it already). */
-        route_family(f);
+        route_family(f, &s->sub_touched);
     } else {
         view_t *v = view_open(ses, l.text, err);
         if (!v) {
@@ -239,6 +256,12 @@ static void close_family(srv_server *s, srv_family *f) {
 void srv_member_leave(srv_server *s, srv_member *m) {
     srv_family *f = m->fam;
     if (!f) return;
+    if (m->touched) /* rows routed to it, not yet published: a short list */
+        for (srv_member **pp = &s->sub_touched; *pp; pp = &(*pp)->touched_next)
+            if (*pp == m) {
+                *pp = m->touched_next;
+                break;
+            }
     if (m->slot_prev)
         m->slot_prev->slot_next = m->slot_next;
     else
@@ -278,4 +301,6 @@ size_t srv_member_rows(const srv_member *m, val_t **rows) {
 
 void srv_member_clear(srv_member *m) {
     m->nadded = m->nremoved = 0;
+    m->touched = false;
+    m->touched_next = NULL;
 }

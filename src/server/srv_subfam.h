@@ -26,6 +26,8 @@ typedef struct srv_member {
     val_t *consts; /* its values of the family's key */
     val_t *added, *removed;
     size_t nadded, nremoved, cap_added, cap_removed;
+    struct srv_member *touched_next; /* in the list srv_families_route returns */
+    bool touched;
 } srv_member;
 
 /* Joins m to the family of `?query` over the session's graph `kg`, opening its view when
@@ -40,9 +42,12 @@ size_t srv_member_rows(const srv_member *m, val_t **rows);
 uint32_t srv_member_arity(const srv_member *m);
 /* Why the family's view has no rows any more, or NULL. */
 const char *srv_member_error(const srv_member *m);
-/* Takes every family's view delta and appends each row to the members of its key. */
-void srv_families_route(srv_server *s);
-/* Clears m's routed rows (the caller sent them). */
+/* Takes every family's view delta and appends each row to the members of its key.
+ * Returns the members that got rows (linked by touched_next), so that a write costs
+ * what it changed, not the number of subscriptions; *new_error is set when a family's
+ * view failed since the last call. */
+srv_member *srv_families_route(srv_server *s, bool *new_error);
+/* Clears m's routed rows (the caller sent them) and its place in the touched list. */
 void srv_member_clear(srv_member *m);
 
 #endif

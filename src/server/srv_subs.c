@@ -6,6 +6,7 @@
 #include "server/srv_subs.h"
 
 #include <ctype.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,12 +14,14 @@
 #include "base/arena.h"
 #include "iql/parser.h"
 #include "kg/kg.h"
+#include "server/srv_notify.h"
 #include "server/srv_subfam.h"
 
 #define NAME_MAX_LEN 128
 
 typedef struct srv_sub {
     struct srv_sub *next;
+    srv_conn *conn;
     srv_member member; /* its place in its family's view */
     char name[NAME_MAX_LEN + 1];
     char kg[SRV_KG_NAME_MAX + 1];
@@ -211,6 +214,7 @@ static void subscribe(srv_conn *c, const char *id, const char *name, size_t nlen
     }
     const char *err = NULL;
     srv_sub *sb = calloc(1, sizeof *sb);
+    sb->conn = c;
     if (!srv_member_join(c->srv, c->session, il_session_graph(c->session), q, (size_t)(end - q),
                          &sb->member, &err)) {
         snprintf(msg, sizeof msg, "Cannot subscribe to this query: %s",
@@ -339,41 +343,54 @@ static void send_sub_error(srv_conn *c, srv_sub *sb, const char *message) {
     il_buf_free(&b);
 }
 
-void srv_subs_publish(srv_server *s) {
-    uint64_t round = ++s->sub_round;
-    /* A connection that left the graph (its own .kg use, or a .kg drop that moved it to
-     * default) loses its subscriptions silently, before their rows are routed. */
-    for (srv_conn *c = s->subscribers; c; c = c->next_subscriber) {
-        const char *kg = il_session_graph(c->session);
-        for (srv_sub **pp = &c->subs; *pp;) {
-            srv_sub *sb = *pp;
-            if (strcmp(sb->kg, kg) == 0) {
-                pp = &sb->next;
-                continue;
-            }
-            *pp = sb->next;
-            c->nsubs--;
-            sub_free(s, sb);
+/* A connection that left the graph (its own .kg use, or a .kg drop that moved it to
+ * default) loses its subscriptions silently, before their rows are routed. */
+static void leave_other_graphs(srv_conn *c) {
+    const char *kg = il_session_graph(c->session);
+    for (srv_sub **pp = &c->subs; *pp;) {
+        srv_sub *sb = *pp;
+        if (strcmp(sb->kg, kg) == 0) {
+            pp = &sb->next;
+            continue;
         }
+        *pp = sb->next;
+        c->nsubs--;
+        sub_free(c->srv, sb);
     }
-    srv_families_route(s);
-    for (srv_conn *c = s->subscribers, *next; c; c = next) {
-        next = c->next_subscriber;
+    if (!c->subs) set_subscriber(c, false);
+}
+
+void srv_subs_publish(srv_server *s, srv_conn *own) {
+    uint64_t round = ++s->sub_round;
+    /* Only the request's own connection can have switched graph, unless a graph was
+     * created or dropped: then every subscriber is looked at. */
+    uint64_t graph_changes = srv_notify_graph_changes(s->notify);
+    if (graph_changes != s->sub_graph_changes) {
+        s->sub_graph_changes = graph_changes;
+        for (srv_conn *c = s->subscribers, *next; c; c = next) {
+            next = c->next_subscriber;
+            leave_other_graphs(c);
+        }
+    } else if (own && own->subs) {
+        leave_other_graphs(own);
+    }
+    bool new_error = false;
+    for (srv_member *m = srv_families_route(s, &new_error), *next; m; m = next) {
+        next = m->touched_next;
+        srv_sub *sb = (srv_sub *)((char *)m - offsetof(srv_sub, member));
+        srv_kgrev *r = kgrev(s, sb->kg);
+        if (r->round != round) {
+            r->round = round;
+            r->revision++;
+        }
+        send_delta(sb->conn, sb, r->revision, m->added, m->nadded, m->removed, m->nremoved);
+        srv_member_clear(m);
+    }
+    if (!new_error) return;
+    for (srv_conn *c = s->subscribers; c; c = c->next_subscriber)
         for (srv_sub *sb = c->subs; sb; sb = sb->next) {
-            srv_member *m = &sb->member;
-            if (m->nadded || m->nremoved) {
-                srv_kgrev *r = kgrev(s, sb->kg);
-                if (r->round != round) {
-                    r->round = round;
-                    r->revision++;
-                }
-                send_delta(c, sb, r->revision, m->added, m->nadded, m->removed, m->nremoved);
-            }
-            srv_member_clear(m);
-            const char *e = srv_member_error(m);
+            const char *e = srv_member_error(&sb->member);
             if (e && !sb->errored) send_sub_error(c, sb, e);
             sb->errored = e != NULL;
         }
-        if (!c->subs) set_subscriber(c, false);
-    }
 }

@@ -21,9 +21,9 @@
 bool srv_subs_is_command(const char *text, size_t len);
 /* Runs one such statement of connection c and sends its reply (or error) with `id`. */
 void srv_subs_command(srv_conn *c, const char *id, const char *text, size_t len);
-/* After a request: drops subscriptions whose connection left their graph, then sends
+/* After a request of `own`: drops subscriptions whose connection left their graph, then sends
  * every subscriber the delta of each view that changed, in revision order. */
-void srv_subs_publish(srv_server *s);
+void srv_subs_publish(srv_server *s, srv_conn *own);
 /* Closes every subscription of c (its views). */
 void srv_subs_drop_all(srv_conn *c);
 /* Frees the per-graph revision counters (at shutdown). */

@@ -93,6 +93,47 @@ void srv_ws_send(srv_conn *c, const char *json, size_t len) {
     if (wslay_event_queue_msg(c->ws, &m) == 0) c->queued_bytes += len;
 }
 
+/* A server frame is unmasked and needs no state, so a batch is framed here straight into
+ * the output, after whatever wslay still holds (flushed first, to keep the order): one
+ * copy and one write for the batch instead of a queued copy per message. */
+void srv_ws_send_many(srv_conn *c, const char *records, size_t len) {
+    if (srv_tl_capture || c->in_recv) {
+        for (size_t at = 0; at + sizeof(size_t) <= len;) {
+            size_t n;
+            memcpy(&n, records + at, sizeof n);
+            srv_ws_send(c, records + at + sizeof n, n);
+            at += sizeof n + n;
+        }
+        srv_ws_flush(c);
+        return;
+    }
+    if (!c->ws || c->fenced || wslay_event_get_close_sent(c->ws)) return;
+    wslay_event_send(c->ws);
+    for (size_t at = 0; at + sizeof(size_t) <= len;) {
+        size_t n;
+        memcpy(&n, records + at, sizeof n);
+        at += sizeof n;
+        uint8_t head[10] = {0x81}; /* FIN, text */
+        size_t hlen = 2;
+        if (n < 126) {
+            head[1] = (uint8_t)n;
+        } else if (n <= 0xffff) {
+            head[1] = 126;
+            head[2] = (uint8_t)(n >> 8);
+            head[3] = (uint8_t)n;
+            hlen = 4;
+        } else {
+            head[1] = 127;
+            for (int i = 0; i < 8; i++) head[2 + i] = (uint8_t)((uint64_t)n >> (56 - 8 * i));
+            hlen = 10;
+        }
+        il_buf_put(&c->out, (const char *)head, hlen);
+        il_buf_put(&c->out, records + at, n);
+        at += n;
+    }
+    srv_ws_flush(c);
+}
+
 void srv_ws_ping(srv_conn *c) {
     if (!c->ws || c->state != SRV_WS) return;
     struct wslay_event_msg m = {WSLAY_PING, (const uint8_t *)"", 0};

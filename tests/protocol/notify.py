@@ -224,4 +224,42 @@ async def t_slow_consumer(binary):
         await w.ws.close()
 
 
-TESTS = [t_notifications, t_notification_evicted, t_slow_consumer]
+async def t_notifications_paced(binary):
+    """Under a stream of writes, notifications reach the other connections in paced
+    rounds (one write per connection per round), every one of them, in seq order; the
+    writer still gets each right after its reply."""
+    env = {"INPUTLAYER_HTTP__RATE_LIMIT__NOTIFICATION_COALESCE_MS": "1000",
+           "INPUTLAYER_HTTP__RATE_LIMIT__WS_MAX_MESSAGES_PER_SEC": "0"}
+    with OwnServer(binary, env=env) as srv:
+        # 40 sessions: a pacing window of 40 x 3 ms.
+        conns = [await connect(srv) for _ in range(40)]
+        w, watcher = conns[0], conns[1]
+        before = prometheus(srv)
+        writes = 60
+        for i in range(writes):
+            await execute(w, "+p(%d)" % i)
+            f = await frame(w)
+            assert f["type"] == "persistent_update" and f["relation"] == "p", f
+        seqs = []
+        while len(seqs) < writes:
+            f = await frame(watcher)
+            assert f["type"] == "persistent_update" and f["relation"] == "p", f
+            seqs.append(f["seq"])
+        assert seqs == list(range(seqs[0], seqs[0] + writes)), seqs
+        for c in conns[2:]:
+            got = [(await frame(c))["seq"] for _ in range(writes)]
+            assert got == seqs, got
+        after = prometheus(srv)
+        rounds = after["inputlayer_notification_rounds_total"] - \
+            before["inputlayer_notification_rounds_total"]
+        delivered = after["inputlayer_notifications_delivered_total"] - \
+            before["inputlayer_notifications_delivered_total"]
+        # Without pacing there would be a round per write (the writer's own come with
+        # its replies, counted among the delivered).
+        assert 1 <= rounds <= writes / 3, rounds
+        assert delivered == writes * len(conns), delivered
+        for c in conns:
+            await c.ws.close()
+
+
+TESTS = [t_notifications, t_notification_evicted, t_slow_consumer, t_notifications_paced]
