@@ -1,8 +1,9 @@
 /* The WebSocket protocol's frames (protocol v5 subset): authentication (passwords with
  * login backoff, API keys), then every frame becomes a request of the connection's
- * pipeline: execute (with id, timeout_ms), ping, cancel (acted on when read, answered in
- * order), the message rate limit, and invalid_request errors for malformed frames and
- * duplicate ids. Programs run in srv_exec.c. */
+ * pipeline: execute (with id, timeout_ms), subscribe (groups, srv_subgroup.h), ping,
+ * cancel (acted on when read, answered in order), the message rate limit, and
+ * invalid_request errors for malformed frames and duplicate ids. Programs run in
+ * srv_exec.c. */
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 #include "server/srv_authz.h"
 #include "server/srv_exec.h"
 #include "server/srv_pipeline.h"
+#include "server/srv_subgroup.h"
 
 /* ---- frames ---- */
 
@@ -178,6 +180,22 @@ static void reply_error(srv_conn *c, const char *id, const char *code, const cha
     srv_pipe_reply_end(r);
 }
 
+/* A subscription group: exclusive, like `.subscribe`, with the server's query deadline
+ * for its wait in the pipeline. */
+static void subscribe(srv_conn *c, const char *id, json_t *root) {
+    char why[160];
+    srv_group_spec *g = srv_group_parse(root, why, sizeof why);
+    if (!g) {
+        reply_error(c, id, "invalid_request", why);
+        return;
+    }
+    srv_req *r = srv_pipe_new(c, SRV_RK_SUBSCRIBE, id);
+    r->group = g;
+    int64_t ms = c->srv->cfg->query_timeout_ms;
+    if (ms > 0) r->deadline_ns = r->received_ns + (uint64_t)ms * 1000000u;
+    srv_pipe_pump(c);
+}
+
 static void ready_phase(srv_conn *c, const char *id, const char *type, json_t *root) {
     if (id && srv_pipe_id_in_use(c, id)) {
         /* The error must not carry the id: it would be taken for the other's reply. */
@@ -233,7 +251,9 @@ static void ready_phase(srv_conn *c, const char *id, const char *type, json_t *r
         srv_pipe_reply_end(r);
     } else if (strcmp(type, "login") == 0 || strcmp(type, "authenticate") == 0) {
         reply_error(c, id, "invalid_request", "Already authenticated");
-    } else if (strcmp(type, "read") == 0 || strcmp(type, "subscribe") == 0) {
+    } else if (strcmp(type, "subscribe") == 0) {
+        subscribe(c, id, root);
+    } else if (strcmp(type, "read") == 0) {
         reply_error(c, id, "unsupported", "This request type is not supported by this server yet");
     } else {
         char msg[160];

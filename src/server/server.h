@@ -142,8 +142,9 @@ typedef struct srv_server {
     bool deliver_running;     /* a round is queued or running */
     bool deliver_again;       /* something was published meanwhile */
     uint64_t sub_round;
-    uint64_t sub_graph_changes;     /* srv_notify_graph_changes when subscriptions last looked */
-    struct srv_member *sub_touched; /* srv_subfam.c: members with rows not yet published */
+    uint64_t sub_graph_changes;       /* srv_notify_graph_changes when subscriptions last looked */
+    struct srv_member *sub_touched;   /* srv_subfam.c: members with rows not yet published */
+    struct srv_group *groups_touched; /* srv_subgroup.c: groups of such members */
 } srv_server;
 
 /* Frames produced by a job: for its own connection, in order, and pushes (subscription
@@ -182,8 +183,9 @@ void srv_capture_flush(srv_capture *cap);
 enum srv_access { SRV_SHARED, SRV_EXCLUSIVE };
 enum srv_phase { SRV_REQ_QUEUED, SRV_REQ_STARTED, SRV_REQ_FINISHED };
 enum srv_req_kind {
-    SRV_RK_REPLY,   /* answered when read (pong, errors, cancel_ack) */
-    SRV_RK_EXECUTE, /* a program */
+    SRV_RK_REPLY,     /* answered when read (pong, errors, cancel_ack) */
+    SRV_RK_EXECUTE,   /* a program */
+    SRV_RK_SUBSCRIBE, /* a `subscribe` frame (srv_subgroup.h) */
 };
 /* Whether a started request may still be cancelled (srv_req.commit). */
 enum { SRV_COMMIT_NOT_YET, SRV_COMMIT_BEGUN, SRV_COMMIT_CANCELLED };
@@ -208,6 +210,7 @@ typedef struct srv_req {
     char id[65];
     char *program;
     size_t len;
+    struct srv_group_spec *group;      /* SRV_RK_SUBSCRIBE: the frame (one block) */
     uint64_t received_ns, deadline_ns; /* 0 = no deadline */
     uint64_t pooled_ns;                /* when it was queued for a worker */
     bool overloaded;                   /* taken out of the queue by admission.max_wait_ms */
@@ -292,7 +295,8 @@ typedef struct srv_conn {
 
     /* Standing queries (srv_subs.c; engine lock). */
     struct srv_sub *subs;
-    unsigned nsubs;
+    struct srv_group *groups; /* srv_subgroup.c */
+    unsigned nsubs;           /* subscriptions, a group counting once per member */
     uint64_t sub_generation;
     struct srv_conn *next_subscriber, *prev_subscriber;
 

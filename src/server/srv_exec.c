@@ -15,6 +15,7 @@
 #include "server/srv_deliver.h"
 #include "server/srv_exec.h"
 #include "server/srv_pipeline.h"
+#include "server/srv_subgroup.h"
 #include "server/srv_subs.h"
 
 /* ---- replies ---- */
@@ -575,6 +576,11 @@ static void execute(srv_req *rq) {
     /* The role is read per statement, so a role change applies at once; a credential that
      * ended closes the connection instead of answering. */
     if (!current_user(rq)) return;
+    if (rq->kind == SRV_RK_SUBSCRIBE) {
+        /* A group has no program to split; its credential is checked like a program's. */
+        srv_group_subscribe(rq);
+        return;
+    }
     srv_stmt *sts = NULL;
     size_t n = 0;
     iql_script sc;

@@ -206,6 +206,7 @@ static void req_free(srv_req *r) {
         free(f);
     }
     free(r->program);
+    free(r->group);
     free(r);
 }
 

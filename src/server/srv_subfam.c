@@ -28,7 +28,7 @@ struct srv_family {
     uint32_t *cols;
     srv_keyslot **buckets;
     size_t nbuckets, nslots, nmembers;
-    bool error_told; /* srv_families_route reported its view's failure */
+    bool failed; /* its view had failed when srv_families_route last looked */
 };
 
 static uint64_t key_hash(const val_t *consts, uint32_t n) {
@@ -169,12 +169,13 @@ static void route_family(srv_family *f, srv_member **touched) {
     free(rem);
 }
 
-srv_member *srv_families_route(srv_server *s, bool *new_error) {
+srv_member *srv_families_route(srv_server *s, bool *error_changed) {
     for (srv_family *f = s->sub_families; f; f = f->next) {
         route_family(f, &s->sub_touched);
-        if (view_error(f->view) && !f->error_told) {
-            f->error_told = true;
-            *new_error = true;
+        bool failed = view_error(f->view) != NULL;
+        if (failed != f->failed) {
+            f->failed = failed;
+            *error_changed = true;
         }
     }
     srv_member *touched = s->sub_touched;

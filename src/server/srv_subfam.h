@@ -28,6 +28,8 @@ typedef struct srv_member {
     size_t nadded, nremoved, cap_added, cap_removed;
     struct srv_member *touched_next; /* in the list srv_families_route returns */
     bool touched;
+    void *owner; /* its single subscription (srv_subs.c), or NULL */
+    void *group; /* or its group (srv_subgroup.c) */
 } srv_member;
 
 /* Joins m to the family of `?query` over the session's graph `kg`, opening its view when
@@ -44,9 +46,9 @@ uint32_t srv_member_arity(const srv_member *m);
 const char *srv_member_error(const srv_member *m);
 /* Takes every family's view delta and appends each row to the members of its key.
  * Returns the members that got rows (linked by touched_next), so that a write costs
- * what it changed, not the number of subscriptions; *new_error is set when a family's
- * view failed since the last call. */
-srv_member *srv_families_route(srv_server *s, bool *new_error);
+ * what it changed, not the number of subscriptions; *error_changed is set when a
+ * family's view failed, or works again, since the last call. */
+srv_member *srv_families_route(srv_server *s, bool *error_changed);
 /* Clears m's routed rows (the caller sent them) and its place in the touched list. */
 void srv_member_clear(srv_member *m);
 

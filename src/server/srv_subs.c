@@ -16,6 +16,7 @@
 #include "kg/kg.h"
 #include "server/srv_notify.h"
 #include "server/srv_subfam.h"
+#include "server/srv_subgroup.h"
 
 #define NAME_MAX_LEN 128
 
@@ -84,6 +85,7 @@ static void set_subscriber(srv_conn *c, bool on) {
 }
 
 void srv_subs_drop_all(srv_conn *c) {
+    srv_groups_drop_all(c);
     while (c->subs) {
         srv_sub *sb = c->subs;
         c->subs = sb->next;
@@ -113,7 +115,7 @@ bool srv_subs_is_command(const char *text, size_t len) {
     return word(p, end, ".subscribe") || word(p, end, ".unsubscribe");
 }
 
-static bool name_ok(const char *p, size_t n) {
+bool srv_subs_name_ok(const char *p, size_t n) {
     if (n == 0 || n > NAME_MAX_LEN) return false;
     for (size_t i = 0; i < n; i++)
         if (!isalnum((unsigned char)p[i]) && !strchr("_.:-", p[i])) return false;
@@ -122,7 +124,7 @@ static bool name_ok(const char *p, size_t n) {
 
 /* ---- frames ---- */
 
-static void put_row(il_buf *b, const val_t *row, uint32_t arity) {
+void srv_subs_put_row(il_buf *b, const val_t *row, uint32_t arity) {
     il_buf_putc(b, '[');
     for (uint32_t k = 0; k < arity; k++) {
         if (k) il_buf_putc(b, ',');
@@ -135,7 +137,7 @@ static void put_rows(il_buf *b, const val_t *rows, size_t n, uint32_t arity) {
     il_buf_putc(b, '[');
     for (size_t i = 0; i < n; i++) {
         if (i) il_buf_putc(b, ',');
-        put_row(b, rows + i * arity, arity);
+        srv_subs_put_row(b, rows + i * arity, arity);
     }
     il_buf_putc(b, ']');
 }
@@ -161,50 +163,46 @@ static void send_message(srv_conn *c, const char *id, const char *line) {
     il_buf_free(&b);
 }
 
-/* The query's column headers, as a normal query over persistent data names them. */
-static void headers(srv_conn *c, srv_sub *sb, const char *q, size_t len, uint32_t arity) {
+char **srv_subs_headers(il_session *ses, const char *q, size_t len, uint32_t arity) {
     il_arena a;
     il_arena_init(&a);
     iql_stmt st;
     const char *perr;
-    sb->cols = calloc(arity + 1, sizeof *sb->cols);
-    sb->ncols = arity;
+    char **cols = calloc(arity + 1, sizeof *cols);
     query_shape shape;
     memset(&shape, 0, sizeof shape);
     bool ok = iql_parse(&a, q, len, &st, &perr) && st.kind == IQL_STMT_QUERY;
     if (ok) {
         kg_query_opts opts = {.with_session = false};
-        kg_query_shape(c->session, &st.u.query, opts, &a, &shape);
+        kg_query_shape(ses, &st.u.query, opts, &a, &shape);
     }
     for (uint32_t i = 0; i < arity; i++) {
         if (ok && i < shape.rule.head.nargs && shape.headers[i]) {
-            sb->cols[i] = strdup(shape.headers[i]);
+            cols[i] = strdup(shape.headers[i]);
         } else {
             char name[32];
             snprintf(name, sizeof name, "col%u", i);
-            sb->cols[i] = strdup(name);
+            cols[i] = strdup(name);
         }
     }
     il_arena_destroy(&a);
+    return cols;
 }
 
 static void subscribe(srv_conn *c, const char *id, const char *name, size_t nlen, const char *q,
                       const char *end, uint64_t t0) {
     char msg[512];
-    if (!name_ok(name, nlen)) {
+    if (!srv_subs_name_ok(name, nlen)) {
         srv_send_error(c, id, "validation",
                        "Invalid subscription name: use 1 to 128 of A-Z a-z 0-9 _ . : -");
         return;
     }
-    for (srv_sub *o = c->subs; o; o = o->next)
-        if (strlen(o->name) == nlen && memcmp(o->name, name, nlen) == 0) {
-            snprintf(msg, sizeof msg, "Subscription '%.*s' already exists", (int)nlen, name);
-            srv_send_error(c, id, "conflict", msg);
-            return;
-        }
-    if (c->nsubs >= SRV_MAX_SUBSCRIPTIONS) {
-        snprintf(msg, sizeof msg, "Too many subscriptions on this connection (max %d)",
-                 SRV_MAX_SUBSCRIPTIONS);
+    if (srv_subs_name_taken(c, name, nlen)) {
+        snprintf(msg, sizeof msg, "Subscription '%.*s' already exists", (int)nlen, name);
+        srv_send_error(c, id, "conflict", msg);
+        return;
+    }
+    if (!srv_subs_room(c, 1, msg, sizeof msg)) {
         srv_send_error(c, id, "validation", msg);
         return;
     }
@@ -223,10 +221,12 @@ static void subscribe(srv_conn *c, const char *id, const char *name, size_t nlen
         free(sb);
         return;
     }
+    sb->member.owner = sb;
     memcpy(sb->name, name, nlen);
     snprintf(sb->kg, sizeof sb->kg, "%s", il_session_graph(c->session));
     uint32_t arity = srv_member_arity(&sb->member);
-    headers(c, sb, q, (size_t)(end - q), arity);
+    sb->cols = srv_subs_headers(c->session, q, (size_t)(end - q), arity);
+    sb->ncols = arity;
     val_t *rows = NULL;
     size_t n = srv_member_rows(&sb->member, &rows);
     int64_t cap = c->srv->cfg->max_result_rows;
@@ -262,7 +262,7 @@ static void subscribe(srv_conn *c, const char *id, const char *name, size_t nlen
     srv_json_str(&b, sb->name, strlen(sb->name));
     il_buf_printf(&b, ",\"generation\":%llu,\"revision\":%llu}}",
                   (unsigned long long)sb->generation,
-                  (unsigned long long)kgrev(c->srv, sb->kg)->revision);
+                  (unsigned long long)srv_subs_revision(c->srv, sb->kg, false));
     srv_ws_send(c, b.data, b.len);
     il_buf_free(&b);
     sb->next = c->subs;
@@ -278,9 +278,14 @@ static void unsubscribe(srv_conn *c, const char *id, const char *name, size_t nl
         if (strlen(sb->name) != nlen || memcmp(sb->name, name, nlen) != 0) continue;
         *pp = sb->next;
         c->nsubs--;
-        if (!c->subs) set_subscriber(c, false);
+        if (!c->nsubs) set_subscriber(c, false);
         snprintf(msg, sizeof msg, "Unsubscribed '%s'.", sb->name);
         sub_free(c->srv, sb);
+        send_message(c, id, msg);
+        return;
+    }
+    if (srv_group_unsubscribe(c, name, nlen)) {
+        snprintf(msg, sizeof msg, "Unsubscribed '%.*s'.", (int)nlen, name);
         send_message(c, id, msg);
         return;
     }
@@ -344,7 +349,7 @@ static void send_sub_error(srv_conn *c, srv_sub *sb, const char *message) {
 }
 
 /* A connection that left the graph (its own .kg use, or a .kg drop that moved it to
- * default) loses its subscriptions silently, before their rows are routed. */
+ * default) loses its subscriptions and groups silently, before their rows are routed. */
 static void leave_other_graphs(srv_conn *c) {
     const char *kg = il_session_graph(c->session);
     for (srv_sub **pp = &c->subs; *pp;) {
@@ -357,11 +362,12 @@ static void leave_other_graphs(srv_conn *c) {
         c->nsubs--;
         sub_free(c->srv, sb);
     }
-    if (!c->subs) set_subscriber(c, false);
+    srv_groups_leave_graph(c, kg);
+    if (!c->nsubs) set_subscriber(c, false);
 }
 
 void srv_subs_publish(srv_server *s, srv_conn *own) {
-    uint64_t round = ++s->sub_round;
+    ++s->sub_round;
     /* Only the request's own connection can have switched graph, unless a graph was
      * created or dropped: then every subscriber is looked at. */
     uint64_t graph_changes = srv_notify_graph_changes(s->notify);
@@ -371,26 +377,60 @@ void srv_subs_publish(srv_server *s, srv_conn *own) {
             next = c->next_subscriber;
             leave_other_graphs(c);
         }
-    } else if (own && own->subs) {
+    } else if (own && own->nsubs) {
         leave_other_graphs(own);
     }
-    bool new_error = false;
-    for (srv_member *m = srv_families_route(s, &new_error), *next; m; m = next) {
+    /* Only the members that got rows are visited (and the groups they belong to), so a
+     * write costs what it changed, not the number of subscriptions. */
+    bool error_changed = false;
+    for (srv_member *m = srv_families_route(s, &error_changed), *next; m; m = next) {
         next = m->touched_next;
-        srv_sub *sb = (srv_sub *)((char *)m - offsetof(srv_sub, member));
-        srv_kgrev *r = kgrev(s, sb->kg);
-        if (r->round != round) {
-            r->round = round;
-            r->revision++;
+        if (m->group) {
+            srv_group_touched(s, m->group);
+            continue;
         }
-        send_delta(sb->conn, sb, r->revision, m->added, m->nadded, m->removed, m->nremoved);
+        srv_sub *sb = m->owner;
+        send_delta(sb->conn, sb, srv_subs_revision(s, sb->kg, true), m->added, m->nadded,
+                   m->removed, m->nremoved);
         srv_member_clear(m);
     }
-    if (!new_error) return;
-    for (srv_conn *c = s->subscribers; c; c = c->next_subscriber)
+    srv_groups_publish_touched(s);
+    if (!error_changed) return;
+    /* A view failed or works again: every subscription is told, every group published. */
+    for (srv_conn *c = s->subscribers; c; c = c->next_subscriber) {
         for (srv_sub *sb = c->subs; sb; sb = sb->next) {
             const char *e = srv_member_error(&sb->member);
             if (e && !sb->errored) send_sub_error(c, sb, e);
             sb->errored = e != NULL;
         }
+        srv_groups_publish(c);
+    }
+}
+
+/* ---- shared with subscription groups (srv_subgroup.c) ---- */
+
+bool srv_subs_name_taken(const srv_conn *c, const char *name, size_t len) {
+    for (const srv_sub *o = c->subs; o; o = o->next)
+        if (strlen(o->name) == len && memcmp(o->name, name, len) == 0) return true;
+    return srv_group_exists(c, name, len);
+}
+
+bool srv_subs_room(const srv_conn *c, unsigned more, char *msg, size_t len) {
+    if (c->nsubs + more <= SRV_MAX_SUBSCRIPTIONS) return true;
+    snprintf(msg, len, "Too many subscriptions on this connection (max %d%s)",
+             SRV_MAX_SUBSCRIPTIONS, more > 1 ? "; a group counts once per query" : "");
+    return false;
+}
+
+uint64_t srv_subs_revision(srv_server *s, const char *kg, bool changed) {
+    srv_kgrev *r = kgrev(s, kg);
+    if (changed && r->round != s->sub_round) {
+        r->round = s->sub_round;
+        r->revision++;
+    }
+    return r->revision;
+}
+
+void srv_subs_watch(srv_conn *c) {
+    set_subscriber(c, true);
 }

@@ -5,14 +5,17 @@
  * `subscription_delta` with the inserted and retracted rows, a per-graph revision and a
  * per-subscription seq. Switching graph or closing the connection drops the
  * subscriptions. Everything runs in jobs, with the engine lock held; deltas for other
- * connections leave as pushes of the job that caused them. */
+ * connections leave as pushes of the job that caused them. Subscription groups
+ * (srv_subgroup.h) share the name space, the count, the revisions and the publishing. */
 #ifndef IL_SERVER_SRV_SUBS_H
 #define IL_SERVER_SRV_SUBS_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "server/server.h"
+#include "value/value.h"
 
 /* At most this many subscriptions per connection (ws_max_subscriptions' default). */
 #define SRV_MAX_SUBSCRIPTIONS 64
@@ -28,5 +31,24 @@ void srv_subs_publish(srv_server *s, srv_conn *own);
 void srv_subs_drop_all(srv_conn *c);
 /* Frees the per-graph revision counters (at shutdown). */
 void srv_subs_free(srv_server *s);
+
+/* ---- shared with subscription groups (srv_subgroup.h); engine lock held ---- */
+/* Whether the name matches [A-Za-z0-9_.:-]{1,128}. */
+bool srv_subs_name_ok(const char *name, size_t len);
+/* Whether c has a subscription or a group of that name (one name space). */
+bool srv_subs_name_taken(const srv_conn *c, const char *name, size_t len);
+/* Whether c may open `more` subscriptions (a group counts once per member query); else
+ * false with the error text in msg. */
+bool srv_subs_room(const srv_conn *c, unsigned more, char *msg, size_t len);
+/* The column headers of `?query` as a query over persistent data names them: arity
+ * malloc'ed strings. */
+char **srv_subs_headers(il_session *ses, const char *query, size_t len, uint32_t arity);
+/* Appends one row as a JSON array. */
+void srv_subs_put_row(il_buf *b, const val_t *row, uint32_t arity);
+/* The graph's revision of standing queries. With `changed` (a delta is about to be sent)
+ * it is first bumped, once per publish. */
+uint64_t srv_subs_revision(srv_server *s, const char *kg, bool changed);
+/* Puts c on the list of connections that publishing visits. */
+void srv_subs_watch(srv_conn *c);
 
 #endif

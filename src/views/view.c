@@ -682,7 +682,8 @@ static const rel_t *stored_of(void *ctx, const char *rel) {
 
 static void drop_state(view_t *v) {
     if (!v->built) return;
-    for (uint32_t i = 0; i < v->prog.preds.n; i++) {
+    /* A build that failed before its predicates were set up has none to free. */
+    for (uint32_t i = 0; v->preds && i < v->prog.preds.n; i++) {
         vpred *p = &v->preds[i];
         if (p->kind != VK_BASE) {
             free_rel(&p->plus);
