@@ -127,8 +127,11 @@ static void on_write(uv_write_t *req, int status) {
     free(w->data);
     free(w);
     c->pending_writes--;
-    if (status >= 0 && was_over && srv_outbound(c) <= SRV_OUTBOUND_LIMIT && c->state == SRV_WS)
+    if (status >= 0 && was_over && srv_outbound(c) <= SRV_OUTBOUND_LIMIT && c->state == SRV_WS) {
+        __atomic_store_n(&c->backpressured, false, __ATOMIC_RELEASE);
+        srv_subs_release_later(c);
         srv_pipe_pump(c);
+    }
     if (status < 0)
         conn_close_now(c);
     else if (c->state == SRV_CLOSING && c->pending_writes == 0)
@@ -141,6 +144,8 @@ void srv_conn_write(srv_conn *c, const char *data, size_t len) {
     w->conn = c;
     w->len = len;
     c->pending_bytes += len;
+    if (srv_outbound(c) > SRV_OUTBOUND_LIMIT)
+        __atomic_store_n(&c->backpressured, true, __ATOMIC_RELEASE);
     w->data = malloc(len);
     memcpy(w->data, data, len);
     uv_buf_t b = uv_buf_init(w->data, (unsigned)len);

@@ -298,6 +298,8 @@ typedef struct srv_conn {
     struct srv_group *groups; /* srv_subgroup.c */
     unsigned nsubs;           /* subscriptions, a group counting once per member */
     uint64_t sub_generation;
+    bool backpressured; /* atomic: over SRV_OUTBOUND_LIMIT unwritten (set on the loop) */
+    bool holds_deltas;  /* atomic: a subscription holds changes for it (set in jobs) */
     struct srv_conn *next_subscriber, *prev_subscriber;
 
     /* Notifications (srv_deliver.c): the replay cursor from the URL, and the last seq

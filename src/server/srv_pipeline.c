@@ -82,18 +82,13 @@ static bool open_ws(const srv_conn *c) {
     return c && c->state == SRV_WS && !c->closed;
 }
 
-/* A subscription delta for a connection that is not reading (over SRV_OUTBOUND_LIMIT)
- * cannot be dropped without breaking the subscriber's view, so the connection is closed
- * (`slow_consumer`). */
+/* Subscription pushes. A connection that stopped reading gets none past the one round
+ * that was made before its job saw it (its subscriptions hold their changes instead:
+ * srv_subs.c), so they are always sent. */
 static void send_pushes(srv_push *p) {
     for (; p; p = p->next) {
         srv_conn *c = p->to;
         if (!open_ws(c)) continue;
-        if (srv_outbound(c) > SRV_OUTBOUND_LIMIT) {
-            srv_notice_close(c, SRV_N_SLOW_CONSUMER,
-                             "Disconnected: a subscription delta could not be delivered", 1008);
-            continue;
-        }
         srv_ws_send(c, p->data, p->len);
         srv_ws_flush(c);
     }

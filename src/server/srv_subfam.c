@@ -274,6 +274,8 @@ void srv_member_leave(srv_server *s, srv_member *m) {
     free(m->consts);
     free(m->added);
     free(m->removed);
+    free(m->held_add);
+    free(m->held_rem);
     memset(m, 0, sizeof *m);
 }
 
@@ -304,4 +306,74 @@ void srv_member_clear(srv_member *m) {
     m->nadded = m->nremoved = 0;
     m->touched = false;
     m->touched_next = NULL;
+}
+
+/* ---- held changes ---- */
+
+static _Thread_local size_t g_row_bytes;
+
+static int row_cmp(const void *a, const void *b) {
+    return memcmp(a, b, g_row_bytes);
+}
+
+static void sort_rows(val_t *rows, size_t n) {
+    if (n > 1) qsort(rows, n, g_row_bytes, row_cmp);
+}
+
+static bool has_row(const val_t *rows, size_t n, const val_t *row) {
+    return n && bsearch(row, rows, n, g_row_bytes, row_cmp);
+}
+
+/* Appends the rows of x (nx) that are not in y (ny, sorted) to out. */
+static void put_missing(val_t *out, size_t *nout, const val_t *x, size_t nx, const val_t *y,
+                        size_t ny, uint32_t arity) {
+    for (size_t i = 0; i < nx; i++)
+        if (!has_row(y, ny, x + i * arity))
+            memcpy(out + (*nout)++ * arity, x + i * arity, g_row_bytes);
+}
+
+/* Each publish's rows are an exact difference, so what stays after netting is the
+ * difference from the last delivered result. */
+void srv_member_hold(srv_member *m) {
+    uint32_t arity = srv_member_arity(m);
+    if (arity && (m->nadded || m->nremoved)) {
+        g_row_bytes = arity * sizeof(val_t);
+        sort_rows(m->added, m->nadded);
+        sort_rows(m->removed, m->nremoved);
+        sort_rows(m->held_add, m->nheld_add);
+        sort_rows(m->held_rem, m->nheld_rem);
+        val_t *add = malloc((m->nheld_add + m->nadded + 1) * g_row_bytes);
+        val_t *rem = malloc((m->nheld_rem + m->nremoved + 1) * g_row_bytes);
+        size_t nadd = 0, nrem = 0;
+        put_missing(add, &nadd, m->held_add, m->nheld_add, m->removed, m->nremoved, arity);
+        put_missing(add, &nadd, m->added, m->nadded, m->held_rem, m->nheld_rem, arity);
+        put_missing(rem, &nrem, m->held_rem, m->nheld_rem, m->added, m->nadded, arity);
+        put_missing(rem, &nrem, m->removed, m->nremoved, m->held_add, m->nheld_add, arity);
+        sort_rows(add, nadd);
+        sort_rows(rem, nrem);
+        free(m->held_add);
+        free(m->held_rem);
+        m->held_add = add;
+        m->held_rem = rem;
+        m->nheld_add = nadd;
+        m->nheld_rem = nrem;
+    }
+    srv_member_clear(m);
+}
+
+bool srv_member_holds(const srv_member *m) {
+    return m->nheld_add || m->nheld_rem;
+}
+
+void srv_member_changes(const srv_member *m, const val_t **add, size_t *nadd, const val_t **rem,
+                        size_t *nrem) {
+    bool held = srv_member_holds(m);
+    *add = held ? m->held_add : m->added;
+    *nadd = held ? m->nheld_add : m->nadded;
+    *rem = held ? m->held_rem : m->removed;
+    *nrem = held ? m->nheld_rem : m->nremoved;
+}
+
+void srv_member_drop_held(srv_member *m) {
+    m->nheld_add = m->nheld_rem = 0;
 }

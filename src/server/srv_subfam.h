@@ -30,6 +30,10 @@ typedef struct srv_member {
     bool touched;
     void *owner; /* its single subscription (srv_subs.c), or NULL */
     void *group; /* or its group (srv_subgroup.c) */
+    /* Changes routed but not delivered (its connection was not reading, or its group's
+     * view had failed), netted to the exact difference from the last delivered result. */
+    val_t *held_add, *held_rem;
+    size_t nheld_add, nheld_rem;
 } srv_member;
 
 /* Joins m to the family of `?query` over the session's graph `kg`, opening its view when
@@ -49,6 +53,16 @@ const char *srv_member_error(const srv_member *m);
  * what it changed, not the number of subscriptions; *error_changed is set when a
  * family's view failed, or works again, since the last call. */
 srv_member *srv_families_route(srv_server *s, bool *error_changed);
+/* Folds m's routed rows into its held changes (and clears them): a row added now cancels
+ * a held removal, a row removed now a held addition. */
+void srv_member_hold(srv_member *m);
+/* Whether m holds changes. */
+bool srv_member_holds(const srv_member *m);
+/* The changes to deliver: the held ones while any are held, else the routed ones. */
+void srv_member_changes(const srv_member *m, const val_t **add, size_t *nadd, const val_t **rem,
+                        size_t *nrem);
+/* Forgets the held changes (delivered, or given up). */
+void srv_member_drop_held(srv_member *m);
 /* Clears m's routed rows (the caller sent them) and its place in the touched list. */
 void srv_member_clear(srv_member *m);
 

@@ -101,10 +101,6 @@ typedef struct gmember {
     size_t name_len;
     uint32_t ncols;
     char **cols;
-    /* Changes not yet delivered because a member's view failed, netted to the exact
-     * difference from the last delivered result. */
-    val_t *held_add, *held_rem;
-    size_t nheld_add, nheld_rem;
 } gmember;
 
 typedef struct srv_group {
@@ -127,8 +123,6 @@ static void group_free(srv_server *s, srv_group *g) {
         for (uint32_t k = 0; k < gm->ncols; k++) free(gm->cols[k]);
         free(gm->cols);
         free(gm->name);
-        free(gm->held_add);
-        free(gm->held_rem);
     }
     free(g);
 }
@@ -502,70 +496,6 @@ void srv_group_subscribe(srv_req *rq) {
 
 /* ---- publishing ---- */
 
-static _Thread_local size_t g_row_bytes;
-
-static int row_cmp(const void *a, const void *b) {
-    return memcmp(a, b, g_row_bytes);
-}
-
-static void sort_rows(val_t *rows, size_t n) {
-    if (n > 1) qsort(rows, n, g_row_bytes, row_cmp);
-}
-
-static bool has_row(const val_t *rows, size_t n, const val_t *row) {
-    return n && bsearch(row, rows, n, g_row_bytes, row_cmp);
-}
-
-/* Appends the rows of x (nx) that are not in y (ny, sorted) to out. */
-static void put_missing(val_t *out, size_t *nout, const val_t *x, size_t nx, const val_t *y,
-                        size_t ny, uint32_t arity) {
-    for (size_t i = 0; i < nx; i++)
-        if (!has_row(y, ny, x + i * arity))
-            memcpy(out + (*nout)++ * arity, x + i * arity, g_row_bytes);
-}
-
-/* Folds the member's routed rows into its held changes. Each publish's rows are an exact
- * difference, so a row added now cancels a held removal and a row removed now a held
- * addition; what stays is the difference from the last delivered result. */
-static void hold(gmember *gm) {
-    srv_member *m = &gm->member;
-    uint32_t arity = srv_member_arity(m);
-    if (arity && (m->nadded || m->nremoved)) {
-        g_row_bytes = arity * sizeof(val_t);
-        sort_rows(m->added, m->nadded);
-        sort_rows(m->removed, m->nremoved);
-        sort_rows(gm->held_add, gm->nheld_add);
-        sort_rows(gm->held_rem, gm->nheld_rem);
-        val_t *add = malloc((gm->nheld_add + m->nadded + 1) * g_row_bytes);
-        val_t *rem = malloc((gm->nheld_rem + m->nremoved + 1) * g_row_bytes);
-        size_t nadd = 0, nrem = 0;
-        put_missing(add, &nadd, gm->held_add, gm->nheld_add, m->removed, m->nremoved, arity);
-        put_missing(add, &nadd, m->added, m->nadded, gm->held_rem, gm->nheld_rem, arity);
-        put_missing(rem, &nrem, gm->held_rem, gm->nheld_rem, m->added, m->nadded, arity);
-        put_missing(rem, &nrem, m->removed, m->nremoved, gm->held_add, gm->nheld_add, arity);
-        sort_rows(add, nadd);
-        sort_rows(rem, nrem);
-        free(gm->held_add);
-        free(gm->held_rem);
-        gm->held_add = add;
-        gm->held_rem = rem;
-        gm->nheld_add = nadd;
-        gm->nheld_rem = nrem;
-    }
-    srv_member_clear(m);
-}
-
-/* The member's changes to deliver: the held ones while any are held, else those routed
- * by this publish. */
-static void changes(const gmember *gm, const val_t **add, size_t *nadd, const val_t **rem,
-                    size_t *nrem) {
-    bool held = gm->nheld_add || gm->nheld_rem;
-    *add = held ? gm->held_add : gm->member.added;
-    *nadd = held ? gm->nheld_add : gm->member.nadded;
-    *rem = held ? gm->held_rem : gm->member.removed;
-    *nrem = held ? gm->nheld_rem : gm->member.nremoved;
-}
-
 static void put_head(il_buf *b, const char *type, const srv_group *grp) {
     il_buf_printf(b, "{\"type\":\"%s\",\"subscription\":", type);
     srv_json_str(b, grp->name, strlen(grp->name));
@@ -610,7 +540,7 @@ static void send_delta(srv_conn *c, srv_group *grp, uint64_t revision) {
     for (uint32_t i = 0; i < grp->n; i++) {
         const val_t *add, *rem;
         size_t nadd, nrem;
-        changes(&grp->m[i], &add, &nadd, &rem, &nrem);
+        srv_member_changes(&grp->m[i].member, &add, &nadd, &rem, &nrem);
         first[2 * i] = t.n;
         rowtext_add(&t, add, nadd, grp->m[i].ncols);
         first[2 * i + 1] = t.n;
@@ -669,35 +599,73 @@ static void send_failure(srv_conn *c, const srv_group *grp, const gmember *gm, c
     il_buf_free(&b);
 }
 
+/* The group fell too far behind a connection that does not read: it ends with
+ * subscription_reset, like a single subscription (srv_subs.c). */
+static void reset_group(srv_conn *c, srv_group *grp, int64_t cap) {
+    il_buf b;
+    il_buf_init(&b);
+    put_head(&b, "subscription_reset", grp);
+    il_buf_puts(&b, ",\"message\":");
+    char msg[300];
+    snprintf(msg, sizeof msg,
+             "Subscription '%s' fell more than %lld changed rows behind while its connection "
+             "was not reading. The subscription was removed; subscribe again.",
+             grp->name, (long long)cap);
+    srv_json_str(&b, msg, strlen(msg));
+    il_buf_putc(&b, '}');
+    send_buf(c, &b);
+    il_buf_free(&b);
+    for (srv_group **pp = &c->groups; *pp; pp = &(*pp)->next)
+        if (*pp == grp) {
+            remove_at(c, pp);
+            return;
+        }
+}
+
 static void publish(srv_conn *c, srv_group *grp) {
     const gmember *failed = NULL;
     for (uint32_t i = 0; i < grp->n && !failed; i++)
         if (srv_member_error(&grp->m[i].member)) failed = &grp->m[i];
     if (failed) {
-        for (uint32_t i = 0; i < grp->n; i++) hold(&grp->m[i]);
+        for (uint32_t i = 0; i < grp->n; i++) srv_member_hold(&grp->m[i].member);
         if (!grp->errored) send_failure(c, grp, failed, srv_member_error(&failed->member));
         grp->errored = true;
         return;
     }
     grp->errored = false;
+    if (__atomic_load_n(&c->backpressured, __ATOMIC_ACQUIRE)) {
+        /* Not reading: held, netted, until srv_subs_release; reset past max_result_rows. */
+        size_t held = 0;
+        for (uint32_t i = 0; i < grp->n; i++) {
+            srv_member_hold(&grp->m[i].member);
+            held += grp->m[i].member.nheld_add + grp->m[i].member.nheld_rem;
+        }
+        __atomic_store_n(&c->holds_deltas, true, __ATOMIC_RELEASE);
+        int64_t cap = c->srv->cfg->max_result_rows;
+        if (cap > 0 && held > (uint64_t)cap) reset_group(c, grp, cap);
+        return;
+    }
     bool changed = false;
     for (uint32_t i = 0; i < grp->n; i++) {
         gmember *gm = &grp->m[i];
-        if (gm->nheld_add || gm->nheld_rem) hold(gm);
+        if (srv_member_holds(&gm->member)) srv_member_hold(&gm->member);
         const val_t *add, *rem;
         size_t nadd, nrem;
-        changes(gm, &add, &nadd, &rem, &nrem);
+        srv_member_changes(&gm->member, &add, &nadd, &rem, &nrem);
         changed |= nadd || nrem;
     }
     if (changed) send_delta(c, grp, srv_subs_revision(c->srv, grp->kg, true));
     for (uint32_t i = 0; i < grp->n; i++) {
         srv_member_clear(&grp->m[i].member);
-        grp->m[i].nheld_add = grp->m[i].nheld_rem = 0;
+        srv_member_drop_held(&grp->m[i].member);
     }
 }
 
 void srv_groups_publish(srv_conn *c) {
-    for (srv_group *g = c->groups; g; g = g->next) publish(c, g);
+    for (srv_group *g = c->groups, *next; g; g = next) {
+        next = g->next; /* publish may end the group */
+        publish(c, g);
+    }
 }
 
 void srv_group_touched(srv_server *s, void *group) {

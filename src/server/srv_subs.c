@@ -27,6 +27,7 @@ typedef struct srv_sub {
     char name[NAME_MAX_LEN + 1];
     char kg[SRV_KG_NAME_MAX + 1];
     uint64_t generation, seq;
+    uint64_t held_revision; /* the revision its held changes bring the client to */
     uint32_t ncols;
     char **cols;
     bool errored; /* the view's error was reported */
@@ -133,13 +134,18 @@ void srv_subs_put_row(il_buf *b, const val_t *row, uint32_t arity) {
     il_buf_putc(b, ']');
 }
 
-static void put_rows(il_buf *b, const val_t *rows, size_t n, uint32_t arity) {
+/* Returns the largest row's bytes. */
+static size_t put_rows(il_buf *b, const val_t *rows, size_t n, uint32_t arity) {
+    size_t largest = 0;
     il_buf_putc(b, '[');
     for (size_t i = 0; i < n; i++) {
         if (i) il_buf_putc(b, ',');
+        size_t at = b->len;
         srv_subs_put_row(b, rows + i * arity, arity);
+        if (b->len - at > largest) largest = b->len - at;
     }
     il_buf_putc(b, ']');
+    return largest;
 }
 
 static void put_columns(il_buf *b, const srv_sub *sb) {
@@ -314,7 +320,34 @@ void srv_subs_command(srv_conn *c, const char *id, const char *text, size_t len)
 
 /* ---- publishing ---- */
 
-static void send_delta(srv_conn *c, srv_sub *sb, uint64_t revision, const val_t *add, size_t nadd,
+static void send_reset(srv_conn *c, srv_sub *sb, const char *message) {
+    il_buf b;
+    il_buf_init(&b);
+    il_buf_puts(&b, "{\"type\":\"subscription_reset\",\"subscription\":");
+    srv_json_str(&b, sb->name, strlen(sb->name));
+    il_buf_printf(&b, ",\"generation\":%llu,\"message\":", (unsigned long long)sb->generation);
+    srv_json_str(&b, message, strlen(message));
+    il_buf_putc(&b, '}');
+    srv_ws_send(c, b.data, b.len);
+    il_buf_free(&b);
+}
+
+/* Ends a subscription with subscription_reset: nothing more comes for its generation,
+ * and its name is free again. */
+static void reset(srv_conn *c, srv_sub *sb, const char *message) {
+    send_reset(c, sb, message);
+    for (srv_sub **pp = &c->subs; *pp; pp = &(*pp)->next)
+        if (*pp == sb) {
+            *pp = sb->next;
+            break;
+        }
+    c->nsubs--;
+    sub_free(c->srv, sb);
+    if (!c->nsubs) set_subscriber(c, false);
+}
+
+/* False when the delta could not be sent whole (the subscription was reset). */
+static bool send_delta(srv_conn *c, srv_sub *sb, uint64_t revision, const val_t *add, size_t nadd,
                        const val_t *rem, size_t nrem) {
     uint32_t arity = srv_member_arity(&sb->member);
     il_buf b;
@@ -328,12 +361,24 @@ static void send_delta(srv_conn *c, srv_sub *sb, uint64_t revision, const val_t 
                   (unsigned long long)revision);
     put_columns(&b, sb);
     il_buf_puts(&b, ",\"inserted\":");
-    put_rows(&b, add, nadd, arity);
+    size_t largest = put_rows(&b, add, nadd, arity);
     il_buf_puts(&b, ",\"retracted\":");
-    put_rows(&b, rem, nrem, arity);
+    size_t largest_rem = put_rows(&b, rem, nrem, arity);
     il_buf_putc(&b, '}');
+    if (largest_rem > largest) largest = largest_rem;
+    if (largest > SRV_MAX_MESSAGE) {
+        char msg[256];
+        snprintf(msg, sizeof msg,
+                 "Delta %llu has a row of %zu bytes, over the %u-byte message limit. The "
+                 "subscription was removed; subscribe again.",
+                 (unsigned long long)sb->seq, largest, SRV_MAX_MESSAGE);
+        il_buf_free(&b);
+        reset(c, sb, msg);
+        return false;
+    }
     srv_ws_send(c, b.data, b.len);
     il_buf_free(&b);
+    return true;
 }
 
 static void send_sub_error(srv_conn *c, srv_sub *sb, const char *message) {
@@ -346,6 +391,90 @@ static void send_sub_error(srv_conn *c, srv_sub *sb, const char *message) {
     il_buf_putc(&b, '}');
     srv_ws_send(c, b.data, b.len);
     il_buf_free(&b);
+}
+
+/* A connection over SRV_OUTBOUND_LIMIT unwritten is not reading: its subscriptions hold
+ * their changes, netted, and get them as one delta once it reads again
+ * (srv_subs_release); one whose held changes grow past max_result_rows rows is reset, so
+ * that a connection that stops reading never costs unbounded memory. */
+static void deliver(srv_server *s, srv_sub *sb, uint64_t revision) {
+    srv_conn *c = sb->conn;
+    srv_member *m = &sb->member;
+    if (__atomic_load_n(&c->backpressured, __ATOMIC_ACQUIRE)) {
+        srv_member_hold(m);
+        sb->held_revision = revision;
+        __atomic_store_n(&c->holds_deltas, true, __ATOMIC_RELEASE);
+        int64_t cap = s->cfg->max_result_rows;
+        if (cap > 0 && m->nheld_add + m->nheld_rem > (uint64_t)cap) {
+            char msg[300];
+            snprintf(msg, sizeof msg,
+                     "Subscription '%s' fell more than %lld changed rows behind while its "
+                     "connection was not reading. The subscription was removed; subscribe "
+                     "again.",
+                     sb->name, (long long)cap);
+            reset(c, sb, msg);
+        }
+        return;
+    }
+    if (srv_member_holds(m)) {
+        srv_member_hold(m);
+        revision = revision > sb->held_revision ? revision : sb->held_revision;
+    }
+    const val_t *add, *rem;
+    size_t nadd, nrem;
+    srv_member_changes(m, &add, &nadd, &rem, &nrem);
+    bool sent = nadd || nrem ? send_delta(c, sb, revision, add, nadd, rem, nrem) : true;
+    if (sent) {
+        srv_member_drop_held(m);
+        srv_member_clear(m);
+    }
+}
+
+typedef struct release_job {
+    srv_job job;
+    srv_conn *conn;
+    srv_capture out;
+} release_job;
+
+static void release_run(srv_job *j) {
+    release_job *r = (release_job *)j;
+    srv_tl_capture = &r->out;
+    srv_subs_release(r->conn);
+    srv_tl_capture = NULL;
+}
+
+static void release_done(srv_job *j) {
+    release_job *r = (release_job *)j;
+    srv_conn *c = r->conn;
+    srv_capture_flush(&r->out);
+    srv_capture_free(&r->out);
+    free(r);
+    c->refs--;
+    srv_conn_maybe_free(c);
+}
+
+void srv_subs_release_later(srv_conn *c) {
+    if (!__atomic_load_n(&c->holds_deltas, __ATOMIC_ACQUIRE)) return;
+    release_job *r = calloc(1, sizeof *r);
+    r->job.run = release_run;
+    r->job.done = release_done;
+    r->conn = c;
+    srv_capture_init(&r->out, c);
+    c->refs++;
+    srv_pool_submit(&c->srv->pool, &r->job, true);
+}
+
+void srv_subs_release(srv_conn *c) {
+    __atomic_store_n(&c->holds_deltas, false, __ATOMIC_RELEASE);
+    if (__atomic_load_n(&c->backpressured, __ATOMIC_ACQUIRE)) {
+        __atomic_store_n(&c->holds_deltas, true, __ATOMIC_RELEASE);
+        return; /* not reading again yet: the next drain tries again */
+    }
+    for (srv_sub *sb = c->subs, *next; sb; sb = next) {
+        next = sb->next;
+        if (srv_member_holds(&sb->member)) deliver(c->srv, sb, sb->held_revision);
+    }
+    srv_groups_publish(c);
 }
 
 /* A connection that left the graph (its own .kg use, or a .kg drop that moved it to
@@ -390,9 +519,7 @@ void srv_subs_publish(srv_server *s, srv_conn *own) {
             continue;
         }
         srv_sub *sb = m->owner;
-        send_delta(sb->conn, sb, srv_subs_revision(s, sb->kg, true), m->added, m->nadded,
-                   m->removed, m->nremoved);
-        srv_member_clear(m);
+        deliver(s, sb, srv_subs_revision(s, sb->kg, true));
     }
     srv_groups_publish_touched(s);
     if (!error_changed) return;

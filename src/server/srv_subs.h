@@ -29,6 +29,12 @@ void srv_subs_command(srv_conn *c, const char *id, const char *text, size_t len)
 void srv_subs_publish(srv_server *s, srv_conn *own);
 /* Closes every subscription of c (its views). */
 void srv_subs_drop_all(srv_conn *c);
+/* With the engine lock held, once c reads again (no longer over SRV_OUTBOUND_LIMIT):
+ * each subscription that held changes while it did not sends them as one delta. */
+void srv_subs_release(srv_conn *c);
+/* On the loop thread, when c is no longer over SRV_OUTBOUND_LIMIT: srv_subs_release in
+ * a job, if any subscription holds changes for it. */
+void srv_subs_release_later(srv_conn *c);
 /* Frees the per-graph revision counters (at shutdown). */
 void srv_subs_free(srv_server *s);
 

@@ -262,4 +262,101 @@ async def t_notifications_paced(binary):
             await c.ws.close()
 
 
-TESTS = [t_notifications, t_notification_evicted, t_slow_consumer, t_notifications_paced]
+async def read_replies(c, prefix, n):
+    """Reads c's n streamed replies to ?big(X, Y); returns the other frames seen."""
+    others = []
+    for i in range(n):
+        f = await frame(c, 30)
+        while f.get("id") != "%s%d" % (prefix, i):
+            others.append(f)
+            f = await frame(c, 30)
+        assert f["type"] == "result_start", f
+        while f["type"] != "result_end":
+            f = await frame(c, 30)
+    return others
+
+
+async def write(c, program):
+    """A write that changes something: its reply, then its own notification."""
+    await execute(c, program)
+    assert (await frame(c))["type"] == "persistent_update"
+
+
+async def t_slow_subscriber(binary):
+    """A subscriber that stops reading does not grow the server's memory and loses
+    nothing: its subscriptions hold their changes, netted, and send them as one delta
+    when it reads again; one that falls more than max_result_rows changed rows behind is
+    ended with subscription_reset, and its name is free again."""
+    if is_tsan(binary):
+        return  # timing-bound: run by the normal and ASan builds, not under ThreadSanitizer
+    env = {"INPUTLAYER_HTTP__RATE_LIMIT__WS_MAX_MESSAGES_PER_SEC": "0",
+           "INPUTLAYER_STORAGE__PERFORMANCE__MAX_RESULT_ROWS": "50"}
+    with OwnServer(binary, env=env) as srv:
+        w, s = await connect(srv), await connect(srv)
+        pad = "z" * 50000
+        for k in range(4):
+            rows = ", ".join('(%d, "%s")' % (k * 12 + i, pad) for i in range(12))
+            await write(w, "+big[%s]" % rows)
+        await write(w, "+t(0)")
+        for name, q in (("t1", "?t(X)"), ("t2", "?u(X)")):
+            await s.send({"type": "execute", "id": name, "program": ".subscribe %s %s" % (name, q)})
+            f = await frame(s)
+            while f.get("id") != name:
+                f = await frame(s)
+            assert f["type"] == "result" and "subscribed" in f, f
+        # 2.4 MB per reply: the server holds s back after a few.
+        for i in range(40):
+            await s.send({"type": "execute", "id": "b%d" % i, "program": "?big(X, Y)"})
+        await backpressured(srv)
+        await asyncio.sleep(0.5)  # the kernel's buffers are full: the limit holds
+        for prog in ("+t(1)", "+t(2)", "-t(1)", "+t(3)", "-t(0)"):
+            await write(w, prog)
+        others = await read_replies(s, "b", 40)
+        deltas = [o for o in others if o["type"] == "subscription_delta"]
+        state, seq = {0}, 0
+        while state != {2, 3}:
+            if not deltas:
+                deltas.append(await frame(s, 30))
+            d = deltas.pop(0)
+            assert d["type"] == "subscription_delta" and d["subscription"] == "t1", d
+            assert d["seq"] == seq + 1, d
+            seq = d["seq"]
+            for r in d["retracted"]:
+                state.remove(r[0])
+            for r in d["inserted"]:
+                state.add(r[0])
+        # Fewer deltas than writes: what it did not read was held and netted.
+        assert not deltas and seq < 5, (seq, deltas)
+        # Past max_result_rows held rows: reset, and the name is free.
+        for i in range(40):
+            await s.send({"type": "execute", "id": "c%d" % i, "program": "?big(X, Y)"})
+        await backpressured(srv)
+        await asyncio.sleep(0.5)
+        for k in range(3):
+            await write(w, "+u[%s]" % ", ".join("(%d)" % (k * 30 + i) for i in range(30)))
+        others = await read_replies(s, "c", 40)
+        pushes = [o for o in others if o["type"].startswith("subscription")]
+        while not pushes or pushes[-1]["type"] != "subscription_reset":
+            pushes.append(await frame(s, 30))
+        # Whatever was sent before it fell too far behind, then the reset.
+        f = pushes.pop()
+        assert f["subscription"] == "t2" and "fell more than 50 changed rows behind" in \
+            f["message"] and "subscribe again" in f["message"], f
+        assert all(p["type"] == "subscription_delta" and p["subscription"] == "t2"
+                   for p in pushes), pushes
+        await s.send({"type": "execute", "id": "again", "program": ".subscribe t2 ?t(X)"})
+        f = await frame(s)
+        while f.get("id") != "again":
+            f = await frame(s)
+        assert f["type"] == "result" and sorted(f["rows"]) == [[2], [3]], f
+        await write(w, "+t(4)")
+        f = await frame(s)
+        while f["type"] != "subscription_delta" or f["subscription"] != "t1":
+            f = await frame(s)
+        assert f["inserted"] == [[4]] and f["seq"] == seq + 1, f
+        for c in (w, s):
+            await c.ws.close()
+
+
+TESTS = [t_notifications, t_notification_evicted, t_slow_consumer, t_notifications_paced,
+         t_slow_subscriber]
