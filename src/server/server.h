@@ -127,13 +127,13 @@ typedef struct srv_server {
     unsigned nconns, nhttp, nws, nsessions, ndirty;
     char epoch[17];
     struct srv_conn *conns;          /* every open connection, for shutdown */
-    struct srv_kgrev *kgrevs;        /* srv_subs.c: per-graph revisions of standing queries */
+    struct srv_kgrev *kgrevs;        /* srv_revision.c: per-graph revisions (engine lock) */
+    uint64_t revision_stmt;          /* srv_revision.c: statements that changed some graph */
     struct srv_conn *subscribers;    /* srv_subs.c: connections with subscriptions (engine lock) */
     struct srv_family *sub_families; /* srv_subfam.c: the views of standing queries (engine lock) */
     unsigned long nsub_views, nsubs_active; /* their number and members' (atomic, for metrics) */
     struct srv_conn *sessions; /* srv_deliver.c: connections with open sessions (engine lock) */
     struct srv_notify_log *notify;
-    uint64_t sub_round;
 } srv_server;
 
 /* Frames produced by a job: for its own connection, in order, and pushes (subscription
@@ -167,6 +167,7 @@ enum srv_phase { SRV_REQ_QUEUED, SRV_REQ_STARTED, SRV_REQ_FINISHED };
 enum srv_req_kind {
     SRV_RK_REPLY,   /* answered when read (pong, errors, cancel_ack) */
     SRV_RK_EXECUTE, /* a program */
+    SRV_RK_READ,    /* a `read` frame's queries (srv_read.h) */
 };
 /* Whether a started request may still be cancelled (srv_req.commit). */
 enum { SRV_COMMIT_NOT_YET, SRV_COMMIT_BEGUN, SRV_COMMIT_CANCELLED };
@@ -189,7 +190,7 @@ typedef struct srv_req {
     bool has_id, in_pool, inline_spilled, stopped;
     bool identity; /* a .user / .apikey command: runs on the loop thread */
     char id[65];
-    char *program;
+    char *program; /* EXECUTE: the program; READ: the queries, packed by srv_read_pack */
     size_t len;
     uint64_t received_ns, deadline_ns; /* 0 = no deadline */
     uint64_t pooled_ns;                /* when it was queued for a worker */

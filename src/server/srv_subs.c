@@ -1,8 +1,8 @@
 /* Standing queries: `.subscribe` joins the connection to its query's family view
  * (srv_subfam.h) and answers with the snapshot and `subscribed{subscription, generation,
  * revision}`; after each request every subscription whose rows changed gets one
- * `subscription_delta` (docs/server.md, "Standing queries"). The revision is a per-graph
- * counter, bumped once per request that changed any subscription of the graph. */
+ * `subscription_delta` (docs/server.md, "Standing queries"), carrying the graph's
+ * revision (srv_revision.h). */
 #include "server/srv_subs.h"
 
 #include <ctype.h>
@@ -13,6 +13,7 @@
 #include "base/arena.h"
 #include "iql/parser.h"
 #include "kg/kg.h"
+#include "server/srv_revision.h"
 #include "server/srv_subfam.h"
 
 #define NAME_MAX_LEN 128
@@ -27,31 +28,6 @@ typedef struct srv_sub {
     char **cols;
     bool errored; /* the view's error was reported */
 } srv_sub;
-
-typedef struct srv_kgrev {
-    struct srv_kgrev *next;
-    uint64_t revision, round; /* round: the publish that last bumped it */
-    char kg[];
-} srv_kgrev;
-
-static srv_kgrev *kgrev(srv_server *s, const char *kg) {
-    for (srv_kgrev *r = s->kgrevs; r; r = r->next)
-        if (strcmp(r->kg, kg) == 0) return r;
-    size_t n = strlen(kg) + 1;
-    srv_kgrev *r = calloc(1, sizeof *r + n);
-    memcpy(r->kg, kg, n);
-    r->next = s->kgrevs;
-    s->kgrevs = r;
-    return r;
-}
-
-void srv_subs_free(srv_server *s) {
-    while (s->kgrevs) {
-        srv_kgrev *r = s->kgrevs;
-        s->kgrevs = r->next;
-        free(r);
-    }
-}
 
 static void sub_free(srv_server *s, srv_sub *sb) {
     srv_member_leave(s, &sb->member);
@@ -258,7 +234,7 @@ static void subscribe(srv_conn *c, const char *id, const char *name, size_t nlen
     srv_json_str(&b, sb->name, strlen(sb->name));
     il_buf_printf(&b, ",\"generation\":%llu,\"revision\":%llu}}",
                   (unsigned long long)sb->generation,
-                  (unsigned long long)kgrev(c->srv, sb->kg)->revision);
+                  (unsigned long long)srv_revision(c->srv, sb->kg));
     srv_ws_send(c, b.data, b.len);
     il_buf_free(&b);
     sb->next = c->subs;
@@ -340,7 +316,6 @@ static void send_sub_error(srv_conn *c, srv_sub *sb, const char *message) {
 }
 
 void srv_subs_publish(srv_server *s) {
-    uint64_t round = ++s->sub_round;
     /* A connection that left the graph (its own .kg use, or a .kg drop that moved it to
      * default) loses its subscriptions silently, before their rows are routed. */
     for (srv_conn *c = s->subscribers; c; c = c->next_subscriber) {
@@ -361,14 +336,11 @@ void srv_subs_publish(srv_server *s) {
         next = c->next_subscriber;
         for (srv_sub *sb = c->subs; sb; sb = sb->next) {
             srv_member *m = &sb->member;
-            if (m->nadded || m->nremoved) {
-                srv_kgrev *r = kgrev(s, sb->kg);
-                if (r->round != round) {
-                    r->round = round;
-                    r->revision++;
-                }
-                send_delta(c, sb, r->revision, m->added, m->nadded, m->removed, m->nremoved);
-            }
+            /* Rows change only by statements that changed the graph, each of which moved
+             * its revision: a delta's revision is past the one before it. */
+            if (m->nadded || m->nremoved)
+                send_delta(c, sb, srv_revision(s, sb->kg), m->added, m->nadded, m->removed,
+                           m->nremoved);
             srv_member_clear(m);
             const char *e = srv_member_error(m);
             if (e && !sb->errored) send_sub_error(c, sb, e);

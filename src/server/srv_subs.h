@@ -26,7 +26,5 @@ void srv_subs_command(srv_conn *c, const char *id, const char *text, size_t len)
 void srv_subs_publish(srv_server *s);
 /* Closes every subscription of c (its views). */
 void srv_subs_drop_all(srv_conn *c);
-/* Frees the per-graph revision counters (at shutdown). */
-void srv_subs_free(srv_server *s);
 
 #endif

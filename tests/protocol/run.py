@@ -8,7 +8,8 @@ the server must still answer (on the same connection, or on a new one after a cl
 The users, API keys, ACLs and lockout tests are in access.py (on the same server); the
 limits, heartbeat and configuration tests in limits.py and the deadline, cancel, overload
 and memory tests in guards.py (each on servers of its own); the standing query tests in
-subs.py (on the shared server).
+subs.py and the snapshot read tests in read.py (on the shared server, and read.py's
+OWN_TESTS on servers of their own).
 
 Usage: tests/protocol/run.py --server-bin PATH. Needs python3-websockets (Debian's
 /usr/bin/python3). Exit status 0 when every check passes."""
@@ -28,6 +29,7 @@ import access  # noqa: E402
 import guards  # noqa: E402
 import limits  # noqa: E402
 import notify  # noqa: E402
+import read  # noqa: E402
 import subs  # noqa: E402
 
 # ---------------------------------------------------------------------------
@@ -209,7 +211,7 @@ async def t_too_big(srv):
 
 
 TESTS = [t_http, t_auth, t_execute, t_ping_cancel, t_pipelined, t_malformed, t_stream,
-         t_too_big] + access.TESTS + subs.TESTS
+         t_too_big] + access.TESTS + subs.TESTS + read.TESTS
 
 
 async def run_tests(tests, arg):
@@ -244,8 +246,9 @@ def main():
         print("FAIL sanitizer report from the server:\n" + out[-6000:])
         failed += 1
     # Tests that start servers of their own (limits and configuration).
-    failed += asyncio.run(run_tests(limits.TESTS + guards.TESTS + notify.TESTS, binary))
-    total = len(TESTS) + len(limits.TESTS) + len(guards.TESTS) + len(notify.TESTS)
+    own = limits.TESTS + guards.TESTS + notify.TESTS + read.OWN_TESTS
+    failed += asyncio.run(run_tests(own, binary))
+    total = len(TESTS) + len(own)
     passed = max(total - failed, 0)
     print("%s: %d of %d protocol tests passed" % ("PASS" if not failed else "FAIL", passed, total))
     print("protocol: %d passed, %d failed" % (passed, total - passed))
