@@ -93,6 +93,13 @@ bool il_engine_has_graph(il_engine *e, const char *name);
 
 /* Executes one statement (see il_next_statement for splitting a script). Never NULL. */
 il_result *il_execute(il_session *s, const char *text, size_t len);
+/* Runs one query (`?...`) over the session's knowledge graph as stored: its persistent
+ * rules and stored facts; the session's own facts and rules take no part (a server's
+ * snapshot reads). Under the session's limits, like il_execute. A TABLE of the query's
+ * rows (sorted, annotated, offset and limit as il_execute's), cut to max_rows when
+ * max_rows > 0 (il_result_total_rows tells how many there were); an ERROR when it fails
+ * or is not a query; a PARSE_ERROR when it does not parse. Never NULL. */
+il_result *il_query_stored(il_session *s, const char *text, size_t len, size_t max_rows);
 void il_result_free(il_result *r);
 
 /* ---- guards: stopping a statement by cancel, deadline or memory ----
@@ -171,6 +178,9 @@ const char *il_result_line(const il_result *r, size_t i);
 size_t il_result_ncols(const il_result *r);
 const char *il_result_col(const il_result *r, size_t i);
 size_t il_result_nrows(const il_result *r);
+/* The rows a query's table had before it was cut (to il_query_stored's max_rows, or to
+ * il_execute's 100000): il_result_nrows when nothing was cut. */
+size_t il_result_total_rows(const il_result *r);
 /* The row's values; a row may be wider than the column list (extra values are not
  * shown by the CLI). *width receives the number of values. */
 const il_value *il_result_row(const il_result *r, size_t i, size_t *width);

@@ -85,7 +85,10 @@ bool il_engine_has_graph(il_engine *e, const char *name) {
     return kg_graph_find(e, name) != NULL;
 }
 
-il_result *il_execute(il_session *s, const char *text, size_t len) {
+/* One statement under the session's guard; `stored`: a query over stored state only,
+ * cut to max_rows (il_query_stored). */
+static il_result *statement(il_session *s, const char *text, size_t len, bool stored,
+                            size_t max_rows) {
     exec_guard guard;
     kg_guard_begin(s, &guard);
     il_result *r = NULL;
@@ -101,10 +104,18 @@ il_result *il_execute(il_session *s, const char *text, size_t len) {
         else {
             s->text = text;
             s->text_len = len;
-            r = kg_exec_stmt(s, &st, &a);
+            r = stored ? kg_exec_stored_query(s, &st, max_rows) : kg_exec_stmt(s, &st, &a);
             s->text = NULL;
         }
         il_arena_destroy(&a);
     }
     return kg_guard_end(s, &guard, r);
+}
+
+il_result *il_execute(il_session *s, const char *text, size_t len) {
+    return statement(s, text, len, false, 0);
+}
+
+il_result *il_query_stored(il_session *s, const char *text, size_t len, size_t max_rows) {
+    return statement(s, text, len, true, max_rows ? max_rows : SIZE_MAX);
 }

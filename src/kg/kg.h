@@ -125,6 +125,7 @@ struct il_result {
     il_stop stop; /* why the statement was stopped, or IL_STOP_NONE */
     char *title;
     uint64_t peak_bytes; /* the peak of its counted working data (base/meter.h) */
+    size_t total_rows;   /* a query's table: its rows before the cut to nrows (0: not cut) */
 };
 
 /* ---- catalog (catalog.c) ---- */
@@ -214,6 +215,7 @@ il_result *kg_guard_end(il_session *s, exec_guard *g, il_result *r);
 typedef struct kg_query_opts {
     bool with_session; /* session facts and rules take part */
     bool raw_headers;  /* `.why`: headers from the query head (`_c0` for constants) */
+    size_t max_rows;   /* rows the table keeps at most; 0: the engine's 100000 */
 } kg_query_opts;
 /* Runs a query and returns a table (or an error). */
 il_result *kg_query(il_session *s, const iql_query *q, kg_query_opts opts);
@@ -235,6 +237,10 @@ const char *kg_query_rows(il_session *s, const iql_rule *q, bool with_session, v
 
 /* ---- statements (stmt.c, meta.c, validate.c) ---- */
 il_result *kg_exec_stmt(il_session *s, const iql_stmt *st, il_arena *a);
+/* A query statement over the graph as stored (il_query_stored): persistent rules and
+ * stored facts only, the table cut to max_rows (0: the engine's 100000). Any other
+ * statement is an ERROR. */
+il_result *kg_exec_stored_query(il_session *s, const iql_stmt *st, size_t max_rows);
 il_result *kg_exec_meta(il_session *s, const iql_meta *m, il_arena *a);
 /* `.debug ?query`: the compiled program (query.c). */
 il_result *kg_debug(il_session *s, const char *text, il_arena *a);

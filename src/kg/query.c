@@ -442,7 +442,9 @@ il_result *kg_query(il_session *s, const iql_query *q, kg_query_opts opts) {
     if (first > nrows) first = nrows;
     size_t count = nrows - first;
     if (q->limit >= 0 && (size_t)q->limit < count) count = (size_t)q->limit;
-    if (count > MAX_RESULT_ROWS) count = MAX_RESULT_ROWS;
+    r->total_rows = arity ? count : 0;
+    size_t max_rows = opts.max_rows ? opts.max_rows : MAX_RESULT_ROWS;
+    if (count > max_rows) count = max_rows;
     r->width = arity;
     r->nrows = count;
     if (count && arity) {

@@ -99,6 +99,9 @@ const char *il_result_col(const il_result *r, size_t i) {
 size_t il_result_nrows(const il_result *r) {
     return r->nrows;
 }
+size_t il_result_total_rows(const il_result *r) {
+    return r->total_rows > r->nrows ? r->total_rows : r->nrows;
+}
 
 const il_value *il_result_row(const il_result *r, size_t i, size_t *width) {
     if (width) *width = r->width;

@@ -594,6 +594,16 @@ static il_result *check_width(const iql_stmt *st) {
     return w ? too_wide(w->rel, w->nargs) : NULL;
 }
 
+/* Only a read that finished may start maintaining its rule: building the view costs what
+ * the read cost and is not stopped by the statement's guard, so a read that was stopped (a
+ * recursion without a fixpoint, a memory limit) never gets there. */
+static il_result *exec_query(il_session *s, const iql_query *q, kg_query_opts o) {
+    il_result *r = kg_query(s, q, o);
+    if (il_result_kind_of(r) != IL_RESULT_ERROR && !(s->guard && s->guard->stop))
+        read_policy_note_query(s, q);
+    return r;
+}
+
 static il_result *exec_stmt(il_session *s, const iql_stmt *st, il_arena *a) {
     il_result *wide = check_width(st);
     if (wide) return wide;
@@ -626,14 +636,7 @@ static il_result *exec_stmt(il_session *s, const iql_stmt *st, il_arena *a) {
         return exec_cond_delete(s, &st->u.rule, a);
     case IQL_STMT_QUERY: {
         kg_query_opts o = {.with_session = true};
-        il_result *r = kg_query(s, &st->u.query, o);
-        /* Only a read that finished may start maintaining its rule: building the view
-         * costs what the read cost and is not stopped by the statement's guard, so a read
-         * that was stopped (a recursion without a fixpoint, a memory limit) never gets
-         * there. */
-        if (il_result_kind_of(r) != IL_RESULT_ERROR && !(s->guard && s->guard->stop))
-            read_policy_note_query(s, &st->u.query);
-        return r;
+        return exec_query(s, &st->u.query, o);
     }
     case IQL_STMT_SESSION_RULE:
         return exec_session_rule(s, &st->u.rule, a);
@@ -641,6 +644,16 @@ static il_result *exec_stmt(il_session *s, const iql_stmt *st, il_arena *a) {
         return exec_session_fact(s, &st->u.facts, a);
     }
     return res_error("Unsupported statement");
+}
+
+/* Nothing to commit: a query changes no stored state, so the log, the views and the change
+ * hook have nothing to do. */
+il_result *kg_exec_stored_query(il_session *s, const iql_stmt *st, size_t max_rows) {
+    if (st->kind != IQL_STMT_QUERY) return res_error("Not a query: expected one `?` query");
+    il_result *wide = check_width(st);
+    if (wide) return wide;
+    kg_query_opts o = {.with_session = false, .max_rows = max_rows};
+    return exec_query(s, &st->u.query, o);
 }
 
 /* Statements that cannot change stored state, allowed after the log failed. */

@@ -13,7 +13,7 @@
 
 #include "server/server.h"
 #include "server/srv_deliver.h"
-#include "server/srv_subs.h"
+#include "server/srv_revision.h"
 #include "value/value.h"
 
 extern char **environ;
@@ -229,7 +229,7 @@ int main(int argc, char **argv) {
     il_buf_free(&path);
     srv_users_free(&s.users);
     srv_clients_free(&s.clients);
-    srv_subs_free(&s);
+    srv_revisions_free(&s);
     pthread_mutex_destroy(&s.users_lock);
     pthread_mutex_destroy(&s.graphs_lock);
     il_buf_free(&s.graph_names);

@@ -1,9 +1,9 @@
 /* The WebSocket protocol's frames (protocol v5 subset): authentication (passwords with
  * login backoff, API keys), then every frame becomes a request of the connection's
- * pipeline: execute (with id, timeout_ms), subscribe (groups, srv_subgroup.h), ping,
- * cancel (acted on when read, answered in order), the message rate limit, and
- * invalid_request errors for malformed frames and duplicate ids. Programs run in
- * srv_exec.c. */
+ * pipeline: execute (with id, timeout_ms), read (snapshot reads), subscribe (groups,
+ * srv_subgroup.h), ping, cancel (acted on when read, answered in order), the message rate
+ * limit, and invalid_request errors for malformed frames and duplicate ids. Programs run
+ * in srv_exec.c, reads in srv_read.c. */
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +13,7 @@
 #include "server/srv_authz.h"
 #include "server/srv_exec.h"
 #include "server/srv_pipeline.h"
+#include "server/srv_read.h"
 #include "server/srv_subgroup.h"
 
 /* ---- frames ---- */
@@ -159,6 +160,22 @@ static void auth_phase(srv_conn *c, const char *id, const char *type, json_t *ro
     }
 }
 
+/* One deadline per execute or read, from when the frame was read; timeout_ms can only
+ * shorten it. */
+static void set_deadline(srv_req *r, int64_t timeout) {
+    int64_t ms = r->conn->srv->cfg->query_timeout_ms;
+    if (timeout > 0 && (ms <= 0 || timeout < ms)) ms = timeout;
+    if (ms > 0) r->deadline_ns = r->received_ns + (uint64_t)ms * 1000000u;
+}
+
+static bool bad_timeout(json_t *timeout) {
+    return timeout && (!json_is_integer(timeout) || json_integer_value(timeout) < 0);
+}
+
+static int64_t timeout_of(json_t *timeout) {
+    return timeout ? (int64_t)json_integer_value(timeout) : 0;
+}
+
 static void execute(srv_conn *c, const char *id, const char *prog, size_t len, int64_t timeout) {
     srv_req *r = srv_pipe_new(c, SRV_RK_EXECUTE, id);
     r->program = malloc(len + 1);
@@ -168,10 +185,7 @@ static void execute(srv_conn *c, const char *id, const char *prog, size_t len, i
     bool read_only;
     srv_exec_classify(prog, len, &read_only, &r->identity);
     r->access = read_only ? SRV_SHARED : SRV_EXCLUSIVE;
-    /* One deadline, from when the frame was read; timeout_ms can only shorten it. */
-    int64_t ms = c->srv->cfg->query_timeout_ms;
-    if (timeout > 0 && (ms <= 0 || timeout < ms)) ms = timeout;
-    if (ms > 0) r->deadline_ns = r->received_ns + (uint64_t)ms * 1000000u;
+    set_deadline(r, timeout);
 }
 
 static void reply_error(srv_conn *c, const char *id, const char *code, const char *msg) {
@@ -196,6 +210,27 @@ static void subscribe(srv_conn *c, const char *id, json_t *root) {
     srv_pipe_pump(c);
 }
 
+/* A read is shared: it runs beside the connection's other reads. */
+static void read_frame(srv_conn *c, const char *id, json_t *root) {
+    json_t *timeout = json_object_get(root, "timeout_ms");
+    char err[160];
+    char *packed;
+    size_t len;
+    if (bad_timeout(timeout)) {
+        reply_error(c, id, "invalid_request",
+                    "Invalid message format: timeout_ms must be an integer >= 0");
+    } else if (!srv_read_pack(json_object_get(root, "queries"), &packed, &len, err, sizeof err)) {
+        reply_error(c, id, "invalid_request", err);
+    } else {
+        srv_req *r = srv_pipe_new(c, SRV_RK_READ, id);
+        r->program = packed;
+        r->len = len;
+        r->access = SRV_SHARED;
+        set_deadline(r, timeout_of(timeout));
+        srv_pipe_pump(c);
+    }
+}
+
 static void ready_phase(srv_conn *c, const char *id, const char *type, json_t *root) {
     if (id && srv_pipe_id_in_use(c, id)) {
         /* The error must not carry the id: it would be taken for the other's reply. */
@@ -210,14 +245,14 @@ static void ready_phase(srv_conn *c, const char *id, const char *type, json_t *r
         if (!prog) {
             reply_error(c, id, "invalid_request",
                         "Invalid message format: execute needs a string `program`");
-        } else if (timeout && (!json_is_integer(timeout) || json_integer_value(timeout) < 0)) {
+        } else if (bad_timeout(timeout)) {
             reply_error(c, id, "invalid_request",
                         "Invalid message format: timeout_ms must be an integer >= 0");
         } else if (json_object_get(root, "params") || json_object_get(root, "expect_revision")) {
             reply_error(c, id, "unsupported",
                         "params and expect_revision are not supported by this server yet");
         } else {
-            execute(c, id, prog, len, timeout ? (int64_t)json_integer_value(timeout) : 0);
+            execute(c, id, prog, len, timeout_of(timeout));
             srv_pipe_pump(c);
         }
     } else if (strcmp(type, "ping") == 0) {
@@ -254,7 +289,7 @@ static void ready_phase(srv_conn *c, const char *id, const char *type, json_t *r
     } else if (strcmp(type, "subscribe") == 0) {
         subscribe(c, id, root);
     } else if (strcmp(type, "read") == 0) {
-        reply_error(c, id, "unsupported", "This request type is not supported by this server yet");
+        read_frame(c, id, root);
     } else {
         char msg[160];
         snprintf(msg, sizeof msg, "Invalid message format: unknown type '%.64s'", type);

@@ -129,7 +129,8 @@ typedef struct srv_server {
     char epoch[17];
     struct srv_conn *conns;          /* every open connection, for shutdown */
     struct srv_conn *busy;           /* connections with unreleased requests (the sweep's) */
-    struct srv_kgrev *kgrevs;        /* srv_subs.c: per-graph revisions of standing queries */
+    struct srv_kgrev *kgrevs;        /* srv_revision.c: per-graph revisions (engine lock) */
+    uint64_t revision_stmt;          /* srv_revision.c: statements that changed some graph */
     struct srv_conn *subscribers;    /* srv_subs.c: connections with subscriptions (engine lock) */
     struct srv_family *sub_families; /* srv_subfam.c: the views of standing queries (engine lock) */
     unsigned long nsub_views, nsubs_active; /* their number and members' (atomic, for metrics) */
@@ -137,11 +138,10 @@ typedef struct srv_server {
     struct srv_notify_log *notify;
     /* srv_deliver.c: notifications go to connections in paced rounds (loop thread). */
     uv_timer_t deliver_timer;
-    uint64_t deliver_last_ns; /* when the last round started */
-    uint64_t deliver_covered; /* the last seq that round read through */
-    bool deliver_running;     /* a round is queued or running */
-    bool deliver_again;       /* something was published meanwhile */
-    uint64_t sub_round;
+    uint64_t deliver_last_ns;         /* when the last round started */
+    uint64_t deliver_covered;         /* the last seq that round read through */
+    bool deliver_running;             /* a round is queued or running */
+    bool deliver_again;               /* something was published meanwhile */
     uint64_t sub_graph_changes;       /* srv_notify_graph_changes when subscriptions last looked */
     struct srv_member *sub_touched;   /* srv_subfam.c: members with rows not yet published */
     struct srv_group *groups_touched; /* srv_subgroup.c: groups of such members */
@@ -186,6 +186,7 @@ enum srv_req_kind {
     SRV_RK_REPLY,     /* answered when read (pong, errors, cancel_ack) */
     SRV_RK_EXECUTE,   /* a program */
     SRV_RK_SUBSCRIBE, /* a `subscribe` frame (srv_subgroup.h) */
+    SRV_RK_READ,      /* a `read` frame's queries (srv_read.h) */
 };
 /* Whether a started request may still be cancelled (srv_req.commit). */
 enum { SRV_COMMIT_NOT_YET, SRV_COMMIT_BEGUN, SRV_COMMIT_CANCELLED };
@@ -208,7 +209,7 @@ typedef struct srv_req {
     bool has_id, in_pool, inline_spilled, stopped;
     bool identity; /* a .user / .apikey command: runs on the loop thread */
     char id[65];
-    char *program;
+    char *program; /* EXECUTE: the program; READ: the queries, packed by srv_read_pack */
     size_t len;
     struct srv_group_spec *group;      /* SRV_RK_SUBSCRIBE: the frame (one block) */
     uint64_t received_ns, deadline_ns; /* 0 = no deadline */

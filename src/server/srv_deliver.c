@@ -27,6 +27,8 @@
 #include "server/srv_authz.h"
 #include "server/srv_deliver.h"
 #include "server/srv_pipeline.h"
+#include "server/srv_revision.h"
+#include "server/srv_revision.h"
 
 #define DELIVER_NS_PER_SESSION 3000000u
 
@@ -254,9 +256,17 @@ void srv_deliver_kick(void *server) {
 
 /* ---- the log, sessions and replay ---- */
 
+/* The engine's one change hook: the graphs' revisions move first, so that whatever the
+ * notifications make a client do next (a read, a subscribe) sees the new revision. */
+static void on_change(void *ctx, const il_change *changes, size_t n) {
+    srv_server *s = ctx;
+    srv_revision_note(s, changes, n);
+    srv_notify_change_hook(s->notify, changes, n);
+}
+
 void srv_deliver_start(srv_server *s) {
     s->notify = srv_notify_new(s->epoch, s->cfg->notification_buffer_size, NULL, NULL);
-    il_engine_set_change_hook(s->engine, srv_notify_change_hook, s->notify);
+    il_engine_set_change_hook(s->engine, on_change, s);
 }
 
 void srv_deliver_stop(srv_server *s) {

@@ -15,6 +15,8 @@
 #include "server/srv_deliver.h"
 #include "server/srv_exec.h"
 #include "server/srv_pipeline.h"
+#include "server/srv_read.h"
+#include "server/srv_rows.h"
 #include "server/srv_subgroup.h"
 #include "server/srv_subs.h"
 
@@ -45,45 +47,38 @@ static void reply_free(reply *r) {
     il_buf_free(&r->ext);
 }
 
-static size_t reply_ncols(const reply *r) {
-    if (r->cols) return r->ncols;
-    if (!r->table) return 1;
-    return il_result_nrows(r->table) ? il_result_ncols(r->table) : 0;
-}
-
 /* Rows the result has (a table may be cut to max_result_rows when sent). */
 static size_t reply_nrows(const reply *r) {
     return r->cols ? r->nrows : r->table ? il_result_nrows(r->table) : r->nlines;
 }
 
 static void write_columns(il_buf *b, const reply *r) {
+    if (r->table && !r->cols) {
+        srv_rows_table_columns(b, r->table);
+        return;
+    }
+    size_t n = r->cols ? r->ncols : 1;
     il_buf_puts(b, ",\"columns\":[");
-    for (size_t i = 0; i < reply_ncols(r); i++) {
+    for (size_t i = 0; i < n; i++) {
         if (i) il_buf_putc(b, ',');
-        const char *name = r->cols ? r->cols[i] : r->table ? il_result_col(r->table, i) : "message";
+        const char *name = r->cols ? r->cols[i] : "message";
         srv_json_str(b, name, strlen(name));
     }
     il_buf_putc(b, ']');
 }
 
-static void write_row(il_buf *b, const reply *r, size_t i) {
+/* An srv_row_fn over a reply. */
+static void write_row(il_buf *b, const void *src, size_t i) {
+    const reply *r = src;
     if (r->cols) {
         il_buf_puts(b, r->rows[i]);
-        return;
-    }
-    il_buf_putc(b, '[');
-    if (r->table) {
-        size_t width;
-        const il_value *row = il_result_row(r->table, i, &width);
-        size_t n = width < reply_ncols(r) ? width : reply_ncols(r);
-        for (size_t k = 0; k < n; k++) {
-            if (k) il_buf_putc(b, ',');
-            srv_json_value(b, row[k]);
-        }
+    } else if (r->table) {
+        srv_rows_table_row(b, r->table, i);
     } else {
+        il_buf_putc(b, '[');
         srv_json_str(b, r->lines[i], strlen(r->lines[i]));
+        il_buf_putc(b, ']');
     }
-    il_buf_putc(b, ']');
 }
 
 static void write_provenance(il_buf *b, size_t n) {
@@ -99,40 +94,30 @@ static void send_buf(srv_conn *c, il_buf *b) {
 }
 
 /* Sends a result as one frame, or as result_start/chunk/end when over 1 MiB. A query
- * table over max_result_rows is cut there and flagged truncated, with total_count the
- * rows it had (the original cut silently, with truncated:false: BUG). */
+ * table over max_result_rows (or the engine's 100000) is cut there and flagged truncated,
+ * with total_count the rows it had (the original cut silently, with truncated:false:
+ * BUG). */
 static void send_reply(srv_conn *c, const char *id, reply *r) {
-    size_t total = reply_nrows(r), nrows = total;
+    size_t nrows = reply_nrows(r);
+    size_t total = r->table && !r->cols ? il_result_total_rows(r->table) : nrows;
     int64_t cap = c->srv->cfg->max_result_rows;
     if (r->table && cap > 0 && nrows > (uint64_t)cap) nrows = (size_t)cap;
     const char *truncated = nrows < total ? "true" : "false";
-    il_buf rows;
-    il_buf_init(&rows);
-    size_t *off = malloc((nrows + 1) * sizeof *off);
-    for (size_t i = 0; i < nrows; i++) {
-        off[i] = rows.len;
-        if (i) il_buf_putc(&rows, ',');
-        write_row(&rows, r, i);
-        if (rows.len - off[i] > SRV_MAX_MESSAGE - 4096) {
-            char msg[128];
-            snprintf(msg, sizeof msg, "Result too large (%zu bytes, max %u)", rows.len - off[i],
-                     SRV_MAX_MESSAGE);
-            srv_send_error(c, id, "internal", msg);
-            free(off);
-            il_buf_free(&rows);
-            return;
-        }
+    srv_rows rows;
+    char msg[128];
+    if (!srv_rows_encode(&rows, write_row, r, nrows, msg, sizeof msg)) {
+        srv_send_error(c, id, "internal", msg);
+        return;
     }
-    off[nrows] = rows.len;
     il_buf b;
     il_buf_init(&b);
-    if (rows.len + nrows * 12 + 4096 <= SRV_STREAM_THRESHOLD) {
+    if (rows.json.len + nrows * 12 + 4096 <= SRV_STREAM_THRESHOLD) {
         srv_json_open(&b, "result", id);
         write_columns(&b, r);
-        il_buf_puts(&b, ",\"rows\":[");
-        il_buf_put(&b, rows.data, rows.len);
+        il_buf_puts(&b, ",\"rows\":");
+        srv_rows_put(&b, &rows, 0, nrows);
         il_buf_printf(&b,
-                      "],\"row_count\":%zu,\"total_count\":%zu,\"truncated\":%s,"
+                      ",\"row_count\":%zu,\"total_count\":%zu,\"truncated\":%s,"
                       "\"execution_time_ms\":%llu,\"errors\":[",
                       nrows, total, truncated, (unsigned long long)r->ms);
         il_buf_put(&b, r->errors.data, r->errors.len);
@@ -153,30 +138,23 @@ static void send_reply(srv_conn *c, const char *id, reply *r) {
         il_buf_put(&b, r->ext.data, r->ext.len);
         il_buf_putc(&b, '}');
         send_buf(c, &b);
-        size_t chunk = 0, i = 0;
-        while (i < nrows) {
-            /* At most 500 rows and about 1 MiB per chunk; a bigger row goes alone. */
-            size_t j = i + 1;
-            while (j < nrows && j - i < SRV_CHUNK_ROWS &&
-                   off[j + 1] - off[i] < SRV_STREAM_THRESHOLD)
-                j++;
+        size_t chunk = 0;
+        for (size_t i = 0, j; i < nrows; i = j) {
+            j = srv_rows_chunk_end(&rows, i);
             srv_json_open(&b, "result_chunk", id);
-            il_buf_puts(&b, ",\"rows\":[");
-            size_t from = off[i] + (i ? 1 : 0); /* skip the separating comma */
-            il_buf_put(&b, rows.data + from, off[j] - from);
-            il_buf_printf(&b, "],\"chunk_index\":%zu", chunk++);
+            il_buf_puts(&b, ",\"rows\":");
+            srv_rows_put(&b, &rows, i, j);
+            il_buf_printf(&b, ",\"chunk_index\":%zu", chunk++);
             write_provenance(&b, j - i);
             il_buf_putc(&b, '}');
             send_buf(c, &b);
-            i = j;
         }
         srv_json_open(&b, "result_end", id);
         il_buf_printf(&b, ",\"row_count\":%zu,\"chunk_count\":%zu}", nrows, chunk);
         send_buf(c, &b);
     }
     il_buf_free(&b);
-    il_buf_free(&rows);
-    free(off);
+    srv_rows_free(&rows);
 }
 
 /* ---- execution ---- */
@@ -203,8 +181,7 @@ static const char *class_name(il_stmt_class k) {
     return NULL;
 }
 
-/* The error code of a failed statement, from its message. */
-static const char *error_code(const char *msg) {
+const char *srv_exec_error_code(const char *msg) {
     if (strncmp(msg, "Access denied", 13) == 0 || strncmp(msg, "Permission denied", 17) == 0)
         return "access_denied";
     if (strstr(msg, "not found") || strstr(msg, "does not exist")) return "not_found";
@@ -256,17 +233,9 @@ static bool is_query(const srv_stmt *st) {
     return p < st->text + st->len && *p == '?';
 }
 
-/* Runs one statement under the request's guards; NULL when the request stopped (the
- * error frame is its reply) or, run inline, overran its budget and must move to the pool.
- * A statement other than a query begins committing: a cancel is then too late. */
-static il_result *run(srv_req *rq, const srv_stmt *st) {
+il_result *srv_exec_guarded(srv_req *rq, const char *text, size_t len, bool stored) {
     srv_conn *c = rq->conn;
     srv_server *s = c->srv;
-    if (!is_query(st)) {
-        int expected = SRV_COMMIT_NOT_YET;
-        __atomic_compare_exchange_n(&rq->commit, &expected, SRV_COMMIT_BEGUN, false,
-                                    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
-    }
     int commit = __atomic_load_n(&rq->commit, __ATOMIC_SEQ_CST);
     if (commit == SRV_COMMIT_CANCELLED) {
         stop_request(rq, "cancelled", il_stop_message(IL_STOP_CANCELLED));
@@ -287,7 +256,9 @@ static il_result *run(srv_req *rq, const srv_stmt *st) {
     if (rq->inline_budget_ns && (!lim.deadline_ns || rq->inline_budget_ns < lim.deadline_ns))
         lim.deadline_ns = rq->inline_budget_ns;
     il_session_set_limits(c->session, &lim);
-    il_result *r = il_execute(c->session, st->text, st->len);
+    int64_t cap = s->cfg->max_result_rows;
+    il_result *r = stored ? il_query_stored(c->session, text, len, cap > 0 ? (size_t)cap : 0)
+                          : il_execute(c->session, text, len);
     il_session_set_limits(c->session, NULL);
     if (il_result_peak_bytes(r) > rq->peak_bytes) rq->peak_bytes = il_result_peak_bytes(r);
     il_stop why = il_result_stop(r);
@@ -306,6 +277,20 @@ static il_result *run(srv_req *rq, const srv_stmt *st) {
         return NULL;
     }
     __atomic_fetch_add(&s->query_count, 1, __ATOMIC_RELAXED);
+    return r;
+}
+
+/* Runs one statement of the program under the request's guards (srv_exec_guarded). A
+ * statement other than a query begins committing: a cancel is then too late. */
+static il_result *run(srv_req *rq, const srv_stmt *st) {
+    srv_conn *c = rq->conn;
+    if (!is_query(st)) {
+        int expected = SRV_COMMIT_NOT_YET;
+        __atomic_compare_exchange_n(&rq->commit, &expected, SRV_COMMIT_BEGUN, false,
+                                    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+    }
+    il_result *r = srv_exec_guarded(rq, st->text, st->len, false);
+    if (!r) return NULL;
     il_stmt_class k = il_result_stmt_class(r);
     bool was = c->dirty;
     if ((k == IL_STMT_SESSION_RULE || k == IL_STMT_SESSION_FACT) &&
@@ -314,7 +299,7 @@ static il_result *run(srv_req *rq, const srv_stmt *st) {
     else if (k == IL_STMT_SESSION_CLEAR || k == IL_STMT_KG_SWITCH)
         c->dirty = false;
     if (was != c->dirty)
-        __atomic_fetch_add(&s->ndirty, c->dirty ? 1u : (unsigned)-1, __ATOMIC_RELAXED);
+        __atomic_fetch_add(&c->srv->ndirty, c->dirty ? 1u : (unsigned)-1, __ATOMIC_RELAXED);
     return r;
 }
 
@@ -378,7 +363,7 @@ static void execute_one(srv_req *rq, const srv_stmt *st, uint64_t t0) {
         } else {
             char fields[64] = "";
             if (cls) snprintf(fields, sizeof fields, ",\"statement_class\":\"%s\"", cls);
-            srv_send_error_fields(c, id, error_code(msg), msg, fields);
+            srv_send_error_fields(c, id, srv_exec_error_code(msg), msg, fields);
         }
         free(msg);
         il_result_free(r);
@@ -468,7 +453,7 @@ static void execute_many(srv_req *rq, srv_stmt *sts, size_t n, uint64_t t0) {
             il_result_kind kind = il_result_kind_of(r);
             if (kind == IL_RESULT_ERROR || kind == IL_RESULT_PARSE_ERROR) {
                 failure = joined_lines(r);
-                if (kind == IL_RESULT_ERROR) code = error_code(failure);
+                if (kind == IL_RESULT_ERROR) code = srv_exec_error_code(failure);
             }
         }
         if (failure) {
@@ -545,9 +530,7 @@ static void free_stmts(srv_stmt *sts, size_t n) {
     free(sts);
 }
 
-/* The connection's user when its credential is still valid; else NULL, and the request
- * closes the connection with the credential notice when released. */
-static const srv_user *current_user(srv_req *rq) {
+bool srv_exec_credential_ok(srv_req *rq) {
     srv_server *s = rq->conn->srv;
     enum srv_notice why;
     pthread_mutex_lock(&s->users_lock);
@@ -557,7 +540,7 @@ static const srv_user *current_user(srv_req *rq) {
         rq->close_credential = true;
         rq->close_why = why;
     }
-    return me;
+    return me != NULL;
 }
 
 static void execute(srv_req *rq) {
@@ -575,7 +558,7 @@ static void execute(srv_req *rq) {
     }
     /* The role is read per statement, so a role change applies at once; a credential that
      * ended closes the connection instead of answering. */
-    if (!current_user(rq)) return;
+    if (!srv_exec_credential_ok(rq)) return;
     if (rq->kind == SRV_RK_SUBSCRIBE) {
         /* A group has no program to split; its credential is checked like a program's. */
         srv_group_subscribe(rq);
@@ -684,7 +667,10 @@ void srv_exec_run(srv_req *rq) {
     bool writes = rq->access == SRV_EXCLUSIVE && !rq->identity;
     /* What came before goes under the graph it was published in (a program may switch). */
     if (writes) srv_deliver_own(&rq->out);
-    execute(rq);
+    if (rq->kind == SRV_RK_READ)
+        srv_read_run(rq);
+    else
+        execute(rq);
     /* A read that finished before it saw its cancel still answers `cancelled`. */
     if (!rq->stopped && __atomic_load_n(&rq->commit, __ATOMIC_SEQ_CST) == SRV_COMMIT_CANCELLED)
         stop_request(rq, "cancelled", il_stop_message(IL_STOP_CANCELLED));

@@ -1,5 +1,6 @@
-/* Running a request's work with the engine lock held (srv_exec.c): a program, or opening
- * the session after authentication. Its frames go to the request's capture. */
+/* Running a request's work with the engine lock held (srv_exec.c): a program, a read
+ * (srv_read.h), or opening the session after authentication. Its frames go to the
+ * request's capture. */
 #ifndef IL_SERVER_SRV_EXEC_H
 #define IL_SERVER_SRV_EXEC_H
 
@@ -13,5 +14,17 @@ void srv_exec_run(srv_req *rq);
 void srv_exec_classify(const char *prog, size_t len, bool *read_only, bool *identity);
 /* The pool's `run` for requests. */
 void srv_exec_job(srv_job *j);
+
+/* For the request kinds that run statements (srv_read.c too), in their job: */
+/* False when the connection's credential ended: the request then closes the connection
+ * with the credential's notice instead of answering. */
+bool srv_exec_credential_ok(srv_req *rq);
+/* Runs one statement on the connection's session under the request's guards (cancel,
+ * deadline, memory, the inline budget): il_execute, or with `stored` il_query_stored cut
+ * to max_result_rows. NULL when the request stopped (its reply is then the stop's error)
+ * or overran its inline budget and must run again on the pool. */
+il_result *srv_exec_guarded(srv_req *rq, const char *text, size_t len, bool stored);
+/* The error code of a statement that failed, from its message. */
+const char *srv_exec_error_code(const char *msg);
 
 #endif

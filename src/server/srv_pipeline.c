@@ -263,12 +263,17 @@ static void release(srv_conn *c, srv_req *r) {
 }
 
 /* The start rule, and the bound: at most ws_max_in_flight_requests admitted (started or
- * finished, unreleased) at once, however many frames one read brought in. */
+ * finished, unreleased) at once, however many frames one read brought in. A `read` also
+ * waits for the connection's earlier reads to finish: evaluations take the engine lock in
+ * no set order, and a later read evaluated first could report an older revision than the
+ * read answered before it (they could not evaluate at the same time anyway). */
 static bool can_start(const srv_conn *c, const srv_req *r) {
     int64_t bound = c->srv->cfg->ws_max_in_flight_requests;
     int64_t admitted = 0;
     for (const srv_req *q = c->reqs; q != r; q = q->next) {
         if (r->access == SRV_EXCLUSIVE || q->access == SRV_EXCLUSIVE) return false;
+        if (r->kind == SRV_RK_READ && q->kind == SRV_RK_READ && q->phase == SRV_REQ_STARTED)
+            return false;
         admitted++;
     }
     return admitted < (bound < 1 ? 1 : bound);
@@ -316,7 +321,7 @@ static void start(srv_req *r) {
     size_t queued;
     unsigned running;
     srv_pool_stats(&s->pool, &queued, &running);
-    if (r->kind == SRV_RK_EXECUTE && r->access == SRV_SHARED && queued == 0 &&
+    if (r->kind != SRV_RK_REPLY && r->access == SRV_SHARED && queued == 0 &&
         !known_slow(c, program_hash(r)) && srv_pool_try_engine(&s->pool)) {
         r->inline_budget_ns = srv_mono_ns() + INLINE_BUDGET_NS;
         srv_exec_run(r);

@@ -17,6 +17,7 @@
 #include "iql/script.h"
 #include "server/srv_authz.h"
 #include "server/srv_subfam.h"
+#include "server/srv_revision.h"
 #include "server/srv_subs.h"
 
 /* ---- the frame ---- */
@@ -481,8 +482,7 @@ void srv_group_subscribe(srv_req *rq) {
     }
     if (grp) {
         grp->generation = ++c->sub_generation;
-        send_snapshot(c, id, grp, &t, first, srv_subs_revision(c->srv, grp->kg, false),
-                      srv_now_ms() - t0);
+        send_snapshot(c, id, grp, &t, first, srv_revision(c->srv, grp->kg), srv_now_ms() - t0);
         grp->next = c->groups;
         c->groups = grp;
         c->nsubs += grp->n;
@@ -654,7 +654,7 @@ static void publish(srv_conn *c, srv_group *grp) {
         srv_member_changes(&gm->member, &add, &nadd, &rem, &nrem);
         changed |= nadd || nrem;
     }
-    if (changed) send_delta(c, grp, srv_subs_revision(c->srv, grp->kg, true));
+    if (changed) send_delta(c, grp, srv_revision(c->srv, grp->kg));
     for (uint32_t i = 0; i < grp->n; i++) {
         srv_member_clear(&grp->m[i].member);
         srv_member_drop_held(&grp->m[i].member);

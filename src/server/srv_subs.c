@@ -1,8 +1,8 @@
 /* Standing queries: `.subscribe` joins the connection to its query's family view
  * (srv_subfam.h) and answers with the snapshot and `subscribed{subscription, generation,
  * revision}`; after each request every subscription whose rows changed gets one
- * `subscription_delta` (docs/server.md, "Standing queries"). The revision is a per-graph
- * counter, bumped once per request that changed any subscription of the graph. */
+ * `subscription_delta` (docs/server.md, "Standing queries"), carrying the graph's
+ * revision (srv_revision.h). */
 #include "server/srv_subs.h"
 
 #include <ctype.h>
@@ -15,6 +15,7 @@
 #include "iql/parser.h"
 #include "kg/kg.h"
 #include "server/srv_notify.h"
+#include "server/srv_revision.h"
 #include "server/srv_subfam.h"
 #include "server/srv_subgroup.h"
 
@@ -32,31 +33,6 @@ typedef struct srv_sub {
     char **cols;
     bool errored; /* the view's error was reported */
 } srv_sub;
-
-typedef struct srv_kgrev {
-    struct srv_kgrev *next;
-    uint64_t revision, round; /* round: the publish that last bumped it */
-    char kg[];
-} srv_kgrev;
-
-static srv_kgrev *kgrev(srv_server *s, const char *kg) {
-    for (srv_kgrev *r = s->kgrevs; r; r = r->next)
-        if (strcmp(r->kg, kg) == 0) return r;
-    size_t n = strlen(kg) + 1;
-    srv_kgrev *r = calloc(1, sizeof *r + n);
-    memcpy(r->kg, kg, n);
-    r->next = s->kgrevs;
-    s->kgrevs = r;
-    return r;
-}
-
-void srv_subs_free(srv_server *s) {
-    while (s->kgrevs) {
-        srv_kgrev *r = s->kgrevs;
-        s->kgrevs = r->next;
-        free(r);
-    }
-}
 
 static void sub_free(srv_server *s, srv_sub *sb) {
     srv_member_leave(s, &sb->member);
@@ -268,7 +244,7 @@ static void subscribe(srv_conn *c, const char *id, const char *name, size_t nlen
     srv_json_str(&b, sb->name, strlen(sb->name));
     il_buf_printf(&b, ",\"generation\":%llu,\"revision\":%llu}}",
                   (unsigned long long)sb->generation,
-                  (unsigned long long)srv_subs_revision(c->srv, sb->kg, false));
+                  (unsigned long long)srv_revision(c->srv, sb->kg));
     srv_ws_send(c, b.data, b.len);
     il_buf_free(&b);
     sb->next = c->subs;
@@ -496,7 +472,6 @@ static void leave_other_graphs(srv_conn *c) {
 }
 
 void srv_subs_publish(srv_server *s, srv_conn *own) {
-    ++s->sub_round;
     /* Only the request's own connection can have switched graph, unless a graph was
      * created or dropped: then every subscriber is looked at. */
     uint64_t graph_changes = srv_notify_graph_changes(s->notify);
@@ -519,7 +494,7 @@ void srv_subs_publish(srv_server *s, srv_conn *own) {
             continue;
         }
         srv_sub *sb = m->owner;
-        deliver(s, sb, srv_subs_revision(s, sb->kg, true));
+        deliver(s, sb, srv_revision(s, sb->kg));
     }
     srv_groups_publish_touched(s);
     if (!error_changed) return;
@@ -547,15 +522,6 @@ bool srv_subs_room(const srv_conn *c, unsigned more, char *msg, size_t len) {
     snprintf(msg, len, "Too many subscriptions on this connection (max %d%s)",
              SRV_MAX_SUBSCRIPTIONS, more > 1 ? "; a group counts once per query" : "");
     return false;
-}
-
-uint64_t srv_subs_revision(srv_server *s, const char *kg, bool changed) {
-    srv_kgrev *r = kgrev(s, kg);
-    if (changed && r->round != s->sub_round) {
-        r->round = s->sub_round;
-        r->revision++;
-    }
-    return r->revision;
 }
 
 void srv_subs_watch(srv_conn *c) {

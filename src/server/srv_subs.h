@@ -51,9 +51,6 @@ bool srv_subs_room(const srv_conn *c, unsigned more, char *msg, size_t len);
 char **srv_subs_headers(il_session *ses, const char *query, size_t len, uint32_t arity);
 /* Appends one row as a JSON array. */
 void srv_subs_put_row(il_buf *b, const val_t *row, uint32_t arity);
-/* The graph's revision of standing queries. With `changed` (a delta is about to be sent)
- * it is first bumped, once per publish. */
-uint64_t srv_subs_revision(srv_server *s, const char *kg, bool changed);
 /* Puts c on the list of connections that publishing visits. */
 void srv_subs_watch(srv_conn *c);
 

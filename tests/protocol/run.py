@@ -8,8 +8,9 @@ the server must still answer (on the same connection, or on a new one after a cl
 The users, API keys, ACLs and lockout tests are in access.py (on the same server); the
 limits, heartbeat and configuration tests in limits.py and the deadline, cancel, overload
 and memory tests in guards.py (each on servers of its own); the standing query tests in
-subs.py and the subscription group tests in groups.py (on the shared server, but for one
-of its own).
+subs.py, the subscription group tests in groups.py (on the shared server, but for one
+of its own) and the snapshot read tests in read.py (on the shared server, and read.py's
+OWN_TESTS on servers of their own).
 
 Usage: tests/protocol/run.py --server-bin PATH. Needs python3-websockets (Debian's
 /usr/bin/python3). Exit status 0 when every check passes."""
@@ -30,6 +31,7 @@ import groups  # noqa: E402
 import guards  # noqa: E402
 import limits  # noqa: E402
 import notify  # noqa: E402
+import read  # noqa: E402
 import subs  # noqa: E402
 
 # ---------------------------------------------------------------------------
@@ -211,7 +213,7 @@ async def t_too_big(srv):
 
 
 TESTS = [t_http, t_auth, t_execute, t_ping_cancel, t_pipelined, t_malformed, t_stream,
-         t_too_big] + access.TESTS + subs.TESTS + groups.TESTS
+         t_too_big] + access.TESTS + subs.TESTS + groups.TESTS + read.TESTS
 
 
 async def run_tests(tests, arg):
@@ -246,7 +248,7 @@ def main():
         print("FAIL sanitizer report from the server:\n" + out[-6000:])
         failed += 1
     # Tests that start servers of their own (limits and configuration).
-    own = limits.TESTS + guards.TESTS + notify.TESTS + groups.OWN_SERVER_TESTS
+    own = limits.TESTS + guards.TESTS + notify.TESTS + groups.OWN_SERVER_TESTS + read.OWN_TESTS
     failed += asyncio.run(run_tests(own, binary))
     total = len(TESTS) + len(own)
     passed = max(total - failed, 0)

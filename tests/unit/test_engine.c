@@ -1,7 +1,8 @@
 /* Unit tests of the embedding API (include/inputlayer.h): engines and sessions, session
  * isolation, knowledge-graph switching, result kinds and statement classes, value
  * formatting, insert and delete counts, arity errors, conditional deletes, atomic
- * updates, and statements that fail leaving every state unchanged. */
+ * updates, statements that fail leaving every state unchanged, and queries over stored
+ * state alone (il_query_stored). */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -497,4 +498,67 @@ Test(engine, session_graph_follows_switches) {
     cr_expect_str_eq(il_session_graph(s), "default");
     il_session_close(s);
     il_engine_close(e);
+}
+
+/* ---- queries over stored state (il_query_stored) ------------------------------------- */
+
+TestSuite(stored, .init = setup, .fini = teardown);
+
+/* Runs il_query_stored in S1 and checks the kind and the text of the result. */
+static void expect_stored(const char *query, size_t max_rows, il_result_kind kind,
+                          const char *want) {
+    il_result *r = il_query_stored(S1, query, strlen(query), max_rows);
+    char *got = text_of(r);
+    cr_expect_eq(il_result_kind_of(r), kind, "`%s`: kind %s, want %s (%s)", query,
+                 KIND_NAMES[il_result_kind_of(r)], KIND_NAMES[kind], got);
+    cr_expect_str_eq(got, want, "`%s`\n--- got:\n%s\n--- want:\n%s", query, got, want);
+    free(got);
+    il_result_free(r);
+}
+
+Test(stored, session_facts_and_rules_take_no_part) {
+    MSG(S1, "+p[(1), (2)]", "Inserted 2 fact(s) into 'p'.");
+    MSG(S1, "+q(X) <- p(X)", "Rule 'q' registered.");
+    MSG(S1, "p(9)", "Session fact added for 'p'. (Use +p(...) to persist)");
+    MSG(S1, "mine(X) <- p(X)", "Session rule added for 'mine'.");
+    TABLE(S1, "?q(X)", "X\n1\n2\n9");
+    expect_stored("?q(X)", 0, IL_RESULT_TABLE, "X\n1\n2");
+    expect_stored("?p(X)", 0, IL_RESULT_TABLE, "X\n1\n2");
+    expect_stored("?mine(X)", 0, IL_RESULT_TABLE, "X");
+    /* the session keeps what it had */
+    TABLE(S1, "?mine(X)", "X\n1\n2\n9");
+}
+
+Test(stored, cut_to_max_rows_with_the_total_kept) {
+    MSG(S1, "+n[(3), (1), (2), (5), (4)]", "Inserted 5 fact(s) into 'n'.");
+    expect_stored("?n(X:desc), limit(4)", 0, IL_RESULT_TABLE, "X\n5\n4\n3\n2");
+    il_result *r = il_query_stored(S1, "?n(X)", 5, 2);
+    cr_expect_eq(il_result_nrows(r), 2);
+    cr_expect_eq(il_result_total_rows(r), 5);
+    il_result_free(r);
+    r = il_query_stored(S1, "?n(X), limit(3)", 15, 0);
+    cr_expect_eq(il_result_nrows(r), 3);
+    cr_expect_eq(il_result_total_rows(r), 3);
+    il_result_free(r);
+    r = il_execute(S1, "?n(X)", 5);
+    cr_expect_eq(il_result_total_rows(r), 5);
+    il_result_free(r);
+}
+
+Test(stored, only_queries) {
+    expect_stored("+p(1)", 0, IL_RESULT_ERROR, "Not a query: expected one `?` query");
+    expect_stored("?p(X Y)", 0, IL_RESULT_PARSE_ERROR, "Invalid term: 'X Y'");
+    TABLE(S1, "?p(X)", "X");
+}
+
+Test(stored, under_the_session_limits) {
+    MSG(S1, "+p(1)", "Inserted 1 fact(s) into 'p'.");
+    volatile int stop = 1;
+    il_limits lim = {.cancel = &stop};
+    il_session_set_limits(S1, &lim);
+    il_result *r = il_query_stored(S1, "?p(X)", 5, 0);
+    cr_expect_eq(il_result_stop(r), IL_STOP_CANCELLED);
+    il_result_free(r);
+    il_session_set_limits(S1, NULL);
+    expect_stored("?p(X)", 0, IL_RESULT_TABLE, "X\n1");
 }

@@ -1,0 +1,23 @@
+/* Per-graph revisions (protocol-later.md 1.8, 1.11): a knowledge graph's revision counts
+ * the statements that changed its persistent state during this engine run (0 at start,
+ * scoped by stream_epoch), so that a subscription's snapshot and deltas and a read's
+ * snapshot can say which state they are exact at, in one order. Engine lock held by
+ * every caller: the engine's change hook runs in the job of the statement that changed
+ * the graph, and whoever reads a revision reads the graph under the same lock. */
+#ifndef IL_SERVER_SRV_REVISION_H
+#define IL_SERVER_SRV_REVISION_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "server/server.h"
+
+/* One statement's changes (as the change hook receives them): each graph they touch
+ * moves to its next revision, once per statement. */
+void srv_revision_note(srv_server *s, const il_change *changes, size_t n);
+/* The graph's revision now. */
+uint64_t srv_revision(srv_server *s, const char *kg);
+/* Frees the counters (at shutdown). */
+void srv_revisions_free(srv_server *s);
+
+#endif

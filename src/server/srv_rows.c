@@ -1,0 +1,79 @@
+/* Rows of result tables as JSON (srv_rows.h). A row's JSON is written once, with the
+ * offsets of the row starts, so that deciding to stream and cutting chunks copy bytes
+ * instead of formatting values again. */
+#include "server/srv_rows.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+bool srv_rows_encode(srv_rows *r, srv_row_fn row, const void *src, size_t n, char *err,
+                     size_t errlen) {
+    il_buf_init(&r->json);
+    r->off = malloc((n + 1) * sizeof *r->off);
+    r->n = n;
+    for (size_t i = 0; i < n; i++) {
+        r->off[i] = r->json.len;
+        if (i) il_buf_putc(&r->json, ',');
+        row(&r->json, src, i);
+        /* Room for the frame around it: a row must fit in one message on its own. */
+        size_t bytes = r->json.len - r->off[i];
+        if (bytes > SRV_MAX_MESSAGE - 4096) {
+            snprintf(err, errlen, "Result too large (%zu bytes, max %u)", bytes, SRV_MAX_MESSAGE);
+            srv_rows_free(r);
+            return false;
+        }
+    }
+    r->off[n] = r->json.len;
+    return true;
+}
+
+void srv_rows_free(srv_rows *r) {
+    il_buf_free(&r->json);
+    free(r->off);
+    r->off = NULL;
+    r->n = 0;
+}
+
+size_t srv_rows_chunk_end(const srv_rows *r, size_t i) {
+    size_t j = i + 1;
+    while (j < r->n && j - i < SRV_CHUNK_ROWS && r->off[j + 1] - r->off[i] < SRV_STREAM_THRESHOLD)
+        j++;
+    return j;
+}
+
+void srv_rows_put(il_buf *b, const srv_rows *r, size_t i, size_t j) {
+    il_buf_putc(b, '[');
+    if (i < j) {
+        size_t from = r->off[i] + (i ? 1 : 0); /* without the separating comma */
+        il_buf_put(b, r->json.data + from, r->off[j] - from);
+    }
+    il_buf_putc(b, ']');
+}
+
+size_t srv_rows_table_ncols(const il_result *table) {
+    return il_result_nrows(table) ? il_result_ncols(table) : 0;
+}
+
+void srv_rows_table_row(il_buf *b, const void *table, size_t i) {
+    size_t width, ncols = srv_rows_table_ncols(table);
+    const il_value *row = il_result_row(table, i, &width);
+    /* A row may be wider than the columns shown (the engine's extra values). */
+    size_t n = width < ncols ? width : ncols;
+    il_buf_putc(b, '[');
+    for (size_t k = 0; k < n; k++) {
+        if (k) il_buf_putc(b, ',');
+        srv_json_value(b, row[k]);
+    }
+    il_buf_putc(b, ']');
+}
+
+void srv_rows_table_columns(il_buf *b, const il_result *table) {
+    il_buf_puts(b, ",\"columns\":[");
+    for (size_t i = 0; i < srv_rows_table_ncols(table); i++) {
+        const char *name = il_result_col(table, i);
+        if (i) il_buf_putc(b, ',');
+        srv_json_str(b, name, strlen(name));
+    }
+    il_buf_putc(b, ']');
+}
