@@ -62,6 +62,8 @@ static const key_desc KEYS[SRV_CFG_NKEYS] = {
                                         COUNT_MAX},
     [SRV_K_NOTIFICATION_COALESCE] = {"http.rate_limit.notification_coalesce_ms", KT_INT,
                                      offsetof(srv_config, notification_coalesce_ms), 0, 10000},
+    [SRV_K_WS_MAX_SUBSCRIPTIONS] = {"http.rate_limit.ws_max_subscriptions", KT_INT,
+                                    offsetof(srv_config, ws_max_subscriptions), 0, COUNT_MAX},
     [SRV_K_QUERY_TIMEOUT] = {"storage.performance.query_timeout_ms", KT_INT,
                              offsetof(srv_config, query_timeout_ms), 0, MS_MAX},
     [SRV_K_MAX_QUERY_MEMORY] = {"storage.performance.max_query_memory_bytes", KT_INT,
@@ -128,7 +130,6 @@ static const char *const NOT_IMPLEMENTED[] = {
     "http.gui.enabled",
     "http.gui.static_dir",
     "http.auth.session_timeout_secs",
-    "http.rate_limit.ws_max_subscriptions",
     "http.rate_limit.subscription_coalesce_ms",
     "http.rate_limit.subscription_share_parameterized",
     "replication.role",
@@ -195,6 +196,7 @@ void srv_config_init(srv_config *c) {
     c->ws_max_preauth_per_ip = 16;
     c->notification_buffer_size = 4096;
     c->notification_coalesce_ms = 1000;
+    c->ws_max_subscriptions = 64;
     c->query_timeout_ms = 30000;
     c->max_query_memory_bytes = (int64_t)4 << 30;
     c->ws_max_in_flight_requests = 16;

@@ -37,6 +37,7 @@ typedef enum srv_cfg_key {
     SRV_K_WS_MAX_PREAUTH,
     SRV_K_NOTIFICATION_BUFFER_SIZE,
     SRV_K_NOTIFICATION_COALESCE,
+    SRV_K_WS_MAX_SUBSCRIPTIONS,
     SRV_K_QUERY_TIMEOUT,
     SRV_K_MAX_QUERY_MEMORY,
     SRV_K_MAX_TOTAL_QUERY_MEMORY,
@@ -78,7 +79,10 @@ typedef struct srv_config {
     /* as written; the notification ring's capacity is this corrected by
        srv_notify_capacity (0: 4096, over 100000: 100000) */
     int64_t notification_buffer_size;
-    int64_t notification_coalesce_ms;  /* srv_pace.c: one write per connection per window */
+    int64_t notification_coalesce_ms;
+    int64_t ws_max_subscriptions;
+        /* per connection, a group counting per member; 0 = none */ /* srv_pace.c: one write per
+                                                                       connection per window */
     int64_t ws_max_in_flight_requests; /* pipeline bound per connection (at least 1) */
     /* [admission] */
     int64_t compute_permits; /* worker threads; 0 = cores minus max(2, cores/4), at least 1 */

@@ -14,6 +14,7 @@
 #include "base/arena.h"
 #include "iql/parser.h"
 #include "kg/kg.h"
+#include "server/srv_authz.h"
 #include "server/srv_notify.h"
 #include "server/srv_revision.h"
 #include "server/srv_subfam.h"
@@ -32,6 +33,7 @@ typedef struct srv_sub {
     uint32_t ncols;
     char **cols;
     bool errored; /* the view's error was reported */
+    bool denied;  /* its user may not read its graph (the error was sent) */
 } srv_sub;
 
 static void sub_free(srv_server *s, srv_sub *sb) {
@@ -357,16 +359,30 @@ static bool send_delta(srv_conn *c, srv_sub *sb, uint64_t revision, const val_t 
     return true;
 }
 
-static void send_sub_error(srv_conn *c, srv_sub *sb, const char *message) {
+static void send_sub_error_code(srv_conn *c, srv_sub *sb, const char *message, const char *code) {
     il_buf b;
     il_buf_init(&b);
     il_buf_puts(&b, "{\"type\":\"subscription_error\",\"subscription\":");
     srv_json_str(&b, sb->name, strlen(sb->name));
     il_buf_printf(&b, ",\"generation\":%llu,\"message\":", (unsigned long long)sb->generation);
     srv_json_str(&b, message, strlen(message));
+    if (code) il_buf_printf(&b, ",\"code\":\"%s\"", code);
     il_buf_putc(&b, '}');
     srv_ws_send(c, b.data, b.len);
     il_buf_free(&b);
+}
+
+static void send_sub_error(srv_conn *c, srv_sub *sb, const char *message) {
+    send_sub_error_code(c, sb, message, NULL);
+}
+
+bool srv_subs_may_read(srv_conn *c, const char *kg) {
+    srv_server *s = c->srv;
+    pthread_mutex_lock(&s->users_lock);
+    const srv_user *u = srv_users_find(&s->users, c->user);
+    bool ok = u && (u->role == SRV_ROLE_ADMIN || srv_authz_session(&s->users, u, kg));
+    pthread_mutex_unlock(&s->users_lock);
+    return ok;
 }
 
 /* A connection over SRV_OUTBOUND_LIMIT unwritten is not reading: its subscriptions hold
@@ -376,18 +392,24 @@ static void send_sub_error(srv_conn *c, srv_sub *sb, const char *message) {
 static void deliver(srv_server *s, srv_sub *sb, uint64_t revision) {
     srv_conn *c = sb->conn;
     srv_member *m = &sb->member;
-    if (__atomic_load_n(&c->backpressured, __ATOMIC_ACQUIRE)) {
+    /* Read access is asked before every push: a revoked grant stops deltas at once. The
+     * subscription keeps its last delivered result, and gets what changed meanwhile if
+     * access comes back. */
+    bool may_read = srv_subs_may_read(c, sb->kg);
+    if (!may_read && !sb->denied) send_sub_error_code(c, sb, "Access denied", "access_denied");
+    sb->denied = !may_read;
+    bool backpressured = __atomic_load_n(&c->backpressured, __ATOMIC_ACQUIRE);
+    if (backpressured || !may_read) {
         srv_member_hold(m);
         sb->held_revision = revision;
-        __atomic_store_n(&c->holds_deltas, true, __ATOMIC_RELEASE);
+        if (backpressured) __atomic_store_n(&c->holds_deltas, true, __ATOMIC_RELEASE);
         int64_t cap = s->cfg->max_result_rows;
         if (cap > 0 && m->nheld_add + m->nheld_rem > (uint64_t)cap) {
             char msg[300];
             snprintf(msg, sizeof msg,
                      "Subscription '%s' fell more than %lld changed rows behind while its "
-                     "connection was not reading. The subscription was removed; subscribe "
-                     "again.",
-                     sb->name, (long long)cap);
+                     "connection was not %s. The subscription was removed; subscribe again.",
+                     sb->name, (long long)cap, backpressured ? "reading" : "allowed to read");
             reset(c, sb, msg);
         }
         return;
@@ -518,9 +540,10 @@ bool srv_subs_name_taken(const srv_conn *c, const char *name, size_t len) {
 }
 
 bool srv_subs_room(const srv_conn *c, unsigned more, char *msg, size_t len) {
-    if (c->nsubs + more <= SRV_MAX_SUBSCRIPTIONS) return true;
-    snprintf(msg, len, "Too many subscriptions on this connection (max %d%s)",
-             SRV_MAX_SUBSCRIPTIONS, more > 1 ? "; a group counts once per query" : "");
+    int64_t max = c->srv->cfg->ws_max_subscriptions;
+    if (max == 0 || (int64_t)c->nsubs + more <= max) return true;
+    snprintf(msg, len, "Too many subscriptions on this connection (max %lld%s)", (long long)max,
+             more > 1 ? "; a group counts once per query" : "");
     return false;
 }
 

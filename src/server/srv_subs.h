@@ -17,9 +17,6 @@
 #include "server/server.h"
 #include "value/value.h"
 
-/* At most this many subscriptions per connection (ws_max_subscriptions' default). */
-#define SRV_MAX_SUBSCRIPTIONS 64
-
 /* Whether the statement is `.subscribe ...` or `.unsubscribe ...`. */
 bool srv_subs_is_command(const char *text, size_t len);
 /* Runs one such statement of connection c and sends its reply (or error) with `id`. */
@@ -51,6 +48,8 @@ bool srv_subs_room(const srv_conn *c, unsigned more, char *msg, size_t len);
 char **srv_subs_headers(il_session *ses, const char *query, size_t len, uint32_t arity);
 /* Appends one row as a JSON array. */
 void srv_subs_put_row(il_buf *b, const val_t *row, uint32_t arity);
+/* Whether c's user may read graph kg now (admins may read every graph). */
+bool srv_subs_may_read(srv_conn *c, const char *kg);
 /* Puts c on the list of connections that publishing visits. */
 void srv_subs_watch(srv_conn *c);
 

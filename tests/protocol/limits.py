@@ -233,7 +233,33 @@ async def t_identities_persist(binary):
     assert p.returncode == 1 and "identities.tsv line" in p.stderr, (p.returncode, p.stderr)
 
 
+async def t_subscription_limit(binary):
+    """http.rate_limit.ws_max_subscriptions: the bound per connection (a group counts once
+    per member), and 0 for none."""
+    with OwnServer(binary, env={"INPUTLAYER_HTTP__RATE_LIMIT__WS_MAX_SUBSCRIPTIONS": "2"}) as srv:
+        c = await connect(srv)
+        for i in range(2):
+            f = await c.call({"type": "execute", "program": ".subscribe s%d ?e(X, %d)" % (i, i)})
+            assert f["type"] == "result", f
+        f = await c.call({"type": "execute", "program": ".subscribe s2 ?e(X)"})
+        assert f["type"] == "error" and \
+            f["message"] == "Too many subscriptions on this connection (max 2)", f
+        await c.call({"type": "execute", "program": ".unsubscribe s1"})
+        f = await c.call({"type": "subscribe", "subscription": "g",
+                          "queries": [{"name": "a", "query": "?e(X, 1)"},
+                                      {"name": "b", "query": "?e(X, 2)"}]})
+        assert f["type"] == "error" and "a group counts once per query" in f["message"], f
+        await still_answers(c)
+    with OwnServer(binary, env={"INPUTLAYER_HTTP__RATE_LIMIT__WS_MAX_SUBSCRIPTIONS": "0",
+                                "INPUTLAYER_HTTP__RATE_LIMIT__WS_MAX_MESSAGES_PER_SEC": "0"}) as srv:
+        c = await connect(srv)
+        for i in range(100):
+            f = await c.call({"type": "execute", "program": ".subscribe s%d ?e(X, %d)" % (i, i)})
+            assert f["type"] == "result", f
+        await still_answers(c)
+
+
 TESTS = [t_rate_limit, t_connection_limits, t_heartbeat_and_lifetime, t_config_precedence,
-         t_identities_persist]
+         t_identities_persist, t_subscription_limit]
 
 assert json

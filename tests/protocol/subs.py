@@ -9,7 +9,7 @@ the shared server and ends with the server answering."""
 import asyncio
 import json
 
-from common import connect, prometheus, run, still_answers
+from common import connect, login, prometheus, run, still_answers
 
 
 NOTES = ("persistent_update", "rule_change", "kg_change", "schema_change")
@@ -290,5 +290,54 @@ async def t_subs_keyed_family(srv):
     await w.ws.close()
 
 
+async def t_subs_access_revoked(srv):
+    """Read access is asked before every delta: a revoked grant stops them at once with
+    one subscription_error (access_denied); the subscription keeps its last delivered
+    result and, once access is back, gets what changed meanwhile as one delta."""
+    a, _ = await pair(srv, "subs_acl")
+    f = await run(a, ".user create sally pw-sally-1 viewer")
+    assert f["type"] == "result", f
+    await run(a, ".kg acl grant subs_acl sally viewer")
+    s, f = await login(srv, "sally", "pw-sally-1", kg="subs_acl")
+    assert f["type"] == "authenticated", f
+    w = await connect(srv, kg="subs_acl")
+    f = await run(s, ".subscribe mine ?e(X)", id="sub")
+    assert f["type"] == "result" and f["rows"] == [], f
+    await run(w, "+e(1)")
+    d = await delta(s)
+    assert d["inserted"] == [[1]] and d["seq"] == 1, d
+    await run(a, ".kg acl revoke subs_acl sally")
+    await run(w, "+e(2)")
+    f = await next_push(s, 10)
+    assert f == {"type": "subscription_error", "subscription": "mine",
+                 "generation": d["generation"], "message": "Access denied",
+                 "code": "access_denied"}, f
+    await run(w, "+e(3)")
+    await no_frame(s)
+    await run(a, ".kg acl grant subs_acl sally viewer")
+    await run(w, "-e(2)")
+    d = await delta(s)
+    assert d["inserted"] == [[3]] and d["retracted"] == [] and d["seq"] == 2, d
+    await no_frame(s)
+    await run(a, ".user drop sally")
+    await still_answers(w)
+
+
+async def t_subs_limit(srv):
+    """http.rate_limit.ws_max_subscriptions (64 by default) bounds the subscriptions of a
+    connection."""
+    a, b = await pair(srv, "subs_limit")
+    for i in range(64):
+        f = await run(b, ".subscribe s%d ?e(X, %d)" % (i, i))
+        assert f["type"] == "result", f
+    f = await run(b, ".subscribe one_more ?e(X)")
+    assert f["type"] == "error" and \
+        f["message"] == "Too many subscriptions on this connection (max 64)", f
+    await run(b, ".unsubscribe s0")
+    f = await run(b, ".subscribe one_more ?e(X)")
+    assert f["type"] == "result", f
+    await still_answers(b)
+
+
 TESTS = [t_subs_snapshot_and_deltas, t_subs_diamond, t_subs_unsubscribe_and_errors,
-         t_subs_close_frees, t_subs_keyed_family]
+         t_subs_close_frees, t_subs_keyed_family, t_subs_access_revoked, t_subs_limit]
