@@ -10,6 +10,7 @@
 
 #include "server/server.h"
 #include "server/srv_deliver.h"
+#include "server/srv_durability.h"
 #include "server/srv_pipeline.h"
 #include "server/srv_subs.h"
 
@@ -251,6 +252,12 @@ static void on_connection(uv_stream_t *server, int status) {
     srv_timer_start(c, SRV_HTTP_IDLE_MS);
 }
 
+/* After finished jobs' `done`s: notifications to deliver, a sync to schedule. */
+static void after_jobs(void *server) {
+    srv_deliver_kick(server);
+    srv_durability_after_jobs(server);
+}
+
 static void on_signal(uv_signal_t *sig, int signum) {
     (void)signum;
     srv_server *s = sig->data;
@@ -262,6 +269,7 @@ static void on_signal(uv_signal_t *sig, int signum) {
     uv_close((uv_handle_t *)&s->sweep, NULL);
     uv_close((uv_handle_t *)&s->release, NULL);
     uv_close((uv_handle_t *)&s->deliver_timer, NULL);
+    uv_close((uv_handle_t *)&s->sync_timer, NULL);
     s->stopping = true;
     /* WebSocket clients get a notice and a close frame; the loop ends once every
      * connection has written its last bytes and closed. */
@@ -314,7 +322,9 @@ int srv_loop_run(srv_server *s) {
     s->release.data = s;
     uv_timer_init(s->loop, &s->deliver_timer);
     s->deliver_timer.data = s;
-    srv_pool_on_drained(&s->pool, srv_deliver_kick, s);
+    uv_timer_init(s->loop, &s->sync_timer);
+    s->sync_timer.data = s;
+    srv_pool_on_drained(&s->pool, after_jobs, s);
     srv_fence_schedule(s);
     /* with --port 0 the system chose: report the port really bound */
     struct sockaddr_storage bound;

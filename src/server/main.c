@@ -13,6 +13,7 @@
 
 #include "server/server.h"
 #include "server/srv_deliver.h"
+#include "server/srv_durability.h"
 #include "server/srv_revision.h"
 #include "value/value.h"
 
@@ -202,6 +203,8 @@ int main(int argc, char **argv) {
     il_buf_printf(&path, "%s/identities.tsv", data_dir);
     if (!srv_users_load(&s.users, path.data, msg, sizeof msg)) {
         fprintf(stderr, "ERROR: Failed to initialize InputLayer: %s\n", msg);
+    } else if (!srv_durability_start(&s, msg, sizeof msg)) {
+        fprintf(stderr, "ERROR: %s\n", msg);
     } else if (srv_auth_bootstrap(&s)) {
         s.stats = il_session_open(s.engine);
         srv_count_graphs(&s);

@@ -138,6 +138,9 @@ typedef struct srv_server {
     struct srv_notify_log *notify;
     /* srv_deliver.c: notifications go to connections in paced rounds (loop thread). */
     uv_timer_t deliver_timer;
+    /* srv_durability.c: in `batched` mode, a sync after writes (loop thread). */
+    uv_timer_t sync_timer;
+    bool batched, syncing;
     uint64_t deliver_last_ns;         /* when the last round started */
     uint64_t deliver_covered;         /* the last seq that round read through */
     bool deliver_running;             /* a round is queued or running */

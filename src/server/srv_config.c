@@ -64,6 +64,10 @@ static const key_desc KEYS[SRV_CFG_NKEYS] = {
                                      offsetof(srv_config, notification_coalesce_ms), 0, 10000},
     [SRV_K_WS_MAX_SUBSCRIPTIONS] = {"http.rate_limit.ws_max_subscriptions", KT_INT,
                                     offsetof(srv_config, ws_max_subscriptions), 0, COUNT_MAX},
+    [SRV_K_DURABILITY_MODE] = {"storage.persist.durability_mode", KT_STR,
+                               offsetof(srv_config, durability_mode), 0, 0},
+    [SRV_K_BATCH_SYNC] = {"storage.persist.batch_sync_ms", KT_INT,
+                          offsetof(srv_config, batch_sync_ms), 1, 60000},
     [SRV_K_QUERY_TIMEOUT] = {"storage.performance.query_timeout_ms", KT_INT,
                              offsetof(srv_config, query_timeout_ms), 0, MS_MAX},
     [SRV_K_MAX_QUERY_MEMORY] = {"storage.performance.max_query_memory_bytes", KT_INT,
@@ -99,7 +103,6 @@ static const char *const NOT_IMPLEMENTED[] = {
     "storage.persistence.enable_wal",
     "storage.persist.enabled",
     "storage.persist.buffer_size",
-    "storage.persist.durability_mode",
     "storage.persist.compaction_window",
     "storage.persist.auto_compact_threshold",
     "storage.persist.auto_compact_interval_secs",
@@ -197,6 +200,8 @@ void srv_config_init(srv_config *c) {
     c->notification_buffer_size = 4096;
     c->notification_coalesce_ms = 1000;
     c->ws_max_subscriptions = 64;
+    c->durability_mode = strdup("immediate");
+    c->batch_sync_ms = 10;
     c->query_timeout_ms = 30000;
     c->max_query_memory_bytes = (int64_t)4 << 30;
     c->ws_max_in_flight_requests = 16;

@@ -38,6 +38,8 @@ typedef enum srv_cfg_key {
     SRV_K_NOTIFICATION_BUFFER_SIZE,
     SRV_K_NOTIFICATION_COALESCE,
     SRV_K_WS_MAX_SUBSCRIPTIONS,
+    SRV_K_DURABILITY_MODE,
+    SRV_K_BATCH_SYNC,
     SRV_K_QUERY_TIMEOUT,
     SRV_K_MAX_QUERY_MEMORY,
     SRV_K_MAX_TOTAL_QUERY_MEMORY,
@@ -81,8 +83,10 @@ typedef struct srv_config {
     int64_t notification_buffer_size;
     int64_t notification_coalesce_ms;
     int64_t ws_max_subscriptions;
-        /* per connection, a group counting per member; 0 = none */ /* srv_pace.c: one write per
-                                                                       connection per window */
+    char *durability_mode; /* immediate | batched | async (srv_durability.c) */
+    int64_t batch_sync_ms; /* batched: the longest an acknowledged write waits */
+    /* per connection, a group counting per member; 0 = none */ /* srv_pace.c: one write per
+                                                                   connection per window */
     int64_t ws_max_in_flight_requests; /* pipeline bound per connection (at least 1) */
     /* [admission] */
     int64_t compute_permits; /* worker threads; 0 = cores minus max(2, cores/4), at least 1 */

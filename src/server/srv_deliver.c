@@ -240,8 +240,7 @@ static void on_window(uv_timer_t *t) {
     start_round(s);
 }
 
-void srv_deliver_kick(void *server) {
-    srv_server *s = server;
+void srv_deliver_kick(srv_server *s) {
     if (s->stopping || !s->notify || !s->sessions) return;
     if (srv_notify_last_seq(s->notify) <= s->deliver_covered) return;
     if (s->deliver_running) {

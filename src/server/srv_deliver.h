@@ -26,8 +26,8 @@ void srv_deliver_own(srv_capture *cap);
  * them. */
 void srv_deliver_batches(srv_note_batch *b);
 void srv_deliver_batch_free(srv_note_batch *b);
-/* On the loop thread, after jobs are done (the server as `server`): starts a round, now
- * or when the pacing window ends, if anything was published that no round read. */
-void srv_deliver_kick(void *server);
+/* On the loop thread, after jobs are done: starts a round, now or when the pacing
+ * window ends, if anything was published that no round read. */
+void srv_deliver_kick(srv_server *s);
 
 #endif

@@ -259,7 +259,35 @@ async def t_subscription_limit(binary):
         await still_answers(c)
 
 
+async def t_durability_modes(binary):
+    """storage.persist.durability_mode: each mode serves writes that survive a restart
+    (in `batched` the sync timer runs after them), and an unknown mode stops the server
+    with a clear error."""
+    d = tempfile.mkdtemp(prefix="il-durability-")
+    for mode in ("immediate", "batched", "async"):
+        data = os.path.join(d, mode)
+        env = {"INPUTLAYER_STORAGE__PERSIST__DURABILITY_MODE": mode}
+        with OwnServer(binary, data_dir=data, env=env) as srv:
+            c = await connect(srv)
+            for i in range(20):
+                f = await c.call({"type": "execute", "program": "+d(%d)" % i})
+                assert f["type"] == "result", f
+            await asyncio.sleep(0.05)  # past batch_sync_ms: the timer's sync runs
+            await still_answers(c)
+            await c.ws.close()
+        with OwnServer(binary, data_dir=data, env=env) as srv:
+            c = await connect(srv)
+            f = await c.call({"type": "execute", "program": "?d(X)"})
+            assert sorted(f["rows"]) == [[i] for i in range(20)], (mode, f)
+            await c.ws.close()
+    p = subprocess.run([binary, "--data-dir", os.path.join(d, "bad"), "--port", "0"],
+                       capture_output=True, text=True, timeout=60,
+                       env=clean_env(INPUTLAYER_STORAGE__PERSIST__DURABILITY_MODE="sometimes"))
+    assert p.returncode == 1 and "storage.persist.durability_mode must be immediate, batched " \
+        "or async, not 'sometimes'" in p.stderr, (p.returncode, p.stderr)
+
+
 TESTS = [t_rate_limit, t_connection_limits, t_heartbeat_and_lifetime, t_config_precedence,
-         t_identities_persist, t_subscription_limit]
+         t_identities_persist, t_subscription_limit, t_durability_modes]
 
 assert json
