@@ -17,6 +17,7 @@
 #include "server/srv_authz.h"
 #include "server/srv_notify.h"
 #include "server/srv_revision.h"
+#include "server/srv_rows.h"
 #include "server/srv_subfam.h"
 #include "server/srv_subgroup.h"
 
@@ -112,18 +113,15 @@ void srv_subs_put_row(il_buf *b, const val_t *row, uint32_t arity) {
     il_buf_putc(b, ']');
 }
 
-/* Returns the largest row's bytes. */
-static size_t put_rows(il_buf *b, const val_t *rows, size_t n, uint32_t arity) {
-    size_t largest = 0;
-    il_buf_putc(b, '[');
-    for (size_t i = 0; i < n; i++) {
-        if (i) il_buf_putc(b, ',');
-        size_t at = b->len;
-        srv_subs_put_row(b, rows + i * arity, arity);
-        if (b->len - at > largest) largest = b->len - at;
-    }
-    il_buf_putc(b, ']');
-    return largest;
+/* Rows of `arity` values back to back, for srv_rows_encode. */
+typedef struct val_rows {
+    const val_t *rows;
+    uint32_t arity;
+} val_rows;
+
+static void val_row(il_buf *b, const void *src, size_t i) {
+    const val_rows *v = src;
+    srv_subs_put_row(b, v->rows + i * v->arity, v->arity);
 }
 
 static void put_columns(il_buf *b, const srv_sub *sb) {
@@ -222,33 +220,56 @@ static void subscribe(srv_conn *c, const char *id, const char *name, size_t nlen
         sub_free(c->srv, sb);
         return;
     }
-    il_buf b;
-    il_buf_init(&b);
-    srv_json_open(&b, "result", id);
-    put_columns(&b, sb);
-    il_buf_puts(&b, ",\"rows\":");
-    put_rows(&b, rows, n, arity);
-    free(rows);
-    if (b.len > SRV_MAX_MESSAGE - 4096) {
-        snprintf(msg, sizeof msg, "Subscription snapshot too large (%zu bytes, max %u)", b.len,
-                 SRV_MAX_MESSAGE);
-        srv_send_error(c, id, "validation", msg);
-        il_buf_free(&b);
+    /* Over 1 MiB the snapshot is streamed (result_start with `subscribed`, chunks,
+     * result_end); a row over the message limit refuses the subscription. */
+    srv_rows enc;
+    val_rows src = {rows, arity};
+    if (!srv_rows_encode(&enc, val_row, &src, n, msg, sizeof msg)) {
+        free(rows);
+        srv_send_error(c, id, "internal", msg);
         sub_free(c->srv, sb);
         return;
     }
+    free(rows);
     sb->generation = ++c->sub_generation;
+    bool streamed = enc.json.len + n * 12 + 4096 > SRV_STREAM_THRESHOLD;
+    il_buf b;
+    il_buf_init(&b);
+    srv_json_open(&b, streamed ? "result_start" : "result", id);
+    put_columns(&b, sb);
+    if (!streamed) {
+        il_buf_puts(&b, ",\"rows\":");
+        srv_rows_put(&b, &enc, 0, n);
+        il_buf_printf(&b, ",\"row_count\":%zu", n);
+    }
     il_buf_printf(&b,
-                  ",\"row_count\":%zu,\"total_count\":%zu,\"truncated\":false,"
+                  ",\"total_count\":%zu,\"truncated\":false,"
                   "\"execution_time_ms\":%llu,\"errors\":[],\"result_kind\":\"table\","
                   "\"statement_class\":\"query\",\"subscribed\":{\"subscription\":",
-                  n, n, (unsigned long long)(srv_now_ms() - t0));
+                  n, (unsigned long long)(srv_now_ms() - t0));
     srv_json_str(&b, sb->name, strlen(sb->name));
     il_buf_printf(&b, ",\"generation\":%llu,\"revision\":%llu}}",
                   (unsigned long long)sb->generation,
                   (unsigned long long)srv_revision(c->srv, sb->kg));
     srv_ws_send(c, b.data, b.len);
+    if (streamed) {
+        size_t chunk = 0;
+        for (size_t i = 0, j; i < n; i = j) {
+            j = srv_rows_chunk_end(&enc, i);
+            il_buf_clear(&b);
+            srv_json_open(&b, "result_chunk", id);
+            il_buf_puts(&b, ",\"rows\":");
+            srv_rows_put(&b, &enc, i, j);
+            il_buf_printf(&b, ",\"chunk_index\":%zu}", chunk++);
+            srv_ws_send(c, b.data, b.len);
+        }
+        il_buf_clear(&b);
+        srv_json_open(&b, "result_end", id);
+        il_buf_printf(&b, ",\"row_count\":%zu,\"chunk_count\":%zu}", n, chunk);
+        srv_ws_send(c, b.data, b.len);
+    }
     il_buf_free(&b);
+    srv_rows_free(&enc);
     sb->next = c->subs;
     c->subs = sb;
     c->nsubs++;
@@ -324,38 +345,88 @@ static void reset(srv_conn *c, srv_sub *sb, const char *message) {
     if (!c->nsubs) set_subscriber(c, false);
 }
 
-/* False when the delta could not be sent whole (the subscription was reset). */
+static void delta_head(il_buf *b, const char *type, const srv_sub *sb) {
+    il_buf_printf(b, "{\"type\":\"%s\",\"subscription\":", type);
+    srv_json_str(b, sb->name, strlen(sb->name));
+    il_buf_printf(b, ",\"generation\":%llu", (unsigned long long)sb->generation);
+}
+
+/* The chunks of one side of a streamed delta (its other side empty in each). */
+static void delta_chunks(srv_conn *c, const srv_sub *sb, const srv_rows *r, bool inserted,
+                         size_t *chunk, il_buf *b) {
+    for (size_t i = 0, j; i < r->n; i = j) {
+        j = srv_rows_chunk_end(r, i);
+        il_buf_clear(b);
+        delta_head(b, "subscription_delta_chunk", sb);
+        il_buf_printf(b, ",\"seq\":%llu,\"chunk_index\":%zu,\"inserted\":",
+                      (unsigned long long)sb->seq, (*chunk)++);
+        if (inserted) srv_rows_put(b, r, i, j);
+        il_buf_puts(b, inserted ? ",\"retracted\":[]}" : "[],\"retracted\":");
+        if (!inserted) {
+            srv_rows_put(b, r, i, j);
+            il_buf_putc(b, '}');
+        }
+        srv_ws_send(c, b->data, b->len);
+    }
+}
+
+/* One subscription_delta, or over 1 MiB subscription_delta_start, chunks (inserted rows,
+ * then retracted rows) and subscription_delta_end. False when a row is over the message
+ * limit: the subscription was reset instead. */
 static bool send_delta(srv_conn *c, srv_sub *sb, uint64_t revision, const val_t *add, size_t nadd,
                        const val_t *rem, size_t nrem) {
     uint32_t arity = srv_member_arity(&sb->member);
-    il_buf b;
-    il_buf_init(&b);
-    il_buf_puts(&b, "{\"type\":\"subscription_delta\",\"subscription\":");
-    srv_json_str(&b, sb->name, strlen(sb->name));
-    il_buf_printf(&b,
-                  ",\"generation\":%llu,\"knowledge_graph\":", (unsigned long long)sb->generation);
-    srv_json_str(&b, sb->kg, strlen(sb->kg));
-    il_buf_printf(&b, ",\"seq\":%llu,\"revision\":%llu", (unsigned long long)++sb->seq,
-                  (unsigned long long)revision);
-    put_columns(&b, sb);
-    il_buf_puts(&b, ",\"inserted\":");
-    size_t largest = put_rows(&b, add, nadd, arity);
-    il_buf_puts(&b, ",\"retracted\":");
-    size_t largest_rem = put_rows(&b, rem, nrem, arity);
-    il_buf_putc(&b, '}');
-    if (largest_rem > largest) largest = largest_rem;
-    if (largest > SRV_MAX_MESSAGE) {
-        char msg[256];
+    srv_rows ins, ret;
+    val_rows a = {add, arity}, r = {rem, arity};
+    char msg[256];
+    bool ok = srv_rows_encode(&ins, val_row, &a, nadd, msg, sizeof msg);
+    if (ok && !srv_rows_encode(&ret, val_row, &r, nrem, msg, sizeof msg)) {
+        srv_rows_free(&ins);
+        ok = false;
+    }
+    ++sb->seq;
+    if (!ok) {
+        size_t bytes = 0; /* srv_rows_encode's message: "Result too large (N bytes, ..." */
+        sscanf(msg, "Result too large (%zu", &bytes);
         snprintf(msg, sizeof msg,
                  "Delta %llu has a row of %zu bytes, over the %u-byte message limit. The "
                  "subscription was removed; subscribe again.",
-                 (unsigned long long)sb->seq, largest, SRV_MAX_MESSAGE);
-        il_buf_free(&b);
+                 (unsigned long long)sb->seq, bytes, SRV_MAX_MESSAGE);
         reset(c, sb, msg);
         return false;
     }
+    bool streamed = ins.json.len + ret.json.len + (nadd + nrem) * 12 + 4096 > SRV_STREAM_THRESHOLD;
+    il_buf b;
+    il_buf_init(&b);
+    delta_head(&b, streamed ? "subscription_delta_start" : "subscription_delta", sb);
+    il_buf_puts(&b, ",\"knowledge_graph\":");
+    srv_json_str(&b, sb->kg, strlen(sb->kg));
+    il_buf_printf(&b, ",\"seq\":%llu,\"revision\":%llu", (unsigned long long)sb->seq,
+                  (unsigned long long)revision);
+    put_columns(&b, sb);
+    if (!streamed) {
+        il_buf_puts(&b, ",\"inserted\":");
+        srv_rows_put(&b, &ins, 0, nadd);
+        il_buf_puts(&b, ",\"retracted\":");
+        srv_rows_put(&b, &ret, 0, nrem);
+    }
+    il_buf_putc(&b, '}');
     srv_ws_send(c, b.data, b.len);
+    if (streamed) {
+        size_t chunk = 0;
+        delta_chunks(c, sb, &ins, true, &chunk, &b);
+        delta_chunks(c, sb, &ret, false, &chunk, &b);
+        il_buf_clear(&b);
+        delta_head(&b, "subscription_delta_end", sb);
+        il_buf_printf(&b,
+                      ",\"seq\":%llu,\"chunk_count\":%zu,\"inserted_count\":%zu,"
+                      "\"retracted_count\":%zu}",
+                      (unsigned long long)sb->seq, chunk, nadd, nrem);
+        srv_ws_send(c, b.data, b.len);
+    }
     il_buf_free(&b);
+    srv_rows_free(&ins);
+    srv_rows_free(&ret);
     return true;
 }
 

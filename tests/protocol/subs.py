@@ -323,6 +323,64 @@ async def t_subs_access_revoked(srv):
     await still_answers(w)
 
 
+async def t_subs_streamed(srv):
+    """A snapshot over 1 MiB comes as result_start (with subscribed), chunks and
+    result_end; a delta over 1 MiB as subscription_delta_start, chunks and _end, whose
+    rows together are the change."""
+    a, b = await pair(srv, "subs_stream")
+    pad = "p" * 400
+    for k in range(4):
+        rows = ", ".join('(%d, "%s")' % (k * 1000 + i, pad) for i in range(1000))
+        await run(a, "+big[%s]" % rows)
+    for k in range(3):
+        rows = ", ".join('(%d, "%s")' % (10000 + k * 1000 + i, pad) for i in range(1000))
+        await run(a, "+spare[%s]" % rows)
+    await b.send({"type": "execute", "id": "sub", "program": ".subscribe s ?big(X, Y)"})
+    f = await next_push(b, 30)
+    assert f["type"] == "result_start" and f["id"] == "sub", f
+    assert f["subscribed"]["subscription"] == "s" and f["total_count"] == 4000, f
+    got, chunks = [], 0
+    while True:
+        f = await next_push(b, 30)
+        if f["type"] == "result_end":
+            break
+        assert f["type"] == "result_chunk" and f["chunk_index"] == chunks, f
+        assert len(f["rows"]) <= 500, len(f["rows"])
+        got += f["rows"]
+        chunks += 1
+    assert f["row_count"] == 4000 and f["chunk_count"] == chunks, f
+    assert sorted(r[0] for r in got) == list(range(4000)), len(got)
+    # A write retracting 3000 rows, then one adding 3000: each over 1 MiB, streamed.
+    await run(a, "-big(X, Y) <- big(X, Y), X < 3000")
+    d = await next_push(b, 30)
+    assert d["type"] == "subscription_delta_start" and d["seq"] == 1, d
+    assert d["columns"] == ["X", "Y"], d
+    ins, ret, n = [], [], 0
+    while True:
+        f = await next_push(b, 30)
+        if f["type"] == "subscription_delta_end":
+            break
+        assert f["type"] == "subscription_delta_chunk" and f["chunk_index"] == n, f
+        ins += f["inserted"]
+        ret += f["retracted"]
+        n += 1
+    assert f["chunk_count"] == n and f["inserted_count"] == 0 and \
+        f["retracted_count"] == 3000 and f["seq"] == 1, f
+    assert sorted(r[0] for r in ret) == list(range(3000)) and ins == [], len(ret)
+    f = await run(a, "+big(X, Y) <- spare(X, Y)")
+    assert f["type"] == "result", f
+    d = await next_push(b, 30)
+    assert d["type"] == "subscription_delta_start" and d["seq"] == 2, d["type"]
+    count = 0
+    while True:
+        f = await next_push(b, 30)
+        if f["type"] == "subscription_delta_end":
+            break
+        count += len(f["inserted"])
+    assert count == 3000 and f["inserted_count"] == 3000, (count, f)
+    await still_answers(b)
+
+
 async def t_subs_limit(srv):
     """http.rate_limit.ws_max_subscriptions (64 by default) bounds the subscriptions of a
     connection."""
@@ -340,4 +398,5 @@ async def t_subs_limit(srv):
 
 
 TESTS = [t_subs_snapshot_and_deltas, t_subs_diamond, t_subs_unsubscribe_and_errors,
-         t_subs_close_frees, t_subs_keyed_family, t_subs_access_revoked, t_subs_limit]
+         t_subs_close_frees, t_subs_keyed_family, t_subs_access_revoked, t_subs_streamed,
+         t_subs_limit]
