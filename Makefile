@@ -6,7 +6,7 @@ BUILD_TSAN ?= build-tsan
 JOBS       ?= $(shell nproc)
 CONFORMANCE_DIR ?= ../shared/conformance
 
-.PHONY: all setup build build-san build-tsan protocol-tsan run test unit crash-test conformance conformance-san bench-engine bench-server bench-fixtures fuzz fuzz-short format clean
+.PHONY: all setup build build-san build-tsan protocol-tsan run test unit crash-test conformance conformance-san bench-engine bench-server bench-fixtures bench-views bench-views-smoke fuzz fuzz-short format clean
 
 all: build
 
@@ -118,9 +118,18 @@ bench-engine: build
 bench-server: build
 	@./bench/run-server.sh $(BUILD)
 
-# The standing-query fixtures (delta_single, delta_fanout, delta_keyed), a fresh server each.
+# The standing-query fixtures (delta_single, delta_fanout, delta_first, delta_keyed), a fresh
+# server each.
 bench-fixtures: build
 	@./bench/run-fixtures.sh $(BUILD)
+
+# The views benchmark (phases reads, P0-P6 at 10K, 100K and 1M edges), a fresh server per
+# phase; bench-views-smoke: every phase once at 10K edges with a few writes, in seconds.
+bench-views: build
+	@./bench/run-views.sh $(BUILD)
+
+bench-views-smoke: build
+	@BENCH_VIEWS_SMOKE=1 ./bench/run-views.sh $(BUILD)
 
 format:
 	@clang-format -i $$(git ls-files '*.c' '*.h')

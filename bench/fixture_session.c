@@ -2,17 +2,57 @@
 #include "fixture_session.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <inttypes.h>
-#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+bool fx_parse_long(const char *s, long min, long max, long *out) {
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < min || v > max) return false;
+    *out = v;
+    return true;
+}
+
+void fx_target_defaults(fx_target *t) {
+    *t = (fx_target){.host = "127.0.0.1", .timeout_ms = 60000};
+    t->api_key = getenv("INPUTLAYER_API_KEY");
+}
+
+int fx_target_arg(fx_target *t, pid_t *server_pid, const char *key, const char *value) {
+    long v;
+    if (strcmp(key, "--port") == 0)
+        t->port = value;
+    else if (strcmp(key, "--host") == 0)
+        t->host = value;
+    else if (strcmp(key, "--api-key") == 0)
+        t->api_key = value;
+    else if (strcmp(key, "--timeout-ms") == 0) {
+        if (!fx_parse_long(value, 1, 3600000, &v)) return -1;
+        t->timeout_ms = (int)v;
+    } else if (strcmp(key, "--server-pid") == 0) {
+        if (!fx_parse_long(value, 1, 1L << 30, &v)) return -1;
+        *server_pid = (pid_t)v;
+    } else
+        return 0;
+    return 1;
+}
+
 uint64_t fx_now_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+void fx_sleep_ns(uint64_t ns) {
+    struct timespec ts = {.tv_sec = (time_t)(ns / 1000000000u),
+                          .tv_nsec = (long)(ns % 1000000000u)};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+    }
 }
 
 ws_client *fx_open(const fx_target *t, const char *kg, char *why, size_t why_len) {
@@ -47,13 +87,32 @@ ws_client *fx_open(const fx_target *t, const char *kg, char *why, size_t why_len
     return ws;
 }
 
+int fx_create_graph(const fx_target *t, const char *kg, ws_client **ws, char *why, size_t why_len) {
+    *ws = NULL;
+    ws_client *setup = fx_open(t, "default", why, why_len);
+    if (!setup) return FX_FAILED;
+    char program[192];
+    snprintf(program, sizeof program, ".kg create %s", kg);
+    int status = fx_execute(setup, "create", program, NULL, why, why_len);
+    wsc_close(setup);
+    if (status != FX_OK) return status;
+    *ws = fx_open(t, kg, why, why_len);
+    return *ws ? FX_OK : FX_FAILED;
+}
+
+static const char *const PUSHES[] = {"persistent_update", "rule_change", "kg_change",
+                                     "schema_change",     "notice",      NULL};
+
+static bool is_push(const char *type, size_t len) {
+    for (int i = 0; PUSHES[i]; i++)
+        if (strlen(PUSHES[i]) == len && memcmp(type, PUSHES[i], len) == 0) return true;
+    return false;
+}
+
 fx_frame_kind fx_classify(const json_t *frame) {
-    static const char *const PUSHES[] = {"persistent_update", "rule_change", "kg_change",
-                                         "schema_change",     "notice",      NULL};
     const char *type = json_string_value(json_object_get(frame, "type"));
     if (!type) return FX_FRAME_UNKNOWN;
-    for (int i = 0; PUSHES[i]; i++)
-        if (strcmp(type, PUSHES[i]) == 0) return FX_FRAME_PUSH;
+    if (is_push(type, strlen(type))) return FX_FRAME_PUSH;
     if (strcmp(type, "result") == 0) return FX_FRAME_RESULT;
     if (strcmp(type, "error") == 0) return FX_FRAME_ERROR;
     if (strcmp(type, "subscription_delta") == 0) return FX_FRAME_DELTA;
@@ -61,9 +120,19 @@ fx_frame_kind fx_classify(const json_t *frame) {
     return FX_FRAME_UNKNOWN;
 }
 
-int fx_execute(ws_client *ws, const char *id, const char *program, json_t **result, char *why,
-               size_t why_len) {
-    if (result) *result = NULL;
+fx_frame_kind fx_classify_text(const char *msg, size_t len, json_t **frame) {
+    static const char PREFIX[] = "{\"type\":\"";
+    const size_t plen = sizeof PREFIX - 1;
+    *frame = NULL;
+    if (len > plen && memcmp(msg, PREFIX, plen) == 0) {
+        const char *type = msg + plen, *end = memchr(type, '"', len - plen);
+        if (end && is_push(type, (size_t)(end - type))) return FX_FRAME_PUSH;
+    }
+    *frame = json_loadb(msg, len, 0, NULL);
+    return fx_classify(*frame);
+}
+
+int fx_send_execute(ws_client *ws, const char *id, const char *program, char *why, size_t why_len) {
     json_t *req = json_pack("{s:s,s:s,s:s}", "type", "execute", "id", id, "program", program);
     char *text = req ? json_dumps(req, JSON_COMPACT) : NULL;
     json_decref(req);
@@ -77,6 +146,12 @@ int fx_execute(ws_client *ws, const char *id, const char *program, json_t **resu
         snprintf(why, why_len, "sending request %s: %s", id, wsc_error(ws));
         return FX_FAILED;
     }
+    return FX_OK;
+}
+
+int fx_await_result(ws_client *ws, const char *id, json_t **result, uint64_t *at_ns, char *why,
+                    size_t why_len) {
+    if (result) *result = NULL;
     for (;;) {
         const char *msg;
         size_t len;
@@ -84,15 +159,13 @@ int fx_execute(ws_client *ws, const char *id, const char *program, json_t **resu
             snprintf(why, why_len, "waiting for the reply to %s: %s", id, wsc_error(ws));
             return FX_FAILED;
         }
-        json_t *o = json_loadb(msg, len, 0, NULL);
-        fx_frame_kind kind = fx_classify(o);
-        if (kind == FX_FRAME_PUSH) {
-            json_decref(o);
-            continue;
-        }
+        if (at_ns) *at_ns = fx_now_ns();
+        json_t *o;
+        fx_frame_kind kind = fx_classify_text(msg, len, &o);
+        if (kind == FX_FRAME_PUSH) continue;
         const char *rid = json_string_value(json_object_get(o, "id"));
         const json_t *errors = json_object_get(o, "errors");
-        rc = FX_INVALID;
+        int rc = FX_INVALID;
         if (kind != FX_FRAME_RESULT || !rid || strcmp(rid, id) != 0)
             snprintf(why, why_len, "request %s got: %.*s", id, (int)(len > 300 ? 300 : len), msg);
         else if (json_array_size(errors) > 0 || json_is_true(json_object_get(o, "truncated")))
@@ -106,6 +179,35 @@ int fx_execute(ws_client *ws, const char *id, const char *program, json_t **resu
             json_decref(o);
         return rc;
     }
+}
+
+int fx_execute(ws_client *ws, const char *id, const char *program, json_t **result, char *why,
+               size_t why_len) {
+    if (result) *result = NULL;
+    int rc = fx_send_execute(ws, id, program, why, why_len);
+    return rc == FX_OK ? fx_await_result(ws, id, result, NULL, why, why_len) : rc;
+}
+
+long long fx_inserted_count(const json_t *result) {
+    const char *msg =
+        json_string_value(json_array_get(json_array_get(json_object_get(result, "rows"), 0), 0));
+    unsigned long long n;
+    if (!msg || sscanf(msg, "Inserted %llu fact", &n) != 1) return -1;
+    return (long long)n;
+}
+
+int fx_load_statement(void *ctx, const char *stmt, size_t len) {
+    (void)len;
+    fx_loader *l = ctx;
+    char id[32];
+    snprintf(id, sizeof id, "load%ld", ++l->statements);
+    json_t *res;
+    l->status = fx_execute(l->ws, id, stmt, &res, l->why, sizeof l->why);
+    if (l->status != FX_OK) return 1;
+    long long n = fx_inserted_count(res);
+    if (n > 0) l->inserted += (size_t)n;
+    json_decref(res);
+    return 0;
 }
 
 int64_t fx_process_cpu_ns(pid_t pid) {
@@ -130,4 +232,18 @@ int64_t fx_process_cpu_ns(pid_t pid) {
     }
     closedir(d);
     return any ? sum : -1;
+}
+
+bool fx_process_memory_kb(pid_t pid, long *rss_kb, long *hwm_kb) {
+    char path[64], line[256];
+    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (!f) return false;
+    int found = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (sscanf(line, "VmRSS: %ld", rss_kb) == 1 || sscanf(line, "VmHWM: %ld", hwm_kb) == 1)
+            found++;
+    }
+    fclose(f);
+    return found == 2;
 }

@@ -5,6 +5,7 @@
  *   inputlayer-fixture delta_single|delta_fanout|delta_keyed --port P --api-key K
  *       [--host H] [--server-pid PID] [--agents A] [--writes W] [--interval-ms I]
  *       [--grace-ms G] [--timeout-ms T]
+ *   inputlayer-fixture delta_first ...   (bench/fixture_first.c)
  *
  * It creates knowledge graph `perf`, loads the fixture's dataset and rule through the
  * server, and computes every answer from the generated edges itself:
@@ -28,14 +29,14 @@
  *
  * delta_us: from the write's scheduled send time to the delta's arrival at the agent, one
  * sample per event; last_agent_us: per write, to the arrival at the last agent. With
- * --server-pid, the server's CPU over the write phase (first send to the last event) minus
- * its idle rate over a quiet period of the same length just before, per write.
+ * --server-pid, the server's CPU over the write phase (from just before the first send to
+ * the last event) minus its idle rate over a quiet period of the same length just before
+ * (once the server has settled after the load: under 2% of a CPU, for up to 30 s), per
+ * write.
  *
  * Prints one JSON line and one line for people. Exit status: 0 done, 1 an error, 2 usage,
  * 3 INVALID. */
-#include <errno.h>
 #include <inttypes.h>
-#include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -43,17 +44,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "fixture_data.h"
+#include "fixture_first.h"
+#include "fixture_rows.h"
 #include "fixture_session.h"
+#include "fixture_stats.h"
 #include "gen_graph.h"
 
 /* From the fixture definitions. */
 enum {
-    DELTA_NODES = 2500,
-    DELTA_EDGES = 10000,
-    DELTA_SOURCE = 1,
-    PROBE_BASE = 2501,
     RETRACT_LAG = 32,
     KEYED_CHAIN_EDGES = 100000,
     HOT_STRIDE = 400,
@@ -61,6 +61,7 @@ enum {
     COMPLETION_SLACK_MS = 60000,
     FIRST_WRITE_LEAD_MS = 100,
     AGENT_POLL_MS = 20,
+    SETTLE_MAX_MS = 30000, /* for the server's background work after the load */
 };
 
 typedef struct fixture_spec {
@@ -82,13 +83,9 @@ typedef struct options {
     long grace_ms;
 } options;
 
-typedef struct row {
-    int64_t head, tail;
-} row;
-
 /* One change an agent must see exactly once. */
 typedef struct event {
-    row r;
+    fx_row r;
     bool retract;
     long write; /* the write that causes it */
     bool seen;
@@ -123,17 +120,9 @@ static void usage(FILE *f) {
     fputs("usage: inputlayer-fixture delta_single|delta_fanout|delta_keyed --port P --api-key K\n"
           "         [--host H (127.0.0.1)] [--server-pid PID] [--agents A] [--writes W]\n"
           "         [--interval-ms I] [--grace-ms G (500)] [--timeout-ms T (60000)]\n"
+          "       inputlayer-fixture delta_first --help\n"
           "  Exit 3: a wrong, missing or extra row (the run is INVALID).\n",
           f);
-}
-
-static bool parse_long(const char *s, long min, long max, long *out) {
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < min || v > max) return false;
-    *out = v;
-    return true;
 }
 
 /* Returns -1 when the options are good, else the exit status. */
@@ -151,31 +140,22 @@ static int parse_args(int argc, char **argv, options *o) {
         return FX_USAGE;
     }
     o->spec = FIXTURES[i];
-    o->target = (fx_target){.host = "127.0.0.1", .timeout_ms = 60000};
-    o->target.api_key = getenv("INPUTLAYER_API_KEY");
+    fx_target_defaults(&o->target);
     o->grace_ms = 500;
-    long pid = 0, timeout = o->target.timeout_ms;
     for (int a = 2; a < argc; a += 2) {
         const char *k = argv[a], *v = a + 1 < argc ? argv[a + 1] : NULL;
         bool ok = v != NULL;
-        if (ok && strcmp(k, "--port") == 0)
-            o->target.port = v;
-        else if (ok && strcmp(k, "--host") == 0)
-            o->target.host = v;
-        else if (ok && strcmp(k, "--api-key") == 0)
-            o->target.api_key = v;
-        else if (ok && strcmp(k, "--server-pid") == 0)
-            ok = parse_long(v, 1, 1L << 30, &pid);
+        int taken = ok ? fx_target_arg(&o->target, &o->server_pid, k, v) : 0;
+        if (taken)
+            ok = taken > 0;
         else if (ok && strcmp(k, "--agents") == 0)
-            ok = parse_long(v, 1, 1000, &o->spec.agents);
+            ok = fx_parse_long(v, 1, 1000, &o->spec.agents);
         else if (ok && strcmp(k, "--writes") == 0)
-            ok = parse_long(v, 1, 100000, &o->spec.writes);
+            ok = fx_parse_long(v, 1, 100000, &o->spec.writes);
         else if (ok && strcmp(k, "--interval-ms") == 0)
-            ok = parse_long(v, 1, 60000, &o->spec.interval_ms);
+            ok = fx_parse_long(v, 1, 60000, &o->spec.interval_ms);
         else if (ok && strcmp(k, "--grace-ms") == 0)
-            ok = parse_long(v, 0, 600000, &o->grace_ms);
-        else if (ok && strcmp(k, "--timeout-ms") == 0)
-            ok = parse_long(v, 1, 3600000, &timeout);
+            ok = fx_parse_long(v, 0, 600000, &o->grace_ms);
         else
             ok = false;
         if (!ok) {
@@ -185,8 +165,6 @@ static int parse_args(int argc, char **argv, options *o) {
             return FX_USAGE;
         }
     }
-    o->server_pid = (pid_t)pid;
-    o->target.timeout_ms = (int)timeout;
     if (!o->target.port || !o->target.api_key) {
         fputs("inputlayer-fixture: --port and --api-key (or $INPUTLAYER_API_KEY) are required\n",
               stderr);
@@ -197,10 +175,6 @@ static int parse_args(int argc, char **argv, options *o) {
 
 /* ---- the dataset and the answers ---------------------------------------------------- */
 
-static int64_t probe_node(long k) {
-    return PROBE_BASE + 2 * (int64_t)k;
-}
-
 /* The random graph plus one probe edge per write; or the hot chains. */
 static bool make_dataset(const options *o, dataset *d) {
     if (o->spec.keyed) {
@@ -210,66 +184,8 @@ static bool make_dataset(const options *o, dataset *d) {
         d->fresh_base = 4 * (int64_t)chains + FRESH_NODE_GAP;
         return d->edges != NULL;
     }
-    gg_edge *random = gg_random_graph(DELTA_NODES, DELTA_EDGES, 42);
-    if (!random) return false;
-    d->nedges = DELTA_EDGES + (size_t)o->spec.writes;
-    d->edges = realloc(random, d->nedges * sizeof *d->edges);
-    if (!d->edges) {
-        free(random);
-        return false;
-    }
-    /* Probe nodes lie above the random graph's, so the array stays sorted. */
-    for (long k = 0; k < o->spec.writes; k++)
-        d->edges[DELTA_EDGES + k] = (gg_edge){probe_node(k), probe_node(k) + 1};
-    return true;
-}
-
-static int row_cmp(const void *pa, const void *pb) {
-    const row *a = pa, *b = pb;
-    if (a->head != b->head) return a->head < b->head ? -1 : 1;
-    return a->tail < b->tail ? -1 : a->tail > b->tail;
-}
-
-/* The first edge with src >= node in the sorted edges. */
-static size_t first_edge_from(const dataset *d, int64_t node) {
-    size_t lo = 0, hi = d->nedges;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (d->edges[mid].src < node)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
-/* two_hop(1, Z) of the loaded graph, sorted and without repeats; NULL on OOM. */
-static row *two_hop_rows(const dataset *d, size_t *n) {
-    size_t cap = 64;
-    row *rows = malloc(cap * sizeof *rows);
-    *n = 0;
-    for (size_t i = first_edge_from(d, DELTA_SOURCE);
-         rows && i < d->nedges && d->edges[i].src == DELTA_SOURCE; i++) {
-        for (size_t j = first_edge_from(d, d->edges[i].dst);
-             j < d->nedges && d->edges[j].src == d->edges[i].dst; j++) {
-            if (*n == cap) {
-                row *bigger = realloc(rows, (cap *= 2) * sizeof *rows);
-                if (!bigger) {
-                    free(rows);
-                    return NULL;
-                }
-                rows = bigger;
-            }
-            rows[(*n)++] = (row){DELTA_SOURCE, d->edges[j].dst};
-        }
-    }
-    if (!rows) return NULL;
-    qsort(rows, *n, sizeof *rows, row_cmp);
-    size_t kept = 0;
-    for (size_t i = 0; i < *n; i++)
-        if (kept == 0 || row_cmp(&rows[kept - 1], &rows[i]) != 0) rows[kept++] = rows[i];
-    *n = kept;
-    return rows;
+    d->edges = fx_delta_graph(o->spec.writes, &d->nedges);
+    return d->edges != NULL;
 }
 
 static int64_t keyed_head(long agent_index) {
@@ -282,10 +198,10 @@ static void write_program(const options *o, const dataset *d, long w, char *buf,
         snprintf(buf, cap, "+edge(%" PRId64 ", %" PRId64 ")", keyed_head(w % o->spec.agents),
                  d->fresh_base + w);
     else if (w < RETRACT_LAG)
-        snprintf(buf, cap, "+edge(%d, %" PRId64 ")", DELTA_SOURCE, probe_node(w));
+        snprintf(buf, cap, "+edge(%d, %" PRId64 ")", FX_DELTA_SOURCE, fx_probe_node(w));
     else
-        snprintf(buf, cap, "+edge(%d, %" PRId64 ")\n-edge(%d, %" PRId64 ")", DELTA_SOURCE,
-                 probe_node(w), DELTA_SOURCE, probe_node(w - RETRACT_LAG));
+        snprintf(buf, cap, "+edge(%d, %" PRId64 ")\n-edge(%d, %" PRId64 ")", FX_DELTA_SOURCE,
+                 fx_probe_node(w), FX_DELTA_SOURCE, fx_probe_node(w - RETRACT_LAG));
 }
 
 /* The events agent a must see: every write's two_hop change for the delta fixtures; for
@@ -301,52 +217,31 @@ static bool expect_events(const options *o, const dataset *d, long a, agent *ag)
                     (event){.r = {keyed_head(a), d->fresh_base + w}, .write = w};
             continue;
         }
-        ag->events[ag->nevents++] = (event){.r = {DELTA_SOURCE, probe_node(w) + 1}, .write = w};
+        ag->events[ag->nevents++] =
+            (event){.r = {FX_DELTA_SOURCE, fx_probe_node(w) + 1}, .write = w};
         if (w >= RETRACT_LAG)
-            ag->events[ag->nevents++] = (event){
-                .r = {DELTA_SOURCE, probe_node(w - RETRACT_LAG) + 1}, .retract = true, .write = w};
+            ag->events[ag->nevents++] =
+                (event){.r = {FX_DELTA_SOURCE, fx_probe_node(w - RETRACT_LAG) + 1},
+                        .retract = true,
+                        .write = w};
     }
     return true;
 }
 
 /* ---- loading ------------------------------------------------------------------------- */
 
-typedef struct loader {
-    ws_client *ws;
-    long statements;
-    size_t inserted; /* from the "Inserted N fact(s)" replies */
-    int status;
-    char why[512];
-} loader;
-
-static int load_statement(void *ctx, const char *stmt, size_t len) {
-    (void)len;
-    loader *l = ctx;
-    char id[32];
-    snprintf(id, sizeof id, "load%ld", ++l->statements);
-    json_t *res;
-    l->status = fx_execute(l->ws, id, stmt, &res, l->why, sizeof l->why);
-    if (l->status != FX_OK) return 1;
-    const char *msg =
-        json_string_value(json_array_get(json_array_get(json_object_get(res, "rows"), 0), 0));
-    unsigned long long n = 0;
-    if (msg && sscanf(msg, "Inserted %llu fact", &n) == 1) l->inserted += (size_t)n;
-    json_decref(res);
-    return 0;
-}
-
 /* Loads the dataset and the fixture's rule through ws, a connection to graph `perf`. */
 static int load(const options *o, const dataset *d, ws_client *ws, char *why, size_t why_len) {
-    loader l = {.ws = ws};
-    int rc = gg_emit_edges("edge", d->edges, d->nedges, GG_CHUNK, load_statement, &l);
+    fx_loader l = {.ws = ws};
+    int rc = gg_emit_edges("edge", d->edges, d->nedges, GG_CHUNK, fx_load_statement, &l);
     size_t expected = d->nedges + d->hot;
     if (rc == 0 && d->hot > 0)
-        rc = gg_emit_hot_labels("label", "hot", d->hot, GG_CHUNK, load_statement, &l);
+        rc = gg_emit_hot_labels("label", "hot", d->hot, GG_CHUNK, fx_load_statement, &l);
     if (rc == 0)
-        rc = load_statement(&l,
-                            o->spec.keyed ? "+r1(X, Y) <- edge(X, Y), label(X, \"hot\")"
-                                          : "+two_hop(X, Z) <- edge(X, Y), edge(Y, Z)",
-                            0);
+        rc = fx_load_statement(&l,
+                               o->spec.keyed ? "+r1(X, Y) <- edge(X, Y), label(X, \"hot\")"
+                                             : "+two_hop(X, Z) <- edge(X, Y), edge(Y, Z)",
+                               0);
     if (rc < 0) {
         snprintf(l.why, sizeof l.why, "out of memory");
         l.status = FX_FAILED;
@@ -371,18 +266,8 @@ __attribute__((format(printf, 3, 4))) static int agent_fail(agent *ag, int statu
     return status;
 }
 
-/* Reads a [head, tail] row of integers. */
-static bool read_row(const json_t *v, row *r) {
-    if (json_array_size(v) != 2 || !json_is_integer(json_array_get(v, 0)) ||
-        !json_is_integer(json_array_get(v, 1)))
-        return false;
-    r->head = json_integer_value(json_array_get(v, 0));
-    r->tail = json_integer_value(json_array_get(v, 1));
-    return true;
-}
-
 /* Subscribes on a fresh connection and checks the snapshot against `expected`. */
-static int subscribe(const options *o, agent *ag, const char *query, const row *expected,
+static int subscribe(const options *o, agent *ag, const char *query, const fx_row *expected,
                      size_t nexpected) {
     char program[256], why[512];
     ag->ws = fx_open(&o->target, "perf", why, sizeof why);
@@ -392,35 +277,19 @@ static int subscribe(const options *o, agent *ag, const char *query, const row *
     uint64_t t0 = fx_now_ns();
     int rc = fx_execute(ag->ws, "subscribe", program, &res, why, sizeof why);
     ag->subscribe_ns = fx_now_ns() - t0;
-    if (rc != FX_OK) return agent_fail(ag, rc, "%s", why);
-    const json_t *sub = json_object_get(res, "subscribed"), *rows = json_object_get(res, "rows");
-    const char *name = json_string_value(json_object_get(sub, "subscription"));
-    ag->generation = (uint64_t)json_integer_value(json_object_get(sub, "generation"));
+    if (rc == FX_OK)
+        rc = fx_check_subscribed(res, ag->name, expected, nexpected, &ag->generation, why,
+                                 sizeof why);
     ag->next_seq = 1;
-    size_t n = json_array_size(rows);
-    row *got = malloc((n ? n : 1) * sizeof *got);
-    bool ok = got && name && strcmp(name, ag->name) == 0 && n == nexpected;
-    for (size_t i = 0; ok && i < n; i++) ok = read_row(json_array_get(rows, i), &got[i]);
-    if (ok) {
-        qsort(got, n, sizeof *got, row_cmp);
-        ok = n == 0 || memcmp(got, expected, n * sizeof *got) == 0;
-    }
-    if (!ok) {
-        char *text = json_dumps(res, JSON_COMPACT);
-        rc = agent_fail(ag, got ? FX_INVALID : FX_FAILED,
-                        "the subscription reply is not the %zu-row snapshot: %.300s", nexpected,
-                        text ? text : "?");
-        free(text);
-    }
-    free(got);
     json_decref(res);
-    return rc;
+    return rc == FX_OK ? FX_OK : agent_fail(ag, rc, "%s", why);
 }
 
 /* Marks the event of row r (an insert or a retraction) as seen at t. */
 static int take_row(agent *ag, const json_t *v, bool retract, uint64_t t) {
-    row r;
-    if (!read_row(v, &r)) return agent_fail(ag, FX_INVALID, "a delta row that is not [int, int]");
+    fx_row r;
+    if (!fx_read_row(v, &r))
+        return agent_fail(ag, FX_INVALID, "a delta row that is not [int, int]");
     for (size_t i = 0; i < ag->nevents; i++) {
         event *e = &ag->events[i];
         if (e->retract != retract || e->r.head != r.head || e->r.tail != r.tail) continue;
@@ -435,21 +304,10 @@ static int take_row(agent *ag, const json_t *v, bool retract, uint64_t t) {
 }
 
 static int take_delta(agent *ag, const json_t *o, uint64_t t) {
-    const char *name = json_string_value(json_object_get(o, "subscription"));
-    uint64_t generation = (uint64_t)json_integer_value(json_object_get(o, "generation"));
-    uint64_t seq = (uint64_t)json_integer_value(json_object_get(o, "seq"));
+    char why[512];
+    if (fx_check_delta_header(o, ag->name, ag->generation, &ag->next_seq, why, sizeof why) != FX_OK)
+        return agent_fail(ag, FX_INVALID, "%s", why);
     const json_t *ins = json_object_get(o, "inserted"), *ret = json_object_get(o, "retracted");
-    if (!name || strcmp(name, ag->name) != 0 || generation != ag->generation)
-        return agent_fail(ag, FX_INVALID,
-                          "a delta of another subscription (%s, generation %" PRIu64 ")",
-                          name ? name : "?", generation);
-    if (seq != ag->next_seq)
-        return agent_fail(ag, FX_INVALID, "delta seq %" PRIu64 " where %" PRIu64 " was due", seq,
-                          ag->next_seq);
-    ag->next_seq++;
-    if (!json_is_array(ins) || !json_is_array(ret) ||
-        json_array_size(ins) + json_array_size(ret) == 0)
-        return agent_fail(ag, FX_INVALID, "a delta without rows (seq %" PRIu64 ")", seq);
     for (size_t i = 0; i < json_array_size(ins); i++)
         if (take_row(ag, json_array_get(ins, i), false, t) != FX_OK) return ag->status;
     for (size_t i = 0; i < json_array_size(ret); i++)
@@ -566,25 +424,8 @@ static int run_writer(const options *o, const dataset *d, ws_client *ws, run_sta
 
 /* ---- the report ---------------------------------------------------------------------- */
 
-static int cmp_u64(const void *a, const void *b) {
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* Nearest rank over n samples (sorted here); 0 when there are none. */
-static double percentile_us(uint64_t *v, size_t n, double q) {
-    if (n == 0) return 0;
-    qsort(v, n, sizeof *v, cmp_u64);
-    size_t rank = (size_t)ceil(q * (double)n);
-    return (double)v[(rank < 1 ? 1 : rank) - 1] / 1000.0;
-}
-
-typedef struct cpu_figures {
-    bool known;
-    double idle_ms_per_s, per_write_ms, writes_per_cpu_sec;
-} cpu_figures;
-
-static int report(const options *o, agent *agents, const write_log *log, const cpu_figures *cpu) {
+static int report(const options *o, agent *agents, const write_log *log,
+                  const fx_cpu_figures *cpu) {
     long na = o->spec.agents, writes = o->spec.writes;
     size_t nevents = 0;
     for (long a = 0; a < na; a++) nevents += agents[a].nevents;
@@ -616,12 +457,13 @@ static int report(const options *o, agent *agents, const write_log *log, const c
         if (log->sent_ns[w] - log->scheduled_ns[w] > late)
             late = log->sent_ns[w] - log->scheduled_ns[w];
     }
-    double d50 = percentile_us(delta, nd, 0.5), d99 = percentile_us(delta, nd, 0.99);
-    double dmax = percentile_us(delta, nd, 1.0);
-    double l50 = percentile_us(last, nlast, 0.5), l99 = percentile_us(last, nlast, 0.99);
-    double a50 = percentile_us(ack, (size_t)writes, 0.5),
-           a99 = percentile_us(ack, (size_t)writes, 0.99);
-    double s50 = percentile_us(sub, (size_t)na, 0.5), s99 = percentile_us(sub, (size_t)na, 0.99);
+    double d50 = fx_percentile_us(delta, nd, 0.5), d99 = fx_percentile_us(delta, nd, 0.99);
+    double dmax = fx_percentile_us(delta, nd, 1.0);
+    double l50 = fx_percentile_us(last, nlast, 0.5), l99 = fx_percentile_us(last, nlast, 0.99);
+    double a50 = fx_percentile_us(ack, (size_t)writes, 0.5),
+           a99 = fx_percentile_us(ack, (size_t)writes, 0.99);
+    double s50 = fx_percentile_us(sub, (size_t)na, 0.5),
+           s99 = fx_percentile_us(sub, (size_t)na, 0.99);
     double phase_ms = (double)(log->end_ns - log->start_ns) / 1e6;
     printf("{\"fixture\":\"%s\",\"agents\":%ld,\"writes\":%ld,\"interval_ms\":%ld,\"events\":%zu,"
            "\"delta_us_p50\":%.1f,\"delta_us_p99\":%.1f,\"delta_us_max\":%.1f,"
@@ -633,15 +475,15 @@ static int report(const options *o, agent *agents, const write_log *log, const c
     if (cpu->known)
         printf(",\"server_idle_cpu_ms_per_s\":%.2f,\"server_cpu_per_write_ms\":%.3f,"
                "\"writes_per_server_cpu_sec\":%.0f",
-               cpu->idle_ms_per_s, cpu->per_write_ms, cpu->writes_per_cpu_sec);
+               cpu->idle_ms_per_s, cpu->per_op_ms, cpu->ops_per_cpu_sec);
     printf("}\n%s: %ld agent%s, %ld writes every %ld ms, %zu events checked: delta p50 %.1f µs, "
            "p99 %.1f µs; last agent p99 %.1f µs; ack p50 %.1f µs, p99 %.1f µs; subscribe p50 "
            "%.1f µs",
            o->spec.name, na, na == 1 ? "" : "s", writes, o->spec.interval_ms, nd, d50, d99, l99,
            a50, a99, s50);
     if (cpu->known)
-        printf("; server CPU %.3f ms per write (%.0f writes per CPU second)", cpu->per_write_ms,
-               cpu->writes_per_cpu_sec);
+        printf("; server CPU %.3f ms per write (%.0f writes per CPU second)", cpu->per_op_ms,
+               cpu->ops_per_cpu_sec);
     printf("\n");
     free(delta), free(last), free(sub), free(ack);
     return fflush(stdout) == 0 ? FX_OK : FX_FAILED;
@@ -649,30 +491,23 @@ static int report(const options *o, agent *agents, const write_log *log, const c
 
 /* ---- the run ------------------------------------------------------------------------- */
 
-static void sleep_ns(uint64_t ns) {
-    struct timespec ts = {.tv_sec = (time_t)(ns / 1000000000u),
-                          .tv_nsec = (long)(ns % 1000000000u)};
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
-    }
-}
-
 /* Subscribes every agent, one after another, and prepares its events. */
 static int open_agents(const options *o, const dataset *d, agent *agents, run_state *rs) {
     size_t nsnap = 0;
-    row *snapshot = o->spec.keyed ? NULL : two_hop_rows(d, &nsnap);
+    fx_row *snapshot = o->spec.keyed ? NULL : fx_two_hop_rows(d->edges, d->nedges, &nsnap);
     if (!o->spec.keyed && !snapshot) return FX_FAILED;
     int rc = FX_OK;
     for (long a = 0; rc == FX_OK && a < o->spec.agents; a++) {
         agent *ag = &agents[a];
         ag->rs = rs;
         char query[128];
-        row keyed_snapshot = {keyed_head(a), keyed_head(a) + 1};
+        fx_row keyed_snapshot = {keyed_head(a), keyed_head(a) + 1};
         if (o->spec.keyed) {
             snprintf(ag->name, sizeof ag->name, "k%ld", a);
             snprintf(query, sizeof query, "?r1(%" PRId64 ", Y)", keyed_head(a));
         } else {
             snprintf(ag->name, sizeof ag->name, "agent%ld", a);
-            snprintf(query, sizeof query, "?two_hop(%d, Z)", DELTA_SOURCE);
+            snprintf(query, sizeof query, "?two_hop(%d, Z)", FX_DELTA_SOURCE);
         }
         if (!expect_events(o, d, a, ag))
             rc = agent_fail(ag, FX_FAILED, "out of memory");
@@ -697,7 +532,7 @@ static int run(const options *o) {
     ws_client *writer = NULL;
     long started = 0;
     int status = FX_FAILED;
-    cpu_figures cpu = {0};
+    fx_cpu_figures cpu = {0};
     if (!agents || !threads || !log.scheduled_ns || !log.sent_ns || !log.ack_ns ||
         !make_dataset(o, &d))
         goto done;
@@ -706,14 +541,9 @@ static int run(const options *o) {
         status = FX_USAGE;
         goto done;
     }
-    ws_client *setup = fx_open(&o->target, "default", why, sizeof why);
-    if (!setup) goto done;
-    status = fx_execute(setup, "create", ".kg create perf", NULL, why, sizeof why);
-    wsc_close(setup);
-    if (status != FX_OK) goto done;
-    status = FX_FAILED;
-    writer = fx_open(&o->target, "perf", why, sizeof why);
-    if (!writer || (status = load(o, &d, writer, why, sizeof why)) != FX_OK) goto done;
+    if ((status = fx_create_graph(&o->target, "perf", &writer, why, sizeof why)) != FX_OK ||
+        (status = load(o, &d, writer, why, sizeof why)) != FX_OK)
+        goto done;
     status = open_agents(o, &d, agents, &rs);
     if (status != FX_OK) {
         snprintf(why, sizeof why, "subscribing the agents failed");
@@ -730,28 +560,19 @@ static int run(const options *o) {
     /* The server's own idle rate over a quiet period as long as the write phase: what it
      * spends with nothing to do (timers, sweeps) is not the writes' cost. */
     uint64_t quiet_ns = (uint64_t)writes * (uint64_t)o->spec.interval_ms * 1000000u;
-    int64_t cpu0 = o->server_pid ? fx_process_cpu_ns(o->server_pid) : -1;
-    uint64_t q0 = fx_now_ns();
-    if (cpu0 >= 0) sleep_ns(quiet_ns);
-    int64_t cpu1 = cpu0 >= 0 ? fx_process_cpu_ns(o->server_pid) : -1;
-    uint64_t q1 = fx_now_ns();
+    fx_cpu_meter meter;
+    fx_cpu_settle(o->server_pid, SETTLE_MAX_MS * 1000000ull);
+    fx_cpu_idle(&meter, o->server_pid, quiet_ns);
+    fx_cpu_start(&meter);
 
     log.start_ns = fx_now_ns() + FIRST_WRITE_LEAD_MS * 1000000ull;
     status = run_writer(o, &d, writer, &rs, &log, why, sizeof why);
     uint64_t deadline = log.start_ns + quiet_ns + COMPLETION_SLACK_MS * 1000000ull;
     while (status == FX_OK && atomic_load(&rs.complete) < na && !atomic_load(&rs.stop) &&
            fx_now_ns() < deadline)
-        sleep_ns(200000);
+        fx_sleep_ns(200000);
     log.end_ns = fx_now_ns();
-    int64_t cpu2 = cpu1 >= 0 ? fx_process_cpu_ns(o->server_pid) : -1;
-    if (status == FX_OK && cpu2 >= 0) {
-        double idle_rate = (double)(cpu1 - cpu0) / (double)(q1 - q0);
-        double spent = (double)(cpu2 - cpu1) - idle_rate * (double)(log.end_ns - log.start_ns);
-        cpu.known = true;
-        cpu.idle_ms_per_s = idle_rate * 1000.0;
-        cpu.per_write_ms = spent / 1e6 / (double)writes;
-        cpu.writes_per_cpu_sec = spent > 0 ? (double)writes / (spent / 1e9) : 0;
-    }
+    if (status == FX_OK) cpu = fx_cpu_stop(&meter, writes);
     if (status != FX_OK) atomic_store(&rs.stop, true);
     atomic_store(&rs.drain_until_ns, fx_now_ns() + (uint64_t)o->grace_ms * 1000000u);
 
@@ -794,6 +615,7 @@ done:;
 }
 
 int main(int argc, char **argv) {
+    if (argc >= 2 && strcmp(argv[1], "delta_first") == 0) return fx_delta_first_main(argc, argv);
     options o = {0};
     int status = parse_args(argc, argv, &o);
     return status < 0 ? run(&o) : status;

@@ -7,10 +7,10 @@
 # rate and connection limits off, a known bootstrap API key), runs the fixture against it
 # with the server's PID for its CPU figures, stops it, and at the end prints a Markdown
 # table with the load average before and after.
-# Environment: BENCH_FIXTURES (delta_single delta_fanout delta_keyed), BENCH_SERVER_CPUS:
+# Environment: BENCH_FIXTURES (delta_single delta_fanout delta_first delta_keyed), BENCH_SERVER_CPUS:
 # `split` (default: the server on CPU 1, the fixture client on CPU 0), `shared` (both on
 # CPU 0) or `none`; BENCH_FIXTURE_ARGS: more arguments for every fixture run (e.g.
-# "--writes 20" for a short run).
+# "--writes 20" for a short run; delta_first takes it as its number of cycles).
 # Exits 3 when a fixture saw a wrong, missing or extra row (the run is INVALID), 1 on any
 # other failure.
 set -euo pipefail
@@ -23,7 +23,7 @@ BUILD=$(cd "$1" && pwd)
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 SERVER=$BUILD/inputlayer-server
 FIXTURE=$BUILD/inputlayer-fixture
-FIXTURES=${BENCH_FIXTURES:-delta_single delta_fanout delta_keyed}
+FIXTURES=${BENCH_FIXTURES:-delta_single delta_fanout delta_first delta_keyed}
 CPUS=${BENCH_SERVER_CPUS:-split}
 # shellcheck disable=SC2206
 EXTRA_ARGS=(${BENCH_FIXTURE_ARGS:-})
@@ -97,15 +97,16 @@ echo "run-fixtures.sh: $FIXTURES; $LAYOUT; load average $load_before" >&2
 for name in $FIXTURES; do run_fixture "$name"; done
 load_after=$(cut -d' ' -f1 /proc/loadavg)
 
-# The value of numeric field FIELD in the JSON line of fixture NAME, or "" when absent:
-# field NAME FIELD
+# The value of numeric field FIELD in the JSON line of fixture NAME, "" when absent, "n/a"
+# when null (too few samples): field NAME FIELD
 field() {
-    grep "\"fixture\":\"$1\"" "$TMP/results.jsonl" | sed -n "s/.*\"$2\":\([0-9.]*\).*/\1/p"
+    grep "\"fixture\":\"$1\"" "$TMP/results.jsonl" |
+        sed -n "s/.*\"$2\":\(null\|[0-9.]*\).*/\1/p" | sed 's/^null$/n\/a/'
 }
 
-# Microseconds as milliseconds with 2 decimals ("" stays ""): ms VALUE_US
+# Microseconds as milliseconds with 2 decimals ("" and "n/a" stay as they are): ms VALUE_US
 ms() {
-    [ -n "$1" ] && awk -v v="$1" 'BEGIN { printf "%.2f", v / 1000 }'
+    case "$1" in "" | n/a) echo "$1" ;; *) awk -v v="$1" 'BEGIN { printf "%.2f", v / 1000 }' ;; esac
 }
 
 rev=$(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo unknown)
@@ -121,9 +122,11 @@ echo "$load_before before the fixtures, $load_after after (1-minute; with the fi
 echo "Every delta of every agent checked row for row. Times in ms; server CPU per write is the"
 echo "server's CPU over the write phase minus its idle rate, divided by the writes."
 echo
-echo "| fixture | agents | writes | events | delta p50 | delta p99 | last agent p99 | ack p50 | ack p99 | subscribe p50 | server CPU ms per write | writes per server CPU s |"
-echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
-for name in $FIXTURES; do
+# delta_first measures other things: a table of its own below.
+STREAMS=$(for f in $FIXTURES; do [ "$f" = delta_first ] || echo "$f"; done)
+[ -n "$STREAMS" ] && echo "| fixture | agents | writes | events | delta p50 | delta p99 | last agent p99 | ack p50 | ack p99 | subscribe p50 | server CPU ms per write | writes per server CPU s |"
+[ -n "$STREAMS" ] && echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+for name in $STREAMS; do
     # shellcheck disable=SC2016 # the backquotes are Markdown, not a command
     printf '| `%s` | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$name" \
         "$(field "$name" agents)" "$(field "$name" writes)" "$(field "$name" events)" \
@@ -132,3 +135,18 @@ for name in $FIXTURES; do
         "$(ms "$(field "$name" ack_us_p99)")" "$(ms "$(field "$name" subscribe_us_p50)")" \
         "$(field "$name" server_cpu_per_write_ms)" "$(field "$name" writes_per_server_cpu_sec)"
 done
+if [[ " $FIXTURES " == *" delta_first "* ]]; then
+    echo
+    echo "delta_first: each cycle a fresh agent subscribes, a write follows at once (first delta),"
+    echo "then another after the quiet period (warm delta); from the write's send to the delta."
+    echo
+    echo "| fixture | cycles | first delta p50 | first delta max | warm delta p50 | warm delta max | subscribe p50 |"
+    echo "|---|---:|---:|---:|---:|---:|---:|"
+    # shellcheck disable=SC2016 # the backquotes are Markdown, not a command
+    printf '| `delta_first` | %s | %s | %s | %s | %s | %s |\n' "$(field delta_first cycles)" \
+        "$(ms "$(field delta_first first_delta_us_p50)")" \
+        "$(ms "$(field delta_first first_delta_us_max)")" \
+        "$(ms "$(field delta_first warm_delta_us_p50)")" \
+        "$(ms "$(field delta_first warm_delta_us_max)")" \
+        "$(ms "$(field delta_first subscribe_us_p50)")"
+fi

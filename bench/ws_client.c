@@ -268,6 +268,14 @@ int wsc_wait_readable(ws_client *c, long long timeout_ns) {
     return rc > 0;
 }
 
+int wsc_fd(const ws_client *c) {
+    return c->fd;
+}
+
+int wsc_buffered(const ws_client *c) {
+    return c->in_pos < c->in.len;
+}
+
 const char *wsc_error(const ws_client *c) {
     return c->err;
 }

@@ -30,6 +30,13 @@ int wsc_recv_text(ws_client *c, const char **msg, size_t *len);
  * send schedule and read the replies of the same connection. */
 int wsc_wait_readable(ws_client *c, long long timeout_ns);
 
+/* The socket, for a poll() over many handles; and whether bytes of a message are already
+ * received but not yet read (poll() would not report them). One thread reading many
+ * connections waits on the sockets of those without buffered bytes, then reads each
+ * ready one with wsc_recv_text. */
+int wsc_fd(const ws_client *c);
+int wsc_buffered(const ws_client *c);
+
 /* Why the last call failed. */
 const char *wsc_error(const ws_client *c);
 
