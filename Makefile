@@ -93,6 +93,7 @@ test: build build-san
 	@$(MAKE) --no-print-directory protocol-san
 	@$(MAKE) --no-print-directory protocol-tsan
 	@$(MAKE) --no-print-directory fuzz-short
+	@$(MAKE) --no-print-directory bench-smoke
 
 # The parser under libFuzzer (clang, ASan, UBSan). FUZZ_SECONDS bounds the run.
 FUZZ_SECONDS ?= 600
@@ -127,6 +128,13 @@ bench-fixtures: build
 # phase; bench-views-smoke: every phase once at 10K edges with a few writes, in seconds.
 bench-views: build
 	@./bench/run-views.sh $(BUILD)
+
+# Every standing-query fixture and views phase once, tiny, every reply checked: keeps the
+# benchmark tools working (make test runs it; the figures mean nothing).
+bench-smoke: build
+	@BENCH_FIXTURE_ARGS="--writes 5" ./bench/run-fixtures.sh $(BUILD) >/dev/null
+	@$(MAKE) --no-print-directory bench-views-smoke >/dev/null
+	@echo "bench-smoke: every fixture and views phase ran, every reply checked"
 
 bench-views-smoke: build
 	@BENCH_VIEWS_SMOKE=1 ./bench/run-views.sh $(BUILD)
