@@ -23,6 +23,8 @@ typedef struct write_req {
     srv_conn *conn;
     char *data;
     size_t len;
+    void (*release)(void *ctx); /* data is not ours: release(ctx) instead of free */
+    void *ctx;
 } write_req;
 
 typedef struct close_job {
@@ -125,7 +127,10 @@ static void on_write(uv_write_t *req, int status) {
     srv_conn *c = w->conn;
     bool was_over = srv_outbound(c) > SRV_OUTBOUND_LIMIT;
     c->pending_bytes -= w->len;
-    free(w->data);
+    if (w->release)
+        w->release(w->ctx);
+    else
+        free(w->data);
     free(w);
     c->pending_writes--;
     if (status >= 0 && was_over && srv_outbound(c) <= SRV_OUTBOUND_LIMIT && c->state == SRV_WS) {
@@ -139,25 +144,44 @@ static void on_write(uv_write_t *req, int status) {
         linger(c);
 }
 
-void srv_conn_write(srv_conn *c, const char *data, size_t len) {
-    if (len == 0 || uv_is_closing((uv_handle_t *)&c->tcp)) return;
+static void write_out(srv_conn *c, char *data, size_t len, void (*release)(void *), void *ctx) {
     write_req *w = malloc(sizeof *w);
     w->conn = c;
     w->len = len;
+    w->data = data;
+    w->release = release;
+    w->ctx = ctx;
     c->pending_bytes += len;
     if (srv_outbound(c) > SRV_OUTBOUND_LIMIT)
         __atomic_store_n(&c->backpressured, true, __ATOMIC_RELEASE);
-    w->data = malloc(len);
-    memcpy(w->data, data, len);
-    uv_buf_t b = uv_buf_init(w->data, (unsigned)len);
+    uv_buf_t b = uv_buf_init(data, (unsigned)len);
     c->pending_writes++;
     if (uv_write(&w->req, (uv_stream_t *)&c->tcp, &b, 1, on_write) != 0) {
         c->pending_bytes -= len;
-        free(w->data);
+        if (release)
+            release(ctx);
+        else
+            free(data);
         free(w);
         c->pending_writes--;
         conn_close_now(c);
     }
+}
+
+void srv_conn_write(srv_conn *c, const char *data, size_t len) {
+    if (len == 0 || uv_is_closing((uv_handle_t *)&c->tcp)) return;
+    char *copy = malloc(len);
+    memcpy(copy, data, len);
+    write_out(c, copy, len, NULL, NULL);
+}
+
+void srv_conn_write_ref(srv_conn *c, const char *data, size_t len, void (*release)(void *ctx),
+                        void *ctx) {
+    if (len == 0 || uv_is_closing((uv_handle_t *)&c->tcp)) {
+        release(ctx);
+        return;
+    }
+    write_out(c, (char *)data, len, release, ctx);
 }
 
 void srv_conn_close(srv_conn *c) {

@@ -159,12 +159,22 @@ typedef struct srv_push {
     char data[];
 } srv_push;
 
-/* Notifications for one connection, read from the log after its cursor (srv_deliver.c). */
+/* Notification frames read from the log after one cursor, shared by every connection
+ * that had that cursor and sees the same ones (srv_deliver.c): framed once as WebSocket
+ * messages and written to each without a copy. The job that builds them sets refs to
+ * the batches that use them; from then on only the loop thread counts. */
+typedef struct srv_note_frames {
+    unsigned refs;
+    uint64_t evicted; /* notifications the ring lost before the cursor could have them */
+    size_t count;     /* messages in wire */
+    il_buf wire;      /* WebSocket text frames, back to back */
+} srv_note_frames;
+
+/* Notifications for one connection. */
 typedef struct srv_note_batch {
     struct srv_note_batch *next;
     struct srv_conn *to;
-    uint64_t evicted; /* notifications the ring lost before the connection could have them */
-    il_buf frames;    /* each frame: a size_t length, then its bytes */
+    srv_note_frames *frames;
 } srv_note_batch;
 
 typedef struct srv_capture {
@@ -318,6 +328,9 @@ typedef struct srv_conn {
 
 /* loop.c */
 void srv_conn_write(srv_conn *c, const char *data, size_t len);
+/* The same without a copy: release(ctx) once the socket is done with data. */
+void srv_conn_write_ref(srv_conn *c, const char *data, size_t len, void (*release)(void *ctx),
+                        void *ctx);
 void srv_conn_close(srv_conn *c); /* after the pending writes */
 void srv_conn_resume_reading(srv_conn *c);
 /* Frees a closed connection once no job refers to it (a last job closes its session). */
@@ -338,8 +351,13 @@ void srv_http_respond(srv_conn *c, int status, const char *reason, const char *c
 bool srv_ws_start(srv_conn *c); /* after the 101 response */
 void srv_ws_feed(srv_conn *c, const char *data, size_t len);
 void srv_ws_send(srv_conn *c, const char *json, size_t len); /* nothing once fenced */
-/* Several text messages (records: a size_t length, then the bytes) in one write. */
-void srv_ws_send_many(srv_conn *c, const char *records, size_t len);
+/* Appends one text message, framed as the server sends it, to wire. */
+void srv_ws_frame_text(il_buf *wire, const char *json, size_t len);
+/* Writes messages framed by srv_ws_frame_text (wire[0..len)) after what c has queued,
+ * without copying them; release(ctx) once the socket is done with them (at once when
+ * nothing was written). */
+void srv_ws_send_wire(srv_conn *c, const char *wire, size_t len, void (*release)(void *ctx),
+                      void *ctx);
 void srv_ws_ping(srv_conn *c);
 void srv_ws_close(srv_conn *c, uint16_t code); /* queues a close frame and flushes */
 void srv_ws_flush(srv_conn *c);

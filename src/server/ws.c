@@ -93,45 +93,61 @@ void srv_ws_send(srv_conn *c, const char *json, size_t len) {
     if (wslay_event_queue_msg(c->ws, &m) == 0) c->queued_bytes += len;
 }
 
-/* A server frame is unmasked and needs no state, so a batch is framed here straight into
- * the output, after whatever wslay still holds (flushed first, to keep the order): one
- * copy and one write for the batch instead of a queued copy per message. */
-void srv_ws_send_many(srv_conn *c, const char *records, size_t len) {
-    if (srv_tl_capture || c->in_recv) {
-        for (size_t at = 0; at + sizeof(size_t) <= len;) {
-            size_t n;
-            memcpy(&n, records + at, sizeof n);
-            srv_ws_send(c, records + at + sizeof n, n);
-            at += sizeof n + n;
-        }
-        srv_ws_flush(c);
-        return;
+/* A server frame is unmasked and needs no state, so notifications are framed once, in
+ * the job that reads them, and the same bytes go to every connection that sees them. */
+void srv_ws_frame_text(il_buf *wire, const char *json, size_t len) {
+    uint8_t head[10] = {0x81}; /* FIN, text */
+    size_t hlen = 2;
+    if (len < 126) {
+        head[1] = (uint8_t)len;
+    } else if (len <= 0xffff) {
+        head[1] = 126;
+        head[2] = (uint8_t)(len >> 8);
+        head[3] = (uint8_t)len;
+        hlen = 4;
+    } else {
+        head[1] = 127;
+        for (int i = 0; i < 8; i++) head[2 + i] = (uint8_t)((uint64_t)len >> (56 - 8 * i));
+        hlen = 10;
     }
-    if (!c->ws || c->fenced || wslay_event_get_close_sent(c->ws)) return;
-    wslay_event_send(c->ws);
-    for (size_t at = 0; at + sizeof(size_t) <= len;) {
-        size_t n;
-        memcpy(&n, records + at, sizeof n);
-        at += sizeof n;
-        uint8_t head[10] = {0x81}; /* FIN, text */
+    il_buf_put(wire, (const char *)head, hlen);
+    il_buf_put(wire, json, len);
+}
+
+/* The payloads of frames made by srv_ws_frame_text, through wslay: for when wslay may
+ * not send now (inside its receive callbacks) or frames are being captured. */
+static void send_unframed(srv_conn *c, const char *wire, size_t len) {
+    for (size_t at = 0; at + 2 <= len;) {
+        const uint8_t *h = (const uint8_t *)wire + at;
+        uint64_t n = h[1] & 0x7f;
         size_t hlen = 2;
-        if (n < 126) {
-            head[1] = (uint8_t)n;
-        } else if (n <= 0xffff) {
-            head[1] = 126;
-            head[2] = (uint8_t)(n >> 8);
-            head[3] = (uint8_t)n;
+        if (n == 126) {
+            n = (uint64_t)h[2] << 8 | h[3];
             hlen = 4;
-        } else {
-            head[1] = 127;
-            for (int i = 0; i < 8; i++) head[2 + i] = (uint8_t)((uint64_t)n >> (56 - 8 * i));
+        } else if (n == 127) {
+            n = 0;
+            for (int i = 0; i < 8; i++) n = n << 8 | h[2 + i];
             hlen = 10;
         }
-        il_buf_put(&c->out, (const char *)head, hlen);
-        il_buf_put(&c->out, records + at, n);
-        at += n;
+        srv_ws_send(c, wire + at + hlen, (size_t)n);
+        at += hlen + (size_t)n;
     }
-    srv_ws_flush(c);
+}
+
+void srv_ws_send_wire(srv_conn *c, const char *wire, size_t len, void (*release)(void *ctx),
+                      void *ctx) {
+    if (srv_tl_capture || c->in_recv) {
+        send_unframed(c, wire, len);
+        srv_ws_flush(c);
+        release(ctx);
+        return;
+    }
+    if (!c->ws || c->fenced || wslay_event_get_close_sent(c->ws)) {
+        release(ctx);
+        return;
+    }
+    srv_ws_flush(c); /* what wslay holds goes first */
+    srv_conn_write_ref(c, wire, len, release, ctx);
 }
 
 void srv_ws_ping(srv_conn *c) {
