@@ -293,6 +293,8 @@ static void on_signal(uv_signal_t *sig, int signum) {
     uv_close((uv_handle_t *)&s->sweep, NULL);
     uv_close((uv_handle_t *)&s->release, NULL);
     uv_close((uv_handle_t *)&s->deliver_timer, NULL);
+    srv_deliver_drop_queue(s);
+    uv_close((uv_handle_t *)&s->deliver_idle, NULL);
     uv_close((uv_handle_t *)&s->sync_timer, NULL);
     s->stopping = true;
     /* WebSocket clients get a notice and a close frame; the loop ends once every
@@ -346,6 +348,9 @@ int srv_loop_run(srv_server *s) {
     s->release.data = s;
     uv_timer_init(s->loop, &s->deliver_timer);
     s->deliver_timer.data = s;
+    uv_idle_init(s->loop, &s->deliver_idle);
+    s->deliver_idle.data = s;
+    s->deliver_tail = &s->deliver_queue;
     uv_timer_init(s->loop, &s->sync_timer);
     s->sync_timer.data = s;
     srv_pool_on_drained(&s->pool, after_jobs, s);

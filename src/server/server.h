@@ -138,6 +138,8 @@ typedef struct srv_server {
     struct srv_notify_log *notify;
     /* srv_deliver.c: notifications go to connections in paced rounds (loop thread). */
     uv_timer_t deliver_timer;
+    uv_idle_t deliver_idle; /* writes queued batches a slice per loop iteration */
+    struct srv_note_batch *deliver_queue, **deliver_tail;
     /* srv_durability.c: in `batched` mode, a sync after writes (loop thread). */
     uv_timer_t sync_timer;
     bool batched, syncing;
@@ -322,7 +324,8 @@ typedef struct srv_conn {
     uint64_t cursor_seq;
     char cursor_epoch[33];
     uint64_t notify_through;
-    uint64_t missed, missed_total;                /* notifications dropped while it did not read */
+    uint64_t missed, missed_total; /* notifications dropped while it did not read */
+    unsigned queued_batches;       /* in the server's deliver_queue (each holds a ref) */
     struct srv_conn *next_session, *prev_session; /* engine lock */
 } srv_conn;
 

@@ -138,32 +138,108 @@ static bool missed(srv_conn *c, uint64_t n) {
     return false;
 }
 
+/* ---- the queue of a round's batches ---- */
+
+/* A round's batches are written a slice per loop iteration, so that a round to hundreds
+ * of connections does not hold the loop (and every reply) for the whole of it. */
+#define DELIVER_SLICE 16
+
+static void send_one(srv_note_batch *b);
+/* Takes c's queued batches out of the queue and sends them, in order. */
+static void send_queued_for(srv_conn *c) {
+    srv_server *s = c->srv;
+    srv_note_batch **pp = &s->deliver_queue;
+    while (*pp && c->queued_batches) {
+        srv_note_batch *b = *pp;
+        if (b->to != c) {
+            pp = &b->next;
+            continue;
+        }
+        *pp = b->next;
+        if (s->deliver_tail == &b->next) s->deliver_tail = pp;
+        b->next = NULL;
+        c->queued_batches--;
+        send_one(b);
+        c->refs--;
+    }
+}
+
+static void on_idle(uv_idle_t *h) {
+    srv_server *s = h->data;
+    for (int i = 0; i < DELIVER_SLICE && s->deliver_queue; i++) {
+        srv_note_batch *b = s->deliver_queue;
+        s->deliver_queue = b->next;
+        if (!s->deliver_queue) s->deliver_tail = &s->deliver_queue;
+        b->next = NULL;
+        srv_conn *c = b->to;
+        c->queued_batches--;
+        send_one(b);
+        c->refs--;
+        srv_conn_maybe_free(c);
+    }
+    if (!s->deliver_queue) uv_idle_stop(h);
+}
+
+static void enqueue(srv_server *s, srv_note_batch *list) {
+    for (srv_note_batch *b = list, *next; b; b = next) {
+        next = b->next;
+        b->next = NULL;
+        b->to->refs++;
+        b->to->queued_batches++;
+        *s->deliver_tail = b;
+        s->deliver_tail = &b->next;
+    }
+    if (s->deliver_queue && !uv_is_closing((uv_handle_t *)&s->deliver_idle))
+        uv_idle_start(&s->deliver_idle, on_idle);
+}
+
+void srv_deliver_drop_queue(srv_server *s) {
+    uv_idle_stop(&s->deliver_idle);
+    while (s->deliver_queue) {
+        srv_note_batch *b = s->deliver_queue;
+        s->deliver_queue = b->next;
+        b->next = NULL;
+        srv_conn *c = b->to;
+        c->queued_batches--;
+        srv_deliver_batch_free(b);
+        c->refs--;
+        srv_conn_maybe_free(c);
+    }
+    s->deliver_tail = &s->deliver_queue;
+}
+
 void srv_deliver_batches(srv_note_batch *b) {
     for (srv_note_batch *next; b; b = next) {
         next = b->next;
-        srv_conn *c = b->to;
-        srv_note_frames *f = b->frames;
-        bool open = c && c->state == SRV_WS && !c->closed;
-        if (open && missed(c, f->evicted)) {
-            if (srv_outbound(c) > SRV_OUTBOUND_LIMIT) {
-                missed(c, f->count);
-            } else if (f->count) {
-                if (c->missed) {
-                    char msg[96];
-                    snprintf(msg, sizeof msg, "Missed %llu notification(s) due to backpressure",
-                             (unsigned long long)c->missed);
-                    c->missed = 0;
-                    srv_send_notice(c, SRV_N_NOTIFICATIONS_MISSED, msg);
-                }
-                f->refs++;
-                srv_ws_send_wire(c, f->wire.data, f->wire.len, frames_release, f);
-                __atomic_fetch_add(&c->srv->counters.notifications_delivered, f->count,
-                                   __ATOMIC_RELAXED);
-            }
-        }
         b->next = NULL;
-        srv_deliver_batch_free(b);
+        if (b->to && b->to->queued_batches) send_queued_for(b->to);
+        send_one(b);
     }
+}
+
+/* Sends one batch (b->next unused) and frees it. */
+static void send_one(srv_note_batch *b) {
+    srv_conn *c = b->to;
+    srv_note_frames *f = b->frames;
+    bool open = c && c->state == SRV_WS && !c->closed;
+    if (open && missed(c, f->evicted)) {
+        if (srv_outbound(c) > SRV_OUTBOUND_LIMIT) {
+            missed(c, f->count);
+        } else if (f->count) {
+            if (c->missed) {
+                char msg[96];
+                snprintf(msg, sizeof msg, "Missed %llu notification(s) due to backpressure",
+                         (unsigned long long)c->missed);
+                c->missed = 0;
+                srv_send_notice(c, SRV_N_NOTIFICATIONS_MISSED, msg);
+            }
+            f->refs++;
+            srv_ws_send_wire(c, f->wire.data, f->wire.len, frames_release, f);
+            __atomic_fetch_add(&c->srv->counters.notifications_delivered, f->count,
+                               __ATOMIC_RELAXED);
+        }
+    }
+    srv_deliver_batch_free(b);
 }
 
 /* ---- rounds ---- */
@@ -223,7 +299,10 @@ static void round_done(srv_job *j) {
     round_job *r = (round_job *)j;
     srv_server *s = r->srv;
     /* Skipped at shutdown: nothing was read, nothing is sent. */
-    srv_deliver_batches(r->batches);
+    if (s->stopping)
+        srv_deliver_batch_free(r->batches);
+    else
+        enqueue(s, r->batches);
     if (r->through > s->deliver_covered) s->deliver_covered = r->through;
     free(r);
     s->deliver_running = false;

@@ -23,8 +23,10 @@ void srv_deliver_replay(srv_conn *c, srv_notify_replay *replay);
  * published so far, kept in the capture to follow its reply. */
 void srv_deliver_own(srv_capture *cap);
 /* On the loop thread: sends batches (to connections still open and reading) and frees
- * them. */
+ * them; a connection's batches still queued by a round go first. */
 void srv_deliver_batches(srv_note_batch *b);
+/* At shutdown: frees the batches rounds queued, unsent. */
+void srv_deliver_drop_queue(srv_server *s);
 void srv_deliver_batch_free(srv_note_batch *b);
 /* On the loop thread, after jobs are done: starts a round, now or when the pacing
  * window ends, if anything was published that no round read. */
