@@ -173,7 +173,7 @@ Test(config, file_sets_keys_and_warns_about_unknown_ones) {
     cr_assert(apply("[http]\nport = 9000\nhost = \"0.0.0.0\"\ntrusted_proxies = [\"10.0.0.1\"]\n"
                     "bogus = 1\n"
                     "[http.rate_limit]\nws_max_messages_per_sec = 0\n"
-                    "[storage.persist]\ndurability_mode = \"batched\"\n"
+                    "[storage.persist]\nbuffer_size = 100\n"
                     "[logging]\nlevel = \"debug\"\n"),
               "%s", err);
     cr_expect_eq(cfg.port, 9000);
@@ -186,7 +186,7 @@ Test(config, file_sets_keys_and_warns_about_unknown_ones) {
                                "'http.bogus' (ignored)\n"),
               "%s", warned());
     cr_expect(strstr(warned(), "WARNING: test.toml: accepted but not implemented yet (no effect): "
-                               "storage.persist.durability_mode, logging.level\n"),
+                               "storage.persist.buffer_size, logging.level\n"),
               "%s", warned());
 }
 
