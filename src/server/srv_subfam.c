@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "exec/expr.h"
+#include "server/srv_keyrows.h"
 #include "server/srv_sublift.h"
 #include "views/view.h"
 
@@ -28,14 +29,9 @@ struct srv_family {
     uint32_t *cols;
     srv_keyslot **buckets;
     size_t nbuckets, nslots, nmembers;
-    bool failed; /* its view had failed when srv_families_route last looked */
+    bool failed;         /* its view had failed when srv_families_route last looked */
+    srv_keyrows *by_key; /* the view's rows by key, once a member asked for its rows */
 };
-
-static uint64_t key_hash(const val_t *consts, uint32_t n) {
-    uint64_t h = 0x9e3779b97f4a7c15ull;
-    for (uint32_t k = 0; k < n; k++) h = (h ^ val_hash(consts[k])) * 0x100000001b3ull;
-    return h;
-}
 
 static srv_keyslot *find_slot(const srv_family *f, const val_t *consts, uint64_t h) {
     for (srv_keyslot *sl = f->buckets[h % f->nbuckets]; sl; sl = sl->next)
@@ -58,7 +54,7 @@ static void grow(srv_family *f) {
 }
 
 static srv_keyslot *slot_for(srv_family *f, const val_t *consts) {
-    uint64_t h = key_hash(consts, f->nkeys);
+    uint64_t h = srv_key_hash(consts, f->nkeys);
     srv_keyslot *sl = find_slot(f, consts, h);
     if (sl) return sl;
     if (f->nslots + 1 > f->nbuckets) grow(f);
@@ -85,32 +81,6 @@ static bool row_matches(const srv_family *f, const val_t *row, const val_t *cons
     for (uint32_t k = 0; k < f->nkeys; k++)
         if (!exec_const_matches(row[f->cols[k]], consts[k])) return false;
     return true;
-}
-
-/* The only key a value can match, as the index stores it. A float can match only an int
- * key (string and int constants are all that is lifted): the nearest one, except that
- * from 2^52 on several ints are within the tolerance, so the caller scans. */
-typedef enum { KEY_NONE, KEY_ONE, KEY_SCAN } key_kind;
-
-static key_kind candidate(val_t v, val_t *key) {
-    switch (val_type_of(v)) {
-    case VT_STR:
-        *key = v;
-        return KEY_ONE;
-    case VT_INT:
-    case VT_TS:
-        *key = val_int(val_get_int(v));
-        return KEY_ONE;
-    case VT_FLOAT: {
-        double d = val_get_float(v);
-        if (!isfinite(d)) return KEY_NONE;
-        if (fabs(d) >= 4503599627370496.0) return KEY_SCAN;
-        *key = val_int((int64_t)llround(d));
-        return KEY_ONE;
-    }
-    default:
-        return KEY_NONE;
-    }
 }
 
 static void append(val_t **rows, size_t *n, size_t *cap, const val_t *row, uint32_t arity) {
@@ -142,12 +112,12 @@ static void route_row(srv_family *f, const val_t *row, bool added, val_t *key,
                       srv_member **touched) {
     bool scan = false;
     for (uint32_t k = 0; k < f->nkeys; k++) {
-        key_kind kind = candidate(row[f->cols[k]], &key[k]);
-        if (kind == KEY_NONE) return;
-        scan |= kind == KEY_SCAN;
+        srv_key_kind kind = srv_key_of(row[f->cols[k]], &key[k]);
+        if (kind == SRV_KEY_NONE) return;
+        scan |= kind == SRV_KEY_SCAN;
     }
     if (!scan) {
-        srv_keyslot *sl = find_slot(f, key, key_hash(key, f->nkeys));
+        srv_keyslot *sl = find_slot(f, key, srv_key_hash(key, f->nkeys));
         if (sl && row_matches(f, row, sl->consts)) deliver(f, sl, row, added, touched);
         return;
     }
@@ -161,6 +131,14 @@ static void route_family(srv_family *f, srv_member **touched) {
     size_t nadd = 0, nrem = 0;
     view_take_delta(f->view, &add, &nadd, &rem, &nrem);
     uint32_t arity = view_arity(f->view);
+    if (f->by_key && view_error(f->view)) {
+        srv_keyrows_free(f->by_key); /* built again from whatever the view has next */
+        f->by_key = NULL;
+    }
+    if (f->by_key) {
+        for (size_t i = 0; i < nrem; i++) srv_keyrows_remove(f->by_key, rem + i * arity);
+        for (size_t i = 0; i < nadd; i++) srv_keyrows_add(f->by_key, add + i * arity);
+    }
     val_t *key = calloc(f->nkeys + 1, sizeof *key);
     for (size_t i = 0; i < nadd; i++) route_row(f, add + i * arity, true, key, touched);
     for (size_t i = 0; i < nrem; i++) route_row(f, rem + i * arity, false, key, touched);
@@ -246,6 +224,7 @@ static void close_family(srv_server *s, srv_family *f) {
         s->sub_families = f->next;
     if (f->next) f->next->prev = f->prev;
     view_close(f->view);
+    srv_keyrows_free(f->by_key);
     free(f->buckets);
     free(f->cols);
     free(f->kg);
@@ -288,18 +267,19 @@ const char *srv_member_error(const srv_member *m) {
 }
 
 size_t srv_member_rows(const srv_member *m, val_t **rows) {
-    const srv_family *f = m->fam;
-    size_t n = view_rows(f->view, rows);
-    if (f->nkeys == 0) return n;
-    uint32_t arity = view_arity(f->view);
-    size_t kept = 0;
-    for (size_t i = 0; i < n; i++) {
-        const val_t *row = *rows + i * arity;
-        if (!row_matches(f, row, m->consts)) continue;
-        memmove(*rows + kept * arity, row, arity * sizeof *row);
-        kept++;
+    srv_family *f = m->fam;
+    if (f->nkeys == 0 || view_error(f->view)) return view_rows(f->view, rows);
+    if (!f->by_key) {
+        /* Once per family: later members read their own key's rows. The view's delta
+         * was routed just before (srv_member_join), so its rows are current. */
+        val_t *all = NULL;
+        size_t n = view_rows(f->view, &all);
+        uint32_t arity = view_arity(f->view);
+        f->by_key = srv_keyrows_new(arity, f->nkeys, f->cols);
+        for (size_t i = 0; i < n; i++) srv_keyrows_add(f->by_key, all + i * arity);
+        free(all);
     }
-    return kept;
+    return srv_keyrows_get(f->by_key, m->consts, rows);
 }
 
 void srv_member_clear(srv_member *m) {

@@ -381,6 +381,38 @@ async def t_subs_streamed(srv):
     await still_answers(b)
 
 
+async def reply(c, program):
+    """The reply to program, past the pushes that come before it."""
+    await c.send({"type": "execute", "id": "r", "program": program})
+    while True:
+        f = await next_push(c, 10)
+        if f.get("id") == "r":
+            return f
+
+
+async def t_subs_keyed_numeric(srv):
+    """A keyed member's snapshot comes from its family's rows grouped by key, and holds
+    exactly what its own query returns: the int key 2 also gets the stored 2.0, not 2.5;
+    later members of the family read the grouping, kept up to date by writes."""
+    a, b = await pair(srv, "subs_numeric")
+    await run(a, '+e[(2, "int"), (2.0, "float"), (2.5, "half"), (3, "three"), ("2", "str")]')
+    for name, key in (("n2", 2), ("n3", 3), ("n4", 4)):
+        f = await run(b, ".subscribe %s ?e(%d, Y)" % (name, key))
+        assert f["type"] == "result", f
+        own = await run(a, "?e(%d, Y)" % key)
+        assert sorted(map(str, f["rows"])) == sorted(map(str, own["rows"])), (f, own)
+    await run(a, '+e[(4.0, "four"), (2, "again")]\n-e(3, "three")')
+    f = await reply(b, ".subscribe late ?e(2, Y)")
+    own = await run(a, "?e(2, Y)")
+    assert sorted(map(str, f["rows"])) == sorted(map(str, own["rows"])), (f, own)
+    assert len(f["rows"]) == 3, f
+    f = await reply(b, ".subscribe late3 ?e(3, Y)")
+    assert f["rows"] == [], f
+    f = await reply(b, ".subscribe late4 ?e(4, Y)")
+    assert [r[1] for r in f["rows"]] == ["four"], f
+    await still_answers(b)
+
+
 async def t_subs_limit(srv):
     """http.rate_limit.ws_max_subscriptions (64 by default) bounds the subscriptions of a
     connection."""
@@ -399,4 +431,4 @@ async def t_subs_limit(srv):
 
 TESTS = [t_subs_snapshot_and_deltas, t_subs_diamond, t_subs_unsubscribe_and_errors,
          t_subs_close_frees, t_subs_keyed_family, t_subs_access_revoked, t_subs_streamed,
-         t_subs_limit]
+         t_subs_keyed_numeric, t_subs_limit]

@@ -1,0 +1,183 @@
+/* Rows grouped by key (srv_keyrows.h): a hash table from a row's canonical key to the
+ * rows with it, plus the rows whose key only a scan can match (floats from 2^52 on). A
+ * lookup takes the constants' group and keeps the rows that really match, so the
+ * grouping may be loose (a float near an int shares its group) but never misses. */
+#include "server/srv_keyrows.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "exec/expr.h"
+
+typedef struct group {
+    struct group *next; /* in its bucket */
+    uint64_t hash;
+    val_t *rows;
+    size_t n, cap;
+    val_t key[];
+} group;
+
+struct srv_keyrows {
+    uint32_t arity, nkeys;
+    uint32_t *cols;
+    group **buckets;
+    size_t nbuckets, ngroups;
+    group *scan; /* rows with a key of kind SRV_KEY_SCAN */
+};
+
+srv_key_kind srv_key_of(val_t v, val_t *key) {
+    switch (val_type_of(v)) {
+    case VT_STR:
+        *key = v;
+        return SRV_KEY_ONE;
+    case VT_INT:
+    case VT_TS:
+        *key = val_int(val_get_int(v));
+        return SRV_KEY_ONE;
+    case VT_FLOAT: {
+        double d = val_get_float(v);
+        if (!isfinite(d)) return SRV_KEY_NONE;
+        if (fabs(d) >= 4503599627370496.0) return SRV_KEY_SCAN;
+        *key = val_int((int64_t)llround(d));
+        return SRV_KEY_ONE;
+    }
+    default:
+        return SRV_KEY_NONE;
+    }
+}
+
+uint64_t srv_key_hash(const val_t *key, uint32_t nkeys) {
+    uint64_t h = 0x9e3779b97f4a7c15ull;
+    for (uint32_t k = 0; k < nkeys; k++) h = (h ^ val_hash(key[k])) * 0x100000001b3ull;
+    return h;
+}
+
+static group *group_new(const srv_keyrows *k, const val_t *key, uint64_t h) {
+    group *g = calloc(1, sizeof *g + (k->nkeys + 1) * sizeof *key);
+    g->hash = h;
+    if (k->nkeys) memcpy(g->key, key, k->nkeys * sizeof *key);
+    return g;
+}
+
+static void group_free(group *g) {
+    free(g->rows);
+    free(g);
+}
+
+srv_keyrows *srv_keyrows_new(uint32_t arity, uint32_t nkeys, const uint32_t *cols) {
+    srv_keyrows *k = calloc(1, sizeof *k);
+    k->arity = arity;
+    k->nkeys = nkeys;
+    k->cols = malloc((nkeys + 1) * sizeof *cols);
+    if (nkeys) memcpy(k->cols, cols, nkeys * sizeof *cols);
+    k->nbuckets = 64;
+    k->buckets = calloc(k->nbuckets, sizeof *k->buckets);
+    val_t none = 0;
+    k->scan = group_new(k, &none, 0);
+    return k;
+}
+
+void srv_keyrows_free(srv_keyrows *k) {
+    if (!k) return;
+    for (size_t i = 0; i < k->nbuckets; i++)
+        for (group *g = k->buckets[i], *next; g; g = next) {
+            next = g->next;
+            group_free(g);
+        }
+    group_free(k->scan);
+    free(k->buckets);
+    free(k->cols);
+    free(k);
+}
+
+/* The row's group (created when `create`), NULL for a row no key can match. */
+static group *group_of(srv_keyrows *k, const val_t *row, bool create) {
+    val_t key[16];
+    val_t *kp = k->nkeys <= 16 ? key : malloc(k->nkeys * sizeof *kp);
+    group *found = NULL;
+    bool scan = false, none = false;
+    for (uint32_t i = 0; i < k->nkeys && !none; i++) {
+        srv_key_kind kind = srv_key_of(row[k->cols[i]], &kp[i]);
+        none = kind == SRV_KEY_NONE;
+        scan |= kind == SRV_KEY_SCAN;
+    }
+    if (!none && scan) found = k->scan;
+    if (!none && !scan) {
+        uint64_t h = srv_key_hash(kp, k->nkeys);
+        for (group *g = k->buckets[h % k->nbuckets]; g && !found; g = g->next)
+            if (g->hash == h && memcmp(g->key, kp, k->nkeys * sizeof *kp) == 0) found = g;
+        if (!found && create) {
+            if (k->ngroups + 1 > k->nbuckets) {
+                size_t n = k->nbuckets * 2;
+                group **b = calloc(n, sizeof *b);
+                for (size_t i = 0; i < k->nbuckets; i++)
+                    for (group *g = k->buckets[i], *next; g; g = next) {
+                        next = g->next;
+                        g->next = b[g->hash % n];
+                        b[g->hash % n] = g;
+                    }
+                free(k->buckets);
+                k->buckets = b;
+                k->nbuckets = n;
+            }
+            found = group_new(k, kp, h);
+            found->next = k->buckets[h % k->nbuckets];
+            k->buckets[h % k->nbuckets] = found;
+            k->ngroups++;
+        }
+    }
+    if (kp != key) free(kp);
+    return found;
+}
+
+void srv_keyrows_add(srv_keyrows *k, const val_t *row) {
+    group *g = group_of(k, row, true);
+    if (!g) return;
+    if (g->n == g->cap) {
+        g->cap = g->cap ? g->cap * 2 : 4;
+        g->rows = realloc(g->rows, g->cap * k->arity * sizeof *g->rows);
+    }
+    memcpy(g->rows + g->n * k->arity, row, k->arity * sizeof *row);
+    g->n++;
+}
+
+void srv_keyrows_remove(srv_keyrows *k, const val_t *row) {
+    group *g = group_of(k, row, false);
+    if (!g) return;
+    for (size_t i = 0; i < g->n; i++) {
+        val_t *r = g->rows + i * k->arity;
+        if (memcmp(r, row, k->arity * sizeof *row) != 0) continue;
+        g->n--;
+        memmove(r, g->rows + g->n * k->arity, k->arity * sizeof *row);
+        return;
+    }
+}
+
+static bool matches(const srv_keyrows *k, const val_t *row, const val_t *consts) {
+    for (uint32_t i = 0; i < k->nkeys; i++)
+        if (!exec_const_matches(row[k->cols[i]], consts[i])) return false;
+    return true;
+}
+
+static void take(const srv_keyrows *k, const group *g, const val_t *consts, val_t *out, size_t *n) {
+    for (size_t i = 0; g && i < g->n; i++) {
+        const val_t *r = g->rows + i * k->arity;
+        if (matches(k, r, consts)) memcpy(out + (*n)++ * k->arity, r, k->arity * sizeof *r);
+    }
+}
+
+size_t srv_keyrows_get(const srv_keyrows *k, const val_t *consts, val_t **rows) {
+    /* A member's constants are lifted ints and strings: already their own key. */
+    uint64_t h = srv_key_hash(consts, k->nkeys);
+    const group *hit = NULL;
+    for (const group *g = k->buckets[h % k->nbuckets]; g && !hit; g = g->next)
+        if (g->hash == h && memcmp(g->key, consts, k->nkeys * sizeof *consts) == 0) hit = g;
+    size_t cap = (hit ? hit->n : 0) + k->scan->n;
+    *rows = malloc((cap + 1) * k->arity * sizeof **rows);
+    size_t n = 0;
+    take(k, hit, consts, *rows, &n);
+    take(k, k->scan, consts, *rows, &n);
+    return n;
+}
