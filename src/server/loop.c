@@ -134,7 +134,7 @@ static void on_write(uv_write_t *req, int status) {
     free(w);
     c->pending_writes--;
     if (status >= 0 && was_over && srv_outbound(c) <= SRV_OUTBOUND_LIMIT && c->state == SRV_WS) {
-        __atomic_store_n(&c->backpressured, false, __ATOMIC_RELEASE);
+        __atomic_store_n(&c->backpressured, false, __ATOMIC_SEQ_CST);
         srv_subs_release_later(c);
         srv_pipe_pump(c);
     }
@@ -153,7 +153,7 @@ static void write_out(srv_conn *c, char *data, size_t len, void (*release)(void 
     w->ctx = ctx;
     c->pending_bytes += len;
     if (srv_outbound(c) > SRV_OUTBOUND_LIMIT)
-        __atomic_store_n(&c->backpressured, true, __ATOMIC_RELEASE);
+        __atomic_store_n(&c->backpressured, true, __ATOMIC_SEQ_CST);
     uv_buf_t b = uv_buf_init(data, (unsigned)len);
     c->pending_writes++;
     if (uv_write(&w->req, (uv_stream_t *)&c->tcp, &b, 1, on_write) != 0) {

@@ -633,14 +633,13 @@ static void publish(srv_conn *c, srv_group *grp) {
         return;
     }
     grp->errored = false;
-    if (__atomic_load_n(&c->backpressured, __ATOMIC_ACQUIRE)) {
+    if (srv_subs_must_hold(c)) {
         /* Not reading: held, netted, until srv_subs_release; reset past max_result_rows. */
         size_t held = 0;
         for (uint32_t i = 0; i < grp->n; i++) {
             srv_member_hold(&grp->m[i].member);
             held += grp->m[i].member.nheld_add + grp->m[i].member.nheld_rem;
         }
-        __atomic_store_n(&c->holds_deltas, true, __ATOMIC_RELEASE);
         int64_t cap = c->srv->cfg->max_result_rows;
         if (cap > 0 && held > (uint64_t)cap) reset_group(c, grp, cap);
         return;

@@ -447,6 +447,15 @@ static void send_sub_error(srv_conn *c, srv_sub *sb, const char *message) {
     send_sub_error_code(c, sb, message, NULL);
 }
 
+bool srv_subs_must_hold(srv_conn *c) {
+    /* holds_deltas is set before backpressured is read, and the loop clears backpressured
+     * before it reads holds_deltas (both sequentially consistent): so either this sees
+     * the connection reading again, or the loop sees holds_deltas and starts a release
+     * after this job. A drain cannot fall between the two unseen. */
+    __atomic_store_n(&c->holds_deltas, true, __ATOMIC_SEQ_CST);
+    return __atomic_load_n(&c->backpressured, __ATOMIC_SEQ_CST);
+}
+
 bool srv_subs_may_read(srv_conn *c, const char *kg) {
     srv_server *s = c->srv;
     pthread_mutex_lock(&s->users_lock);
@@ -469,11 +478,10 @@ static void deliver(srv_server *s, srv_sub *sb, uint64_t revision) {
     bool may_read = srv_subs_may_read(c, sb->kg);
     if (!may_read && !sb->denied) send_sub_error_code(c, sb, "Access denied", "access_denied");
     sb->denied = !may_read;
-    bool backpressured = __atomic_load_n(&c->backpressured, __ATOMIC_ACQUIRE);
+    bool backpressured = srv_subs_must_hold(c);
     if (backpressured || !may_read) {
         srv_member_hold(m);
         sb->held_revision = revision;
-        if (backpressured) __atomic_store_n(&c->holds_deltas, true, __ATOMIC_RELEASE);
         int64_t cap = s->cfg->max_result_rows;
         if (cap > 0 && m->nheld_add + m->nheld_rem > (uint64_t)cap) {
             char msg[300];
@@ -523,7 +531,7 @@ static void release_done(srv_job *j) {
 }
 
 void srv_subs_release_later(srv_conn *c) {
-    if (!__atomic_load_n(&c->holds_deltas, __ATOMIC_ACQUIRE)) return;
+    if (!__atomic_load_n(&c->holds_deltas, __ATOMIC_SEQ_CST)) return;
     release_job *r = calloc(1, sizeof *r);
     r->job.run = release_run;
     r->job.done = release_done;
@@ -534,11 +542,9 @@ void srv_subs_release_later(srv_conn *c) {
 }
 
 void srv_subs_release(srv_conn *c) {
-    __atomic_store_n(&c->holds_deltas, false, __ATOMIC_RELEASE);
-    if (__atomic_load_n(&c->backpressured, __ATOMIC_ACQUIRE)) {
-        __atomic_store_n(&c->holds_deltas, true, __ATOMIC_RELEASE);
-        return; /* not reading again yet: the next drain tries again */
-    }
+    /* Still not reading: holds_deltas stays set, and the next drain tries again. */
+    if (__atomic_load_n(&c->backpressured, __ATOMIC_SEQ_CST)) return;
+    __atomic_store_n(&c->holds_deltas, false, __ATOMIC_SEQ_CST);
     for (srv_sub *sb = c->subs, *next; sb; sb = next) {
         next = sb->next;
         if (srv_member_holds(&sb->member)) deliver(c->srv, sb, sb->held_revision);

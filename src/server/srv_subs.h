@@ -48,6 +48,9 @@ bool srv_subs_room(const srv_conn *c, unsigned more, char *msg, size_t len);
 char **srv_subs_headers(il_session *ses, const char *query, size_t len, uint32_t arity);
 /* Appends one row as a JSON array. */
 void srv_subs_put_row(il_buf *b, const val_t *row, uint32_t arity);
+/* In a job with a delta for c: whether c is not reading (its subscriptions then hold
+ * their changes until srv_subs_release). Marks c so that its next drain releases them. */
+bool srv_subs_must_hold(srv_conn *c);
 /* Whether c's user may read graph kg now (admins may read every graph). */
 bool srv_subs_may_read(srv_conn *c, const char *kg);
 /* Puts c on the list of connections that publishing visits. */

@@ -1,0 +1,95 @@
+/* fsync_probe: the floor a durable write stands on, on this disk. It writes records into
+ * a preallocated file, as the write-ahead log does (src/store/wal_log.c), each followed by
+ * fdatasync, and prints the sync latency's percentiles:
+ *
+ *   fsync_probe [--dir D (.)] [--count N (2000)] [--bytes B (128)]
+ *
+ * One JSON line and one line for people, times in µs. The file is removed at the end. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static uint64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static int cmp_u64(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static double pct(const uint64_t *sorted, size_t n, double p) {
+    size_t i = (size_t)(p * (double)(n - 1) + 0.5);
+    return (double)sorted[i] / 1000.0;
+}
+
+int main(int argc, char **argv) {
+    const char *dir = ".";
+    long count = 2000, bytes = 128;
+    for (int i = 1; i + 1 < argc; i += 2) {
+        if (strcmp(argv[i], "--dir") == 0)
+            dir = argv[i + 1];
+        else if (strcmp(argv[i], "--count") == 0)
+            count = strtol(argv[i + 1], NULL, 10);
+        else if (strcmp(argv[i], "--bytes") == 0)
+            bytes = strtol(argv[i + 1], NULL, 10);
+        else {
+            fprintf(stderr, "usage: fsync_probe [--dir D] [--count N] [--bytes B]\n");
+            return 2;
+        }
+    }
+    if (count < 100 || bytes < 1 || bytes > 1 << 20) {
+        fprintf(stderr, "fsync_probe: --count at least 100, --bytes 1 to 1048576\n");
+        return 2;
+    }
+    char path[4096];
+    snprintf(path, sizeof path, "%s/fsync_probe.%ld", dir, (long)getpid());
+    int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        fprintf(stderr, "fsync_probe: %s: %s\n", path, strerror(errno));
+        return 1;
+    }
+    /* Preallocated and synced first, so that each record's sync carries data only. */
+    size_t total = (size_t)count * (size_t)bytes;
+    char *zeros = calloc(1, total);
+    char *rec = malloc((size_t)bytes);
+    memset(rec, 'r', (size_t)bytes);
+    uint64_t *lat = malloc((size_t)count * sizeof *lat);
+    int rc = 0;
+    if (pwrite(fd, zeros, total, 0) != (ssize_t)total || fsync(fd) != 0) {
+        fprintf(stderr, "fsync_probe: preallocating %s: %s\n", path, strerror(errno));
+        rc = 1;
+    }
+    for (long i = 0; i < count && rc == 0; i++) {
+        uint64_t t0 = now_ns();
+        if (pwrite(fd, rec, (size_t)bytes, (off_t)i * bytes) != bytes || fdatasync(fd) != 0) {
+            fprintf(stderr, "fsync_probe: %s: %s\n", path, strerror(errno));
+            rc = 1;
+        }
+        lat[i] = now_ns() - t0;
+    }
+    close(fd);
+    unlink(path);
+    if (rc == 0) {
+        qsort(lat, (size_t)count, sizeof *lat, cmp_u64);
+        double p50 = pct(lat, (size_t)count, 0.50), p99 = pct(lat, (size_t)count, 0.99);
+        double max = (double)lat[count - 1] / 1000.0;
+        printf("{\"probe\":\"fsync\",\"count\":%ld,\"bytes\":%ld,\"p50_us\":%.1f,\"p99_us\":%.1f,"
+               "\"max_us\":%.1f}\n",
+               count, bytes, p50, p99, max);
+        printf("fsync floor: %ld writes of %ld bytes, each then fdatasync: p50 %.1f µs, "
+               "p99 %.1f µs, max %.1f µs\n",
+               count, bytes, p50, p99, max);
+    }
+    free(zeros);
+    free(rec);
+    free(lat);
+    return rc;
+}
