@@ -270,9 +270,16 @@ static void round_run(srv_job *j) {
     r->through = srv_notify_last_seq(s->notify);
     shared_read *reads = NULL;
     size_t nreads = 0, cap = 0;
+    /* Connections of one user on one graph see the same: the rights are looked up once
+     * for a run of them (the round holds the engine lock; every watcher waits for it). */
+    const srv_conn *last = NULL;
+    viewer v = {0};
     for (srv_conn *c = s->sessions; c; c = c->next_session) {
         if (c->notify_through >= r->through) continue;
-        viewer v = viewer_of(c);
+        if (!last || strcmp(last->user, c->user) != 0 ||
+            strcmp(v.graph, il_session_graph(c->session)) != 0)
+            v = viewer_of(c);
+        last = c;
         shared_read *sr = NULL;
         for (size_t i = 0; i < nreads && !sr; i++)
             if (reads[i].after == c->notify_through && same_view(&reads[i].v, &v)) sr = &reads[i];
