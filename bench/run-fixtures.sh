@@ -31,30 +31,15 @@ EXTRA_ARGS=(${BENCH_FIXTURE_ARGS:-})
 API_KEY=bench-fixture-key
 STARTUP_SECS=30
 
-for p in "$SERVER" "$FIXTURE"; do
-    if [ ! -x "$p" ]; then
-        echo "run-fixtures.sh: $p is missing: build first (make build)" >&2
-        exit 1
-    fi
-done
-
 BENCH_SCRIPT=run-fixtures.sh
 # shellcheck source=bench/server-lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/server-lib.sh"
+bench_require "$SERVER" "$FIXTURE"
 bench_cpu_layout "$CPUS" "the server" "the fixture client"
 
-TMP=$(mktemp -d)
 SERVER_PID=""
 CLIENT_PID=""
-
-cleanup() {
-    bench_stop_process "$CLIENT_PID"
-    bench_stop_process "$SERVER_PID"
-    rm -rf "$TMP"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+bench_scratch CLIENT_PID SERVER_PID
 
 # The port of the `... listening on: http://HOST:PORT` line in FILE, written by process
 # PID once it listens; fails when it exits first or takes over STARTUP_SECS.
@@ -72,18 +57,7 @@ run_fixture() {
     wait "$CLIENT_PID" || rc=$?
     CLIENT_PID=""
     if [ "$rc" -ne 0 ]; then
-        if [ "$rc" -eq 3 ]; then
-            echo "run-fixtures.sh: INVALID: $name saw a wrong, missing or extra row:" >&2
-        else
-            echo "run-fixtures.sh: $name failed (status $rc):" >&2
-        fi
-        head -n 20 "$TMP/run.err" >&2
-        if ! kill -0 "$SERVER_PID" 2>/dev/null; then
-            echo "run-fixtures.sh: inputlayer-server is gone; its output ends:" >&2
-            tail -n 15 "$TMP/server.out.err" >&2
-        fi
-        [ "$rc" -eq 3 ] && exit 3
-        exit 1
+        bench_client_failed "$rc" "$name" "$SERVER_PID" inputlayer-server "$TMP/server.out.err"
     fi
     bench_stop_process "$SERVER_PID"
     SERVER_PID=""

@@ -49,32 +49,16 @@ KG=perf
 API_KEY=bench-server-key
 STARTUP_SECS=30
 
-for p in "$SERVER" "$ECHO" "$LOAD" "$CLIENT" "$GEN"; do
-    if [ ! -x "$p" ]; then
-        echo "run-server.sh: $p is missing: build first (make build)" >&2
-        exit 1
-    fi
-done
-
 BENCH_SCRIPT=run-server.sh
 # shellcheck source=bench/server-lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/server-lib.sh"
+bench_require "$SERVER" "$ECHO" "$LOAD" "$CLIENT" "$GEN"
 bench_cpu_layout "$CPUS" "the servers" "the load client"
 
-TMP=$(mktemp -d)
 SERVER_PID=""
 ECHO_PID=""
 LOAD_PID=""
-
-cleanup() {
-    bench_stop_process "$LOAD_PID"
-    bench_stop_process "$SERVER_PID"
-    bench_stop_process "$ECHO_PID"
-    rm -rf "$TMP"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+bench_scratch LOAD_PID SERVER_PID ECHO_PID
 
 # The port of the `... listening on: http://HOST:PORT` line in FILE, written by process
 # PID once it listens; fails when it exits first or takes over STARTUP_SECS.
@@ -141,18 +125,8 @@ run_load() {
     wait "$LOAD_PID" || rc=$?
     LOAD_PID=""
     if [ "$rc" -ne 0 ]; then
-        if [ "$rc" -eq 3 ]; then
-            echo "run-server.sh: INVALID: a wrong reply from $name ($clients client(s)):" >&2
-        else
-            echo "run-server.sh: the $name run with $clients client(s) failed (status $rc):" >&2
-        fi
-        head -n 20 "$TMP/run.err" >&2
-        if ! kill -0 "$pid" 2>/dev/null; then
-            echo "run-server.sh: $name is gone; its output ends:" >&2
-            tail -n 15 "$TMP/$mode.out.err" >&2
-        fi
-        [ "$rc" -eq 3 ] && exit 3
-        exit 1
+        bench_client_failed "$rc" "the $name run with $clients client(s)" "$pid" "$name" \
+            "$TMP/$mode.out.err"
     fi
     head -n 1 "$TMP/run.out" >>"$TMP/$mode-$clients.jsonl"
     echo "  $(tail -n 1 "$TMP/run.out")" >&2

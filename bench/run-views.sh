@@ -45,30 +45,15 @@ fi
 API_KEY=bench-views-key
 STARTUP_SECS=30
 
-for p in "$SERVER" "$VIEWS"; do
-    if [ ! -x "$p" ]; then
-        echo "run-views.sh: $p is missing: build first (make build)" >&2
-        exit 1
-    fi
-done
-
 BENCH_SCRIPT=run-views.sh
 # shellcheck source=bench/server-lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/server-lib.sh"
+bench_require "$SERVER" "$VIEWS"
 bench_cpu_layout "$CPUS" "the server" "the views client"
 
-TMP=$(mktemp -d)
 SERVER_PID=""
 CLIENT_PID=""
-
-cleanup() {
-    bench_stop_process "$CLIENT_PID"
-    bench_stop_process "$SERVER_PID"
-    rm -rf "$TMP"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+bench_scratch CLIENT_PID SERVER_PID
 
 # The default phases at SIZE (10K, 1M, 250000 ...): the gate's subscriber counts, P5 with
 # fewer from 1M edges.
@@ -97,18 +82,8 @@ run_phase() {
     wait "$CLIENT_PID" || rc=$?
     CLIENT_PID=""
     if [ "$rc" -ne 0 ]; then
-        if [ "$rc" -eq 3 ]; then
-            echo "run-views.sh: INVALID: $token at $size saw a wrong, missing or extra row:" >&2
-        else
-            echo "run-views.sh: $token at $size failed (status $rc):" >&2
-        fi
-        head -n 20 "$TMP/run.err" >&2
-        if ! kill -0 "$SERVER_PID" 2>/dev/null; then
-            echo "run-views.sh: inputlayer-server is gone; its output ends:" >&2
-            tail -n 15 "$TMP/server.out.err" >&2
-        fi
-        [ "$rc" -eq 3 ] && exit 3
-        exit 1
+        bench_client_failed "$rc" "$token at $size" "$SERVER_PID" inputlayer-server \
+            "$TMP/server.out.err"
     fi
     bench_stop_process "$SERVER_PID"
     SERVER_PID=""

@@ -1,9 +1,57 @@
-# Sourced by the server benchmarks (run-server.sh, run-fixtures.sh): where the processes
-# run, starting a benchmark server, waiting for it to listen, and stopping processes.
-# BENCH_SCRIPT names the calling script in error messages.
+# Sourced by the server benchmarks (run-server.sh, run-fixtures.sh, run-views.sh): the
+# binaries they need, where the processes run, starting a benchmark server, waiting for
+# it to listen, a client run's failure, and stopping processes. BENCH_SCRIPT names the
+# calling script in error messages.
 # shellcheck shell=bash
 # The globals these functions set are the callers' (PIN_SERVER, PIN_CLIENT, LAYOUT, ...).
 # shellcheck disable=SC2034
+
+# bench_require BINARY...: exits with an error unless each is built.
+bench_require() {
+    local p
+    for p in "$@"; do
+        if [ ! -x "$p" ]; then
+            echo "$BENCH_SCRIPT: $p is missing: build first (make build)" >&2
+            exit 1
+        fi
+    done
+}
+
+# bench_scratch PID_VAR...: makes TMP, a scratch directory, and on exit (or a signal)
+# stops the processes whose PIDs the named variables hold then, and removes TMP.
+bench_scratch() {
+    TMP=$(mktemp -d)
+    BENCH_PID_VARS=("$@")
+    trap bench_cleanup EXIT
+    trap 'exit 130' INT
+    trap 'exit 143' TERM
+}
+
+bench_cleanup() {
+    local v
+    for v in "${BENCH_PID_VARS[@]}"; do bench_stop_process "${!v}"; done
+    rm -rf "$TMP"
+}
+
+# bench_client_failed STATUS WHAT PID NAME LOG: reports a client run that ended with
+# STATUS (3: INVALID, a wrong reply) about WHAT, with the client's errors from
+# $TMP/run.err and, when process PID (NAME) is gone, the end of its output LOG; exits 3
+# for INVALID, else 1.
+bench_client_failed() {
+    local rc=$1 what=$2 pid=$3 name=$4 log=$5
+    if [ "$rc" -eq 3 ]; then
+        echo "$BENCH_SCRIPT: INVALID: $what saw a wrong, missing or extra reply:" >&2
+    else
+        echo "$BENCH_SCRIPT: $what failed (status $rc):" >&2
+    fi
+    head -n 20 "$TMP/run.err" >&2
+    if ! kill -0 "$pid" 2>/dev/null; then
+        echo "$BENCH_SCRIPT: $name is gone; its output ends:" >&2
+        tail -n 15 "$log" >&2
+    fi
+    [ "$rc" -eq 3 ] && exit 3
+    exit 1
+}
 
 # bench_cpu_layout LAYOUT SERVER_WORDS CLIENT_WORDS: sets PIN_SERVER and PIN_CLIENT
 # (command prefixes, possibly empty) and LAYOUT (a sentence for the report) from
