@@ -164,6 +164,21 @@ async def backpressured(srv, timeout=60):
         k: v for k, v in prometheus(srv).items() if "outbound" in k or "backpressured" in k})
 
 
+async def write(c, program):
+    """A write that changes something: its reply, then its own notification."""
+    await execute(c, program)
+    assert (await frame(c))["type"] == "persistent_update"
+
+
+async def load_big(w, per_write, pad_len):
+    """Four writes of per_write rows big(N, "zz..."): results big enough to hold a reader
+    that does not read back."""
+    pad = "z" * pad_len
+    for k in range(4):
+        rows = ", ".join('(%d, "%s")' % (k * per_write + i, pad) for i in range(per_write))
+        await write(w, "+big[%s]" % rows)
+
+
 async def t_slow_consumer(binary):
     """A connection that stops reading misses notifications instead of growing the
     server's memory: it is told how many when it reads again, and closed once it missed
@@ -174,12 +189,8 @@ async def t_slow_consumer(binary):
            "INPUTLAYER_HTTP__RATE_LIMIT__WS_MAX_MESSAGES_PER_SEC": "0"}
     with OwnServer(binary, env=env) as srv:
         w, s = await connect(srv), await connect(srv)
-        pad = "z" * 100
-        for k in range(4):
-            rows = ", ".join('(%d, "%s")' % (k * 5000 + i, pad) for i in range(5000))
-            await execute(w, "+big[%s]" % rows)
-            f = await frame(w)
-            assert f["type"] == "persistent_update", f
+        await load_big(w, 5000, 100)
+        for _ in range(4):
             assert (await frame(s))["type"] == "persistent_update"
         # s asks for 35 MB of results and reads nothing; the kernel's socket buffers take
         # some, the server stops at 8 MiB queued.
@@ -287,12 +298,6 @@ async def read_replies(c, prefix, n):
     return others
 
 
-async def write(c, program):
-    """A write that changes something: its reply, then its own notification."""
-    await execute(c, program)
-    assert (await frame(c))["type"] == "persistent_update"
-
-
 async def t_slow_subscriber(binary):
     """A subscriber that stops reading does not grow the server's memory and loses
     nothing: its subscriptions hold their changes, netted, and send them as one delta
@@ -304,10 +309,7 @@ async def t_slow_subscriber(binary):
            "INPUTLAYER_STORAGE__PERFORMANCE__MAX_RESULT_ROWS": "50"}
     with OwnServer(binary, env=env) as srv:
         w, s = await connect(srv), await connect(srv)
-        pad = "z" * 50000
-        for k in range(4):
-            rows = ", ".join('(%d, "%s")' % (k * 12 + i, pad) for i in range(12))
-            await write(w, "+big[%s]" % rows)
+        await load_big(w, 12, 50000)
         await write(w, "+t(0)")
         for name, q in (("t1", "?t(X)"), ("t2", "?u(X)")):
             await s.send({"type": "execute", "id": name, "program": ".subscribe %s %s" % (name, q)})
