@@ -16,6 +16,7 @@
 #include "server/srv_exec.h"
 #include "server/srv_pipeline.h"
 #include "server/srv_read.h"
+#include "server/srv_revision.h"
 #include "server/srv_rows.h"
 #include "server/srv_subgroup.h"
 #include "server/srv_subs.h"
@@ -350,6 +351,7 @@ static void execute_one(srv_req *rq, const srv_stmt *st, uint64_t t0) {
         send_parse_error(c, id, "unterminated statement (unbalanced delimiters)", NULL);
         return;
     }
+    uint64_t writes_before = c->srv->revision_stmt;
     il_result *r = run(rq, st);
     if (!r) return;
     after_stmt(c, st, r);
@@ -395,6 +397,7 @@ static void execute_one(srv_req *rq, const srv_stmt *st, uint64_t t0) {
         il_buf_puts(&rp.ext, ",\"title\":");
         srv_json_str(&rp.ext, il_result_title(r), strlen(il_result_title(r)));
     }
+    srv_revision_put_if_changed(c->srv, writes_before, &rp.ext);
     rp.ms = srv_now_ms() - t0;
     send_reply(c, id, &rp);
     reply_free(&rp);
@@ -435,6 +438,7 @@ static void execute_many(srv_req *rq, srv_stmt *sts, size_t n, uint64_t t0) {
     size_t nowned = 0;
     const char **lines = NULL;
     size_t nlines = 0;
+    uint64_t writes_before = c->srv->revision_stmt;
     for (size_t index = 0; index < n; index++) {
         srv_stmt *st = &sts[index];
         il_result *r = NULL;
@@ -484,6 +488,7 @@ static void execute_many(srv_req *rq, srv_stmt *sts, size_t n, uint64_t t0) {
     rp.table = last_table;
     rp.lines = lines;
     rp.nlines = nlines;
+    srv_revision_put_if_changed(c->srv, writes_before, &rp.ext);
     rp.ms = srv_now_ms() - t0;
     if (!rq->stopped) send_reply(c, id, &rp);
     reply_free(&rp);

@@ -33,7 +33,13 @@ void srv_revision_note(srv_server *s, const il_change *changes, size_t n) {
         if (r->statement == statement) continue;
         r->statement = statement;
         r->revision++;
+        s->revision_last = r->kg;
     }
+}
+
+void srv_revision_put_if_changed(srv_server *s, uint64_t statements_before, il_buf *b) {
+    if (s->revision_stmt == statements_before || !s->revision_last) return;
+    il_buf_printf(b, ",\"revision\":%llu", (unsigned long long)srv_revision(s, s->revision_last));
 }
 
 uint64_t srv_revision(srv_server *s, const char *kg) {

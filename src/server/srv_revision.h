@@ -17,6 +17,10 @@
 void srv_revision_note(srv_server *s, const il_change *changes, size_t n);
 /* The graph's revision now. */
 uint64_t srv_revision(srv_server *s, const char *kg);
+/* For the reply to a program: `,"revision":N`, the revision at which its writes are
+ * visible (that of the graph written last), when a statement since `statements_before`
+ * (srv_server.revision_stmt then) changed a graph; nothing otherwise. */
+void srv_revision_put_if_changed(srv_server *s, uint64_t statements_before, il_buf *b);
 /* Frees the counters (at shutdown). */
 void srv_revisions_free(srv_server *s);
 

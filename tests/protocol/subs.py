@@ -413,6 +413,28 @@ async def t_subs_keyed_numeric(srv):
     await still_answers(b)
 
 
+async def t_write_revision(srv):
+    """A program that changed persistent state says at which revision its writes are
+    visible (protocol-later.md 1.8), the revision its subscription delta carries; one
+    that changed nothing (a query, a duplicate insert) carries none."""
+    a, b = await pair(srv, "subs_revision")
+    f = await run(b, ".subscribe r ?e(X)", id="sub")
+    rev0 = f["subscribed"]["revision"]
+    f = await run(a, "+e(1)")
+    assert f["type"] == "result" and f["revision"] == rev0 + 1, f
+    d = await delta(b)
+    assert d["revision"] == f["revision"] and d["inserted"] == [[1]], d
+    f = await run(a, "+e(1)")
+    assert "revision" not in f, f
+    f = await run(a, "?e(X)")
+    assert "revision" not in f, f
+    f = await run(a, "+e(2)\n+e(3)\n?e(X)")
+    assert f["revision"] == rev0 + 3 and sorted(f["rows"]) == [[1], [2], [3]], f
+    f = await run(a, "+other(1)")
+    assert f["revision"] == rev0 + 4, f  # a write to the graph, if not to e
+    await still_answers(a)
+
+
 async def t_subs_limit(srv):
     """http.rate_limit.ws_max_subscriptions (64 by default) bounds the subscriptions of a
     connection."""
@@ -431,4 +453,4 @@ async def t_subs_limit(srv):
 
 TESTS = [t_subs_snapshot_and_deltas, t_subs_diamond, t_subs_unsubscribe_and_errors,
          t_subs_close_frees, t_subs_keyed_family, t_subs_access_revoked, t_subs_streamed,
-         t_subs_keyed_numeric, t_subs_limit]
+         t_subs_keyed_numeric, t_write_revision, t_subs_limit]
