@@ -15,6 +15,7 @@
 #include "server/srv_pipeline.h"
 #include "server/srv_read.h"
 #include "server/srv_subgroup.h"
+#include "server/srv_subs.h"
 
 /* ---- frames ---- */
 
@@ -194,6 +195,42 @@ static void reply_error(srv_conn *c, const char *id, const char *code, const cha
     srv_pipe_reply_end(r);
 }
 
+/* An execute with its optional revision precondition (protocol-later.md 1.3): an integer
+ * expect_revision >= 0, and expect_epoch a string that needs it. Programs of queries
+ * only, and .subscribe / .unsubscribe, write nothing and may not carry one. */
+static void expect_check(srv_conn *c, const char *id, const char *prog, size_t len, json_t *root,
+                         int64_t timeout) {
+    json_t *rev = json_object_get(root, "expect_revision");
+    json_t *epoch = json_object_get(root, "expect_epoch");
+    if ((rev && (!json_is_integer(rev) || json_integer_value(rev) < 0)) ||
+        (epoch && !json_is_string(epoch))) {
+        reply_error(c, id, "invalid_request",
+                    "Invalid message format: expect_revision must be an integer >= 0 and "
+                    "expect_epoch a string");
+        return;
+    }
+    if (epoch && !rev) {
+        reply_error(c, id, "invalid_request",
+                    "Invalid message format: expect_epoch needs expect_revision");
+        return;
+    }
+    bool read_only, identity;
+    srv_exec_classify(prog, len, &read_only, &identity);
+    if (rev && (read_only || srv_subs_is_command(prog, len))) {
+        reply_error(c, id, "invalid_request",
+                    "Invalid message format: expect_revision on a program that writes nothing");
+        return;
+    }
+    execute(c, id, prog, len, timeout);
+    if (rev) {
+        srv_req *r = c->reqs_tail;
+        r->has_expect = true;
+        r->expect_revision = (uint64_t)json_integer_value(rev);
+        r->expect_epoch_ok = !epoch || strcmp(json_string_value(epoch), c->srv->epoch) == 0;
+    }
+    srv_pipe_pump(c);
+}
+
 /* A subscription group: exclusive, like `.subscribe`, with the server's query deadline
  * for its wait in the pipeline. */
 static void subscribe(srv_conn *c, const char *id, json_t *root) {
@@ -248,12 +285,11 @@ static void ready_phase(srv_conn *c, const char *id, const char *type, json_t *r
         } else if (bad_timeout(timeout)) {
             reply_error(c, id, "invalid_request",
                         "Invalid message format: timeout_ms must be an integer >= 0");
-        } else if (json_object_get(root, "params") || json_object_get(root, "expect_revision")) {
+        } else if (json_object_get(root, "params") || json_object_get(root, "expect_relations")) {
             reply_error(c, id, "unsupported",
-                        "params and expect_revision are not supported by this server yet");
+                        "params and expect_relations are not supported by this server yet");
         } else {
-            execute(c, id, prog, len, timeout_of(timeout));
-            srv_pipe_pump(c);
+            expect_check(c, id, prog, len, root, timeout_of(timeout));
         }
     } else if (strcmp(type, "ping") == 0) {
         srv_req *r = srv_pipe_reply_begin(c, id);

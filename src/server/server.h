@@ -241,6 +241,10 @@ typedef struct srv_req {
     bool close_credential; /* the credential ended: close with its notice */
     enum srv_notice close_why;
     uint64_t peak_bytes;
+    /* execute.expect_revision (and expect_epoch): checked when the program starts, under
+     * the engine lock, so that nothing commits between the check and the program. */
+    bool has_expect, expect_epoch_ok;
+    uint64_t expect_revision;
 } srv_req;
 
 /* How a connection authenticated: what ends its credential. */

@@ -548,6 +548,30 @@ bool srv_exec_credential_ok(srv_req *rq) {
     return me != NULL;
 }
 
+/* execute.expect_revision over the whole graph (expect_relations, a narrower scope, is
+ * refused as unsupported when the frame is read): the program runs only while the graph
+ * is still at that revision of this engine run. Checked with the engine lock held, as is
+ * the program after it: nothing can commit in between. */
+static bool expectation_holds(srv_req *rq) {
+    srv_conn *c = rq->conn;
+    const char *kg = il_session_graph(c->session);
+    uint64_t now = srv_revision(c->srv, kg);
+    char msg[400];
+    if (!rq->expect_epoch_ok)
+        snprintf(msg, sizeof msg,
+                 "Precondition failed: expect_epoch is not this engine run's stream_epoch %s",
+                 c->srv->epoch);
+    else if (now != rq->expect_revision)
+        snprintf(msg, sizeof msg,
+                 "Precondition failed: knowledge graph '%s' is at revision %llu, not %llu%s", kg,
+                 (unsigned long long)now, (unsigned long long)rq->expect_revision,
+                 rq->expect_revision < now ? " (it changed since)" : " (not issued yet)");
+    else
+        return true;
+    srv_send_error(c, rq->has_id ? rq->id : NULL, "precondition_failed", msg);
+    return false;
+}
+
 static void execute(srv_req *rq) {
     srv_conn *c = rq->conn;
     const char *id = rq->has_id ? rq->id : NULL;
@@ -569,6 +593,7 @@ static void execute(srv_req *rq) {
         srv_group_subscribe(rq);
         return;
     }
+    if (rq->has_expect && !expectation_holds(rq)) return;
     srv_stmt *sts = NULL;
     size_t n = 0;
     iql_script sc;

@@ -435,6 +435,40 @@ async def t_write_revision(srv):
     await still_answers(a)
 
 
+async def t_expect_revision(srv):
+    """execute.expect_revision: the program runs only while its graph is at that
+    revision (precondition_failed otherwise, nothing applied); expect_epoch must be this
+    run's stream_epoch; a program that writes nothing may not carry one."""
+    a, b = await pair(srv, "subs_expect")
+    f = await run(a, "+e(1)")
+    rev = f["revision"]
+    f = await b.call({"type": "execute", "program": "+e(2)", "expect_revision": rev})
+    assert f["type"] == "result" and f["revision"] == rev + 1, f
+    # Another writer expecting the same revision loses: nothing of it is applied.
+    f = await a.call({"type": "execute", "program": "+e(3)\n+e(4)", "expect_revision": rev})
+    assert f["type"] == "error" and f["code"] == "precondition_failed", f
+    assert "is at revision %d, not %d" % (rev + 1, rev) in f["message"], f
+    f = await a.call({"type": "execute", "program": "+e(5)", "expect_revision": rev + 5})
+    assert f["code"] == "precondition_failed" and "not issued yet" in f["message"], f
+    f = await run(a, "?e(X)")
+    assert sorted(f["rows"]) == [[1], [2]], f
+    f = await a.call({"type": "execute", "program": "+e(6)", "expect_revision": rev + 1,
+                      "expect_epoch": "0000000000000000"})
+    assert f["code"] == "precondition_failed" and "stream_epoch" in f["message"], f
+    for bad in ({"program": "?e(X)", "expect_revision": rev + 1},
+                {"program": "+e(7)", "expect_revision": -1},
+                {"program": "+e(7)", "expect_revision": "1"},
+                {"program": "+e(7)", "expect_epoch": "x"}):
+        f = await a.call(dict(type="execute", **bad))
+        assert f["type"] == "error" and f["code"] == "invalid_request", (bad, f)
+    f = await a.call({"type": "execute", "program": "+e(7)", "expect_revision": rev + 1,
+                      "expect_relations": ["e"]})
+    assert f["code"] == "unsupported", f
+    f = await run(a, "?e(X)")
+    assert sorted(f["rows"]) == [[1], [2]], f
+    await still_answers(a)
+
+
 async def t_subs_limit(srv):
     """http.rate_limit.ws_max_subscriptions (64 by default) bounds the subscriptions of a
     connection."""
@@ -453,4 +487,4 @@ async def t_subs_limit(srv):
 
 TESTS = [t_subs_snapshot_and_deltas, t_subs_diamond, t_subs_unsubscribe_and_errors,
          t_subs_close_frees, t_subs_keyed_family, t_subs_access_revoked, t_subs_streamed,
-         t_subs_keyed_numeric, t_write_revision, t_subs_limit]
+         t_subs_keyed_numeric, t_write_revision, t_expect_revision, t_subs_limit]
