@@ -79,19 +79,8 @@ field() {
 }
 
 # Microseconds as milliseconds with 2 decimals ("" and "n/a" stay as they are): ms VALUE_US
-ms() {
-    case "$1" in "" | n/a) echo "$1" ;; *) awk -v v="$1" 'BEGIN { printf "%.2f", v / 1000 }' ;; esac
-}
 
-rev=$(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo unknown)
-if [ -n "$(git -C "$REPO" status --porcelain --untracked-files=no 2>/dev/null)" ]; then
-    rev="$rev (with uncommitted changes)"
-fi
-cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo 2>/dev/null || true)
-
-echo "## Standing-query fixtures ($(date -u +%Y-%m-%d), $rev)"
-echo
-echo "Machine: ${cpu:-unknown CPU}, $(nproc) cores, $(uname -sr); $LAYOUT; load average"
+bench_report_head "Standing-query fixtures"
 echo "$load_before before the fixtures, $load_after after (1-minute; with the fixtures' own load)."
 echo "Every delta of every agent checked row for row. Times in ms; server CPU per write is the"
 echo "server's CPU over the write phase minus its idle rate, divided by the writes."
@@ -104,9 +93,12 @@ for name in $STREAMS; do
     # shellcheck disable=SC2016 # the backquotes are Markdown, not a command
     printf '| `%s` | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$name" \
         "$(field "$name" agents)" "$(field "$name" writes)" "$(field "$name" events)" \
-        "$(ms "$(field "$name" delta_us_p50)")" "$(ms "$(field "$name" delta_us_p99)")" \
-        "$(ms "$(field "$name" last_agent_us_p99)")" "$(ms "$(field "$name" ack_us_p50)")" \
-        "$(ms "$(field "$name" ack_us_p99)")" "$(ms "$(field "$name" subscribe_us_p50)")" \
+        "$(bench_ms "$(field "$name" delta_us_p50)")" \
+        "$(bench_ms "$(field "$name" delta_us_p99)")" \
+        "$(bench_ms "$(field "$name" last_agent_us_p99)")" \
+        "$(bench_ms "$(field "$name" ack_us_p50)")" \
+        "$(bench_ms "$(field "$name" ack_us_p99)")" \
+        "$(bench_ms "$(field "$name" subscribe_us_p50)")" \
         "$(field "$name" server_cpu_per_write_ms)" "$(field "$name" writes_per_server_cpu_sec)"
 done
 if [[ " $FIXTURES " == *" delta_first "* ]]; then
@@ -118,9 +110,9 @@ if [[ " $FIXTURES " == *" delta_first "* ]]; then
     echo "|---|---:|---:|---:|---:|---:|---:|"
     # shellcheck disable=SC2016 # the backquotes are Markdown, not a command
     printf '| `delta_first` | %s | %s | %s | %s | %s | %s |\n' "$(field delta_first cycles)" \
-        "$(ms "$(field delta_first first_delta_us_p50)")" \
-        "$(ms "$(field delta_first first_delta_us_max)")" \
-        "$(ms "$(field delta_first warm_delta_us_p50)")" \
-        "$(ms "$(field delta_first warm_delta_us_max)")" \
-        "$(ms "$(field delta_first subscribe_us_p50)")"
+        "$(bench_ms "$(field delta_first first_delta_us_p50)")" \
+        "$(bench_ms "$(field delta_first first_delta_us_max)")" \
+        "$(bench_ms "$(field delta_first warm_delta_us_p50)")" \
+        "$(bench_ms "$(field delta_first warm_delta_us_max)")" \
+        "$(bench_ms "$(field delta_first subscribe_us_p50)")"
 fi

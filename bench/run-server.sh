@@ -203,18 +203,11 @@ ratio_row() {
         "$(round_ratios "$clients" "$field" | paste -sd, | sed 's/,/, /g')"
 }
 
-rev=$(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo unknown)
-if [ -n "$(git -C "$REPO" status --porcelain --untracked-files=no 2>/dev/null)" ]; then
-    rev="$rev (with uncommitted changes)"
-fi
-cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo 2>/dev/null || true)
 req_bytes=$(values "$TMP/server-1.jsonl" request_bytes | head -n 1)
 reply_bytes=$(values "$TMP/server-1.jsonl" reply_bytes | head -n 1)
 echo_bytes=$(values "$TMP/echo-1.jsonl" reply_bytes | head -n 1)
 
-echo "## Server benchmark ($(date -u +%Y-%m-%d), $rev)"
-echo
-echo "Machine: ${cpu:-unknown CPU}, $(nproc) cores, $(uname -sr); $LAYOUT; load average"
+bench_report_head "Server benchmark"
 echo "$load_before before the rounds, $load_after after (1-minute; with the benchmark's own load)."
 echo
 echo "\`$PROGRAM\` ($expected_rows rows) on the seed-42 random 2,000 / 4,000 graph over \`/ws\`"

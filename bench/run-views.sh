@@ -106,19 +106,8 @@ field() {
 }
 
 # Microseconds as milliseconds with 2 decimals; "" and "n/a" stay as they are.
-ms() {
-    case "$1" in "" | n/a) echo "$1" ;; *) awk -v v="$1" 'BEGIN { printf "%.2f", v / 1000 }' ;; esac
-}
 
-rev=$(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo unknown)
-if [ -n "$(git -C "$REPO" status --porcelain --untracked-files=no 2>/dev/null)" ]; then
-    rev="$rev (with uncommitted changes)"
-fi
-cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo 2>/dev/null || true)
-
-echo "## Views benchmark ($(date -u +%Y-%m-%d), $rev)"
-echo
-echo "Machine: ${cpu:-unknown CPU}, $(nproc) cores, $(uname -sr); $LAYOUT; load average"
+bench_report_head "Views benchmark"
 echo "$load_before before, $load_after after (1-minute; with the benchmark's own load)."
 echo "A fresh server per phase. Every snapshot, read and delta checked row for row. Times in"
 echo "ms; server CPU per write is the server's CPU over the measured writes minus its idle"
@@ -135,9 +124,10 @@ if grep -q '"phase":"reads"' "$TMP/results.jsonl"; then
         # shellcheck disable=SC2016 # the backquotes are Markdown, not a command
         printf '| %s | `%s` | %s | %s | %s | %s | %s | %s | %s |\n' "$(field "$l" edges)" \
             "$(field "$l" query)" "$(field "$l" rows)" "$(field "$l" reps)" \
-            "$(ms "$(field "$l" latency_us_first)")" \
-            "$(ms "$(field "$l" latency_us_median)")" "$(ms "$(field "$l" latency_us_min)")" \
-            "$(ms "$(field "$l" latency_us_max)")" "$(field "$l" server_cpu_per_read_ms)"
+            "$(bench_ms "$(field "$l" latency_us_first)")" \
+            "$(bench_ms "$(field "$l" latency_us_median)")" \
+            "$(bench_ms "$(field "$l" latency_us_min)")" \
+            "$(bench_ms "$(field "$l" latency_us_max)")" "$(field "$l" server_cpu_per_read_ms)"
     done
 fi
 if grep -qv '"phase":"reads"' "$TMP/results.jsonl"; then
@@ -156,10 +146,10 @@ if grep -qv '"phase":"reads"' "$TMP/results.jsonl"; then
         printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' \
             "$(field "$l" edges)" "$phase" "$(field "$l" subscribers)" "$(field "$l" writes)" \
             "$(field "$l" events)" "$(field "$l" subscribe_ms)" \
-            "$(ms "$(field "$l" ack_us_p50)")" "$(ms "$(field "$l" ack_us_p99)")" \
-            "$(ms "$(field "$l" read_us_p50)")" "$(ms "$(field "$l" read_us_p99)")" \
-            "$(ms "$(field "$l" delta_us_p50)")" "$(ms "$(field "$l" delta_us_p99)")" \
-            "$(ms "$(field "$l" last_delta_us_p99)")" "$(field "$l" server_cpu_per_write_ms)" \
+            "$(bench_ms "$(field "$l" ack_us_p50)")" "$(bench_ms "$(field "$l" ack_us_p99)")" \
+            "$(bench_ms "$(field "$l" read_us_p50)")" "$(bench_ms "$(field "$l" read_us_p99)")" \
+            "$(bench_ms "$(field "$l" delta_us_p50)")" "$(bench_ms "$(field "$l" delta_us_p99)")" \
+            "$(bench_ms "$(field "$l" last_delta_us_p99)")" "$(field "$l" server_cpu_per_write_ms)" \
             "$(field "$l" frames_per_write)" "$rss"
     done
 fi

@@ -17,6 +17,26 @@ bench_require() {
     done
 }
 
+# bench_report_head TITLE: the report's heading, with the date and the revision measured
+# (of the repository REPO), and the start of its machine line, up to "load average"
+# (the caller goes on with its load figures).
+bench_report_head() {
+    local rev cpu
+    rev=$(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo unknown)
+    if [ -n "$(git -C "$REPO" status --porcelain --untracked-files=no 2>/dev/null)" ]; then
+        rev="$rev (with uncommitted changes)"
+    fi
+    cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo 2>/dev/null || true)
+    echo "## $1 ($(date -u +%Y-%m-%d), $rev)"
+    echo
+    echo "Machine: ${cpu:-unknown CPU}, $(nproc) cores, $(uname -sr); $LAYOUT; load average"
+}
+
+# bench_ms MICROSECONDS: the value in ms with two decimals ("" and n/a as they are).
+bench_ms() {
+    case "$1" in "" | n/a) echo "$1" ;; *) awk -v v="$1" 'BEGIN { printf "%.2f", v / 1000 }' ;; esac
+}
+
 # bench_scratch PID_VAR...: makes TMP, a scratch directory, and on exit (or a signal)
 # stops the processes whose PIDs the named variables hold then, and removes TMP.
 bench_scratch() {
