@@ -69,18 +69,9 @@ static int parse_args(int argc, char **argv, first_options *o) {
             ok = fx_parse_long(v, 0, 60000, &o->grace_ms);
         else
             ok = false;
-        if (!ok) {
-            fprintf(stderr, "inputlayer-fixture: bad argument '%s'%s%s\n", k, v ? " " : "",
-                    v ? v : "");
-            usage(stderr);
-            return FX_USAGE;
-        }
+        if (!ok) return fx_bad_arg("inputlayer-fixture", k, v, usage);
     }
-    if (!o->target.port || !o->target.api_key) {
-        fputs("inputlayer-fixture: --port and --api-key (or $INPUTLAYER_API_KEY) are required\n",
-              stderr);
-        return FX_USAGE;
-    }
+    if (!fx_target_complete("inputlayer-fixture", &o->target)) return FX_USAGE;
     return -1;
 }
 

@@ -42,6 +42,18 @@ int fx_target_arg(fx_target *t, pid_t *server_pid, const char *key, const char *
     return 1;
 }
 
+int fx_bad_arg(const char *prog, const char *key, const char *value, void (*usage)(FILE *f)) {
+    fprintf(stderr, "%s: bad argument '%s'%s%s\n", prog, key, value ? " " : "", value ? value : "");
+    usage(stderr);
+    return FX_USAGE;
+}
+
+bool fx_target_complete(const char *prog, const fx_target *t) {
+    if (t->port && t->api_key) return true;
+    fprintf(stderr, "%s: --port and --api-key (or $INPUTLAYER_API_KEY) are required\n", prog);
+    return false;
+}
+
 uint64_t fx_now_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);

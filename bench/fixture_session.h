@@ -10,6 +10,7 @@
 
 #include <jansson.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -44,6 +45,13 @@ void fx_target_defaults(fx_target *t);
  * --host, --api-key, --timeout-ms, --server-pid (into *server_pid). Returns 1 when taken,
  * 0 when key is not one of them, -1 for a bad value. */
 int fx_target_arg(fx_target *t, pid_t *server_pid, const char *key, const char *value);
+
+/* For a key that was not taken or had a bad value: reports it with the program's usage
+ * on stderr and returns FX_USAGE. */
+int fx_bad_arg(const char *prog, const char *key, const char *value, void (*usage)(FILE *f));
+/* Whether the options every fixture program needs were given (--port, and --api-key or
+ * $INPUTLAYER_API_KEY); says so on stderr when not. */
+bool fx_target_complete(const char *prog, const fx_target *t);
 
 /* ---- the clock ---- */
 

@@ -189,18 +189,9 @@ static int parse_args(int argc, char **argv, options *o) {
             ok = fx_parse_long(v, 0, 600000, &o->grace_ms);
         else
             ok = false;
-        if (!ok) {
-            fprintf(stderr, "inputlayer-views: bad argument '%s'%s%s\n", k, v ? " " : "",
-                    v ? v : "");
-            usage(stderr);
-            return FX_USAGE;
-        }
+        if (!ok) return fx_bad_arg("inputlayer-views", k, v, usage);
     }
-    if (!o->target.port || !o->target.api_key) {
-        fputs("inputlayer-views: --port and --api-key (or $INPUTLAYER_API_KEY) are required\n",
-              stderr);
-        return FX_USAGE;
-    }
+    if (!fx_target_complete("inputlayer-views", &o->target)) return FX_USAGE;
     if (o->phase->subscribers == 0 && o->subscribers != 0) {
         fprintf(stderr, "inputlayer-views: %s has no subscribers\n", o->phase->name);
         return FX_USAGE;
