@@ -44,6 +44,20 @@ bool il_engine_set_durability(il_engine *e, il_durability mode, unsigned batch_m
 /* Forces every acknowledged write to disk (for BATCHED and ASYNC: a timer or shutdown
  * calls it). True when there is nothing to sync; false and *err (malloc'ed) on failure. */
 bool il_engine_sync(il_engine *e, char **err);
+/* Group commit, for an embedder that runs statements on one thread and acknowledges them
+ * on another: in IMMEDIATE mode a statement's record is written but not synced when it
+ * returns; the embedder acknowledges it only once il_engine_log_durable() has reached
+ * the il_engine_log_written() it saw after the statement, calling il_engine_sync from a
+ * thread of its own, which covers every record written meanwhile with one fdatasync.
+ * Nothing may observe (or be told about) a statement's effects before then. These three
+ * calls, unlike the others, are safe while another thread runs a statement. False for
+ * an engine without a data directory. */
+bool il_engine_set_group_commit(il_engine *e, bool on);
+/* Log positions: the last record written, and the last one synced (0 in memory). */
+uint64_t il_engine_log_written(il_engine *e);
+uint64_t il_engine_log_durable(il_engine *e);
+/* fdatasyncs that made log records durable since the engine opened (any thread). */
+uint64_t il_engine_log_syncs(il_engine *e);
 /* Checkpoints (docs/durability.md): once the log has grown by `bytes` since the last
  * checkpoint, a compressed image of the stored state is written in the background and
  * the log it makes unnecessary is deleted (0: only on `.compact`; default 64 MiB).

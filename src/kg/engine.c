@@ -43,6 +43,24 @@ bool il_engine_sync(il_engine *e, char **err) {
     return !e->store || store_sync(e->store, err);
 }
 
+bool il_engine_set_group_commit(il_engine *e, bool on) {
+    if (!e->store) return false;
+    store_set_group_commit(e->store, on);
+    return true;
+}
+
+uint64_t il_engine_log_written(il_engine *e) {
+    return e->store ? store_written_lsn(e->store) : 0;
+}
+
+uint64_t il_engine_log_durable(il_engine *e) {
+    return e->store ? store_durable_lsn(e->store) : 0;
+}
+
+uint64_t il_engine_log_syncs(il_engine *e) {
+    return e->store ? store_syncs(e->store) : 0;
+}
+
 void il_engine_close(il_engine *e) {
     if (!e) return;
     while (e->sessions.n) il_session_close(e->sessions.v[e->sessions.n - 1]);

@@ -216,7 +216,8 @@ int main(int argc, char **argv) {
         printf("Storage engine initialized (data dir %s)\nHTTP Server\n-----------\n"
                "Address: %s:%lld\nCompute permits: %u\n",
                data_dir, cfg.host, (long long)cfg.port, permits);
-        if (!srv_pool_start(&s.pool, s.loop, permits, (size_t)cfg.max_queued)) {
+        if (!srv_pool_start(&s.pool, s.loop, permits, (size_t)cfg.max_queued) ||
+            (s.group_commit && !srv_pool_group_commit(&s.pool, s.engine))) {
             fprintf(stderr, "ERROR: cannot start the compute pool\n");
         } else {
             status = srv_loop_run(&s);

@@ -144,6 +144,8 @@ typedef struct srv_server {
     /* srv_durability.c: in `batched` mode, a sync after writes (loop thread). */
     uv_timer_t sync_timer;
     bool batched, syncing;
+    bool group_commit; /* immediate mode: the pool's syncer syncs the log (srv_pool.h) */
+    uint64_t log_records_at_start;    /* the log position the server opened at */
     uint64_t deliver_last_ns;         /* when the last round started */
     uint64_t deliver_covered;         /* the last seq that round read through */
     bool deliver_running;             /* a round is queued or running */

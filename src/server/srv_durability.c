@@ -25,6 +25,8 @@ bool srv_durability_start(srv_server *s, char *msg, size_t len) {
         return false;
     }
     s->batched = d == IL_DURABILITY_BATCHED;
+    s->group_commit = d == IL_DURABILITY_IMMEDIATE;
+    s->log_records_at_start = il_engine_log_written(s->engine);
     il_engine_set_durability(s->engine, d, (unsigned)s->cfg->batch_sync_ms);
     return true;
 }

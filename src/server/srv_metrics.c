@@ -118,6 +118,15 @@ void srv_metrics_prometheus(srv_conn *c) {
            "Notification frames sent to connections (replays excluded).");
     il_buf_printf(&b, "inputlayer_notifications_delivered_total %llu\n",
                   (unsigned long long)LOAD(s->counters.notifications_delivered));
+    family(&b, "inputlayer_log_records_total", "counter",
+           "Write-ahead log records written (one per committed write) since the start.");
+    il_buf_printf(&b, "inputlayer_log_records_total %llu\n",
+                  (unsigned long long)(il_engine_log_written(s->engine) - s->log_records_at_start));
+    family(&b, "inputlayer_log_syncs_total", "counter",
+           "fdatasyncs of the write-ahead log that made records durable (with group commit, "
+           "one covers every record written meanwhile).");
+    il_buf_printf(&b, "inputlayer_log_syncs_total %llu\n",
+                  (unsigned long long)il_engine_log_syncs(s->engine));
     family(&b, "inputlayer_queries_total", "counter", "Statements executed by the engine.");
     il_buf_printf(&b, "inputlayer_queries_total %llu\n", (unsigned long long)LOAD(s->query_count));
     gauge(&b, "inputlayer_knowledge_graphs", "Knowledge graphs.", (long long)graph_count(s));

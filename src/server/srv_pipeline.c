@@ -303,6 +303,15 @@ static void submit(srv_req *r) {
     srv_sweep_arm(s);
 }
 
+/* The engine lock for a read run inline, unless a job waits for the log: the read could
+ * see a write that is not yet on disk, and would answer before it is. */
+static bool engine_for_inline(srv_server *s) {
+    if (!srv_pool_try_engine(&s->pool)) return false;
+    if (srv_pool_log_quiet(&s->pool)) return true;
+    srv_pool_leave_engine(&s->pool);
+    return false;
+}
+
 static void start(srv_req *r) {
     srv_conn *c = r->conn;
     srv_server *s = c->srv;
@@ -322,7 +331,7 @@ static void start(srv_req *r) {
     unsigned running;
     srv_pool_stats(&s->pool, &queued, &running);
     if (r->kind != SRV_RK_REPLY && r->access == SRV_SHARED && queued == 0 &&
-        !known_slow(c, program_hash(r)) && srv_pool_try_engine(&s->pool)) {
+        !known_slow(c, program_hash(r)) && engine_for_inline(s)) {
         r->inline_budget_ns = srv_mono_ns() + INLINE_BUDGET_NS;
         srv_exec_run(r);
         srv_pool_leave_engine(&s->pool);
@@ -381,6 +390,11 @@ void srv_pipe_job_done(srv_job *j) {
             fail(r, "overloaded", OVERLOADED_WAIT_MSG);
         else
             fail(r, "deadline_exceeded", il_stop_message(IL_STOP_DEADLINE));
+    } else if (j->sync_failed && r->access == SRV_EXCLUSIVE) {
+        /* Its writes are in memory but perhaps not on disk: no success may be claimed. */
+        fail(r, "internal",
+             "Storage error: syncing the write-ahead log failed; the program's effects may not "
+             "survive a restart");
     }
     r->phase = SRV_REQ_FINISHED;
     apply_done_effects(r);

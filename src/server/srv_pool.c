@@ -1,8 +1,10 @@
 /* The compute pool: a FIFO of jobs, `permits` worker threads taking them, the engine
  * lock around every run, and a finished list drained on the loop thread through one
- * uv_async handle (libuv coalesces wake-ups, so a burst of finished jobs costs one). */
+ * uv_async handle (libuv coalesces wake-ups, so a burst of finished jobs costs one);
+ * with group commit, a syncer thread between the two for jobs that wait for the log. */
 #include "server/srv_pool.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -39,16 +41,100 @@ static void *worker(void *arg) {
          * job that closes that connection's session. */
         pthread_mutex_lock(&p->engine);
         j->run(j);
+        /* Whatever the job saw or wrote is in the log up to here; it may tell anyone only
+           once that is on disk. */
+        bool wait = false;
+        if (p->log_engine) {
+            j->log_lsn = il_engine_log_written(p->log_engine);
+            wait = j->log_lsn > il_engine_log_durable(p->log_engine);
+        }
         pthread_mutex_lock(&p->mu);
         p->running--;
-        finish(p, j);
+        /* Behind a job that waits, every job waits: finished jobs keep their run order. */
+        if (wait || p->pend_head || p->sync_busy) {
+            j->next = NULL;
+            if (p->pend_tail)
+                p->pend_tail->next = j;
+            else
+                p->pend_head = j;
+            p->pend_tail = j;
+            pthread_cond_signal(&p->pend);
+            wait = true;
+        } else {
+            finish(p, j);
+        }
         pthread_mutex_unlock(&p->mu);
         pthread_mutex_unlock(&p->engine);
+        if (!wait) uv_async_send(&p->wake);
+        pthread_mutex_lock(&p->mu);
+    }
+    pthread_mutex_unlock(&p->mu);
+    return NULL;
+}
+
+static void *syncer(void *arg) {
+    srv_pool *p = arg;
+    pthread_mutex_lock(&p->mu);
+    for (;;) {
+        while (!p->pend_head && !p->sync_stopping) pthread_cond_wait(&p->pend, &p->mu);
+        if (!p->pend_head) break;
+        srv_job *batch = p->pend_head;
+        p->pend_head = p->pend_tail = NULL;
+        p->sync_busy = true;
+        pthread_mutex_unlock(&p->mu);
+        uint64_t need = 0;
+        for (srv_job *j = batch; j; j = j->next)
+            if (j->log_lsn > need) need = j->log_lsn;
+        bool ok = true;
+        /* One fdatasync covers the whole batch, and whatever the workers wrote since. */
+        if (need > il_engine_log_durable(p->log_engine)) {
+            char *err = NULL;
+            ok = il_engine_sync(p->log_engine, &err);
+            if (!ok) fprintf(stderr, "ERROR: syncing the log: %s\n", err ? err : "unknown error");
+            free(err);
+        }
+        pthread_mutex_lock(&p->mu);
+        p->syncs++;
+        while (batch) {
+            srv_job *next = batch->next;
+            batch->sync_failed = !ok;
+            p->synced_jobs++;
+            finish(p, batch);
+            batch = next;
+        }
+        p->sync_busy = false;
+        pthread_mutex_unlock(&p->mu);
         uv_async_send(&p->wake);
         pthread_mutex_lock(&p->mu);
     }
     pthread_mutex_unlock(&p->mu);
     return NULL;
+}
+
+bool srv_pool_group_commit(srv_pool *p, il_engine *e) {
+    if (p->log_engine || !il_engine_set_group_commit(e, true)) return false;
+    p->log_engine = e;
+    if (pthread_create(&p->syncer, NULL, syncer, p) != 0) {
+        il_engine_set_group_commit(e, false);
+        p->log_engine = NULL;
+        return false;
+    }
+    return true;
+}
+
+bool srv_pool_log_quiet(srv_pool *p) {
+    if (!p->log_engine) return true;
+    pthread_mutex_lock(&p->mu);
+    bool quiet = !p->pend_head && !p->sync_busy;
+    pthread_mutex_unlock(&p->mu);
+    return quiet;
+}
+
+void srv_pool_sync_stats(srv_pool *p, uint64_t *syncs, uint64_t *jobs) {
+    pthread_mutex_lock(&p->mu);
+    *syncs = p->syncs;
+    *jobs = p->synced_jobs;
+    pthread_mutex_unlock(&p->mu);
 }
 
 static void on_wake(uv_async_t *a) {
@@ -83,6 +169,7 @@ bool srv_pool_start(srv_pool *p, uv_loop_t *loop, unsigned permits, size_t max_q
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->work, NULL);
     pthread_mutex_init(&p->engine, NULL);
+    pthread_cond_init(&p->pend, NULL);
     p->max_queued = max_queued;
     if (uv_async_init(loop, &p->wake, on_wake) != 0) return false;
     p->wake.data = p;
@@ -181,6 +268,15 @@ void srv_pool_stop(srv_pool *p) {
     pthread_mutex_unlock(&p->mu);
     for (unsigned i = 0; i < p->nthreads; i++) pthread_join(p->threads[i], NULL);
     free(p->threads);
+    if (p->log_engine) {
+        pthread_mutex_lock(&p->mu);
+        p->sync_stopping = true;
+        pthread_cond_broadcast(&p->pend);
+        pthread_mutex_unlock(&p->mu);
+        pthread_join(p->syncer, NULL);
+        il_engine_set_group_commit(p->log_engine, false);
+    }
+    pthread_cond_destroy(&p->pend);
     pthread_mutex_destroy(&p->engine);
     pthread_cond_destroy(&p->work);
     pthread_mutex_destroy(&p->mu);

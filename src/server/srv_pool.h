@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <uv.h>
 
+#include "inputlayer.h"
+
 typedef struct srv_job {
     struct srv_job *next, *prev;
     void (*run)(struct srv_job *j);  /* on a worker, engine lock held */
@@ -19,6 +21,8 @@ typedef struct srv_job {
     bool queued;                     /* waiting for a worker (the pool's mutex guards it) */
     bool skipped;                    /* taken out of the queue: run was never called */
     bool forced;                     /* submitted past the queue's bound */
+    bool sync_failed;                /* group commit: the sync covering its run failed */
+    uint64_t log_lsn;                /* group commit: the log position its run may have seen */
 } srv_job;
 
 typedef struct srv_pool {
@@ -37,6 +41,15 @@ typedef struct srv_pool {
     void (*drained)(void *ctx); /* after finished jobs' `done`s ran (loop thread) */
     void *drained_ctx;
     bool close_requested, closed;
+    /* Group commit (srv_pool_group_commit): jobs that ran while log records were not yet
+       on disk wait here, in the order they ran, for the sync that covers them. */
+    il_engine *log_engine; /* NULL: group commit off */
+    srv_job *pend_head, *pend_tail;
+    bool sync_busy; /* the syncer holds a batch taken from the list */
+    bool sync_stopping;
+    pthread_cond_t pend;
+    pthread_t syncer;
+    uint64_t syncs, synced_jobs; /* metrics (under mu) */
 } srv_pool;
 
 /* Starts `permits` workers (at least 1); max_queued 0 = unbounded. */
@@ -59,6 +72,18 @@ void srv_pool_stats(srv_pool *p, size_t *queued, unsigned *running);
 /* Closes the loop-side handle once nothing is outstanding (at shutdown): now, or after
  * the last outstanding job is done. */
 void srv_pool_close_when_idle(srv_pool *p);
+/* Group commit for an engine in IMMEDIATE durability mode: statements write their log
+ * records without syncing (il_engine_set_group_commit), and a job that ran while records
+ * were not yet on disk finishes only after a sync covers them. A syncer thread takes all
+ * such jobs at once, syncs with one fdatasync, and finishes them in the order they ran,
+ * while the workers go on running the next jobs: one sync per burst of commits. A read
+ * finishes after the writes it saw are durable, so no reply, notification or delta tells
+ * of a write a crash could lose. A failed sync sets sync_failed on the jobs it covered. */
+bool srv_pool_group_commit(srv_pool *p, il_engine *e);
+/* Whether nothing waits for a sync: the loop thread may run a read inline only then. */
+bool srv_pool_log_quiet(srv_pool *p);
+/* Syncs done and the jobs they finished, for metrics. */
+void srv_pool_sync_stats(srv_pool *p, uint64_t *syncs, uint64_t *jobs);
 /* Joins the workers (after the loop ended). */
 void srv_pool_stop(srv_pool *p);
 

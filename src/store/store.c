@@ -61,7 +61,11 @@ void store_close(store *st) {
 }
 
 bool store_failed(const store *st) {
-    return st && st->failed;
+    return st && __atomic_load_n(&st->failed, __ATOMIC_ACQUIRE);
+}
+
+static void set_failed(store *st) {
+    __atomic_store_n(&st->failed, true, __ATOMIC_RELEASE);
 }
 
 bool store_commit(store *st, char **err) {
@@ -71,7 +75,7 @@ bool store_commit(store *st, char **err) {
     bool ok = true;
     if (st->fx.payload.len) {
         ok = wal_append(st->w, st->fx.payload.data, st->fx.payload.len, err);
-        if (!ok) st->failed = true;
+        if (!ok) set_failed(st);
         if (ok) store_ckpt_after_commit(st, WAL_RECORD_HEADER + st->fx.payload.len);
     }
     store_effects_reset(&st->fx);
@@ -92,8 +96,24 @@ void store_set_durability(store *st, il_durability mode, unsigned batch_ms) {
 bool store_sync(store *st, char **err) {
     if (err) *err = NULL;
     bool ok = wal_sync(st->w, err);
-    if (!ok) st->failed = true;
+    if (!ok) set_failed(st);
     return ok;
+}
+
+void store_set_group_commit(store *st, bool on) {
+    wal_set_deferred(st->w, on);
+}
+
+uint64_t store_written_lsn(store *st) {
+    return wal_written_lsn(st->w);
+}
+
+uint64_t store_durable_lsn(store *st) {
+    return wal_durable_lsn(st->w);
+}
+
+uint64_t store_syncs(store *st) {
+    return wal_syncs(st->w);
 }
 
 uint64_t store_log_bytes(const store *st) {

@@ -52,7 +52,16 @@ bool store_commit(store *st, char **err);
 void store_discard(store *st);
 
 void store_set_durability(store *st, il_durability mode, unsigned batch_ms);
+/* Syncs everything written; safe from any thread while statements commit (wal_sync). */
 bool store_sync(store *st, char **err);
+/* Group commit (il_engine_set_group_commit): in immediate mode store_commit writes the
+ * record and leaves the sync to store_sync. */
+void store_set_group_commit(store *st, bool on);
+/* The last record written, and the last one on disk; safe from any thread. */
+uint64_t store_written_lsn(store *st);
+uint64_t store_durable_lsn(store *st);
+/* fdatasyncs of log records since the store opened; safe from any thread. */
+uint64_t store_syncs(store *st);
 /* Writes a checkpoint of the stored state now and waits until it is durable, then
  * deletes the log and checkpoints the one before it made unnecessary (`.compact`).
  * Nothing is written when nothing changed since the last one. False and *err

@@ -53,8 +53,18 @@ wal *wal_open_after(const char *dir, uint64_t seg_size, wal_start_fn start, wal_
 /* Appends one record, syncing as the mode says. False and *err (malloc'ed) on an I/O
  * error: the record may or may not be in the log, and the caller must stop writing. */
 bool wal_append(wal *w, const void *payload, size_t len, char **err);
-/* Forces everything appended so far to disk. */
+/* Forces everything appended so far to disk. Safe to call from any thread while records
+ * are appended: a sync running meanwhile is waited for, and what it did not cover is
+ * synced with one more fdatasync (so concurrent callers share syncs: group commit). */
 bool wal_sync(wal *w, char **err);
+/* In WAL_SYNC_IMMEDIATE mode, wal_append no longer syncs: the caller acknowledges a
+ * record only once wal_durable_lsn covers it, calling wal_sync (from any thread). */
+void wal_set_deferred(wal *w, bool deferred);
+/* The last record wholly written, and the last one a completed sync covers. */
+uint64_t wal_written_lsn(wal *w);
+uint64_t wal_durable_lsn(wal *w);
+/* fdatasyncs that made records durable, since the log was opened. */
+uint64_t wal_syncs(wal *w);
 void wal_set_mode(wal *w, wal_sync_mode mode, unsigned batch_ms);
 wal_sync_mode wal_mode(const wal *w);
 /* The next record's sequence number (one more than the records in the log). */

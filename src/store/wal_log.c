@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,9 +46,17 @@ struct wal {
     IL_VEC(wal_seg) segs;
     wal_sync_mode mode;
     unsigned batch_ms;
-    bool dirty; /* appended since the last sync */
+    bool deferred; /* immediate mode leaves the sync to wal_sync (group commit) */
+    il_buf rec;    /* scratch: the record being written */
+    /* One thread appends; any thread may sync (group commit syncs on a thread of its
+       own while the next records are written). mu guards what both use: */
+    pthread_mutex_t mu;
+    pthread_cond_t sync_ended;
+    bool syncing;         /* an fdatasync is running, outside mu */
+    uint64_t written_lsn; /* the last record wholly written */
+    uint64_t durable_lsn; /* the last record a completed fdatasync covers */
+    uint64_t syncs;       /* completed fdatasyncs of records */
     struct timespec last_sync;
-    il_buf rec; /* scratch: the record being written */
 };
 
 static char *errf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -124,7 +133,8 @@ static int cmp_u64(const void *a, const void *b) {
 }
 
 /* Creates a segment under a temporary name and renames it into place, so a segment
- * that exists always has its header. */
+ * that exists always has its header. Once the log is open, the caller holds w->mu and
+ * no sync is running: the old segment's descriptor is closed here. */
 static bool create_segment(wal *w, uint64_t first, char **err) {
     char name[64], tmp[80];
     seg_name(name, sizeof name, first);
@@ -359,6 +369,8 @@ wal *wal_open_after(const char *dir, uint64_t seg_size, wal_start_fn start, wal_
     w->seg_size = seg_size ? seg_size : DEFAULT_SEGMENT;
     w->mode = WAL_SYNC_IMMEDIATE;
     w->batch_ms = 10;
+    pthread_mutex_init(&w->mu, NULL);
+    pthread_cond_init(&w->sync_ended, NULL);
     il_buf_init(&w->rec);
     clock_gettime(CLOCK_MONOTONIC, &w->last_sync);
     w->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -379,6 +391,7 @@ wal *wal_open_after(const char *dir, uint64_t seg_size, wal_start_fn start, wal_
         wal_close(w);
         return NULL;
     }
+    w->written_lsn = w->durable_lsn = w->next_lsn - 1;
     return w;
 }
 
@@ -389,14 +402,57 @@ static double ms_since(const struct timespec *t) {
 }
 
 bool wal_sync(wal *w, char **err) {
-    if (!w->dirty) return true;
-    if (fdatasync(w->fd) != 0) {
-        set_err(err, errf("fdatasync of the log in %s failed: %s", w->dir, strerror(errno)));
+    if (err) *err = NULL;
+    pthread_mutex_lock(&w->mu);
+    /* A sync already running may cover what this caller needs: wait for it first. */
+    while (w->syncing) pthread_cond_wait(&w->sync_ended, &w->mu);
+    if (w->durable_lsn >= w->written_lsn) {
+        pthread_mutex_unlock(&w->mu);
+        return true;
+    }
+    uint64_t target = w->written_lsn;
+    int fd = w->fd;
+    w->syncing = true;
+    pthread_mutex_unlock(&w->mu);
+    /* Outside the lock, so that records go on being written meanwhile: they are synced
+       by the next call, together (group commit). */
+    int rc = fdatasync(fd);
+    int saved = errno;
+    pthread_mutex_lock(&w->mu);
+    w->syncing = false;
+    if (rc == 0) {
+        if (target > w->durable_lsn) w->durable_lsn = target;
+        w->syncs++;
+        clock_gettime(CLOCK_MONOTONIC, &w->last_sync);
+    }
+    pthread_cond_broadcast(&w->sync_ended);
+    pthread_mutex_unlock(&w->mu);
+    if (rc != 0) {
+        set_err(err, errf("fdatasync of the log in %s failed: %s", w->dir, strerror(saved)));
         return false;
     }
-    w->dirty = false;
-    clock_gettime(CLOCK_MONOTONIC, &w->last_sync);
     return true;
+}
+
+uint64_t wal_written_lsn(wal *w) {
+    pthread_mutex_lock(&w->mu);
+    uint64_t lsn = w->written_lsn;
+    pthread_mutex_unlock(&w->mu);
+    return lsn;
+}
+
+uint64_t wal_syncs(wal *w) {
+    pthread_mutex_lock(&w->mu);
+    uint64_t n = w->syncs;
+    pthread_mutex_unlock(&w->mu);
+    return n;
+}
+
+uint64_t wal_durable_lsn(wal *w) {
+    pthread_mutex_lock(&w->mu);
+    uint64_t lsn = w->durable_lsn;
+    pthread_mutex_unlock(&w->mu);
+    return lsn;
 }
 
 bool wal_append(wal *w, const void *payload, size_t len, char **err) {
@@ -408,7 +464,12 @@ bool wal_append(wal *w, const void *payload, size_t len, char **err) {
     uint64_t rec_len = WAL_RECORD_HEADER + len;
     if (w->off + rec_len > w->seg_size && w->off > WAL_SEGMENT_HEADER) {
         /* the old segment is complete before the new one starts, whatever the mode */
-        if (!wal_sync(w, err) || !create_segment(w, w->next_lsn, err)) return false;
+        if (!wal_sync(w, err)) return false;
+        pthread_mutex_lock(&w->mu);
+        while (w->syncing) pthread_cond_wait(&w->sync_ended, &w->mu);
+        bool made = create_segment(w, w->next_lsn, err);
+        pthread_mutex_unlock(&w->mu);
+        if (!made) return false;
     }
     il_buf_clear(&w->rec);
     codec_put_u32le(&w->rec, (uint32_t)len);
@@ -424,15 +485,19 @@ bool wal_append(wal *w, const void *payload, size_t len, char **err) {
         set_err(err, errf("write to the log in %s failed: %s", w->dir, strerror(errno)));
         return false;
     }
+    pthread_mutex_lock(&w->mu);
     w->off += rec_len;
     w->bytes += rec_len;
     w->segs.v[w->segs.n - 1].bytes += rec_len;
-    w->next_lsn++;
-    w->dirty = true;
-    if (w->mode == WAL_SYNC_IMMEDIATE ||
-        (w->mode == WAL_SYNC_BATCHED && ms_since(&w->last_sync) >= w->batch_ms))
-        return wal_sync(w, err);
-    return true;
+    w->written_lsn = w->next_lsn++;
+    bool due = (w->mode == WAL_SYNC_IMMEDIATE && !w->deferred) ||
+               (w->mode == WAL_SYNC_BATCHED && ms_since(&w->last_sync) >= w->batch_ms);
+    pthread_mutex_unlock(&w->mu);
+    return due ? wal_sync(w, err) : true;
+}
+
+void wal_set_deferred(wal *w, bool deferred) {
+    w->deferred = deferred;
 }
 
 void wal_set_mode(wal *w, wal_sync_mode mode, unsigned batch_ms) {
@@ -476,6 +541,8 @@ void wal_close(wal *w) {
         (void)wal_sync(w, NULL);
         close(w->fd);
     }
+    pthread_cond_destroy(&w->sync_ended);
+    pthread_mutex_destroy(&w->mu);
     if (w->lockfd >= 0) close(w->lockfd); /* releases the flock */
     if (w->dirfd >= 0) close(w->dirfd);
     il_buf_free(&w->rec);
