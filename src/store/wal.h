@@ -56,6 +56,9 @@ bool wal_append(wal *w, const void *payload, size_t len, char **err);
 /* Forces everything appended so far to disk. */
 bool wal_sync(wal *w, char **err);
 void wal_set_mode(wal *w, wal_sync_mode mode, unsigned batch_ms);
+/* The size of segments from now on (0: the default): the segment being appended to ends
+ * once it holds that many bytes, and new ones are preallocated to it. */
+void wal_set_segment_size(wal *w, uint64_t seg_size);
 wal_sync_mode wal_mode(const wal *w);
 /* The next record's sequence number (one more than the records in the log). */
 uint64_t wal_next_lsn(const wal *w);
