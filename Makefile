@@ -44,10 +44,15 @@ repl: build
 unit: build
 	@cd $(BUILD) && ctest --output-on-failure
 
-# The long crash test (the short one, 20 kills, is part of the unit tests).
+# The long crash tests (the short ones, 20 and 10 kills, are part of the unit tests): the
+# engine killed in process, and the server over /ws killed with a simulated power loss.
+# WS_CRASH_ARGS=--single sends each program as one statement.
 CRASH_ROUNDS ?= 300
+WS_CRASH_KILLS ?= 100
+WS_CRASH_ARGS ?=
 crash-test: build
 	@$(BUILD)/crash_test $(BUILD)/crash_driver $(CRASH_ROUNDS)
+	@$(BUILD)/ws_crash_test $(BUILD)/inputlayer-server $(WS_CRASH_KILLS) $(WS_CRASH_ARGS)
 
 conformance: build
 	@python3 tests/conformance/run.py --client $(BUILD)/inputlayer-client --cases $(CONFORMANCE_DIR)

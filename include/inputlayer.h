@@ -63,6 +63,11 @@ uint64_t il_engine_log_syncs(il_engine *e);
  * the log it makes unnecessary is deleted (0: only on `.compact`; default 64 MiB).
  * False for an engine without a data directory. */
 bool il_engine_set_checkpoint_bytes(il_engine *e, uint64_t bytes);
+/* The size of the log's segment files from now on (0: the default, 16 MiB): the one
+ * being appended to ends at that size. A checkpoint deletes old log a whole segment at a
+ * time, so smaller segments free space sooner. False for an engine without a data
+ * directory. */
+bool il_engine_set_log_segment_bytes(il_engine *e, uint64_t bytes);
 
 /* Change notifications: what a statement changed in persistent state, for a server to
  * tell its clients. */

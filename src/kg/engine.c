@@ -38,6 +38,12 @@ bool il_engine_set_checkpoint_bytes(il_engine *e, uint64_t bytes) {
     return true;
 }
 
+bool il_engine_set_log_segment_bytes(il_engine *e, uint64_t bytes) {
+    if (!e->store) return false;
+    store_set_segment_bytes(e->store, bytes);
+    return true;
+}
+
 bool il_engine_sync(il_engine *e, char **err) {
     if (err) *err = NULL;
     return !e->store || store_sync(e->store, err);

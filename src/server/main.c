@@ -209,6 +209,7 @@ int main(int argc, char **argv) {
         s.stats = il_session_open(s.engine);
         srv_count_graphs(&s);
         il_engine_set_checkpoint_bytes(s.engine, (uint64_t)cfg.max_wal_size_bytes);
+        il_engine_set_log_segment_bytes(s.engine, (uint64_t)cfg.wal_segment_bytes);
         s.query_budget = il_mem_budget_new((uint64_t)cfg.max_total_query_memory_bytes);
         srv_deliver_start(&s);
         unsigned permits =

@@ -85,6 +85,8 @@ static const key_desc KEYS[SRV_CFG_NKEYS] = {
                         MS_MAX},
     [SRV_K_MAX_WAL_SIZE] = {"storage.persist.max_wal_size_bytes", KT_INT,
                             offsetof(srv_config, max_wal_size_bytes), 0, INT64_MAX},
+    [SRV_K_WAL_SEGMENT] = {"storage.persist.wal_segment_bytes", KT_INT,
+                           offsetof(srv_config, wal_segment_bytes), 4096, (int64_t)1 << 30},
 };
 
 /* Documented for the original (protocol.md 5.2, protocol-later.md 3) and accepted, but
@@ -207,6 +209,7 @@ void srv_config_init(srv_config *c) {
     c->ws_max_in_flight_requests = 16;
     c->max_queued = 1024;
     c->max_wal_size_bytes = 64 << 20;
+    c->wal_segment_bytes = 16 << 20;
 }
 
 void srv_config_free(srv_config *c) {

@@ -48,6 +48,7 @@ typedef enum srv_cfg_key {
     SRV_K_MAX_QUEUED,
     SRV_K_MAX_WAIT,
     SRV_K_MAX_WAL_SIZE,
+    SRV_K_WAL_SEGMENT,
     SRV_CFG_NKEYS
 } srv_cfg_key;
 
@@ -94,6 +95,7 @@ typedef struct srv_config {
     int64_t max_wait_ms;     /* longest wait for a worker, then `overloaded`; 0 = none */
     /* [storage.persist] */
     int64_t max_wal_size_bytes; /* log growth that starts a checkpoint; 0 = only .compact */
+    int64_t wal_segment_bytes;  /* size of a log segment file */
 
     srv_cfg_source src[SRV_CFG_NKEYS];
 } srv_config;

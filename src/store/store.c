@@ -93,6 +93,10 @@ void store_set_durability(store *st, il_durability mode, unsigned batch_ms) {
     wal_set_mode(st->w, m, batch_ms);
 }
 
+void store_set_segment_bytes(store *st, uint64_t bytes) {
+    wal_set_segment_size(st->w, bytes);
+}
+
 bool store_sync(store *st, char **err) {
     if (err) *err = NULL;
     bool ok = wal_sync(st->w, err);

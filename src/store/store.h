@@ -69,6 +69,8 @@ uint64_t store_syncs(store *st);
 bool store_checkpoint(store *st, char **err);
 /* The log size after which a checkpoint starts in the background (0: never). */
 void store_set_checkpoint_bytes(store *st, uint64_t bytes);
+/* The size of log segments from now on (0: the default, 16 MiB). */
+void store_set_segment_bytes(store *st, uint64_t bytes);
 /* The log position the newest durable checkpoint covers (0: none); with wait, after the
  * one in flight has finished. */
 uint64_t store_checkpoint_lsn(store *st, bool wait);

@@ -66,6 +66,9 @@ uint64_t wal_durable_lsn(wal *w);
 /* fdatasyncs that made records durable, since the log was opened. */
 uint64_t wal_syncs(wal *w);
 void wal_set_mode(wal *w, wal_sync_mode mode, unsigned batch_ms);
+/* The size of segments from now on (0: the default): the segment being appended to ends
+ * once it holds that many bytes, and new ones are preallocated to it. */
+void wal_set_segment_size(wal *w, uint64_t seg_size);
 wal_sync_mode wal_mode(const wal *w);
 /* The next record's sequence number (one more than the records in the log). */
 uint64_t wal_next_lsn(const wal *w);

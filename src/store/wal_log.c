@@ -56,7 +56,9 @@ struct wal {
     uint64_t written_lsn; /* the last record wholly written */
     uint64_t durable_lsn; /* the last record a completed fdatasync covers */
     uint64_t syncs;       /* completed fdatasyncs of records */
+    uint64_t cur_first;   /* the first lsn of the segment being appended to */
     struct timespec last_sync;
+    int synced_fd; /* INPUTLAYER_TEST_SYNCED_LENGTH_FILE, or -1 (see note_synced) */
 };
 
 static char *errf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -114,6 +116,20 @@ static void seg_name(char *out, size_t cap, uint64_t first) {
     snprintf(out, cap, "wal-%016" PRIx64 ".log", first);
 }
 
+/* A testing aid (docs/durability.md): when INPUTLAYER_TEST_SYNCED_LENGTH_FILE was set at
+ * open, that file holds which segment is durable up to which offset after each sync, so
+ * that a crash test can cut the log back to what a power loss would have kept. One
+ * fixed-width line overwritten in place; no fsync: only the process is killed. */
+static void note_synced(wal *w, uint64_t seg_first, uint64_t synced_end) {
+    if (w->synced_fd < 0) return;
+    char line[64];
+    seg_name(line, sizeof line, seg_first);
+    size_t n = strlen(line);
+    n += (size_t)snprintf(line + n, sizeof line - n, " %016" PRIu64 "\n", synced_end);
+    ssize_t k = pwrite(w->synced_fd, line, n, 0);
+    (void)k; /* a lost note cuts the test's log back further: the test reports that */
+}
+
 static bool parse_seg_name(const char *n, uint64_t *first) {
     if (strlen(n) != 24 || strncmp(n, "wal-", 4) != 0 || strcmp(n + 20, ".log") != 0) return false;
     uint64_t v = 0;
@@ -156,9 +172,11 @@ static bool create_segment(wal *w, uint64_t first, char **err) {
         close(fd);
         return false;
     }
+    note_synced(w, first, WAL_SEGMENT_HEADER);
     if (w->fd >= 0) close(w->fd);
     w->fd = fd;
     w->off = WAL_SEGMENT_HEADER;
+    w->cur_first = first;
     w->bytes += WAL_SEGMENT_HEADER;
     wal_seg sg = {first, WAL_SEGMENT_HEADER};
     il_vec_push(w->segs, sg);
@@ -344,7 +362,9 @@ static bool recover(wal *w, wal_record_fn fn, void *ctx, char **err) {
                     errf("cannot open %s/%s for appending: %s", w->dir, name, strerror(errno)));
             ok = false;
         }
+        if (ok) note_synced(w, segs.v[last], last_off);
         w->off = last_off;
+        w->cur_first = segs.v[last];
     }
     il_vec_free(segs);
     return ok;
@@ -373,6 +393,9 @@ wal *wal_open_after(const char *dir, uint64_t seg_size, wal_start_fn start, wal_
     pthread_cond_init(&w->sync_ended, NULL);
     il_buf_init(&w->rec);
     clock_gettime(CLOCK_MONOTONIC, &w->last_sync);
+    const char *synced_file = getenv("INPUTLAYER_TEST_SYNCED_LENGTH_FILE");
+    w->synced_fd =
+        synced_file && *synced_file ? open(synced_file, O_WRONLY | O_CREAT | O_CLOEXEC, 0644) : -1;
     w->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (w->dirfd < 0) {
         set_err(err, errf("cannot open %s: %s", dir, strerror(errno)));
@@ -410,7 +433,7 @@ bool wal_sync(wal *w, char **err) {
         pthread_mutex_unlock(&w->mu);
         return true;
     }
-    uint64_t target = w->written_lsn;
+    uint64_t target = w->written_lsn, seg_first = w->cur_first, synced_end = w->off;
     int fd = w->fd;
     w->syncing = true;
     pthread_mutex_unlock(&w->mu);
@@ -424,6 +447,7 @@ bool wal_sync(wal *w, char **err) {
         if (target > w->durable_lsn) w->durable_lsn = target;
         w->syncs++;
         clock_gettime(CLOCK_MONOTONIC, &w->last_sync);
+        note_synced(w, seg_first, synced_end); /* under mu: notes stay in sync order */
     }
     pthread_cond_broadcast(&w->sync_ended);
     pthread_mutex_unlock(&w->mu);
@@ -505,6 +529,10 @@ void wal_set_mode(wal *w, wal_sync_mode mode, unsigned batch_ms) {
     w->batch_ms = batch_ms;
 }
 
+void wal_set_segment_size(wal *w, uint64_t seg_size) {
+    w->seg_size = seg_size ? seg_size : DEFAULT_SEGMENT;
+}
+
 wal_sync_mode wal_mode(const wal *w) {
     return w->mode;
 }
@@ -545,6 +573,7 @@ void wal_close(wal *w) {
     pthread_mutex_destroy(&w->mu);
     if (w->lockfd >= 0) close(w->lockfd); /* releases the flock */
     if (w->dirfd >= 0) close(w->dirfd);
+    if (w->synced_fd >= 0) close(w->synced_fd);
     il_buf_free(&w->rec);
     il_vec_free(w->segs);
     free(w->dir);

@@ -9,8 +9,9 @@ The users, API keys, ACLs and lockout tests are in access.py (on the same server
 limits, heartbeat and configuration tests in limits.py and the deadline, cancel, overload
 and memory tests in guards.py (each on servers of its own); the standing query tests in
 subs.py, the subscription group tests in groups.py (on the shared server, but for one
-of its own) and the snapshot read tests in read.py (on the shared server, and read.py's
-OWN_TESTS on servers of their own).
+of its own), the snapshot read tests in read.py (on the shared server, and read.py's
+OWN_TESTS on servers of their own) and the recovery tests after a damaged log or a lost
+checkpoint in recovery.py (servers of their own, restarted on one data directory).
 
 Usage: tests/protocol/run.py --server-bin PATH. Needs python3-websockets (Debian's
 /usr/bin/python3). Exit status 0 when every check passes."""
@@ -32,6 +33,7 @@ import guards  # noqa: E402
 import limits  # noqa: E402
 import notify  # noqa: E402
 import read  # noqa: E402
+import recovery  # noqa: E402
 import subs  # noqa: E402
 
 # ---------------------------------------------------------------------------
@@ -248,7 +250,8 @@ def main():
         print("FAIL sanitizer report from the server:\n" + out[-6000:])
         failed += 1
     # Tests that start servers of their own (limits and configuration).
-    own = limits.TESTS + guards.TESTS + notify.TESTS + groups.OWN_SERVER_TESTS + read.OWN_TESTS
+    own = (limits.TESTS + guards.TESTS + notify.TESTS + groups.OWN_SERVER_TESTS + read.OWN_TESTS
+           + recovery.TESTS)
     failed += asyncio.run(run_tests(own, binary))
     total = len(TESTS) + len(own)
     passed = max(total - failed, 0)

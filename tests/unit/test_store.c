@@ -507,3 +507,87 @@ Test(store, concurrent_sync_while_appending) {
     wal_close(w);
     cr_assert_eq(reopen_count(path("wal")), 60);
 }
+
+/* ---- the power-loss hook and the segment size ---- */
+
+static void read_synced(const char *file, char *line, size_t cap) {
+    FILE *f = fopen(file, "r");
+    cr_assert_not_null(f);
+    cr_assert_not_null(fgets(line, (int)cap, f));
+    fclose(f);
+}
+
+Test(store, synced_length_file_follows_every_sync) {
+    char *file = path("synced");
+    setenv("INPUTLAYER_TEST_SYNCED_LENGTH_FILE", file, 1);
+    seen s = {0};
+    wal *w = wal_open(path("wal"), 256, collect, &s, NULL);
+    unsetenv("INPUTLAYER_TEST_SYNCED_LENGTH_FILE"); /* read when the log opens */
+    cr_assert_not_null(w);
+    char line[128];
+    read_synced(file, line, sizeof line); /* the new segment's header was synced */
+    cr_assert_str_eq(line, "wal-0000000000000001.log 0000000000000016\n");
+    cr_assert(wal_append(w, "record-0", 8, NULL)); /* immediate: synced before it returns */
+    read_synced(file, line, sizeof line);
+    cr_assert_str_eq(line, "wal-0000000000000001.log 0000000000000040\n");
+    /* unsynced appends are not reported until a sync covers them */
+    wal_set_mode(w, WAL_SYNC_ASYNC, 0);
+    cr_assert(wal_append(w, "record-1", 8, NULL));
+    read_synced(file, line, sizeof line);
+    cr_assert_str_eq(line, "wal-0000000000000001.log 0000000000000040\n");
+    cr_assert(wal_sync(w, NULL));
+    read_synced(file, line, sizeof line);
+    cr_assert_str_eq(line, "wal-0000000000000001.log 0000000000000064\n");
+    /* a new segment: the old one is synced whole, then the new one's header */
+    wal_set_mode(w, WAL_SYNC_IMMEDIATE, 0);
+    for (int i = 2; i < 12; i++) {
+        char p[32];
+        int len = snprintf(p, sizeof p, "record-%02d", i);
+        cr_assert(wal_append(w, p, (size_t)len, NULL));
+    }
+    /* 7 records of 25 bytes fit after the first two (64 + 7 * 25 = 239 of 256): lsn 10
+       starts the second segment, which holds three records */
+    read_synced(file, line, sizeof line);
+    cr_assert_str_eq(line, "wal-000000000000000a.log 0000000000000091\n");
+    wal_close(w);
+    /* without the variable nothing is written */
+    cr_assert_eq(unlink(file), 0);
+    seen t = {0};
+    w = wal_open(path("wal"), 256, collect, &t, NULL);
+    cr_assert_eq(t.n, 12);
+    cr_assert(wal_append(w, "record-x", 8, NULL));
+    wal_close(w);
+    cr_assert_neq(access(file, F_OK), 0);
+}
+
+static int count_segments(void) {
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "ls %s/wal | grep -c '^wal-.*\\.log$'", DIR_);
+    FILE *p = popen(cmd, "r");
+    int n = 0;
+    cr_assert_eq(fscanf(p, "%d", &n), 1);
+    pclose(p);
+    return n;
+}
+
+Test(store, engine_segment_size_applies_from_now_on) {
+    open_engine();
+    run("+f(0)");
+    cr_assert_eq(count_segments(), 1);
+    cr_assert(il_engine_set_log_segment_bytes(E, 4096));
+    for (int i = 1; i <= 300; i++) {
+        char stmt[64];
+        snprintf(stmt, sizeof stmt, "+f(%d)", i);
+        run(stmt);
+    }
+    cr_assert_geq(count_segments(), 3, "%d segments", count_segments());
+    close_engine();
+    open_engine();
+    il_result *r = il_execute(S, "?f(X)", 5);
+    cr_assert_eq(il_result_nrows(r), 301);
+    il_result_free(r);
+    close_engine();
+    il_engine *mem = il_engine_open(NULL, NULL);
+    cr_assert(!il_engine_set_log_segment_bytes(mem, 4096));
+    il_engine_close(mem);
+}
