@@ -470,3 +470,18 @@ Test(ckpt, log_growth_starts_a_background_checkpoint) {
     cr_assert(!il_engine_set_checkpoint_bytes(mem, 1));
     il_engine_close(mem);
 }
+
+/* The log written before a restart counts toward the next checkpoint: a server restarted
+ * more often than it writes the threshold still takes them. */
+Test(ckpt, log_growth_counts_across_restarts) {
+    for (int round = 0; round < 3; round++) {
+        open_engine();
+        cr_assert(il_engine_set_checkpoint_bytes(E, 2000));
+        write_many(round * 15, 15); /* under the threshold each time, over it in all */
+        store_checkpoint_lsn(E->store, true);
+        close_engine();
+    }
+    open_engine();
+    cr_assert_gt(store_checkpoint_lsn(E->store, false), 0, "the earlier log did not count");
+    close_engine();
+}
