@@ -88,15 +88,16 @@ typedef struct il_change {
     uint64_t count;        /* FACTS: facts added + removed, never 0; otherwise 0 */
 } il_change;
 
-/* Receives the changes of one statement, in the order they were made: at most one FACTS
- * record per relation (netted: a fact removed and added back in the same statement is no
- * change). The records and their strings are valid during the call only. */
+/* Receives the changes of one statement (or transaction), in the order they were made: at
+ * most one FACTS record per relation (netted: a fact removed and added back in the same
+ * statement or transaction is no change). The records and their strings are valid during the call
+ * only. */
 typedef void (*il_change_fn)(void *ctx, const il_change *changes, size_t n);
 
 /* Sets (fn NULL: removes) the engine's change hook. It is called once per statement that
- * changed persistent state, after the change is visible to queries and its log record is
- * committed (with a data directory), on the thread that executed the statement, before
- * il_execute returns.
+ * changed persistent state (once per committed transaction, see il_txn_begin), after the
+ * change is visible to queries and its log record is committed (with a data directory),
+ * on the thread that executed the statement, before il_execute (il_txn_commit) returns.
  * Never for a statement that changed nothing (a duplicate insert, a delete of missing
  * facts, re-registering a clause the rule has) nor for one that failed. Session facts,
  * rules and schemas are not persistent state and are never reported, nor is anything in
@@ -120,6 +121,45 @@ il_result *il_execute(il_session *s, const char *text, size_t len);
  * or is not a query; a PARSE_ERROR when it does not parse. Never NULL. */
 il_result *il_query_stored(il_session *s, const char *text, size_t len, size_t max_rows);
 void il_result_free(il_result *r);
+
+/* ---- transactions: several statements of a session committed as one ----
+ * Between il_txn_begin and il_txn_commit, il_execute applies each statement in memory
+ * (later statements and their queries see it) but commits nothing: il_txn_commit writes
+ * all their effects as ONE log record, reports them to the change hook in ONE call (facts
+ * netted over the whole transaction) and brings maintained views up to date once;
+ * il_txn_rollback undoes every change the statements made to stored facts, schemas and
+ * persistent rules, and to the session's facts, rules and schemas, writes nothing and
+ * reports nothing. A statement that fails inside a transaction changes nothing, as
+ * always; whether to go on or roll back is the caller's choice. Statements that cannot be
+ * undone (IL_TXN_OUTSIDE) are refused inside a transaction with an ERROR. One transaction
+ * at a time per engine: statements of other sessions are refused while it is open. */
+typedef enum il_txn_part {
+    IL_TXN_READS,   /* changes no persistent state: queries, session facts, rules and
+                       schemas, type declarations, statements that do not parse */
+    IL_TXN_WRITES,  /* changes stored facts, schemas or persistent rules */
+    IL_TXN_OUTSIDE, /* cannot join a transaction: other meta commands (knowledge graphs,
+                       .rel drop, .index, .compact, .session, inspection commands ...) */
+} il_txn_part;
+/* How the statement would take part in a transaction (parsed, not executed). */
+il_txn_part il_statement_txn_part(const char *text, size_t len);
+/* Opens a transaction on the session. False when one is open on the engine already. */
+bool il_txn_begin(il_session *s);
+/* Commits the session's transaction. False and *err (malloc'ed) when its log record
+ * could not be made durable: the changes then stay in memory (the outcome is unknown, as
+ * for a single statement whose record failed) and are not reported. */
+bool il_txn_commit(il_session *s, char **err);
+/* Undoes the session's transaction. */
+void il_txn_rollback(il_session *s);
+
+/* ---- precondition scopes ---- */
+typedef void (*il_name_fn)(void *ctx, const char *name);
+/* The relations of the session's graph in the scope of `names`: the names themselves,
+ * every relation derived from them through persistent rules (rules whose bodies read
+ * one, transitively), and everything those derived relations are derived from (their
+ * contents change with it). fn is called once per relation of the scope. Returns n when
+ * every name is a relation (stored facts or a declared schema) or a persistent rule of
+ * the graph, else the index of the first that is none (fn is then never called). */
+size_t il_graph_scope(il_session *s, const char *const *names, size_t n, il_name_fn fn, void *ctx);
 
 /* ---- guards: stopping a statement by cancel, deadline or memory ----
  * A statement is stopped only before it begins to apply anything: before it starts, and

@@ -24,7 +24,7 @@ kg_graph *kg_graph_create(il_engine *e, const char *name) {
     return g;
 }
 
-static void rule_free(kg_rule *r) {
+void kg_rule_free(kg_rule *r) {
     free(r->name);
     il_vec_free(r->clauses);
     il_arena_destroy(&r->arena);
@@ -45,7 +45,7 @@ void kg_graph_drop(il_engine *e, kg_graph *g) {
         free(r);
     }
     il_vec_free(g->rels);
-    for (uint32_t i = 0; i < g->rules.n; i++) rule_free(g->rules.v[i]);
+    for (uint32_t i = 0; i < g->rules.n; i++) kg_rule_free(g->rules.v[i]);
     il_vec_free(g->rules);
     read_policy_graph_free(g);
     kg_plan_cache_free(g);
@@ -69,6 +69,7 @@ kg_relation *kg_rel_get(kg_graph *g, const char *name) {
     r = calloc(1, sizeof *r);
     r->name = strdup(name);
     il_vec_push(g->rels, r);
+    kg_undo_rel_created(g, r);
     return r;
 }
 
@@ -76,6 +77,7 @@ rel_t *kg_rel_data(kg_graph *g, kg_relation *r, uint32_t arity) {
     if (!r->data) {
         r->data = rel_new(arity);
         g->version++; /* plans saw no facts here */
+        kg_undo_data_created(g, r);
     }
     return r->data;
 }
@@ -101,17 +103,21 @@ kg_rule *kg_rule_get(kg_graph *g, const char *name) {
     il_arena_init(&r->arena);
     il_vec_push(g->rules, r);
     g->version++;
+    kg_undo_rule_created(g, r);
     return r;
 }
 
 void kg_rule_drop(kg_graph *g, kg_rule *r) {
+    uint32_t at = 0;
     for (uint32_t i = 0; i < g->rules.n; i++) {
         if (g->rules.v[i] != r) continue;
         memmove(&g->rules.v[i], &g->rules.v[i + 1], (g->rules.n - i - 1) * sizeof(kg_rule *));
         g->rules.n--;
+        at = i;
         break;
     }
-    rule_free(r);
+    /* an open transaction keeps it until it commits, to put it back on a rollback */
+    if (!kg_undo_rule_dropped(g, r, at)) kg_rule_free(r);
     g->version++;
 }
 
@@ -120,6 +126,7 @@ void kg_rule_add_clause(kg_graph *g, kg_rule *r, const iql_rule *clause) {
     iql_rule_clone(&r->arena, c, clause);
     il_vec_push(r->clauses, c);
     g->version++;
+    kg_undo_clause_added(g, r);
 }
 
 bool kg_head_has_agg(const iql_atom *head) {
@@ -149,6 +156,7 @@ static void delta_note_views(kg_graph *g, const char *rel, const val_t *t, uint3
 
 void kg_delta_note(kg_graph *g, const char *rel, const val_t *t, uint32_t arity, int sign) {
     store_note_tuple(g->e->store, g, rel, t, arity, sign); /* the log, when durable */
+    kg_undo_tuple(g, rel, t, arity, sign);                 /* the open transaction's */
     delta_note_views(g, rel, t, arity, sign);
     kg_change_tuple(g, rel, t, arity, sign); /* the change hook, when set */
 }
@@ -173,15 +181,23 @@ static void delta_note_views(kg_graph *g, const char *rel, const val_t *t, uint3
     }
 }
 
-void kg_delta_note_all_deleted(kg_graph *g, const kg_relation *r) {
+void kg_delta_note_all_deleted(kg_graph *g, kg_relation *r) {
     if (!r->data) return;
-    kg_change_removed_all(g, r->name, rel_count(r->data));
-    if (!g->views.n) return;
+    kg_undo_rel_clear(g, r);
+    /* Inside a transaction the change hook nets tuple by tuple over every statement (a
+       fact cleared and inserted again is no change); a statement alone only counts. */
+    bool each = g->e->txn != NULL;
+    if (!each) kg_change_removed_all(g, r->name, rel_count(r->data));
+    if (!g->views.n && !each) return;
     rel_cursor cur;
     rel_seek(r->data, 0, NULL, 0, &cur);
     const val_t *t;
-    /* views only: the log records the clear or drop as one operation */
-    while ((t = rel_next(&cur, NULL))) delta_note_views(g, r->name, t, rel_arity(r->data), -1);
+    uint32_t arity = rel_arity(r->data);
+    /* the log records the clear or drop as one operation */
+    while ((t = rel_next(&cur, NULL))) {
+        delta_note_views(g, r->name, t, arity, -1);
+        if (each) kg_change_tuple(g, r->name, t, arity, -1);
+    }
 }
 
 void kg_delta_clear(kg_graph *g) {

@@ -40,6 +40,11 @@ static kg_change *facts_of(kg_graph *g, const char *rel) {
 void kg_change_tuple(kg_graph *g, const char *rel, const val_t *t, uint32_t arity, int sign) {
     if (!reported(g->e, g->name)) return;
     kg_change *c = facts_of(g, rel);
+    /* a transaction reports its net change: every relation is netted tuple by tuple */
+    if (g->e->txn && !c->plus && !c->added && !c->removed) {
+        c->plus = rel_new(arity);
+        c->minus = rel_new(arity);
+    }
     if (c->plus && rel_arity(c->plus) == arity) {
         /* netted like the views' base delta: removed then added back is no change */
         if (sign > 0) {

@@ -91,6 +91,7 @@ il_session *il_session_open(il_engine *e) {
 void il_session_close(il_session *s) {
     if (!s) return;
     il_engine *e = s->e;
+    il_txn_rollback(s); /* a transaction left open commits nothing */
     for (uint32_t i = 0; i < e->sessions.n; i++) {
         if (e->sessions.v[i] != s) continue;
         e->sessions.v[i] = e->sessions.v[--e->sessions.n];

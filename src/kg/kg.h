@@ -88,7 +88,8 @@ struct il_engine {
     time_t started;
     il_change_fn change_fn; /* il_engine_set_change_hook; NULL: changes are not recorded */
     void *change_ctx;
-    IL_VEC(kg_change) changes; /* of the statement running now */
+    IL_VEC(kg_change) changes; /* of the statement (or transaction) running now */
+    struct kg_txn *txn;        /* the open transaction (txn.c), or NULL */
 };
 
 /* Session facts of one relation: distinct tuples in insertion order. */
@@ -148,7 +149,7 @@ void kg_rule_add_clause(kg_graph *g, kg_rule *r, const iql_rule *clause);
 void kg_delta_note(kg_graph *g, const char *rel, const val_t *t, uint32_t arity, int sign);
 /* Records every tuple of a relation as deleted (before .clear or .rel drop), for views and
  * the change hook. */
-void kg_delta_note_all_deleted(kg_graph *g, const kg_relation *r);
+void kg_delta_note_all_deleted(kg_graph *g, kg_relation *r);
 /* Frees the recorded base delta. */
 void kg_delta_clear(kg_graph *g);
 /* Effective output arity of a rule head (placeholders dropped, ranking aggregates expanded). */
@@ -173,6 +174,35 @@ void kg_change_note(il_engine *e, il_change_kind kind, const char *graph, const 
                     const char *operation);
 /* Ends the statement: hands its changes to the hook when it committed, then forgets them. */
 void kg_changes_end(il_engine *e, bool committed);
+
+/* ---- transactions (txn.c) ----
+ * While a transaction is open (e->txn), the catalog and the statements record how to undo
+ * each change they make; every record is a no-op without a transaction. */
+/* A stored tuple really inserted (sign +1) or deleted (-1). */
+void kg_undo_tuple(kg_graph *g, const char *rel, const val_t *t, uint32_t arity, int sign);
+/* Every fact of the relation is about to be removed (.clear prefix). */
+void kg_undo_rel_clear(kg_graph *g, kg_relation *r);
+/* The relation's catalog entry was created / its stored facts were created. */
+void kg_undo_rel_created(kg_graph *g, kg_relation *r);
+void kg_undo_data_created(kg_graph *g, kg_relation *r);
+/* The relation's schema is about to change (old may be NULL). */
+void kg_undo_schema(kg_graph *g, kg_relation *r, iql_schema *old);
+/* The rule was created / a clause was appended to it. */
+void kg_undo_rule_created(kg_graph *g, kg_rule *r);
+void kg_undo_clause_added(kg_graph *g, kg_rule *r);
+/* The rule is being dropped: true when the transaction took it over (detached from the
+ * catalog at `index`, freed at commit), so the caller must not free it. */
+bool kg_undo_rule_dropped(kg_graph *g, kg_rule *r, uint32_t index);
+/* Clause `index` (0-based) was removed from the rule / all its clauses are being cleared. */
+void kg_undo_clause_removed(kg_graph *g, kg_rule *r, iql_rule *clause, uint32_t index);
+void kg_undo_rule_cleared(kg_graph *g, kg_rule *r);
+/* Frees a rule (catalog.c), for a transaction that kept a dropped one. */
+void kg_rule_free(kg_rule *r);
+/* Whether the statement may run in the session now (no other session's transaction is
+ * open, and inside one only joinable statements). NULL or the refusal. */
+const char *kg_txn_refusal(il_session *s, const iql_stmt *st);
+/* How a parsed statement takes part in a transaction. */
+il_txn_part kg_stmt_txn_part(const iql_stmt *st);
 
 /* ---- plan cache (plans.c) ---- */
 /* A cached program for this query text, built against the graph as it is now, or NULL.

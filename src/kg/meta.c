@@ -329,6 +329,7 @@ static il_result *meta_rule(il_session *s, const iql_meta *m, il_arena *a) {
                                "bounds. Rule '%s' has %u clause(s).",
                                (long long)m->index, m->arg, r->clauses.n);
         uint32_t i = (uint32_t)(m->index - 1);
+        kg_undo_clause_removed(g, r, r->clauses.v[i], i);
         memmove(&r->clauses.v[i], &r->clauses.v[i + 1],
                 (r->clauses.n - i - 1) * sizeof(iql_rule *));
         r->clauses.n--;
@@ -347,6 +348,7 @@ static il_result *meta_rule(il_session *s, const iql_meta *m, il_arena *a) {
         kg_rule *r = kg_rule_find(g, m->arg);
         if (!r) return res_message("Error: Failed to clear rule: Rule '%s' does not exist", m->arg);
         if (r->clauses.n) kg_change_note(s->e, IL_CHANGE_RULE, g->name, m->arg, "removed");
+        kg_undo_rule_cleared(g, r);
         r->clauses.n = 0;
         g->version++;
         store_note_rule_clear(s->e->store, g, m->arg);

@@ -529,6 +529,7 @@ static il_result *exec_schema(il_session *s, const iql_schema *sc, bool persiste
         /* declaring the schema a relation already has changes nothing to report */
         if (!kr->schema || !same_schema(kr->schema, sc))
             kg_change_note(s->e, IL_CHANGE_SCHEMA, s->kg->name, sc->rel, "created");
+        kg_undo_schema(s->kg, kr, kr->schema);
         kr->schema = kg_schema_copy(&s->kg->arena, sc);
         store_note_schema(s->e->store, s->kg, sc);
     } else {
@@ -599,7 +600,9 @@ static il_result *check_width(const iql_stmt *st) {
  * recursion without a fixpoint, a memory limit) never gets there. */
 static il_result *exec_query(il_session *s, const iql_query *q, kg_query_opts o) {
     il_result *r = kg_query(s, q, o);
-    if (il_result_kind_of(r) != IL_RESULT_ERROR && !(s->guard && s->guard->stop))
+    /* Nor does a read inside a transaction: it sees state that may be rolled back, and
+       the views catch up with the transaction's writes only when it commits. */
+    if (il_result_kind_of(r) != IL_RESULT_ERROR && !(s->guard && s->guard->stop) && !s->e->txn)
         read_policy_note_query(s, q);
     return r;
 }
@@ -686,7 +689,11 @@ il_result *kg_exec_stmt(il_session *s, const iql_stmt *st, il_arena *a) {
     if (store_failed(log) && !read_only(st))
         return res_error("Storage error: the write-ahead log failed earlier; writes are refused "
                          "until the engine is reopened");
+    const char *refused = kg_txn_refusal(s, st);
+    if (refused) return res_error("%s", refused);
     il_result *r = exec_stmt(s, st, a);
+    /* Inside a transaction everything below happens once, when it commits (txn.c). */
+    if (s->e->txn) return r;
     /* One record for the whole statement, durable before its result is returned and
        before any other session runs a statement (one thread per engine). */
     char *err = NULL;

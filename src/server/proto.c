@@ -196,12 +196,14 @@ static void reply_error(srv_conn *c, const char *id, const char *code, const cha
 }
 
 /* An execute with its optional revision precondition (protocol-later.md 1.3): an integer
- * expect_revision >= 0, and expect_epoch a string that needs it. Programs of queries
+ * expect_revision >= 0, and expect_epoch (a string) and expect_relations (a non-empty array
+ * of names) that need it. Programs of queries
  * only, and .subscribe / .unsubscribe, write nothing and may not carry one. */
 static void expect_check(srv_conn *c, const char *id, const char *prog, size_t len, json_t *root,
                          int64_t timeout) {
     json_t *rev = json_object_get(root, "expect_revision");
     json_t *epoch = json_object_get(root, "expect_epoch");
+    json_t *rels = json_object_get(root, "expect_relations");
     if ((rev && (!json_is_integer(rev) || json_integer_value(rev) < 0)) ||
         (epoch && !json_is_string(epoch))) {
         reply_error(c, id, "invalid_request",
@@ -209,9 +211,21 @@ static void expect_check(srv_conn *c, const char *id, const char *prog, size_t l
                     "expect_epoch a string");
         return;
     }
-    if (epoch && !rev) {
+    bool rels_ok = !rels || (json_is_array(rels) && json_array_size(rels) > 0);
+    for (size_t i = 0; rels_ok && i < json_array_size(rels); i++) {
+        json_t *name = json_array_get(rels, i);
+        rels_ok = json_is_string(name) && json_string_length(name) > 0;
+    }
+    if (!rels_ok) {
         reply_error(c, id, "invalid_request",
-                    "Invalid message format: expect_epoch needs expect_revision");
+                    "Invalid message format: expect_relations must be a non-empty array of "
+                    "relation names");
+        return;
+    }
+    if ((epoch || rels) && !rev) {
+        reply_error(c, id, "invalid_request",
+                    epoch ? "Invalid message format: expect_epoch needs expect_revision"
+                          : "Invalid message format: expect_relations needs expect_revision");
         return;
     }
     bool read_only, identity;
@@ -227,6 +241,10 @@ static void expect_check(srv_conn *c, const char *id, const char *prog, size_t l
         r->has_expect = true;
         r->expect_revision = (uint64_t)json_integer_value(rev);
         r->expect_epoch_ok = !epoch || strcmp(json_string_value(epoch), c->srv->epoch) == 0;
+        r->nexpect_rels = json_array_size(rels);
+        r->expect_rels = r->nexpect_rels ? calloc(r->nexpect_rels, sizeof *r->expect_rels) : NULL;
+        for (size_t i = 0; i < r->nexpect_rels; i++)
+            r->expect_rels[i] = strdup(json_string_value(json_array_get(rels, i)));
     }
     srv_pipe_pump(c);
 }
@@ -285,9 +303,8 @@ static void ready_phase(srv_conn *c, const char *id, const char *type, json_t *r
         } else if (bad_timeout(timeout)) {
             reply_error(c, id, "invalid_request",
                         "Invalid message format: timeout_ms must be an integer >= 0");
-        } else if (json_object_get(root, "params") || json_object_get(root, "expect_relations")) {
-            reply_error(c, id, "unsupported",
-                        "params and expect_relations are not supported by this server yet");
+        } else if (json_object_get(root, "params")) {
+            reply_error(c, id, "unsupported", "params are not supported by this server yet");
         } else {
             expect_check(c, id, prog, len, root, timeout_of(timeout));
         }

@@ -247,6 +247,8 @@ typedef struct srv_req {
      * the engine lock, so that nothing commits between the check and the program. */
     bool has_expect, expect_epoch_ok;
     uint64_t expect_revision;
+    char **expect_rels; /* expect_relations (malloc'ed), the scope; NULL: the whole graph */
+    size_t nexpect_rels;
 } srv_req;
 
 /* How a connection authenticated: what ends its credential. */

@@ -500,6 +500,138 @@ static void execute_many(srv_req *rq, srv_stmt *sts, size_t n, uint64_t t0) {
     free(lines);
 }
 
+/* The reply to a writing program that did not commit: its failure message as the one
+ * row of a `message` column, and the errors[] entry of the statement that failed. */
+static void send_program_failure(srv_conn *c, const char *id, size_t index, const char *code,
+                                 const char *msg, uint64_t t0) {
+    reply rp;
+    reply_init(&rp);
+    il_buf_printf(&rp.errors, "{\"index\":%zu,\"code\":\"%s\",\"message\":", index, code);
+    srv_json_str(&rp.errors, msg, strlen(msg));
+    il_buf_putc(&rp.errors, '}');
+    rp.lines = &msg;
+    rp.nlines = 1;
+    il_buf_puts(&rp.ext, ",\"result_kind\":\"message\"");
+    rp.ms = srv_now_ms() - t0;
+    send_reply(c, id, &rp);
+    reply_free(&rp);
+}
+
+/* The session has session facts or rules again as before the program (metrics). */
+static void restore_dirty(srv_conn *c, bool was) {
+    if (c->dirty == was) return;
+    c->dirty = was;
+    __atomic_fetch_add(&c->srv->ndirty, was ? 1u : (unsigned)-1, __ATOMIC_RELAXED);
+}
+
+/* A program of several statements of which some write (protocol-later.md 1.8,
+ * "Atomicity"): one engine transaction. It stops at the first failure and rolls back, so
+ * that nothing of it is applied; otherwise it commits as one log record, one change report
+ * and one revision, and the reply is built as for any program (the last query's table, else
+ * every statement's lines). A stop (deadline, cancel, memory) rolls back too; its error was
+ * sent. */
+static void execute_atomic(srv_req *rq, srv_stmt *sts, size_t n, const il_txn_part *parts,
+                           uint64_t t0) {
+    srv_conn *c = rq->conn;
+    const char *id = rq->has_id ? rq->id : NULL;
+    size_t nwrites = 0, first = n, last = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (parts[i] != IL_TXN_WRITES) continue;
+        nwrites++;
+        if (first == n) first = i;
+        last = i;
+    }
+    bool was_dirty = c->dirty;
+    uint64_t writes_before = c->srv->revision_stmt;
+    il_result **res = calloc(n, sizeof *res);
+    char *failure = NULL;
+    const char *code = "validation";
+    size_t failed = n;
+    bool stopped = false;
+    /* The engine lock is held for the whole program: no other transaction can be open. */
+    if (!il_txn_begin(c->session)) {
+        srv_send_error(c, id, "internal", "A transaction is already open on the engine");
+        free(res);
+        return;
+    }
+    for (size_t i = 0; i < n && !failure && !stopped; i++) {
+        if (sts[i].unterminated) {
+            failure = strdup("unterminated statement (unbalanced delimiters)");
+            failed = i;
+            break;
+        }
+        il_result *r = run(rq, &sts[i]);
+        if (!r) {
+            stopped = true;
+            break;
+        }
+        il_result_kind kind = il_result_kind_of(r);
+        if (kind == IL_RESULT_ERROR || kind == IL_RESULT_PARSE_ERROR) {
+            failure = joined_lines(r);
+            if (kind == IL_RESULT_ERROR) code = srv_exec_error_code(failure);
+            failed = i;
+            il_result_free(r);
+            break;
+        }
+        res[i] = r;
+    }
+    char *err = NULL;
+    bool committed = false;
+    if (failure || stopped) {
+        il_txn_rollback(c->session);
+        restore_dirty(c, was_dirty);
+    } else {
+        committed = il_txn_commit(c->session, &err);
+    }
+    if (failure) {
+        il_buf msg;
+        il_buf_init(&msg);
+        il_buf_puts(&msg, failure);
+        size_t others = nwrites - (parts[failed] == IL_TXN_WRITES);
+        if (others)
+            il_buf_printf(&msg,
+                          " (rolled back: none of the program's %zu write statements %zu-%zu "
+                          "was applied)",
+                          nwrites, first, last);
+        send_program_failure(c, id, failed, code, il_buf_str(&msg), t0);
+        il_buf_free(&msg);
+    } else if (!stopped && !committed) {
+        /* The record may or may not be on disk: no rollback claim. */
+        il_buf msg;
+        il_buf_init(&msg);
+        il_buf_printf(&msg, "Storage error: %s; the program's effects may not survive a restart",
+                      err ? err : "write failed");
+        send_program_failure(c, id, last, "outcome_unknown", il_buf_str(&msg), t0);
+        il_buf_free(&msg);
+    } else if (!stopped) {
+        reply rp;
+        reply_init(&rp);
+        const char **lines = NULL;
+        size_t nlines = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (il_result_kind_of(res[i]) == IL_RESULT_TABLE) {
+                rp.table = res[i];
+                continue;
+            }
+            size_t k = il_result_nlines(res[i]);
+            lines = realloc(lines, (nlines + k + 1) * sizeof *lines);
+            for (size_t j = 0; j < k; j++) lines[nlines++] = il_result_line(res[i], j);
+        }
+        rp.lines = lines;
+        rp.nlines = nlines;
+        srv_revision_put_if_changed(c->srv, writes_before, &rp.ext);
+        rp.ms = srv_now_ms() - t0;
+        send_reply(c, id, &rp);
+        reply_free(&rp);
+        free(lines);
+    }
+    free(err);
+    free(failure);
+    for (size_t i = 0; i < n; i++)
+        if (res[i]) il_result_free(res[i]);
+    free(res);
+}
+
 /* .user / .apikey / .kg acl, answered by the server (execution_time_ms 0, as in the
  * original). A command that ended this connection's own credential gets no reply: the
  * fence withholds it and the connection closes with the notice. */
@@ -548,27 +680,73 @@ bool srv_exec_credential_ok(srv_req *rq) {
     return me != NULL;
 }
 
-/* execute.expect_revision over the whole graph (expect_relations, a narrower scope, is
- * refused as unsupported when the frame is read): the program runs only while the graph
- * is still at that revision of this engine run. Checked with the engine lock held, as is
- * the program after it: nothing can commit in between. */
+/* The newest change of a precondition's scope after the expected revision. */
+typedef struct scope_check {
+    srv_server *srv;
+    const char *kg;
+    uint64_t after;
+    uint64_t at;       /* the revision of the newest change found (0: none) */
+    char changed[200]; /* what changed then */
+} scope_check;
+
+static void check_scope_rel(void *ctx, const char *rel) {
+    scope_check *x = ctx;
+    uint64_t at = srv_revision_of_rel(x->srv, x->kg, rel);
+    if (at <= x->after || at <= x->at) return;
+    x->at = at;
+    snprintf(x->changed, sizeof x->changed, "relation '%s'", rel);
+}
+
+/* execute.expect_revision: the program runs only while nothing in scope changed after
+ * that revision of this engine run. The scope is the whole graph, or with
+ * expect_relations those relations, the relations derived from them through persistent
+ * rules and what those are derived from (il_graph_scope), plus the persistent rules.
+ * Checked with the engine lock held, as is the program after it: nothing can commit in
+ * between. */
 static bool expectation_holds(srv_req *rq) {
     srv_conn *c = rq->conn;
     const char *kg = il_session_graph(c->session);
     uint64_t now = srv_revision(c->srv, kg);
     char msg[400];
-    if (!rq->expect_epoch_ok)
+    const char *code = "precondition_failed";
+    scope_check x = {c->srv, kg, rq->expect_revision, 0, ""};
+    size_t unknown = rq->nexpect_rels;
+    if (rq->nexpect_rels)
+        unknown = il_graph_scope(c->session, (const char *const *)rq->expect_rels, rq->nexpect_rels,
+                                 check_scope_rel, &x);
+    if (unknown < rq->nexpect_rels) {
+        code = "validation";
+        snprintf(msg, sizeof msg,
+                 "expect_relations: '%.100s' is not a relation, rule or schema of knowledge "
+                 "graph '%s'",
+                 rq->expect_rels[unknown], kg);
+    } else if (!rq->expect_epoch_ok) {
         snprintf(msg, sizeof msg,
                  "Precondition failed: expect_epoch is not this engine run's stream_epoch %s",
                  c->srv->epoch);
-    else if (now != rq->expect_revision)
+    } else if (rq->expect_revision > now) {
         snprintf(msg, sizeof msg,
-                 "Precondition failed: knowledge graph '%s' is at revision %llu, not %llu%s", kg,
-                 (unsigned long long)now, (unsigned long long)rq->expect_revision,
-                 rq->expect_revision < now ? " (it changed since)" : " (not issued yet)");
-    else
-        return true;
-    srv_send_error(c, rq->has_id ? rq->id : NULL, "precondition_failed", msg);
+                 "Precondition failed: knowledge graph '%s' is at revision %llu, not %llu "
+                 "(not issued yet)",
+                 kg, (unsigned long long)now, (unsigned long long)rq->expect_revision);
+    } else if (!rq->nexpect_rels && now != rq->expect_revision) {
+        snprintf(msg, sizeof msg,
+                 "Precondition failed: knowledge graph '%s' is at revision %llu, not %llu "
+                 "(it changed since)",
+                 kg, (unsigned long long)now, (unsigned long long)rq->expect_revision);
+    } else {
+        uint64_t rules = srv_revision_of_rules(c->srv, kg);
+        if (rq->nexpect_rels && rules > rq->expect_revision && rules > x.at) {
+            x.at = rules;
+            snprintf(x.changed, sizeof x.changed, "a persistent rule");
+        }
+        if (!x.at) return true;
+        snprintf(msg, sizeof msg,
+                 "Precondition failed: %s of knowledge graph '%s' changed at revision %llu, "
+                 "after %llu",
+                 x.changed, kg, (unsigned long long)x.at, (unsigned long long)rq->expect_revision);
+    }
+    srv_send_error(c, rq->has_id ? rq->id : NULL, code, msg);
     return false;
 }
 
@@ -656,14 +834,50 @@ static void execute(srv_req *rq) {
         free_stmts(sts, n);
         return;
     }
-    if (n == 1 && !sts[0].unterminated && srv_subs_is_command(sts[0].text, sts[0].len))
+    /* A program of several statements that writes is one transaction: a statement that
+     * cannot join one refuses the whole program before anything runs. */
+    il_txn_part *parts = NULL;
+    size_t nwrites = 0, outside = n;
+    if (n > 1) {
+        parts = malloc(n * sizeof *parts);
+        for (size_t i = 0; i < n; i++) {
+            parts[i] =
+                sts[i].unterminated ? IL_TXN_READS : il_statement_txn_part(sts[i].text, sts[i].len);
+            nwrites += parts[i] == IL_TXN_WRITES;
+            if (parts[i] == IL_TXN_OUTSIDE && outside == n) outside = i;
+        }
+    }
+    if (nwrites && outside < n) {
+        il_buf msg, f;
+        il_buf_init(&msg);
+        il_buf_init(&f);
+        const char *p = stmt_start(sts[outside].text, sts[outside].text + sts[outside].len);
+        size_t k = 0;
+        while (p + k < sts[outside].text + sts[outside].len && p[k] != ' ' && p[k] != '\n') k++;
+        il_buf_printf(&msg,
+                      "Statement %zu (%.*s) cannot run in a program that writes: a writing "
+                      "program commits as one transaction, which %.*s cannot join. Send it as "
+                      "a program of its own",
+                      outside, (int)k, p, (int)k, p);
+        il_buf_printf(&f,
+                      ",\"errors\":[{\"index\":%zu,\"code\":\"unsupported\",\"message\":", outside);
+        srv_json_str(&f, il_buf_str(&msg), msg.len);
+        il_buf_puts(&f, "}]");
+        srv_send_error_fields(c, id, "unsupported", il_buf_str(&msg), f.data);
+        il_buf_free(&msg);
+        il_buf_free(&f);
+    } else if (n == 1 && !sts[0].unterminated && srv_subs_is_command(sts[0].text, sts[0].len)) {
         srv_subs_command(c, id, sts[0].text, sts[0].len);
-    else if (n == 1 && sts[0].handler != SRV_H_ENGINE)
+    } else if (n == 1 && sts[0].handler != SRV_H_ENGINE) {
         execute_admin(c, id, &sts[0]);
-    else if (n == 1)
+    } else if (n == 1) {
         execute_one(rq, &sts[0], t0);
-    else
+    } else if (nwrites) {
+        execute_atomic(rq, sts, n, parts, t0);
+    } else {
         execute_many(rq, sts, n, t0);
+    }
+    free(parts);
     free_stmts(sts, n);
 }
 

@@ -201,6 +201,8 @@ static void req_free(srv_req *r) {
         free(f);
     }
     free(r->program);
+    for (size_t i = 0; i < r->nexpect_rels; i++) free(r->expect_rels[i]);
+    free(r->expect_rels);
     free(r->group);
     free(r);
 }

@@ -1,5 +1,5 @@
 /* Per-graph revisions (protocol-later.md 1.8, 1.11): a knowledge graph's revision counts
- * the statements that changed its persistent state during this engine run (0 at start,
+ * the programs that changed its persistent state during this engine run (0 at start,
  * scoped by stream_epoch), so that a subscription's snapshot and deltas and a read's
  * snapshot can say which state they are exact at, in one order. Engine lock held by
  * every caller: the engine's change hook runs in the job of the statement that changed
@@ -12,9 +12,15 @@
 
 #include "server/server.h"
 
-/* One statement's changes (as the change hook receives them): each graph they touch
- * moves to its next revision, once per statement. */
+/* One program's changes (as the change hook receives them: once per statement, or once
+ * per program that ran as a transaction): each graph they touch moves to its next
+ * revision, once per call. */
 void srv_revision_note(srv_server *s, const il_change *changes, size_t n);
+/* The revision at which the graph's relation (its facts or schema) last changed in this
+ * run, 0 when it did not; the creation or drop of the graph counts as a change of all. */
+uint64_t srv_revision_of_rel(srv_server *s, const char *kg, const char *rel);
+/* The same for the graph's persistent rules (any of them). */
+uint64_t srv_revision_of_rules(srv_server *s, const char *kg);
 /* The graph's revision now. */
 uint64_t srv_revision(srv_server *s, const char *kg);
 /* For the reply to a program: `,"revision":N`, the revision at which its writes are

@@ -8,7 +8,8 @@ the server must still answer (on the same connection, or on a new one after a cl
 The users, API keys, ACLs and lockout tests are in access.py (on the same server); the
 limits, heartbeat and configuration tests in limits.py and the deadline, cancel, overload
 and memory tests in guards.py (each on servers of its own); the standing query tests in
-subs.py, the subscription group tests in groups.py (on the shared server, but for one
+subs.py, the atomic program and revision precondition tests in atomic.py (on the shared
+server), the subscription group tests in groups.py (on the shared server, but for one
 of its own), the snapshot read tests in read.py (on the shared server, and read.py's
 OWN_TESTS on servers of their own) and the recovery tests after a damaged log or a lost
 checkpoint in recovery.py (servers of their own, restarted on one data directory).
@@ -28,6 +29,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import (KEY, PASSWORD, SANITIZER_MARKERS, Server, connect,  # noqa: E402
                     http, still_answers)
 import access  # noqa: E402
+import atomic  # noqa: E402
 import groups  # noqa: E402
 import guards  # noqa: E402
 import limits  # noqa: E402
@@ -109,9 +111,10 @@ async def t_execute(srv):
     assert f["validation_errors"][0]["statement_index"] == 0, f
     f = await c.call({"type": "execute", "id": "6", "program": "?nosuch(X)"})
     assert f["type"] in ("error", "result"), f
-    # Several statements: the last query's table, failures listed in errors[].
+    # Several statements without writes: the last query's table, failures listed in
+    # errors[]. (A program that writes stops at its failure: see atomic.py.)
     f = await c.call({"type": "execute", "id": "7",
-                      "program": "+edge(4, 5)\n?edge(X Y)\n?edge(1, Y)"})
+                      "program": "?edge(4, 5)\n?edge(X Y)\n?edge(1, Y)"})
     assert f["type"] == "result" and f["rows"] == [[1, 2]], f
     assert len(f["errors"]) == 1 and f["errors"][0]["index"] == 1, f
     f = await c.call({"type": "execute", "program": "r(X) <- edge(X, _)"})
@@ -215,7 +218,7 @@ async def t_too_big(srv):
 
 
 TESTS = [t_http, t_auth, t_execute, t_ping_cancel, t_pipelined, t_malformed, t_stream,
-         t_too_big] + access.TESTS + subs.TESTS + groups.TESTS + read.TESTS
+         t_too_big] + access.TESTS + subs.TESTS + groups.TESTS + read.TESTS + atomic.TESTS
 
 
 async def run_tests(tests, arg):
