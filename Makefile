@@ -6,7 +6,7 @@ BUILD_TSAN ?= build-tsan
 JOBS       ?= $(shell nproc)
 CONFORMANCE_DIR ?= ../shared/conformance
 
-.PHONY: all setup build build-san build-tsan protocol-tsan run test unit crash-test conformance conformance-san bench-engine bench-server bench-fixtures bench-views bench-views-smoke fuzz fuzz-short format clean
+.PHONY: all setup build build-san build-tsan protocol-tsan run test unit crash-test conformance conformance-san bench-engine bench-server bench-fixtures bench-durable bench-views bench-views-smoke fuzz fuzz-short format clean
 
 all: build
 
@@ -129,15 +129,24 @@ bench-server: build
 bench-fixtures: build
 	@./bench/run-fixtures.sh $(BUILD)
 
+# The durable-write fixtures (insert_single, insert_batch, writers) in `immediate`
+# durability, a fresh server each on a fresh data directory, beside the fsync floor that
+# bench/fsync_probe.c measures in that directory before and after: one table, each figure
+# with its target.
+bench-durable: build
+	@./bench/run-durable.sh $(BUILD)
+
 # The views benchmark (phases reads, P0-P6 at 10K, 100K and 1M edges), a fresh server per
 # phase; bench-views-smoke: every phase once at 10K edges with a few writes, in seconds.
 bench-views: build
 	@./bench/run-views.sh $(BUILD)
 
-# Every standing-query fixture and views phase once, tiny, every reply checked: keeps the
-# benchmark tools working (make test runs it; the figures mean nothing).
+# Every standing-query fixture, durable-write fixture and views phase once, tiny, every
+# reply checked: keeps the benchmark tools working (make test runs it; the figures mean
+# nothing).
 bench-smoke: build
 	@BENCH_FIXTURE_ARGS="--writes 5" ./bench/run-fixtures.sh $(BUILD) >/dev/null
+	@BENCH_DURABLE_SMOKE=1 ./bench/run-durable.sh $(BUILD) >/dev/null
 	@$(MAKE) --no-print-directory bench-views-smoke >/dev/null
 	@echo "bench-smoke: every fixture and views phase ran, every reply checked"
 

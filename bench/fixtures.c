@@ -6,6 +6,7 @@
  *       [--host H] [--server-pid PID] [--agents A] [--writes W] [--interval-ms I]
  *       [--grace-ms G] [--timeout-ms T]
  *   inputlayer-fixture delta_first ...   (bench/fixture_first.c)
+ *   inputlayer-fixture insert_single|insert_batch|writers ...   (bench/fixture_insert.c)
  *
  * It creates knowledge graph `perf`, loads the fixture's dataset and rule through the
  * server, and computes every answer from the generated edges itself:
@@ -47,6 +48,7 @@
 
 #include "fixture_data.h"
 #include "fixture_first.h"
+#include "fixture_insert.h"
 #include "fixture_rows.h"
 #include "fixture_session.h"
 #include "fixture_stats.h"
@@ -121,6 +123,7 @@ static void usage(FILE *f) {
           "         [--host H (127.0.0.1)] [--server-pid PID] [--agents A] [--writes W]\n"
           "         [--interval-ms I] [--grace-ms G (500)] [--timeout-ms T (60000)]\n"
           "       inputlayer-fixture delta_first --help\n"
+          "       inputlayer-fixture insert_single|insert_batch|writers --help\n"
           "  Exit 3: a wrong, missing or extra row (the run is INVALID).\n",
           f);
 }
@@ -607,6 +610,7 @@ done:;
 
 int main(int argc, char **argv) {
     if (argc >= 2 && strcmp(argv[1], "delta_first") == 0) return fx_delta_first_main(argc, argv);
+    if (argc >= 2 && fx_is_insert_fixture(argv[1])) return fx_insert_main(argc, argv);
     options o = {0};
     int status = parse_args(argc, argv, &o);
     return status < 0 ? run(&o) : status;

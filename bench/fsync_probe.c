@@ -3,10 +3,18 @@
  * fdatasync, and prints the sync latency's percentiles:
  *
  *   fsync_probe [--dir D (.)] [--count N (2000)] [--bytes B (128)]
+ *               [--prealloc fallocate|zeros (fallocate)]
  *
- * One JSON line and one line for people, times in µs. The file is removed at the end. */
+ * The file is preallocated as the log's segments are, with posix_fallocate (its blocks
+ * allocated, unwritten), or with zeros written and synced first. The two differ on some
+ * disks, hence the choice.
+ *
+ * One JSON line and one line for people, times in µs, with the CPU time the process spent
+ * per write and sync (mostly the kernel's work for the sync: part of what a durable write
+ * costs the server's CPU). The file is removed at the end. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +25,12 @@
 static uint64_t now_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t cpu_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
@@ -32,21 +46,28 @@ static double pct(const uint64_t *sorted, size_t n, double p) {
 
 int main(int argc, char **argv) {
     const char *dir = ".";
+    const char *prealloc = "fallocate";
     long count = 2000, bytes = 128;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (strcmp(argv[i], "--dir") == 0)
             dir = argv[i + 1];
+        else if (strcmp(argv[i], "--prealloc") == 0)
+            prealloc = argv[i + 1];
         else if (strcmp(argv[i], "--count") == 0)
             count = strtol(argv[i + 1], NULL, 10);
         else if (strcmp(argv[i], "--bytes") == 0)
             bytes = strtol(argv[i + 1], NULL, 10);
         else {
-            fprintf(stderr, "usage: fsync_probe [--dir D] [--count N] [--bytes B]\n");
+            fprintf(stderr, "usage: fsync_probe [--dir D] [--count N] [--bytes B] "
+                            "[--prealloc fallocate|zeros]\n");
             return 2;
         }
     }
-    if (count < 100 || bytes < 1 || bytes > 1 << 20) {
-        fprintf(stderr, "fsync_probe: --count at least 100, --bytes 1 to 1048576\n");
+    bool zero_fill = strcmp(prealloc, "zeros") == 0;
+    if (count < 100 || bytes < 1 || bytes > 1 << 20 ||
+        (!zero_fill && strcmp(prealloc, "fallocate") != 0)) {
+        fprintf(stderr, "fsync_probe: --count at least 100, --bytes 1 to 1048576, --prealloc "
+                        "fallocate or zeros\n");
         return 2;
     }
     char path[4096];
@@ -56,17 +77,22 @@ int main(int argc, char **argv) {
         fprintf(stderr, "fsync_probe: %s: %s\n", path, strerror(errno));
         return 1;
     }
-    /* Preallocated and synced first, so that each record's sync carries data only. */
+    /* Preallocated and synced first, so that no record's sync has a size change to write. */
     size_t total = (size_t)count * (size_t)bytes;
-    char *zeros = calloc(1, total);
+    char *zeros = calloc(1, zero_fill ? total : 1);
     char *rec = malloc((size_t)bytes);
-    memset(rec, 'r', (size_t)bytes);
     uint64_t *lat = malloc((size_t)count * sizeof *lat);
-    int rc = 0;
-    if (pwrite(fd, zeros, total, 0) != (ssize_t)total || fsync(fd) != 0) {
-        fprintf(stderr, "fsync_probe: preallocating %s: %s\n", path, strerror(errno));
+    int rc = zeros && rec && lat ? 0 : 1;
+    if (rc != 0) fprintf(stderr, "fsync_probe: out of memory\n");
+    if (rc == 0) memset(rec, 'r', (size_t)bytes);
+    int err = rc != 0     ? 0
+              : zero_fill ? (pwrite(fd, zeros, total, 0) == (ssize_t)total ? 0 : errno)
+                          : posix_fallocate(fd, 0, (off_t)total);
+    if (rc == 0 && (err != 0 || fsync(fd) != 0)) {
+        fprintf(stderr, "fsync_probe: preallocating %s: %s\n", path, strerror(err ? err : errno));
         rc = 1;
     }
+    uint64_t cpu_start = cpu_ns();
     for (long i = 0; i < count && rc == 0; i++) {
         uint64_t t0 = now_ns();
         if (pwrite(fd, rec, (size_t)bytes, (off_t)i * bytes) != bytes || fdatasync(fd) != 0) {
@@ -75,18 +101,19 @@ int main(int argc, char **argv) {
         }
         lat[i] = now_ns() - t0;
     }
+    double cpu_per_sync = (double)(cpu_ns() - cpu_start) / 1000.0 / (double)count;
     close(fd);
     unlink(path);
     if (rc == 0) {
         qsort(lat, (size_t)count, sizeof *lat, cmp_u64);
         double p50 = pct(lat, (size_t)count, 0.50), p99 = pct(lat, (size_t)count, 0.99);
         double max = (double)lat[count - 1] / 1000.0;
-        printf("{\"probe\":\"fsync\",\"count\":%ld,\"bytes\":%ld,\"p50_us\":%.1f,\"p99_us\":%.1f,"
-               "\"max_us\":%.1f}\n",
-               count, bytes, p50, p99, max);
-        printf("fsync floor: %ld writes of %ld bytes, each then fdatasync: p50 %.1f µs, "
-               "p99 %.1f µs, max %.1f µs\n",
-               count, bytes, p50, p99, max);
+        printf("{\"probe\":\"fsync\",\"count\":%ld,\"bytes\":%ld,\"prealloc\":\"%s\","
+               "\"p50_us\":%.1f,\"p99_us\":%.1f,\"max_us\":%.1f,\"cpu_us_per_sync\":%.1f}\n",
+               count, bytes, prealloc, p50, p99, max, cpu_per_sync);
+        printf("fsync floor: %ld writes of %ld bytes (%s), each then fdatasync: p50 %.1f µs, "
+               "p99 %.1f µs, max %.1f µs; CPU %.1f µs per sync\n",
+               count, bytes, prealloc, p50, p99, max, cpu_per_sync);
     }
     free(zeros);
     free(rec);
