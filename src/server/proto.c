@@ -184,7 +184,8 @@ static void execute(srv_conn *c, const char *id, const char *prog, size_t len, i
     r->program[len] = 0;
     r->len = len;
     bool read_only;
-    srv_exec_classify(prog, len, &read_only, &r->identity);
+    r->stmts = srv_exec_split(prog, len, &r->nstmts);
+    srv_exec_classify(r->stmts, r->nstmts, &read_only, &r->identity, &r->fact_writes);
     r->access = read_only ? SRV_SHARED : SRV_EXCLUSIVE;
     set_deadline(r, timeout);
 }
@@ -229,7 +230,10 @@ static void expect_check(srv_conn *c, const char *id, const char *prog, size_t l
         return;
     }
     bool read_only, identity;
-    srv_exec_classify(prog, len, &read_only, &identity);
+    size_t nstmts;
+    srv_stmt *sts = srv_exec_split(prog, len, &nstmts);
+    srv_exec_classify(sts, nstmts, &read_only, &identity, NULL);
+    srv_exec_free_stmts(sts, nstmts);
     if (rev && (read_only || srv_subs_is_command(prog, len))) {
         reply_error(c, id, "invalid_request",
                     "Invalid message format: expect_revision on a program that writes nothing");

@@ -225,7 +225,10 @@ typedef struct srv_req {
     enum srv_access access;
     enum srv_phase phase;
     bool has_id, in_pool, inline_spilled, stopped;
-    bool identity; /* a .user / .apikey command: runs on the loop thread */
+    bool identity;          /* a .user / .apikey command: runs on the loop thread */
+    bool fact_writes;       /* inserts and deletes of given facts only (srv_exec_classify) */
+    struct srv_stmt *stmts; /* the program split when it was classified, until it runs */
+    size_t nstmts;
     char id[65];
     char *program; /* EXECUTE: the program; READ: the queries, packed by srv_read_pack */
     size_t len;
@@ -294,10 +297,11 @@ typedef struct srv_conn {
     unsigned nreqs;
     struct srv_conn *busy_next, *busy_prev; /* in the server's list while reqs is not empty */
     bool reading_paused;
-    unsigned refs;      /* jobs in flight that point to this connection */
-    bool session_ready; /* the job that opens the session is done (loop thread) */
-    bool closed;        /* the socket is closed; the session closes in a last job */
-    uint32_t slow[8];   /* hashes of programs that spilled from the inline path */
+    unsigned refs;                /* jobs in flight that point to this connection */
+    bool session_ready;           /* the job that opens the session is done (loop thread) */
+    bool closed;                  /* the socket is closed; the session closes in a last job */
+    uint32_t slow[8];             /* hashes of programs that spilled from the inline path */
+    uint64_t inline_writes_after; /* no writes inline before then (one took too long) */
     unsigned slow_next;
 
     /* Session. */

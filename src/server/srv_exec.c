@@ -662,11 +662,6 @@ static void execute_admin(srv_conn *c, const char *id, const srv_stmt *st) {
     srv_admin_reply_free(&ar);
 }
 
-static void free_stmts(srv_stmt *sts, size_t n) {
-    for (size_t i = 0; i < n; i++) free(sts[i].text);
-    free(sts);
-}
-
 bool srv_exec_credential_ok(srv_req *rq) {
     srv_server *s = rq->conn->srv;
     enum srv_notice why;
@@ -772,20 +767,11 @@ static void execute(srv_req *rq) {
         return;
     }
     if (rq->has_expect && !expectation_holds(rq)) return;
-    srv_stmt *sts = NULL;
-    size_t n = 0;
-    iql_script sc;
-    iql_script_init(&sc, prog, len);
-    iql_script_item it;
-    while (iql_script_next(&sc, &it)) {
-        sts = realloc(sts, (n + 1) * sizeof *sts);
-        memset(&sts[n], 0, sizeof sts[n]);
-        sts[n].text = strndup(it.text, it.len);
-        sts[n].len = it.len;
-        sts[n].unterminated = it.unterminated;
-        n++;
-    }
-    iql_script_free(&sc);
+    /* Split when the request was classified; a second run (after a spill) splits again. */
+    size_t n = rq->nstmts;
+    srv_stmt *sts = rq->stmts ? rq->stmts : srv_exec_split(prog, len, &n);
+    rq->stmts = NULL;
+    rq->nstmts = 0;
     /* Every statement is authorized before any runs, so a refused statement leaves the
      * whole program unapplied (the original checked single-statement programs only: a
      * viewer could write through a two-line program, BUG). */
@@ -813,7 +799,7 @@ static void execute(srv_req *rq) {
         }
         srv_send_error_fields(c, id, "access_denied", sts[denied].denied, f.data);
         il_buf_free(&f);
-        free_stmts(sts, n);
+        srv_exec_free_stmts(sts, n);
         return;
     }
     for (size_t i = 0; n > 1 && i < n; i++) {
@@ -824,14 +810,14 @@ static void execute(srv_req *rq) {
                              "owner privileges."
                            : "User/API key commands require a WebSocket connection with admin "
                              "privileges.");
-        free_stmts(sts, n);
+        srv_exec_free_stmts(sts, n);
         return;
     }
     for (size_t i = 0; n > 1 && i < n; i++) {
         if (!srv_subs_is_command(sts[i].text, sts[i].len)) continue;
         srv_send_error(c, id, "validation",
                        ".subscribe and .unsubscribe must be the only statement of a program");
-        free_stmts(sts, n);
+        srv_exec_free_stmts(sts, n);
         return;
     }
     /* A program of several statements that writes is one transaction: a statement that
@@ -878,27 +864,59 @@ static void execute(srv_req *rq) {
         execute_many(rq, sts, n, t0);
     }
     free(parts);
-    free_stmts(sts, n);
+    srv_exec_free_stmts(sts, n);
 }
 
-void srv_exec_classify(const char *prog, size_t len, bool *read_only, bool *identity) {
+/* A statement that only inserts or deletes given facts: `+r(...)`, `+r[...]`, `-r(...)`,
+ * without a rule body, a schema (`x: int`) or a meta command. A ':' or '<' inside a
+ * quoted string only makes it look otherwise, which costs nothing but the fast path. */
+static bool is_fact_write(const char *p, size_t k) {
+    if (k < 2 || (*p != '+' && *p != '-')) return false;
+    return !memchr(p, '<', k) && !memchr(p, ':', k);
+}
+
+srv_stmt *srv_exec_split(const char *prog, size_t len, size_t *n) {
+    srv_stmt *sts = NULL;
+    size_t cap = 0;
+    *n = 0;
     iql_script sc;
     iql_script_init(&sc, prog, len);
     iql_script_item it;
-    size_t n = 0;
-    bool queries = true, user_or_key = false;
     while (iql_script_next(&sc, &it)) {
-        const char *end = it.text + it.len, *p = stmt_start(it.text, end);
-        size_t k = (size_t)(end - p);
-        queries = queries && k > 0 && *p == '?';
-        user_or_key = !it.unterminated &&
-                      ((k >= 5 && memcmp(p, ".user", 5) == 0 && (k == 5 || p[5] == ' ')) ||
-                       (k >= 7 && memcmp(p, ".apikey", 7) == 0 && (k == 7 || p[7] == ' ')));
-        n++;
+        if (*n == cap) {
+            cap = cap ? 2 * cap : 1;
+            sts = realloc(sts, cap * sizeof *sts);
+        }
+        memset(&sts[*n], 0, sizeof sts[*n]);
+        sts[*n].text = strndup(it.text, it.len);
+        sts[*n].len = it.len;
+        sts[*n].unterminated = it.unterminated;
+        (*n)++;
     }
     iql_script_free(&sc);
+    return sts;
+}
+
+void srv_exec_free_stmts(srv_stmt *sts, size_t n) {
+    for (size_t i = 0; i < n; i++) free(sts[i].text);
+    free(sts);
+}
+
+void srv_exec_classify(const srv_stmt *sts, size_t n, bool *read_only, bool *identity,
+                       bool *fact_writes) {
+    bool queries = true, facts = true, user_or_key = false;
+    for (size_t i = 0; i < n; i++) {
+        const char *end = sts[i].text + sts[i].len, *p = stmt_start(sts[i].text, end);
+        size_t k = (size_t)(end - p);
+        queries = queries && k > 0 && *p == '?';
+        facts = facts && !sts[i].unterminated && is_fact_write(p, k);
+        user_or_key = !sts[i].unterminated &&
+                      ((k >= 5 && memcmp(p, ".user", 5) == 0 && (k == 5 || p[5] == ' ')) ||
+                       (k >= 7 && memcmp(p, ".apikey", 7) == 0 && (k == 7 || p[7] == ' ')));
+    }
     *read_only = n > 0 && queries;
     *identity = n == 1 && user_or_key;
+    if (fact_writes) *fact_writes = n > 0 && facts;
 }
 
 void srv_exec_job(srv_job *j) {

@@ -5,13 +5,19 @@
 #define IL_SERVER_SRV_EXEC_H
 
 #include "server/server.h"
+#include "server/srv_authz.h"
 
 void srv_exec_run(srv_req *rq);
-/* What a program is, from one pass over its statements: read_only, made of queries only
- * (the protocol's shared class); identity, one .user or .apikey command (the identity
- * store alone, run on the loop thread so that ending a credential never waits for the
- * engine). */
-void srv_exec_classify(const char *prog, size_t len, bool *read_only, bool *identity);
+/* A program's statements, as the engine will read them (owned copies). */
+srv_stmt *srv_exec_split(const char *prog, size_t len, size_t *n);
+void srv_exec_free_stmts(srv_stmt *sts, size_t n);
+/* What a program is, from its statements: read_only, made of queries only (the
+ * protocol's shared class); identity, one .user or .apikey command (the identity store
+ * alone, run on the loop thread so that ending a credential never waits for the
+ * engine); fact_writes (may be NULL), made of inserts and deletes of given facts only
+ * (cheap: the loop may run them inline). */
+void srv_exec_classify(const srv_stmt *sts, size_t n, bool *read_only, bool *identity,
+                       bool *fact_writes);
 /* The pool's `run` for requests. */
 void srv_exec_job(srv_job *j);
 

@@ -22,7 +22,11 @@
 
 /* A read that has not finished within this on the loop thread moves to the pool. */
 #define INLINE_BUDGET_NS 1000000u
-#define SWEEP_MS         5
+/* An inline write that took longer than this (its views' upkeep is not bounded by the
+ * budget) sends its connection's writes to the pool for the pause. */
+#define INLINE_WRITE_SLOW_NS  2000000u
+#define INLINE_WRITE_PAUSE_NS 1000000000u
+#define SWEEP_MS              5
 
 _Thread_local srv_capture *srv_tl_capture;
 
@@ -201,6 +205,7 @@ static void req_free(srv_req *r) {
         free(f);
     }
     free(r->program);
+    srv_exec_free_stmts(r->stmts, r->nstmts);
     for (size_t i = 0; i < r->nexpect_rels; i++) free(r->expect_rels[i]);
     free(r->expect_rels);
     free(r->group);
@@ -305,13 +310,16 @@ static void submit(srv_req *r) {
     srv_sweep_arm(s);
 }
 
-/* The engine lock for a read run inline, unless a job waits for the log: the read could
- * see a write that is not yet on disk, and would answer before it is. */
-static bool engine_for_inline(srv_server *s) {
-    if (!srv_pool_try_engine(&s->pool)) return false;
-    if (srv_pool_log_quiet(&s->pool)) return true;
-    srv_pool_leave_engine(&s->pool);
-    return false;
+/* Whether the loop thread may run a request itself, sparing it two thread hand-offs:
+ * reads, and writes of given facts (whose cost is their facts and their views' upkeep),
+ * unless this connection's last inline write took too long (INLINE_WRITE_SLOW_NS); then
+ * its writes go to the pool for INLINE_WRITE_PAUSE_NS. Only when no job is queued (none is
+ * overtaken) and the engine lock is free (never waited for). */
+static bool may_run_inline(srv_conn *c, const srv_req *r, size_t queued) {
+    if (r->kind == SRV_RK_REPLY || queued) return false;
+    if (r->access == SRV_EXCLUSIVE && (!r->fact_writes || srv_mono_ns() < c->inline_writes_after))
+        return false;
+    return !known_slow(c, program_hash(r)) && srv_pool_try_engine(&c->srv->pool);
 }
 
 static void start(srv_req *r) {
@@ -332,15 +340,30 @@ static void start(srv_req *r) {
     size_t queued;
     unsigned running;
     srv_pool_stats(&s->pool, &queued, &running);
-    if (r->kind != SRV_RK_REPLY && r->access == SRV_SHARED && queued == 0 &&
-        !known_slow(c, program_hash(r)) && engine_for_inline(s)) {
-        r->inline_budget_ns = srv_mono_ns() + INLINE_BUDGET_NS;
+    if (may_run_inline(c, r, queued)) {
+        uint64_t began = srv_mono_ns();
+        r->inline_budget_ns = began + INLINE_BUDGET_NS;
         srv_exec_run(r);
+        /* Under the engine lock: it may have to wait for the log like a pool job. */
+        bool waits = !r->inline_spilled && srv_pool_ran_inline(&s->pool, &r->job);
         srv_pool_leave_engine(&s->pool);
         r->inline_budget_ns = 0;
+        if (r->access == SRV_EXCLUSIVE && srv_mono_ns() - began > INLINE_WRITE_SLOW_NS)
+            c->inline_writes_after = srv_mono_ns() + INLINE_WRITE_PAUSE_NS;
+        if (waits) {
+            /* The pool finishes it (srv_pipe_job_done) once the log is synced. */
+            r->in_pool = true;
+            c->refs++;
+            return;
+        }
         if (!r->inline_spilled) {
             r->phase = SRV_REQ_FINISHED;
             apply_done_effects(r);
+            if (r->access == SRV_EXCLUSIVE) {
+                send_pushes(r->out.pushes);
+                drop_list(&r->out.pushes, &r->out.pushes_tail);
+                srv_pool_drained_now(&s->pool); /* notifications, the batched sync */
+            }
             return;
         }
         c->slow[c->slow_next++ % (sizeof c->slow / sizeof c->slow[0])] = program_hash(r);

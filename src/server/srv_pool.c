@@ -6,7 +6,12 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
+
+/* How long the syncer waits for concurrent writers' commits to join a sync: about the
+ * spread of their requests' arrival after the previous sync's replies. */
+enum { GATHER_NS = 100 * 1000 };
 
 static void finish(srv_pool *p, srv_job *j) {
     /* Under p->mu. */
@@ -16,6 +21,37 @@ static void finish(srv_pool *p, srv_job *j) {
     else
         p->done_head = j;
     p->done_tail = j;
+}
+
+/* After a job ran, engine lock held: whatever it saw or wrote is in the log up to here,
+ * and it may tell anyone only once that is on disk. Puts it on the waiting list (true)
+ * when it must wait for a sync, or when jobs that ran before it wait (finished jobs keep
+ * their run order); otherwise, on a worker, lists it as finished (false). */
+static bool after_run(srv_pool *p, srv_job *j, bool on_worker) {
+    bool wait = false;
+    if (p->log_engine) {
+        j->log_lsn = il_engine_log_written(p->log_engine);
+        wait = j->log_lsn > il_engine_log_durable(p->log_engine);
+    }
+    pthread_mutex_lock(&p->mu);
+    if (on_worker) p->running--;
+    if (wait || p->pend_head || p->sync_busy) {
+        j->next = NULL;
+        if (p->pend_tail)
+            p->pend_tail->next = j;
+        else
+            p->pend_head = j;
+        p->pend_tail = j;
+        p->npend++;
+        /* The syncer needs waking for the first job, and once it gathered enough (a
+           wake-up per job costs a context switch each). */
+        if (p->npend == 1 || p->npend >= p->last_batch) pthread_cond_signal(&p->pend);
+        wait = true;
+    } else if (on_worker) {
+        finish(p, j);
+    }
+    pthread_mutex_unlock(&p->mu);
+    return wait;
 }
 
 static void *worker(void *arg) {
@@ -41,31 +77,9 @@ static void *worker(void *arg) {
          * job that closes that connection's session. */
         pthread_mutex_lock(&p->engine);
         j->run(j);
-        /* Whatever the job saw or wrote is in the log up to here; it may tell anyone only
-           once that is on disk. */
-        bool wait = false;
-        if (p->log_engine) {
-            j->log_lsn = il_engine_log_written(p->log_engine);
-            wait = j->log_lsn > il_engine_log_durable(p->log_engine);
-        }
-        pthread_mutex_lock(&p->mu);
-        p->running--;
-        /* Behind a job that waits, every job waits: finished jobs keep their run order. */
-        if (wait || p->pend_head || p->sync_busy) {
-            j->next = NULL;
-            if (p->pend_tail)
-                p->pend_tail->next = j;
-            else
-                p->pend_head = j;
-            p->pend_tail = j;
-            pthread_cond_signal(&p->pend);
-            wait = true;
-        } else {
-            finish(p, j);
-        }
-        pthread_mutex_unlock(&p->mu);
+        bool waits = after_run(p, j, true);
         pthread_mutex_unlock(&p->engine);
-        if (!wait) uv_async_send(&p->wake);
+        if (!waits) uv_async_send(&p->wake);
         pthread_mutex_lock(&p->mu);
     }
     pthread_mutex_unlock(&p->mu);
@@ -78,8 +92,26 @@ static void *syncer(void *arg) {
     for (;;) {
         while (!p->pend_head && !p->sync_stopping) pthread_cond_wait(&p->pend, &p->mu);
         if (!p->pend_head) break;
+        /* Concurrent writers arrive a few microseconds apart: after a sync that covered
+           several jobs, wait briefly for as many again before the next one, so that one
+           sync keeps covering them all instead of alternating halves. A lone writer (the
+           last sync covered one job) never waits. */
+        if (p->last_batch > 1 && p->npend < p->last_batch && !p->sync_stopping) {
+            struct timespec until;
+            clock_gettime(CLOCK_MONOTONIC, &until);
+            until.tv_nsec += GATHER_NS;
+            if (until.tv_nsec >= 1000000000L) {
+                until.tv_sec++;
+                until.tv_nsec -= 1000000000L;
+            }
+            while (p->npend < p->last_batch && !p->sync_stopping &&
+                   pthread_cond_timedwait(&p->pend, &p->mu, &until) == 0) {
+            }
+        }
         srv_job *batch = p->pend_head;
+        p->last_batch = p->npend;
         p->pend_head = p->pend_tail = NULL;
+        p->npend = 0;
         p->sync_busy = true;
         pthread_mutex_unlock(&p->mu);
         uint64_t need = 0;
@@ -122,12 +154,10 @@ bool srv_pool_group_commit(srv_pool *p, il_engine *e) {
     return true;
 }
 
-bool srv_pool_log_quiet(srv_pool *p) {
-    if (!p->log_engine) return true;
-    pthread_mutex_lock(&p->mu);
-    bool quiet = !p->pend_head && !p->sync_busy;
-    pthread_mutex_unlock(&p->mu);
-    return quiet;
+bool srv_pool_ran_inline(srv_pool *p, srv_job *j) {
+    if (!after_run(p, j, false)) return false;
+    p->outstanding++;
+    return true;
 }
 
 void srv_pool_sync_stats(srv_pool *p, uint64_t *syncs, uint64_t *jobs) {
@@ -153,6 +183,10 @@ static void on_wake(uv_async_t *a) {
     if (p->close_requested) srv_pool_close_when_idle(p);
 }
 
+void srv_pool_drained_now(srv_pool *p) {
+    if (p->drained) p->drained(p->drained_ctx);
+}
+
 void srv_pool_on_drained(srv_pool *p, void (*fn)(void *ctx), void *ctx) {
     p->drained = fn;
     p->drained_ctx = ctx;
@@ -169,7 +203,11 @@ bool srv_pool_start(srv_pool *p, uv_loop_t *loop, unsigned permits, size_t max_q
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->work, NULL);
     pthread_mutex_init(&p->engine, NULL);
-    pthread_cond_init(&p->pend, NULL);
+    pthread_condattr_t attr;
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC); /* for the gathering wait */
+    pthread_cond_init(&p->pend, &attr);
+    pthread_condattr_destroy(&attr);
     p->max_queued = max_queued;
     if (uv_async_init(loop, &p->wake, on_wake) != 0) return false;
     p->wake.data = p;

@@ -45,7 +45,8 @@ typedef struct srv_pool {
        on disk wait here, in the order they ran, for the sync that covers them. */
     il_engine *log_engine; /* NULL: group commit off */
     srv_job *pend_head, *pend_tail;
-    bool sync_busy; /* the syncer holds a batch taken from the list */
+    unsigned npend, last_batch; /* jobs waiting; jobs the last sync covered */
+    bool sync_busy;             /* the syncer holds a batch taken from the list */
     bool sync_stopping;
     pthread_cond_t pend;
     pthread_t syncer;
@@ -64,6 +65,8 @@ bool srv_pool_unqueue(srv_pool *p, srv_job *j);
 bool srv_pool_is_queued(srv_pool *p, const srv_job *j);
 /* Calls fn(ctx) on the loop thread after each batch of finished jobs' `done`s. */
 void srv_pool_on_drained(srv_pool *p, void (*fn)(void *ctx), void *ctx);
+/* Calls that fn now: after work the loop thread did itself (a write run inline). */
+void srv_pool_drained_now(srv_pool *p);
 /* The engine lock for the loop thread's inline fast path: never waits. */
 bool srv_pool_try_engine(srv_pool *p);
 void srv_pool_leave_engine(srv_pool *p);
@@ -76,12 +79,17 @@ void srv_pool_close_when_idle(srv_pool *p);
  * records without syncing (il_engine_set_group_commit), and a job that ran while records
  * were not yet on disk finishes only after a sync covers them. A syncer thread takes all
  * such jobs at once, syncs with one fdatasync, and finishes them in the order they ran,
- * while the workers go on running the next jobs: one sync per burst of commits. A read
+ * while the workers go on running the next jobs: one sync per burst of commits (after a
+ * sync that covered several jobs it waits up to GATHER_NS for as many again). A read
  * finishes after the writes it saw are durable, so no reply, notification or delta tells
- * of a write a crash could lose. A failed sync sets sync_failed on the jobs it covered. */
+ * of a write a crash could lose; so does a job the loop ran inline (srv_pool_ran_inline).
+ * A failed sync sets sync_failed on the jobs it covered. */
 bool srv_pool_group_commit(srv_pool *p, il_engine *e);
-/* Whether nothing waits for a sync: the loop thread may run a read inline only then. */
-bool srv_pool_log_quiet(srv_pool *p);
+/* The loop thread ran j inline, holding the engine lock (srv_pool_try_engine). True when
+ * it must wait for a sync, or behind jobs that do: it is then the pool's, and its `done`
+ * runs on the loop once they are durable, as a worker's job's would. False: nothing waits,
+ * and the caller finishes it at once. */
+bool srv_pool_ran_inline(srv_pool *p, srv_job *j);
 /* Syncs done and the jobs they finished, for metrics. */
 void srv_pool_sync_stats(srv_pool *p, uint64_t *syncs, uint64_t *jobs);
 /* Joins the workers (after the loop ended). */
