@@ -9,8 +9,9 @@ The users, API keys, ACLs and lockout tests are in access.py (on the same server
 limits, heartbeat and configuration tests in limits.py and the deadline, cancel, overload
 and memory tests in guards.py (each on servers of its own); the standing query tests in
 subs.py, the subscription group tests in groups.py (on the shared server, but for one
-of its own) and the snapshot read tests in read.py (on the shared server, and read.py's
-OWN_TESTS on servers of their own).
+of its own), the snapshot read tests in read.py (on the shared server, and read.py's
+OWN_TESTS on servers of their own) and the backup and restore tests in backup.py (on
+servers of their own).
 
 Usage: tests/protocol/run.py --server-bin PATH. Needs python3-websockets (Debian's
 /usr/bin/python3). Exit status 0 when every check passes."""
@@ -27,6 +28,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import (KEY, PASSWORD, SANITIZER_MARKERS, Server, connect,  # noqa: E402
                     http, still_answers)
 import access  # noqa: E402
+import backup  # noqa: E402
 import groups  # noqa: E402
 import guards  # noqa: E402
 import limits  # noqa: E402
@@ -248,7 +250,8 @@ def main():
         print("FAIL sanitizer report from the server:\n" + out[-6000:])
         failed += 1
     # Tests that start servers of their own (limits and configuration).
-    own = limits.TESTS + guards.TESTS + notify.TESTS + groups.OWN_SERVER_TESTS + read.OWN_TESTS
+    own = (limits.TESTS + guards.TESTS + notify.TESTS + groups.OWN_SERVER_TESTS + read.OWN_TESTS
+           + backup.TESTS)
     failed += asyncio.run(run_tests(own, binary))
     total = len(TESTS) + len(own)
     passed = max(total - failed, 0)
