@@ -69,6 +69,37 @@ bool il_engine_set_checkpoint_bytes(il_engine *e, uint64_t bytes);
  * directory. */
 bool il_engine_set_log_segment_bytes(il_engine *e, uint64_t bytes);
 
+/* The engine's version, as backups record it. */
+#define IL_ENGINE_VERSION "0.1.0"
+
+/* Online backup (docs/durability.md, "Backup"). `.backup [name]` captures the stored
+ * state between two statements and writes it in the background, on a thread of its own,
+ * as a data directory DIR/<name> that il_backup_restore can install; `.backup status`
+ * tells how the last export went. Without a directory (the default) `.backup` is
+ * refused. `capture`, when not NULL, is called on the engine's thread at the moment of
+ * the capture, to add the files the embedder keeps in the data directory itself (the
+ * server's identity store) as they are at that moment. False for an engine without a
+ * data directory. */
+typedef struct il_backup_capture il_backup_capture;
+typedef void (*il_backup_capture_fn)(void *ctx, il_backup_capture *cap);
+bool il_engine_set_backup(il_engine *e, const char *dir, il_backup_capture_fn capture, void *ctx);
+/* Adds DATA/<name> with these contents to the export being captured. The name is a plain
+ * file name (letters, digits, '-', '_', '.', not starting with '.'); other names, and
+ * the names the store uses itself, are ignored. */
+void il_backup_add_file(il_backup_capture *cap, const char *name, const void *data, size_t len);
+
+typedef struct il_restore_info {
+    uint64_t revision; /* the log position the export holds */
+    size_t files;      /* files installed */
+    uint64_t bytes;    /* their size */
+} il_restore_info;
+/* Installs the export in backup_dir into data_dir (created when missing), before an
+ * engine opens it: every file the manifest lists must be there with its size and
+ * SHA-256, and data_dir must hold no data yet (no files in wal/ or ckpt/, none of the
+ * files to install). False and *err (malloc'ed) otherwise, leaving data_dir as it was. */
+bool il_backup_restore(const char *backup_dir, const char *data_dir, il_restore_info *info,
+                       char **err);
+
 /* Change notifications: what a statement changed in persistent state, for a server to
  * tell its clients. */
 typedef enum il_change_kind {

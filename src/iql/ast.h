@@ -211,6 +211,8 @@ typedef enum iql_meta_kind {
     IQL_META_SESSION_DROP_NAME,  /* .session drop <arg> */
     IQL_META_CLEAR_PREFIX,       /* .clear prefix <arg> */
     IQL_META_COMPACT,            /* .compact */
+    IQL_META_BACKUP,             /* .backup [arg] */
+    IQL_META_BACKUP_STATUS,      /* .backup status */
     IQL_META_STATUS,             /* .status */
     IQL_META_DEBUG,              /* .debug <text> */
     IQL_META_WHY,                /* .why <text> */

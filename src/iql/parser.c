@@ -1370,6 +1370,19 @@ static bool meta_clear(pctx *p, const words *ws, iql_meta *m) {
     return true;
 }
 
+/* `.backup [name]` and `.backup status`: the name is checked by the engine, which knows
+ * what a directory name may hold. */
+static bool meta_backup(pctx *p, const words *ws, iql_meta *m) {
+    if (ws->n > 2) return fail(p, "Usage: .backup [name] | .backup status");
+    if (ws->n == 2 && is_word(p, ws, 1, "status")) {
+        m->kind = IQL_META_BACKUP_STATUS;
+        return true;
+    }
+    m->kind = IQL_META_BACKUP;
+    if (ws->n == 2) m->arg = word(p, ws, 1);
+    return true;
+}
+
 /* `.debug`, `.why [full]` and `.why_not` take the rest of the line. */
 static bool meta_text(pctx *p, const words *ws, uint32_t after, iql_meta_kind kind,
                       const char *usage, iql_meta *m) {
@@ -1502,6 +1515,7 @@ static bool parse_meta(pctx *p, span t, iql_meta *m) {
     if (is_word(p, &ws, 0, "clear")) return meta_clear(p, &ws, m);
     if (is_word(p, &ws, 0, "index") || is_word(p, &ws, 0, "idx")) return meta_index(p, &ws, m);
     if (is_word(p, &ws, 0, "load")) return meta_load(p, &ws, m);
+    if (is_word(p, &ws, 0, "backup")) return meta_backup(p, &ws, m);
     if (is_word(p, &ws, 0, "debug"))
         return meta_text(p, &ws, 0, IQL_META_DEBUG, "Usage: .debug <query>", m);
     if (is_word(p, &ws, 0, "why_not"))

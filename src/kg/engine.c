@@ -44,6 +44,12 @@ bool il_engine_set_log_segment_bytes(il_engine *e, uint64_t bytes) {
     return true;
 }
 
+bool il_engine_set_backup(il_engine *e, const char *dir, il_backup_capture_fn capture, void *ctx) {
+    if (!e->store) return false;
+    store_set_backup(e->store, dir, capture, ctx);
+    return true;
+}
+
 bool il_engine_sync(il_engine *e, char **err) {
     if (err) *err = NULL;
     return !e->store || store_sync(e->store, err);

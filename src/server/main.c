@@ -1,7 +1,7 @@
-/* inputlayer-server: `[--config FILE] [--host H] [--port P] [--data-dir D] [--set K=V]...`.
- * Loads the configuration (flags > environment > files > defaults), the identity store
- * and the engine, then runs one libuv loop serving HTTP (health, metrics) and the
- * WebSocket API on one port. */
+/* inputlayer-server: `[--config FILE] [--host H] [--port P] [--data-dir D] [--set K=V]...
+ * [--restore BACKUP]`. Loads the configuration (flags > environment > files > defaults),
+ * installs a backup first when asked to, loads the identity store and the engine, then
+ * runs one libuv loop serving HTTP (health, metrics) and the WebSocket API on one port. */
 #include <errno.h>
 #include <malloc.h>
 #include <openssl/rand.h>
@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "server/server.h"
+#include "server/srv_backup.h"
 #include "server/srv_deliver.h"
 #include "server/srv_durability.h"
 #include "server/srv_revision.h"
@@ -22,8 +23,11 @@ extern char **environ;
 static void usage(FILE *f) {
     fputs("usage: inputlayer-server [-c|--config FILE] [--host ADDR] [--port PORT]\n"
           "                         [--data-dir DIR] [--set SECTION.KEY=VALUE]...\n"
-          "                         [--print-config] [--help] [--version]\n"
+          "                         [--restore BACKUP_DIR] [--print-config] [--help] [--version]\n"
           "  defaults: --host 127.0.0.1 --port 8080 --data-dir ./data\n"
+          "  --restore BACKUP_DIR installs an export written by .backup into the data directory\n"
+          "  (which must hold no data yet) after checking every file against its manifest,\n"
+          "  then starts from it.\n"
           "  Without --config, ./config.toml and ./config.local.toml are read when present.\n"
           "  INPUTLAYER_<SECTION>__<KEY> environment variables override the files; flags\n"
           "  override both. See config.example.toml for every key.\n",
@@ -41,6 +45,21 @@ static bool make_dirs(const char *path) {
         *p = '/';
     }
     return mkdir(buf, 0700) == 0 || errno == EEXIST;
+}
+
+/* --restore: installs the export before anything opens the data directory. */
+static bool restore(const char *from, const char *data_dir) {
+    il_restore_info info;
+    char *err = NULL;
+    if (!il_backup_restore(from, data_dir, &info, &err)) {
+        fprintf(stderr, "ERROR: Restore failed: %s\n", err ? err : "?");
+        free(err);
+        return false;
+    }
+    printf("Restored revision %llu from %s into %s (%zu files, %llu bytes)\n",
+           (unsigned long long)info.revision, from, data_dir, info.files,
+           (unsigned long long)info.bytes);
+    return true;
 }
 
 typedef struct flag_set {
@@ -108,7 +127,7 @@ static int load_config(srv_config *cfg, const char *config_path, const flag_set 
 
 /* Parses argv; returns the exit status when the process should stop, else -1. */
 static int parse_args(int argc, char **argv, const char **config_path, flag_set *flags,
-                      size_t *nflags, bool *print_config) {
+                      size_t *nflags, bool *print_config, const char **restore_from) {
     static const struct {
         const char *flag, *key;
     } SHORTCUTS[] = {
@@ -134,6 +153,8 @@ static int parse_args(int argc, char **argv, const char **config_path, flag_set 
             }
             *eq = 0;
             flags[(*nflags)++] = (flag_set){kv, eq + 1, "--set"};
+        } else if (strcmp(a, "--restore") == 0 && has_value) {
+            *restore_from = argv[++i];
         } else if (strcmp(a, "--print-config") == 0) {
             *print_config = true;
         } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
@@ -151,11 +172,11 @@ static int parse_args(int argc, char **argv, const char **config_path, flag_set 
 }
 
 int main(int argc, char **argv) {
-    const char *config_path = NULL;
+    const char *config_path = NULL, *restore_from = NULL;
     flag_set *flags = calloc((size_t)argc + 1, sizeof *flags);
     size_t nflags = 0;
     bool print_config = false;
-    int status = parse_args(argc, argv, &config_path, flags, &nflags, &print_config);
+    int status = parse_args(argc, argv, &config_path, flags, &nflags, &print_config, &restore_from);
     srv_config cfg;
     srv_config_init(&cfg);
     if (status < 0) status = load_config(&cfg, config_path, flags, nflags);
@@ -175,9 +196,20 @@ int main(int argc, char **argv) {
     printf("InputLayer Server\n=================\n\n");
     warn_unsafe(&cfg);
     const char *data_dir = cfg.data_dir;
-    if (!make_dirs(data_dir)) {
+    char *backup_dir = NULL, msg[1024];
+    if (!srv_backup_prepare(&cfg, &backup_dir, msg, sizeof msg)) {
+        fprintf(stderr, "ERROR: %s\n", msg);
+        srv_config_free(&cfg);
+        return 1;
+    }
+    bool ready = !restore_from || restore(restore_from, data_dir);
+    if (ready && !make_dirs(data_dir)) {
         fprintf(stderr, "ERROR: Failed to initialize InputLayer: cannot create %s: %s\n", data_dir,
                 strerror(errno));
+        ready = false;
+    }
+    if (!ready) {
+        free(backup_dir);
         srv_config_free(&cfg);
         return 1;
     }
@@ -193,14 +225,14 @@ int main(int argc, char **argv) {
     if (!s.engine) {
         fprintf(stderr, "ERROR: Failed to initialize InputLayer: %s\n", err ? err : "?");
         free(err);
+        free(backup_dir);
         srv_config_free(&cfg);
         return 1;
     }
     status = 1;
-    char msg[1024];
     il_buf path;
     il_buf_init(&path);
-    il_buf_printf(&path, "%s/identities.tsv", data_dir);
+    il_buf_printf(&path, "%s/" SRV_USERS_FILE, data_dir);
     if (!srv_users_load(&s.users, path.data, msg, sizeof msg)) {
         fprintf(stderr, "ERROR: Failed to initialize InputLayer: %s\n", msg);
     } else if (!srv_durability_start(&s, msg, sizeof msg)) {
@@ -210,6 +242,8 @@ int main(int argc, char **argv) {
         srv_count_graphs(&s);
         il_engine_set_checkpoint_bytes(s.engine, (uint64_t)cfg.max_wal_size_bytes);
         il_engine_set_log_segment_bytes(s.engine, (uint64_t)cfg.wal_segment_bytes);
+        srv_backup_attach(&s, backup_dir);
+        if (backup_dir) printf("Backups: .backup writes to %s\n", backup_dir);
         s.query_budget = il_mem_budget_new((uint64_t)cfg.max_total_query_memory_bytes);
         srv_deliver_start(&s);
         unsigned permits =
@@ -238,7 +272,8 @@ int main(int argc, char **argv) {
     pthread_mutex_destroy(&s.users_lock);
     pthread_mutex_destroy(&s.graphs_lock);
     il_buf_free(&s.graph_names);
-    il_engine_close(s.engine);
+    il_engine_close(s.engine); /* stops an export still running, removing its output */
+    free(backup_dir);
     uv_loop_close(s.loop);
     val_shutdown();
     srv_config_free(&cfg);

@@ -41,6 +41,10 @@ static need meta_need(const iql_meta *m, srv_role role, srv_stmt *st, const char
     case IQL_META_COMPACT:
         if (!admin) deny(st, "Permission denied: only admins can compact");
         return NEED_NOTHING;
+    case IQL_META_BACKUP:
+    case IQL_META_BACKUP_STATUS:
+        if (!admin) deny(st, "Permission denied: only admins can back up");
+        return NEED_NOTHING;
     case IQL_META_KG_CREATE:
         if (m->arg && strcmp(m->arg, "_internal") == 0)
             deny(st, INTERNAL_DENIED);

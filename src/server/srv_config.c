@@ -27,6 +27,7 @@ typedef struct key_desc {
 
 static const key_desc KEYS[SRV_CFG_NKEYS] = {
     [SRV_K_DATA_DIR] = {"storage.data_dir", KT_STR, offsetof(srv_config, data_dir), 0, 0},
+    [SRV_K_BACKUP_DIR] = {"storage.backup_dir", KT_OPT_STR, offsetof(srv_config, backup_dir), 0, 0},
     [SRV_K_MAX_QUERY_SIZE] = {"storage.performance.max_query_size_bytes", KT_INT,
                               offsetof(srv_config, max_query_size_bytes), 0, COUNT_MAX},
     [SRV_K_MAX_RESULT_ROWS] = {"storage.performance.max_result_rows", KT_INT,
@@ -98,7 +99,6 @@ static const char *const NOT_IMPLEMENTED[] = {
     "storage.auto_create_knowledge_graphs",
     "storage.auto_create_databases",
     "storage.max_knowledge_graphs",
-    "storage.backup_dir",
     "storage.persistence.format",
     "storage.persistence.compression",
     "storage.persistence.auto_save_interval",

@@ -19,6 +19,7 @@ typedef enum srv_cfg_source {
 /* Keys the server implements; the order is the order of --print-config. */
 typedef enum srv_cfg_key {
     SRV_K_DATA_DIR,
+    SRV_K_BACKUP_DIR,
     SRV_K_MAX_QUERY_SIZE,
     SRV_K_MAX_RESULT_ROWS,
     SRV_K_HOST,
@@ -55,6 +56,7 @@ typedef enum srv_cfg_key {
 typedef struct srv_config {
     /* [storage] */
     char *data_dir;
+    char *backup_dir; /* where `.backup` writes exports; NULL: `.backup` is refused */
     /* [storage.performance]; 0 = no limit */
     int64_t max_query_size_bytes;
     int64_t max_result_rows;

@@ -263,25 +263,29 @@ static void put_time(il_buf *b, int64_t t) {
         il_buf_printf(b, "\t%lld", (long long)t);
 }
 
-bool srv_users_save(srv_users *u, char *err, size_t errlen) {
-    il_buf b;
-    il_buf_init(&b);
-    il_buf_puts(&b, HEADER);
+void srv_users_format(const srv_users *u, il_buf *out) {
+    il_buf_puts(out, HEADER);
     for (size_t i = 0; i < u->nusers; i++)
-        il_buf_printf(&b, "user\t%s\t%s\t%s\n", u->users[i].name, srv_role_name(u->users[i].role),
+        il_buf_printf(out, "user\t%s\t%s\t%s\n", u->users[i].name, srv_role_name(u->users[i].role),
                       u->users[i].hash);
     for (size_t i = 0; i < u->nkeys; i++) {
         const srv_key *k = &u->keys[i];
-        il_buf_printf(&b, "key\t%s\t%s\t", k->label, k->owner);
-        for (int j = 0; j < 32; j++) il_buf_printf(&b, "%02x", k->sha[j]);
-        put_time(&b, k->created_ms);
-        put_time(&b, k->expires_ms);
-        put_time(&b, k->last_used_ms);
-        il_buf_putc(&b, '\n');
+        il_buf_printf(out, "key\t%s\t%s\t", k->label, k->owner);
+        for (int j = 0; j < 32; j++) il_buf_printf(out, "%02x", k->sha[j]);
+        put_time(out, k->created_ms);
+        put_time(out, k->expires_ms);
+        put_time(out, k->last_used_ms);
+        il_buf_putc(out, '\n');
     }
     for (size_t i = 0; i < u->nacls; i++)
-        il_buf_printf(&b, "acl\t%s\t%s\t%s\n", u->acls[i].kg, u->acls[i].user,
+        il_buf_printf(out, "acl\t%s\t%s\t%s\n", u->acls[i].kg, u->acls[i].user,
                       srv_kg_role_name(u->acls[i].role));
+}
+
+bool srv_users_save(srv_users *u, char *err, size_t errlen) {
+    il_buf b;
+    il_buf_init(&b);
+    srv_users_format(u, &b);
     il_buf tmp;
     il_buf_init(&tmp);
     il_buf_printf(&tmp, "%s.tmp", u->path);

@@ -9,12 +9,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/buf.h"
+
 typedef enum srv_role { SRV_ROLE_ADMIN, SRV_ROLE_EDITOR, SRV_ROLE_VIEWER } srv_role;
 /* Ordered by power, so that `>=` compares grants. */
 typedef enum srv_kg_role { SRV_KG_NONE, SRV_KG_VIEWER, SRV_KG_EDITOR, SRV_KG_OWNER } srv_kg_role;
 
-#define SRV_NAME_MAX    64  /* user names and key labels, bytes */
-#define SRV_KG_NAME_MAX 128 /* as the engine's knowledge graph names */
+#define SRV_NAME_MAX    64               /* user names and key labels, bytes */
+#define SRV_KG_NAME_MAX 128              /* as the engine's knowledge graph names */
+#define SRV_USERS_FILE  "identities.tsv" /* in the data directory */
 
 typedef struct srv_user {
     char *name;
@@ -52,6 +55,8 @@ typedef struct srv_users {
  * that cannot be read or is malformed, so that a damaged store never looks empty. */
 bool srv_users_load(srv_users *u, const char *path, char *err, size_t errlen);
 bool srv_users_save(srv_users *u, char *err, size_t errlen);
+/* The store as srv_users_save writes it (for backups, srv_backup.c). */
+void srv_users_format(const srv_users *u, il_buf *out);
 void srv_users_free(srv_users *u);
 
 int64_t srv_wall_ms(void);

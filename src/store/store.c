@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "store/backup.h"
 #include "store/store_record.h"
 
 static bool replay(void *ctx, uint64_t lsn, const void *payload, size_t len) {
@@ -58,6 +59,7 @@ store *store_open(il_engine *e, const char *data_dir, uint64_t seg_size, char **
 
 void store_close(store *st) {
     if (!st) return;
+    backup_exporter_free(st->backup); /* stops an export still running */
     store_ckpt_close(st);
     wal_close(st->w);
     store_effects_free(&st->fx);

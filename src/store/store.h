@@ -76,6 +76,19 @@ void store_set_segment_bytes(store *st, uint64_t bytes);
 uint64_t store_checkpoint_lsn(store *st, bool wait);
 /* How long the last checkpoint's snapshot held up the engine, in milliseconds. */
 double store_checkpoint_pause_ms(const store *st);
+/* Online backup (backup.h): where `.backup` writes exports (NULL: refused) and the
+ * embedder's capture of its own files. */
+void store_set_backup(store *st, const char *dir, il_backup_capture_fn capture, void *ctx);
+/* The reply to `.backup` or `.backup status`: message lines, or (ok false) one error. */
+typedef struct store_backup_reply {
+    bool ok;
+    char *lines[2]; /* malloc'ed; lines[1] may be NULL */
+} store_backup_reply;
+/* `.backup [name]` (name NULL: the default), between two statements. */
+void store_backup_start(store *st, const char *name, store_backup_reply *out);
+void store_backup_status(store *st, store_backup_reply *out);
+void store_backup_reply_free(store_backup_reply *r);
+
 /* Bytes and records in the log. */
 uint64_t store_log_bytes(const store *st);
 uint64_t store_log_records(const store *st);

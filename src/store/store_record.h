@@ -62,6 +62,8 @@ struct store {
     uint64_t since_ckpt;    /* log bytes written since the last checkpoint's snapshot */
     double last_pause_ms;   /* how long the last snapshot held the engine */
     struct ckpt_job *job;   /* the checkpoint being written in the background, or NULL */
+    /* online backup (store_backup.c); NULL until a backup directory is set */
+    struct backup_exporter *backup;
 };
 
 /* Checkpoints (store_ckpt.c). Opens DATA/ckpt. */

@@ -11,8 +11,9 @@ and memory tests in guards.py (each on servers of its own); the standing query t
 subs.py, the atomic program and revision precondition tests in atomic.py (on the shared
 server), the subscription group tests in groups.py (on the shared server, but for one
 of its own), the snapshot read tests in read.py (on the shared server, and read.py's
-OWN_TESTS on servers of their own) and the recovery tests after a damaged log or a lost
-checkpoint in recovery.py (servers of their own, restarted on one data directory).
+OWN_TESTS on servers of their own), the recovery tests after a damaged log or a lost
+checkpoint in recovery.py (servers of their own, restarted on one data directory) and
+the backup and restore tests in backup.py (on servers of their own).
 
 Usage: tests/protocol/run.py --server-bin PATH. Needs python3-websockets (Debian's
 /usr/bin/python3). Exit status 0 when every check passes."""
@@ -30,6 +31,7 @@ from common import (KEY, PASSWORD, SANITIZER_MARKERS, Server, connect,  # noqa: 
                     http, still_answers)
 import access  # noqa: E402
 import atomic  # noqa: E402
+import backup  # noqa: E402
 import groups  # noqa: E402
 import guards  # noqa: E402
 import limits  # noqa: E402
@@ -254,7 +256,7 @@ def main():
         failed += 1
     # Tests that start servers of their own (limits and configuration).
     own = (limits.TESTS + guards.TESTS + notify.TESTS + groups.OWN_SERVER_TESTS + read.OWN_TESTS
-           + recovery.TESTS)
+           + recovery.TESTS + backup.TESTS)
     failed += asyncio.run(run_tests(own, binary))
     total = len(TESTS) + len(own)
     passed = max(total - failed, 0)

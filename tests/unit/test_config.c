@@ -216,6 +216,7 @@ Test(config, environment_overrides_and_ignores_unrelated_names) {
         "INPUTLAYER_HTTP__RATE_LIMIT__WS_MAX_MESSAGES_PER_SEC=7",
         "INPUTLAYER_HTTP__TRUSTED_PROXIES=10.0.0.1, 10.1.0.0/16",
         "INPUTLAYER_STORAGE__DATA_DIR=\"/tmp/quoted\"",
+        "INPUTLAYER_STORAGE__BACKUP_DIR=/var/backups/il",
         "INPUTLAYER_STORAGE__PERFORMANCE__TIMING_MODE=off",
         "INPUTLAYER_HTTP__NOPE=1",
         NULL,
@@ -225,6 +226,8 @@ Test(config, environment_overrides_and_ignores_unrelated_names) {
     cr_expect_str_eq(cfg.host, "0.0.0.0");
     cr_expect_eq(cfg.ws_max_messages_per_sec, 7);
     cr_expect_str_eq(cfg.data_dir, "/tmp/quoted");
+    cr_expect_str_eq(cfg.backup_dir, "/var/backups/il");
+    cr_expect_null(strstr(warned(), "backup_dir"), "%s", warned());
     cr_assert_eq(cfg.ntrusted_proxies, 2);
     cr_expect_str_eq(cfg.trusted_proxies[1], "10.1.0.0/16");
     cr_expect_eq(cfg.src[SRV_K_PORT], SRV_SRC_ENV);
@@ -312,9 +315,11 @@ Test(config, example_file_is_the_defaults) {
     cr_expect_eq(cfg.notification_buffer_size, def.notification_buffer_size);
     cr_expect_null(cfg.credentials_file);
     cr_expect_null(cfg.bootstrap_admin_password);
+    cr_expect_null(cfg.backup_dir);
     srv_config_free(&def);
-    /* Every key but the two optional secrets' places is written out in the example. */
+    /* Every key but the two optional secrets' places and the optional backup directory
+     * is written out in the example. */
     for (int k = 0; k < SRV_CFG_NKEYS; k++)
-        if (k != SRV_K_CREDENTIALS_FILE && k != SRV_K_BOOTSTRAP_PASSWORD)
+        if (k != SRV_K_CREDENTIALS_FILE && k != SRV_K_BOOTSTRAP_PASSWORD && k != SRV_K_BACKUP_DIR)
             cr_expect_eq(cfg.src[k], SRV_SRC_FILE, "%s", srv_config_key_name(k));
 }

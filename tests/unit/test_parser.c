@@ -1047,6 +1047,19 @@ Test(parser, meta_index_and_load) {
     }
 }
 
+Test(parser, meta_backup) {
+    iql_meta m = meta(".backup");
+    cr_expect_eq(m.kind, IQL_META_BACKUP);
+    cr_expect_eq(m.arg, NULL);
+    m = meta(".backup Nightly-1.x");
+    cr_expect_eq(m.kind, IQL_META_BACKUP);
+    cr_expect_str_eq(m.arg, "Nightly-1.x");
+    META_KIND(".backup status", IQL_META_BACKUP_STATUS);
+    META_KIND(".BACKUP Status", IQL_META_BACKUP_STATUS);
+    ERR(".backup a b", "Usage: .backup [name] | .backup status");
+    ERR(".backup status now", "Usage: .backup [name] | .backup status");
+}
+
 Test(parser, meta_usage_errors) {
     ERR(".", "Unknown meta command: .");
     ERR(".frobnicate now", "Unknown meta command: .frobnicate");
