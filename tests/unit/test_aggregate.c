@@ -11,22 +11,18 @@
 
 #include "base/buf.h"
 #include "inputlayer.h"
+#include "unit_fixture.h"
 #include "value/value.h"
 
 static il_engine *EN;
 static il_session *SE;
 
 static void setup(void) {
-    char *err = NULL;
-    EN = il_engine_open(NULL, &err);
-    cr_assert_not_null(EN, "il_engine_open: %s", err ? err : "?");
-    SE = il_session_open(EN);
-    cr_assert_not_null(SE);
+    EN = unit_engine_open(&SE);
 }
 
 static void teardown(void) {
-    il_engine_close(EN);
-    val_shutdown();
+    unit_engine_close(EN);
 }
 
 TestSuite(count, .init = setup, .fini = teardown);

@@ -10,6 +10,7 @@
 
 #include "base/buf.h"
 #include "inputlayer.h"
+#include "unit_fixture.h"
 #include "value/value.h"
 #include "views/view.h"
 
@@ -273,8 +274,8 @@ Test(changes, counts_with_a_maintained_view_open) {
 }
 
 Test(changes, durable_engine_reports_after_the_log_record) {
-    char dir[] = "/tmp/il_changes_XXXXXX";
-    cr_assert_not_null(mkdtemp(dir));
+    char dir[64];
+    unit_mkdtemp(dir, sizeof dir, "changes");
     il_engine *e = il_engine_open(dir, NULL);
     cr_assert_not_null(e);
     il_session *s = il_session_open(e);
@@ -293,7 +294,5 @@ Test(changes, durable_engine_reports_after_the_log_record) {
     il_result_free(il_execute(s, "+edge(1, 2)", 11));
     cr_expect_str_eq(il_buf_str(&SEEN), "");
     il_engine_close(e);
-    char cmd[64];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    cr_assert_eq(system(cmd), 0);
+    unit_rm_tree(dir);
 }

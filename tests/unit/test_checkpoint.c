@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "inputlayer.h"
+#include "unit_fixture.h"
 #include "kg/kg.h"
 #include "store/store.h"
 #include "value/value.h"
@@ -23,14 +24,11 @@ static il_engine *E;
 static il_session *S;
 
 static void mkdir_tmp(void) {
-    strcpy(DIR_, "/tmp/il_ckpt_XXXXXX");
-    cr_assert_not_null(mkdtemp(DIR_));
+    unit_mkdtemp(DIR_, sizeof DIR_, "ckpt");
 }
 
 static void teardown(void) {
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", DIR_);
-    cr_assert_eq(system(cmd), 0);
+    unit_rm_tree(DIR_);
     val_shutdown();
 }
 
@@ -64,23 +62,7 @@ static void run(const char *text) {
 }
 
 static void answer(const char *q, il_buf *out) {
-    il_result *r = il_execute(S, q, strlen(q));
-    il_buf_printf(out, "%s ->", q);
-    for (size_t i = 0; i < il_result_nlines(r); i++)
-        il_buf_printf(out, " %s", il_result_line(r, i));
-    for (size_t i = 0; i < il_result_nrows(r); i++) {
-        size_t w;
-        const il_value *row = il_result_row(r, i, &w);
-        il_buf_puts(out, " (");
-        for (size_t j = 0; j < w; j++) {
-            char cell[256];
-            il_value_format(row[j], cell, sizeof cell);
-            il_buf_printf(out, "%s%s", j ? ", " : "", cell);
-        }
-        il_buf_puts(out, ")");
-    }
-    il_buf_putc(out, '\n');
-    il_result_free(r);
+    unit_answer(S, q, out);
 }
 
 static char *answers(const char *const *qs, size_t n) {

@@ -16,6 +16,7 @@
 #include "exec/stable_sort.h"
 #include "exec/tuplesort.h"
 #include "inputlayer.h"
+#include "unit_fixture.h"
 #include "value/value.h"
 
 #define MIB (1024u * 1024u)
@@ -37,15 +38,11 @@ static il_engine *EN;
 static il_session *S;
 
 static void setup(void) {
-    char *err = NULL;
-    EN = il_engine_open(NULL, &err);
-    cr_assert_not_null(EN, "il_engine_open: %s", err ? err : "?");
-    S = il_session_open(EN);
+    EN = unit_engine_open(&S);
 }
 
 static void teardown(void) {
-    il_engine_close(EN);
-    val_shutdown();
+    unit_engine_close(EN);
 }
 
 TestSuite(guards, .init = setup, .fini = teardown, .timeout = 60);

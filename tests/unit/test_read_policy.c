@@ -10,6 +10,7 @@
 
 #include "exec/tuplesort.h"
 #include "inputlayer.h"
+#include "unit_fixture.h"
 #include "kg/kg.h"
 #include "value/value.h"
 #include "views/read_policy.h"
@@ -18,15 +19,11 @@ static il_engine *EN;
 static il_session *S;
 
 static void setup(void) {
-    char *err = NULL;
-    EN = il_engine_open(NULL, &err);
-    cr_assert_not_null(EN);
-    S = il_session_open(EN);
+    EN = unit_engine_open(&S);
 }
 
 static void teardown(void) {
-    il_engine_close(EN);
-    val_shutdown();
+    unit_engine_close(EN);
 }
 
 TestSuite(read_policy, .init = setup, .fini = teardown);

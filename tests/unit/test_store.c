@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "inputlayer.h"
+#include "unit_fixture.h"
 #include "store/store_codec.h"
 #include "store/store_crc.h"
 #include "store/wal.h"
@@ -22,18 +23,11 @@
 static char DIR_[64];
 
 static void mkdir_tmp(void) {
-    strcpy(DIR_, "/tmp/il_store_XXXXXX");
-    cr_assert_not_null(mkdtemp(DIR_));
-}
-
-static void rm_tree(void) {
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", DIR_);
-    cr_assert_eq(system(cmd), 0);
+    unit_mkdtemp(DIR_, sizeof DIR_, "store");
 }
 
 static void teardown(void) {
-    rm_tree();
+    unit_rm_tree(DIR_);
     val_shutdown();
 }
 
@@ -303,23 +297,7 @@ static void close_engine(void) {
 
 /* The result as text: lines, or rows with cells joined by ", ". */
 static void answer(const char *q, il_buf *out) {
-    il_result *r = il_execute(S, q, strlen(q));
-    il_buf_printf(out, "%s ->", q);
-    for (size_t i = 0; i < il_result_nlines(r); i++)
-        il_buf_printf(out, " %s", il_result_line(r, i));
-    for (size_t i = 0; i < il_result_nrows(r); i++) {
-        size_t w;
-        const il_value *row = il_result_row(r, i, &w);
-        il_buf_puts(out, " (");
-        for (size_t j = 0; j < w; j++) {
-            char cell[256];
-            il_value_format(row[j], cell, sizeof cell);
-            il_buf_printf(out, "%s%s", j ? ", " : "", cell);
-        }
-        il_buf_puts(out, ")");
-    }
-    il_buf_putc(out, '\n');
-    il_result_free(r);
+    unit_answer(S, q, out);
 }
 
 static void run(const char *text) {

@@ -13,6 +13,7 @@
 #include "base/buf.h"
 #include "exec/tuplesort.h"
 #include "inputlayer.h"
+#include "unit_fixture.h"
 #include "kg/kg.h"
 #include "store/store.h"
 #include "value/value.h"
@@ -24,15 +25,11 @@ static il_session *S;
 static char DIR_[64];
 
 static void setup(void) {
-    char *err = NULL;
-    EN = il_engine_open(NULL, &err);
-    cr_assert_not_null(EN);
-    S = il_session_open(EN);
+    EN = unit_engine_open(&S);
 }
 
 static void teardown(void) {
-    il_engine_close(EN);
-    val_shutdown();
+    unit_engine_close(EN);
 }
 
 TestSuite(txn, .init = setup, .fini = teardown);
@@ -421,8 +418,7 @@ Test(txn, scope_of_relations) {
 /* ---- the log ---- */
 
 static void mkdir_tmp(void) {
-    strcpy(DIR_, "/tmp/il_txn_XXXXXX");
-    cr_assert_not_null(mkdtemp(DIR_));
+    unit_mkdtemp(DIR_, sizeof DIR_, "txn");
     char *err = NULL;
     EN = il_engine_open(DIR_, &err);
     cr_assert_not_null(EN, "%s", err ? err : "?");
@@ -431,9 +427,7 @@ static void mkdir_tmp(void) {
 
 static void rm_tree(void) {
     il_engine_close(EN);
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", DIR_);
-    cr_assert_eq(system(cmd), 0);
+    unit_rm_tree(DIR_);
     val_shutdown();
 }
 
