@@ -11,6 +11,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "store/backup.h"
+
 /* The absolute, symlink-free form of a path whose last components may not exist yet. */
 static char *resolve(const char *path) {
     char *real = realpath(path, NULL);
@@ -50,21 +52,6 @@ static bool inside(const char *path, const char *dir) {
     return strncmp(path, dir, n) == 0 && (path[n] == 0 || path[n] == '/');
 }
 
-/* mkdir -p, owner-only: exports hold the whole state and the identities. */
-static bool make_dirs(const char *path) {
-    char *buf = strdup(path);
-    bool ok = true;
-    for (char *p = buf + 1; *p && ok; p++) {
-        if (*p != '/') continue;
-        *p = 0;
-        ok = mkdir(buf, 0700) == 0 || errno == EEXIST;
-        *p = '/';
-    }
-    ok = ok && (mkdir(buf, 0700) == 0 || errno == EEXIST);
-    free(buf);
-    return ok;
-}
-
 bool srv_backup_prepare(const srv_config *cfg, char **dir, char *err, size_t errlen) {
     *dir = NULL;
     if (!cfg->backup_dir || !cfg->backup_dir[0]) return true;
@@ -79,7 +66,7 @@ bool srv_backup_prepare(const srv_config *cfg, char **dir, char *err, size_t err
                  "storage.backup_dir (%s) is inside the data directory (%s); keep exports "
                  "outside it",
                  backup, data);
-    } else if (!make_dirs(backup)) {
+    } else if (!backup_make_dirs(backup, NULL)) {
         snprintf(err, errlen, "storage.backup_dir: cannot create %s: %s", backup, strerror(errno));
     } else {
         ok = true;

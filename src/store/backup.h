@@ -78,5 +78,9 @@ bool backup_hash_file(int dirfd, const char *path, uint64_t *size, char sha256[6
 char *backup_errno_text(const char *what, const char *dir, const char *name);
 /* fsync of a directory by path; false with errno set. */
 bool backup_sync_dir(const char *path);
+/* mkdir -p, owner-only (exports and data directories hold the whole state and the
+ * credentials); *created (may be NULL): whether the last component was made here. False
+ * with errno set. */
+bool backup_make_dirs(const char *path, bool *created);
 
 #endif

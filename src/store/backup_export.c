@@ -314,21 +314,6 @@ static void utc_now(char *out, size_t cap) {
     snprintf(out, cap, "%s.%03dZ", when, (int)(ts.tv_nsec / 1000000));
 }
 
-/* mkdir -p, owner-only: exports hold the whole state and the identities. */
-static bool make_dirs(const char *path) {
-    char *buf = strdup(path);
-    bool ok = true;
-    for (char *p = buf + 1; *p && ok; p++) {
-        if (*p != '/') continue;
-        *p = 0;
-        ok = mkdir(buf, 0700) == 0 || errno == EEXIST;
-        *p = '/';
-    }
-    ok = ok && (mkdir(buf, 0700) == 0 || errno == EEXIST);
-    free(buf);
-    return ok;
-}
-
 static bool dir_empty(const char *path) {
     DIR *d = opendir(path);
     if (!d) return false;
@@ -341,7 +326,8 @@ static bool dir_empty(const char *path) {
 
 /* Creates the destination, or accepts an empty directory there. NULL, or the error. */
 static char *claim(export_job *j) {
-    if (!make_dirs(j->parent)) return backup_errno_text("cannot create", j->parent, "");
+    if (!backup_make_dirs(j->parent, NULL))
+        return backup_errno_text("cannot create", j->parent, "");
     if (mkdir(j->dest, 0700) == 0) {
         j->created_dest = true;
         return NULL;

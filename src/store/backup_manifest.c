@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/buf.h"
@@ -51,6 +52,22 @@ bool backup_sync_dir(const char *path) {
     int e = errno;
     close(fd);
     errno = e;
+    return ok;
+}
+
+bool backup_make_dirs(const char *path, bool *created) {
+    char *buf = strdup(path);
+    bool ok = true;
+    for (char *p = buf + 1; *p && ok; p++) {
+        if (*p != '/') continue;
+        *p = 0;
+        ok = mkdir(buf, 0700) == 0 || errno == EEXIST;
+        *p = '/';
+    }
+    bool made = ok && mkdir(buf, 0700) == 0;
+    ok = made || (ok && errno == EEXIST);
+    if (created) *created = made;
+    free(buf);
     return ok;
 }
 

@@ -157,32 +157,14 @@ static char *install(const char *dest, int destfd, const backup_manifest *m, boo
     return NULL;
 }
 
-/* mkdir -p, owner-only (a data directory holds credentials). */
-static bool make_dirs(const char *path, bool *created) {
-    char *buf = strdup(path);
-    bool ok = true;
-    for (char *p = buf + 1; *p && ok; p++) {
-        if (*p != '/') continue;
-        *p = 0;
-        ok = mkdir(buf, 0700) == 0 || errno == EEXIST;
-        *p = '/';
-    }
-    *created = false;
-    if (ok && mkdir(buf, 0700) == 0)
-        *created = true;
-    else
-        ok = ok && errno == EEXIST;
-    free(buf);
-    return ok;
-}
-
 static char *restore(const char *src, const char *dest, const backup_manifest *m,
                      il_restore_info *info) {
     int srcfd = open(src, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (srcfd < 0) return backup_errno_text("cannot open", src, "");
     char *err = verify(src, srcfd, m);
     bool made_dest = false, made_ckpt = false;
-    if (!err && !make_dirs(dest, &made_dest)) err = backup_errno_text("cannot create", dest, "");
+    if (!err && !backup_make_dirs(dest, &made_dest))
+        err = backup_errno_text("cannot create", dest, "");
     int destfd = err ? -1 : open(dest, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (!err && destfd < 0) err = backup_errno_text("cannot open", dest, "");
     if (!err) err = refusal(dest, destfd, m);
