@@ -193,57 +193,26 @@ Test(txn, a_stopped_statement_is_rolled_back_with_the_rest) {
 
 /* ---- views ---- */
 
-typedef struct rows {
-    val_t *v;
-    size_t n;
-    uint32_t w;
-} rows;
+typedef unit_rows rows;
 
-/* `?query` evaluated from scratch: a session fact keeps queries off maintained rows. */
+/* `?query` evaluated from scratch (unit_rows_fresh), its session fact taken back. */
 static rows fresh(const char *query) {
-    run("evaluate_only_marker(0)");
-    il_result *r = il_execute(S, query, strlen(query));
-    cr_assert_eq(il_result_kind_of(r), IL_RESULT_TABLE, "%s", query);
-    rows out = {.n = il_result_nrows(r), .w = (uint32_t)il_result_ncols(r)};
-    out.v = malloc((out.n * out.w + 1) * sizeof *out.v);
-    for (size_t i = 0; i < out.n; i++) {
-        size_t width;
-        memcpy(&out.v[i * out.w], il_result_row(r, i, &width), out.w * sizeof(val_t));
-    }
-    il_result_free(r);
+    rows out = unit_rows_fresh(S, query);
     run(".session clear");
-    if (out.n && out.w) tuple_sort(out.v, out.n, out.w);
     return out;
-}
-
-static rows of_view(view_t *v) {
-    rows out = {.w = view_arity(v)};
-    out.n = view_rows(v, &out.v);
-    if (out.n && out.w) tuple_sort(out.v, out.n, out.w);
-    return out;
-}
-
-static bool same(const rows *a, const rows *b) {
-    return a->n == b->n && (!a->n || memcmp(a->v, b->v, a->n * a->w * sizeof *a->v) == 0);
-}
-
-static size_t has_row(const rows *r, const val_t *t) {
-    for (size_t i = 0; i < r->n; i++)
-        if (memcmp(&r->v[i * r->w], t, r->w * sizeof *t) == 0) return true;
-    return false;
 }
 
 /* The view equals a fresh evaluation, and its delta is exactly what changed since
  * `before` (nothing, after a rollback). */
 static void check(view_t *v, const char *query, rows *before) {
-    rows now = fresh(query), got = of_view(v);
-    cr_assert(same(&now, &got), "view %s: %zu rows, fresh %zu", query, got.n, now.n);
+    rows now = fresh(query), got = unit_rows_of_view(v);
+    cr_assert(unit_rows_same(&now, &got), "view %s: %zu rows, fresh %zu", query, got.n, now.n);
     val_t *add, *rem;
     size_t nadd, nrem;
     view_take_delta(v, &add, &nadd, &rem, &nrem);
     size_t want_add = 0, want_rem = 0;
-    for (size_t i = 0; i < now.n; i++) want_add += !has_row(before, &now.v[i * now.w]);
-    for (size_t i = 0; i < before->n; i++) want_rem += !has_row(&now, &before->v[i * now.w]);
+    for (size_t i = 0; i < now.n; i++) want_add += !unit_rows_has(before, &now.v[i * now.w]);
+    for (size_t i = 0; i < before->n; i++) want_rem += !unit_rows_has(&now, &before->v[i * now.w]);
     cr_assert_eq(nadd, want_add, "%s: %zu added, want %zu", query, nadd, want_add);
     cr_assert_eq(nrem, want_rem, "%s: %zu removed, want %zu", query, nrem, want_rem);
     free(add);

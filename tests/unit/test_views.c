@@ -36,44 +36,10 @@ static void run(const char *text) {
     il_result_free(r);
 }
 
-/* A set of rows in word order. */
-typedef struct rows {
-    val_t *v;
-    size_t n;
-    uint32_t w;
-} rows;
+typedef unit_rows rows;
 
-/* The rows of `?query` evaluated from scratch: a session fact (of a relation nothing
- * reads) keeps the session's queries off maintained relations (read_policy.h), so the
- * reference is evaluation, not another maintained view. */
 static rows fresh(const char *query) {
-    run("evaluate_only_marker(0)");
-    il_result *r = il_execute(S, query, strlen(query));
-    cr_assert_eq(il_result_kind_of(r), IL_RESULT_TABLE, "%s: %s", query,
-                 il_result_nlines(r) ? il_result_line(r, 0) : "?");
-    rows out = {.n = il_result_nrows(r), .w = (uint32_t)il_result_ncols(r)};
-    out.v = malloc((out.n * out.w + 1) * sizeof *out.v);
-    for (size_t i = 0; i < out.n; i++) {
-        size_t width;
-        const il_value *row = il_result_row(r, i, &width);
-        memcpy(&out.v[i * out.w], row, out.w * sizeof *row);
-    }
-    il_result_free(r);
-    if (out.n && out.w) tuple_sort(out.v, out.n, out.w);
-    return out;
-}
-
-static rows of_view(view_t *v) {
-    rows out = {.w = view_arity(v)};
-    out.n = view_rows(v, &out.v);
-    if (out.n && out.w) tuple_sort(out.v, out.n, out.w);
-    return out;
-}
-
-static bool has(const rows *r, const val_t *t) {
-    for (size_t i = 0; i < r->n; i++)
-        if (memcmp(&r->v[i * r->w], t, r->w * sizeof *t) == 0) return true;
-    return false;
+    return unit_rows_fresh(S, query);
 }
 
 /* Rows of a that are not in b. */
@@ -81,15 +47,9 @@ static rows minus(const rows *a, const rows *b) {
     rows out = {.w = a->w};
     out.v = malloc((a->n * a->w + 1) * sizeof *out.v);
     for (size_t i = 0; i < a->n; i++)
-        if (!has(b, &a->v[i * a->w])) memcpy(&out.v[out.n++ * a->w], &a->v[i * a->w], a->w * 8);
+        if (!unit_rows_has(b, &a->v[i * a->w]))
+            memcpy(&out.v[out.n++ * a->w], &a->v[i * a->w], a->w * 8);
     return out;
-}
-
-static bool same(const rows *a, const rows *b) {
-    if (a->n != b->n) return false;
-    for (size_t i = 0; i < a->n; i++)
-        if (!has(b, &a->v[i * a->w])) return false;
-    return true;
 }
 
 static void show(const char *what, const rows *r) {
@@ -106,17 +66,20 @@ static void show(const char *what, const rows *r) {
     fprintf(stderr, "\n");
 }
 
+/* The view's delta, each side in word order (unit_rows_same compares sorted sets). */
 static rows take(view_t *v, rows *removed) {
     rows added = {.w = view_arity(v)};
     removed->w = view_arity(v);
     view_take_delta(v, &added.v, &added.n, &removed->v, &removed->n);
+    if (added.n && added.w) tuple_sort(added.v, added.n, added.w);
+    if (removed->n && removed->w) tuple_sort(removed->v, removed->n, removed->w);
     return added;
 }
 
 /* The view equals a fresh query, and its delta since `before` is the difference. */
 static void check(view_t *v, const char *query, rows *before, const char *after_stmt) {
-    rows now = fresh(query), got = of_view(v);
-    if (!same(&now, &got)) {
+    rows now = fresh(query), got = unit_rows_of_view(v);
+    if (!unit_rows_same(&now, &got)) {
         fprintf(stderr, "after %s, view %s differs\n", after_stmt, query);
         show("fresh", &now);
         show("view", &got);
@@ -124,7 +87,7 @@ static void check(view_t *v, const char *query, rows *before, const char *after_
     }
     rows rem, add = take(v, &rem);
     rows want_add = minus(&now, before), want_rem = minus(before, &now);
-    if (!same(&add, &want_add) || !same(&rem, &want_rem)) {
+    if (!unit_rows_same(&add, &want_add) || !unit_rows_same(&rem, &want_rem)) {
         fprintf(stderr, "after %s, delta of %s differs\n", after_stmt, query);
         show("added", &add);
         show("want added", &want_add);
@@ -346,8 +309,8 @@ static void differential(const ruleset *rs, int steps, int domain) {
     for (; nq < 6 && rs->queries[nq]; nq++) {
         views[nq] = open_view(rs->queries[nq]);
         before[nq] = fresh(rs->queries[nq]);
-        rows got = of_view(views[nq]);
-        if (!same(&got, &before[nq])) {
+        rows got = unit_rows_of_view(views[nq]);
+        if (!unit_rows_same(&got, &before[nq])) {
             show("fresh", &before[nq]);
             show("view", &got);
             cr_assert_fail("%s: initial rows differ", rs->queries[nq]);

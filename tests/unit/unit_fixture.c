@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "exec/tuplesort.h"
 #include "value/value.h"
 
 il_engine *unit_engine_open(il_session **session) {
@@ -52,4 +53,38 @@ void unit_answer(il_session *s, const char *q, il_buf *out) {
     }
     il_buf_putc(out, '\n');
     il_result_free(r);
+}
+
+unit_rows unit_rows_fresh(il_session *s, const char *query) {
+    il_result_free(il_execute(s, "evaluate_only_marker(0)", 23));
+    il_result *r = il_execute(s, query, strlen(query));
+    cr_assert_eq(il_result_kind_of(r), IL_RESULT_TABLE, "%s: %s", query,
+                 il_result_nlines(r) ? il_result_line(r, 0) : "?");
+    unit_rows out = {.n = il_result_nrows(r), .w = (uint32_t)il_result_ncols(r)};
+    out.v = malloc((out.n * out.w + 1) * sizeof *out.v);
+    for (size_t i = 0; i < out.n; i++) {
+        size_t width;
+        const il_value *row = il_result_row(r, i, &width);
+        memcpy(&out.v[i * out.w], row, out.w * sizeof *row);
+    }
+    il_result_free(r);
+    if (out.n && out.w) tuple_sort(out.v, out.n, out.w);
+    return out;
+}
+
+unit_rows unit_rows_of_view(view_t *v) {
+    unit_rows out = {.w = view_arity(v)};
+    out.n = view_rows(v, &out.v);
+    if (out.n && out.w) tuple_sort(out.v, out.n, out.w);
+    return out;
+}
+
+bool unit_rows_has(const unit_rows *r, const val_t *t) {
+    for (size_t i = 0; i < r->n; i++)
+        if (memcmp(&r->v[i * r->w], t, r->w * sizeof *t) == 0) return true;
+    return false;
+}
+
+bool unit_rows_same(const unit_rows *a, const unit_rows *b) {
+    return a->n == b->n && (!a->n || memcmp(a->v, b->v, a->n * a->w * sizeof *a->v) == 0);
 }

@@ -1,13 +1,17 @@
 /* What the unit tests share (unit_fixture.c, compiled into every test): an in-memory
- * engine with a session, a scratch directory, and a query's answer as one line of text
- * for comparing states. */
+ * engine with a session, a scratch directory, a query's answer as one line of text for
+ * comparing states, and row sets for comparing views with fresh evaluations. */
 #ifndef IL_TESTS_UNIT_FIXTURE_H
 #define IL_TESTS_UNIT_FIXTURE_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "base/buf.h"
 #include "inputlayer.h"
+#include "value/value.h"
+#include "views/view.h"
 
 /* An engine without a data directory and a session on it; fails the test otherwise. */
 il_engine *unit_engine_open(il_session **session);
@@ -21,5 +25,22 @@ void unit_rm_tree(const char *dir);
 /* Appends "QUERY -> line... (v, v) (v, v)\n": the result's message lines and rows, so
  * two states can be compared as text. */
 void unit_answer(il_session *s, const char *q, il_buf *out);
+
+/* A set of rows in word order (malloc'ed words), for comparing a maintained view with a
+ * fresh evaluation. */
+typedef struct unit_rows {
+    val_t *v;
+    size_t n;
+    uint32_t w;
+} unit_rows;
+
+/* The rows of `?query` evaluated from scratch: a session fact (of a relation nothing
+ * reads) keeps the session's queries off maintained relations (read_policy.h), so the
+ * reference is evaluation, not another maintained view. The fact stays in the session. */
+unit_rows unit_rows_fresh(il_session *s, const char *query);
+unit_rows unit_rows_of_view(view_t *v);
+bool unit_rows_has(const unit_rows *r, const val_t *t);
+/* Equal as sets (both in word order). */
+bool unit_rows_same(const unit_rows *a, const unit_rows *b);
 
 #endif
