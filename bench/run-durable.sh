@@ -104,7 +104,7 @@ probe() {
 # the fixture, the server stopped, the probe again; appends the fixture's JSON line to
 # $TMP/results.jsonl. Stops the script on a failure (exit 3 for INVALID).
 run_fixture() {
-    local name=$1 rc=0 port args
+    local name=$1 port args
     rm -rf "$TMP/server" "$TMP/server.out" "$TMP/server.out.err"
     mkdir -p "$TMP/server/data"
     probe "$name" before
@@ -112,17 +112,8 @@ run_fixture() {
     port=$(bench_wait_listening "$TMP/server.out" "$SERVER_PID" inputlayer-server "$STARTUP_SECS")
     # shellcheck disable=SC2207
     args=($(fixture_args "$name"))
-    # In the background so that a signal to this script is handled at once.
-    "${PIN_CLIENT[@]}" "$FIXTURE" "$name" --port "$port" --api-key "$API_KEY" \
-        --server-pid "$SERVER_PID" "${args[@]}" "${EXTRA_ARGS[@]}" >"$TMP/run.out" 2>"$TMP/run.err" &
-    CLIENT_PID=$!
-    wait "$CLIENT_PID" || rc=$?
-    CLIENT_PID=""
-    if [ "$rc" -ne 0 ]; then
-        bench_client_failed "$rc" "$name" "$SERVER_PID" inputlayer-server "$TMP/server.out.err"
-    fi
-    bench_stop_process "$SERVER_PID"
-    SERVER_PID=""
+    bench_run_client "$name" "$FIXTURE" "$name" --port "$port" --api-key "$API_KEY" \
+        --server-pid "$SERVER_PID" "${args[@]}" "${EXTRA_ARGS[@]}"
     head -n 1 "$TMP/run.out" >>"$TMP/results.jsonl"
     echo "  $(tail -n 1 "$TMP/run.out")" >&2
     probe "$name" after

@@ -46,21 +46,12 @@ bench_scratch CLIENT_PID SERVER_PID
 # run_fixture NAME: a fresh server, the fixture, the server stopped; appends the fixture's
 # JSON line to $TMP/results.jsonl. Stops the script on a failure (exit 3 for INVALID).
 run_fixture() {
-    local name=$1 rc=0 port
+    local name=$1 port
     rm -rf "$TMP/server"
     bench_start_server "$SERVER" "$TMP/server" "$API_KEY"
     port=$(bench_wait_listening "$TMP/server.out" "$SERVER_PID" inputlayer-server "$STARTUP_SECS")
-    # In the background so that a signal to this script is handled at once.
-    "${PIN_CLIENT[@]}" "$FIXTURE" "$name" --port "$port" --api-key "$API_KEY" \
-        --server-pid "$SERVER_PID" "${EXTRA_ARGS[@]}" >"$TMP/run.out" 2>"$TMP/run.err" &
-    CLIENT_PID=$!
-    wait "$CLIENT_PID" || rc=$?
-    CLIENT_PID=""
-    if [ "$rc" -ne 0 ]; then
-        bench_client_failed "$rc" "$name" "$SERVER_PID" inputlayer-server "$TMP/server.out.err"
-    fi
-    bench_stop_process "$SERVER_PID"
-    SERVER_PID=""
+    bench_run_client "$name" "$FIXTURE" "$name" --port "$port" --api-key "$API_KEY" \
+        --server-pid "$SERVER_PID" "${EXTRA_ARGS[@]}"
     head -n 1 "$TMP/run.out" >>"$TMP/results.jsonl"
     echo "  $(tail -n 1 "$TMP/run.out")" >&2
 }

@@ -67,26 +67,15 @@ default_phases() {
 # run_phase SIZE TOKEN: a fresh server, the phase, the server stopped; appends the JSON
 # lines to $TMP/results.jsonl. Stops the script on a failure (exit 3 for INVALID).
 run_phase() {
-    local size=$1 token=$2 name=${2%%x*} rc=0 port
+    local size=$1 token=$2 name=${2%%x*} port
     local args=(--edges "$size")
     [ "$name" != "$token" ] && args+=(--subscribers "${token#*x}")
     [ "$name" != reads ] && args+=(--writes "$WRITES")
     rm -rf "$TMP/server"
     bench_start_server "$SERVER" "$TMP/server" "$API_KEY"
     port=$(bench_wait_listening "$TMP/server.out" "$SERVER_PID" inputlayer-server "$STARTUP_SECS")
-    # In the background so that a signal to this script is handled at once.
-    "${PIN_CLIENT[@]}" "$VIEWS" "$name" --port "$port" --api-key "$API_KEY" \
-        --server-pid "$SERVER_PID" "${args[@]}" "${EXTRA_ARGS[@]}" \
-        >"$TMP/run.out" 2>"$TMP/run.err" &
-    CLIENT_PID=$!
-    wait "$CLIENT_PID" || rc=$?
-    CLIENT_PID=""
-    if [ "$rc" -ne 0 ]; then
-        bench_client_failed "$rc" "$token at $size" "$SERVER_PID" inputlayer-server \
-            "$TMP/server.out.err"
-    fi
-    bench_stop_process "$SERVER_PID"
-    SERVER_PID=""
+    bench_run_client "$token at $size" "$VIEWS" "$name" --port "$port" --api-key "$API_KEY" \
+        --server-pid "$SERVER_PID" "${args[@]}" "${EXTRA_ARGS[@]}"
     grep '^{' "$TMP/run.out" >>"$TMP/results.jsonl"
     grep -v '^{' "$TMP/run.out" | sed 's/^/  /' >&2
 }

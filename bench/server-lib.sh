@@ -164,3 +164,21 @@ bench_stop_process() {
     kill -KILL "$pid" 2>/dev/null || true
     wait "$pid" 2>/dev/null || true
 }
+
+# bench_run_client WHAT CMD...: runs the client CMD (pinned by PIN_CLIENT) against the
+# server SERVER_PID, in the background so that a signal to the script is handled at once,
+# its output in $TMP/run.out and $TMP/run.err; when it fails, reports WHAT's failure and
+# exits (bench_client_failed); then stops the server.
+bench_run_client() {
+    local what=$1 rc=0
+    shift
+    "${PIN_CLIENT[@]}" "$@" >"$TMP/run.out" 2>"$TMP/run.err" &
+    CLIENT_PID=$!
+    wait "$CLIENT_PID" || rc=$?
+    CLIENT_PID=""
+    if [ "$rc" -ne 0 ]; then
+        bench_client_failed "$rc" "$what" "$SERVER_PID" inputlayer-server "$TMP/server.out.err"
+    fi
+    bench_stop_process "$SERVER_PID"
+    SERVER_PID=""
+}
