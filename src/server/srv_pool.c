@@ -104,9 +104,9 @@ static void *syncer(void *arg) {
                 until.tv_sec++;
                 until.tv_nsec -= 1000000000L;
             }
-            while (p->npend < p->last_batch && !p->sync_stopping &&
-                   pthread_cond_timedwait(&p->pend, &p->mu, &until) == 0) {
-            }
+            int rc = 0;
+            while (rc == 0 && p->npend < p->last_batch && !p->sync_stopping)
+                rc = pthread_cond_timedwait(&p->pend, &p->mu, &until);
         }
         srv_job *batch = p->pend_head;
         p->last_batch = p->npend;
@@ -126,11 +126,9 @@ static void *syncer(void *arg) {
             free(err);
         }
         pthread_mutex_lock(&p->mu);
-        p->syncs++;
         while (batch) {
             srv_job *next = batch->next;
             batch->sync_failed = !ok;
-            p->synced_jobs++;
             finish(p, batch);
             batch = next;
         }
@@ -158,13 +156,6 @@ bool srv_pool_ran_inline(srv_pool *p, srv_job *j) {
     if (!after_run(p, j, false)) return false;
     p->outstanding++;
     return true;
-}
-
-void srv_pool_sync_stats(srv_pool *p, uint64_t *syncs, uint64_t *jobs) {
-    pthread_mutex_lock(&p->mu);
-    *syncs = p->syncs;
-    *jobs = p->synced_jobs;
-    pthread_mutex_unlock(&p->mu);
 }
 
 static void on_wake(uv_async_t *a) {

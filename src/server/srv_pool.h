@@ -50,7 +50,6 @@ typedef struct srv_pool {
     bool sync_stopping;
     pthread_cond_t pend;
     pthread_t syncer;
-    uint64_t syncs, synced_jobs; /* metrics (under mu) */
 } srv_pool;
 
 /* Starts `permits` workers (at least 1); max_queued 0 = unbounded. */
@@ -90,8 +89,6 @@ bool srv_pool_group_commit(srv_pool *p, il_engine *e);
  * runs on the loop once they are durable, as a worker's job's would. False: nothing waits,
  * and the caller finishes it at once. */
 bool srv_pool_ran_inline(srv_pool *p, srv_job *j);
-/* Syncs done and the jobs they finished, for metrics. */
-void srv_pool_sync_stats(srv_pool *p, uint64_t *syncs, uint64_t *jobs);
 /* Joins the workers (after the loop ended). */
 void srv_pool_stop(srv_pool *p);
 
