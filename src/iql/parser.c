@@ -988,6 +988,8 @@ static bool validate_relation_name(pctx *p, span n) {
  * not a number or string and type starts like a base type or an Uppercase name. */
 static bool has_typed_arguments(const pctx *p, span args) {
     static const char *const bases[] = {"int", "string", "bool", "float", "list"};
+    /* No colon at all: no typed argument (most facts; one memchr over a bulk insert). */
+    if (args.b >= args.e || !memchr(p->s + args.b, ':', args.e - args.b)) return false;
     for (size_t b = args.b;;) {
         size_t e = iql_lex_split(p->s, b, args.e, IQL_SPLIT_BRACE);
         for (size_t c = b; c < e; c++) {
