@@ -117,10 +117,13 @@ bool iql_lex_int(const char *s, size_t n, int64_t *v, bool *overflow) {
     if (n > 0 && (s[0] == '+' || s[0] == '-')) neg = s[i++] == '-';
     if (i == n) return false;
     uint64_t acc = 0, limit = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
+    /* acc * 10 + d > limit exactly when acc passes limit / 10, or meets it and d passes
+       the last digit: no division per digit. */
+    uint64_t top = limit / 10, last = limit % 10;
     for (; i < n; i++) {
         if (!iql_lex_digit((unsigned char)s[i])) return false;
         unsigned d = (unsigned)(s[i] - '0');
-        if (acc > (limit - d) / 10) *overflow = true;
+        if (acc > top || (acc == top && d > last)) *overflow = true;
         if (!*overflow) acc = acc * 10 + d;
     }
     if (!*overflow) *v = neg ? (int64_t)(0 - acc) : (int64_t)acc;

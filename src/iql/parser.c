@@ -918,36 +918,42 @@ static bool parse_bulk(pctx *p, span t, iql_facts *f, bool insert) {
         return fail(p, "Bulk %s must be in format: relation[(t1), (t2), ...]",
                     insert ? "insert" : "delete");
     span inner = sp(t.b + 1, t.e - 1);
-    uint32_t n = 0;
+    /* One pass over the pieces (a bulk insert can be long), the array doubling in the
+       arena. */
+    uint32_t cap = 16;
+    f->tuples = il_arena_alloc(p->a, cap * sizeof *f->tuples);
+    f->ntuples = 0;
     for (size_t b = inner.b;;) {
         size_t e = iql_lex_split(p->s, b, inner.e, 0);
-        n++;
-        if (e >= inner.e) break;
-        b = e + 1;
-    }
-    f->tuples = il_arena_alloc(p->a, n * sizeof *f->tuples);
-    f->ntuples = 0;
-    size_t b = inner.b;
-    for (uint32_t k = 0; k < n; k++) {
-        size_t e = iql_lex_split(p->s, b, inner.e, 0);
         span piece = trim(p, sp(b, e));
+        bool last = e >= inner.e;
         b = e + 1;
+        if (f->ntuples == cap) {
+            iql_tuple *grown = il_arena_alloc(p->a, 2 * cap * sizeof *grown);
+            memcpy(grown, f->tuples, cap * sizeof *grown);
+            f->tuples = grown;
+            cap *= 2;
+        }
         iql_tuple *tu = &f->tuples[f->ntuples];
         if (sempty(piece)) {
-            if (k + 1 == n) break;
+            if (last) break;
             return fail(p, "Invalid term: ''");
         }
         if (slen(piece) >= 2 && p->s[piece.b] == '(' && p->s[piece.e - 1] == ')') {
             if (!parse_terms(p, sp(piece.b + 1, piece.e - 1), IQL_SPLIT_ANGLE, &tu->terms, &tu->n,
                              NULL))
                 return false;
-            if (tu->n == 0) continue;
+            if (tu->n == 0) { /* dropped, as the reference does */
+                if (last) break;
+                continue;
+            }
         } else {
             tu->terms = il_arena_alloc(p->a, sizeof *tu->terms);
             tu->n = 1;
             if (!(tu->terms[0] = parse_term(p, piece))) return false;
         }
         f->ntuples++;
+        if (last) break;
     }
     return true;
 }
