@@ -58,7 +58,8 @@ struct wal {
     uint64_t syncs;       /* completed fdatasyncs of records */
     uint64_t cur_first;   /* the first lsn of the segment being appended to */
     struct timespec last_sync;
-    int synced_fd; /* INPUTLAYER_TEST_SYNCED_LENGTH_FILE, or -1 (see note_synced) */
+    int synced_fd;          /* INPUTLAYER_TEST_SYNCED_LENGTH_FILE, or -1 (see note_synced) */
+    unsigned sync_delay_us; /* INPUTLAYER_TEST_SYNC_DELAY_US: a slow disk, for tests */
 };
 
 static char *errf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -393,6 +394,10 @@ wal *wal_open_after(const char *dir, uint64_t seg_size, wal_start_fn start, wal_
     pthread_cond_init(&w->sync_ended, NULL);
     il_buf_init(&w->rec);
     clock_gettime(CLOCK_MONOTONIC, &w->last_sync);
+    /* Testing aids (docs/durability.md): a disk slower than this one makes the grouping
+       of concurrent commits certain rather than likely. */
+    const char *delay = getenv("INPUTLAYER_TEST_SYNC_DELAY_US");
+    if (delay && *delay) w->sync_delay_us = (unsigned)strtoul(delay, NULL, 10) % 1000000u;
     const char *synced_file = getenv("INPUTLAYER_TEST_SYNCED_LENGTH_FILE");
     w->synced_fd =
         synced_file && *synced_file ? open(synced_file, O_WRONLY | O_CREAT | O_CLOEXEC, 0644) : -1;
@@ -441,6 +446,7 @@ bool wal_sync(wal *w, char **err) {
        by the next call, together (group commit). */
     int rc = fdatasync(fd);
     int saved = errno;
+    if (w->sync_delay_us) usleep(w->sync_delay_us);
     pthread_mutex_lock(&w->mu);
     w->syncing = false;
     if (rc == 0) {

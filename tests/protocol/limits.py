@@ -291,10 +291,12 @@ async def t_group_commit(binary):
     """In `immediate` mode concurrent writers share fdatasyncs (group commit): 8 connections
     writing at once make every write durable with fewer syncs than log records, and every
     acknowledged write is there after a restart. Without group commit each record has a
-    sync of its own (syncs == records)."""
+    sync of its own (syncs == records). Each sync is made to take 2 ms more
+    (INPUTLAYER_TEST_SYNC_DELAY_US), so that the other writers' commits arrive during it
+    however fast the disk and however slow the build."""
     data = tempfile.mkdtemp(prefix="il-group-commit-")
     writers, per = 8, 40
-    with OwnServer(binary, data_dir=data) as srv:
+    with OwnServer(binary, data_dir=data, env={"INPUTLAYER_TEST_SYNC_DELAY_US": "2000"}) as srv:
         conns = [await connect(srv) for _ in range(writers)]
         before = prometheus(srv)
 
@@ -307,7 +309,7 @@ async def t_group_commit(binary):
         records = after["inputlayer_log_records_total"] - before["inputlayer_log_records_total"]
         syncs = after["inputlayer_log_syncs_total"] - before["inputlayer_log_syncs_total"]
         assert records == writers * per, (records, syncs)
-        assert 1 <= syncs <= 0.9 * records, (records, syncs)
+        assert 1 <= syncs <= 0.5 * records, (records, syncs)
         for c in conns:
             await c.ws.close()
     with OwnServer(binary, data_dir=data) as srv:
