@@ -12,6 +12,7 @@
 #include "server/server.h"
 #include "server/srv_authz.h"
 #include "server/srv_exec.h"
+#include "server/srv_jsonflat.h"
 #include "server/srv_pipeline.h"
 #include "server/srv_read.h"
 #include "server/srv_subgroup.h"
@@ -356,7 +357,8 @@ static void ready_phase(srv_conn *c, const char *id, const char *type, json_t *r
 
 void srv_proto_message(srv_conn *c, const char *msg, size_t len) {
     json_error_t je;
-    json_t *root = json_loadb(msg, len, JSON_ALLOW_NUL, &je);
+    json_t *root = srv_json_load_flat(msg, len);
+    if (!root) root = json_loadb(msg, len, JSON_ALLOW_NUL, &je);
     char bad[256] = {0};
     const char *id = NULL, *type = NULL;
     if (!root) {

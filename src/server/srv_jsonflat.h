@@ -1,0 +1,15 @@
+/* Reading request frames fast (srv_jsonflat.c): a JSON object whose members are all
+ * strings, integers, true, false or null, which is what nearly every frame is. */
+#ifndef IL_SERVER_SRV_JSONFLAT_H
+#define IL_SERVER_SRV_JSONFLAT_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+/* The object, as json_loadb(text, len, JSON_ALLOW_NUL) would build it, or NULL when the
+ * text is anything else (nested values, \u escapes, a fraction or exponent, an integer
+ * of 19 digits or more, invalid UTF-8, a syntax error...): the caller then uses
+ * json_loadb, which also reports the error. */
+json_t *srv_json_load_flat(const char *text, size_t len);
+
+#endif

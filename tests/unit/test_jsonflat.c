@@ -1,0 +1,173 @@
+/* Unit tests of the request frame reader (src/server/srv_jsonflat.c): every frame it
+ * reads, it reads exactly as jansson does; it reads the frames clients send (and
+ * especially long programs); everything else it leaves to jansson. A randomized part
+ * compares it with json_loadb over thousands of generated objects. */
+#include <criterion/criterion.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "server/srv_jsonflat.h"
+
+/* Whatever the fast reader returns equals jansson's reading; returns whether it read. */
+static bool agrees(const char *text, size_t len) {
+    json_t *flat = srv_json_load_flat(text, len);
+    json_error_t je;
+    json_t *ref = json_loadb(text, len, JSON_ALLOW_NUL, &je);
+    bool read = flat != NULL;
+    if (flat) {
+        cr_assert_not_null(ref, "read what jansson refuses (%s): %.*s", je.text, (int)len, text);
+        cr_assert(json_equal(flat, ref), "differs from jansson: %.*s", (int)len, text);
+    }
+    json_decref(flat);
+    json_decref(ref);
+    return read;
+}
+
+static bool agrees_s(const char *text) {
+    return agrees(text, strlen(text));
+}
+
+Test(jsonflat, reads_the_frames_clients_send) {
+    cr_assert(agrees_s("{\"type\":\"execute\",\"id\":\"1\",\"program\":\"+edge(1, 2)\"}"));
+    cr_assert(agrees_s(" { \"type\" : \"execute\" , \"program\" : \"?a(X)\\n?b(Y)\" ,"
+                       " \"timeout_ms\" : 250, \"expect_revision\": 0 } \n"));
+    cr_assert(agrees_s("{\"type\":\"authenticate\",\"api_key\":\"k\"}"));
+    cr_assert(agrees_s("{\"type\":\"ping\"}"));
+    cr_assert(agrees_s("{}"));
+    cr_assert(agrees_s("{\"a\":true,\"b\":false,\"c\":null,\"d\":-0,\"e\":-123456789012345678}"));
+    cr_assert(agrees_s("{\"s\":\"quote \\\" backslash \\\\ slash \\/ \\b\\f\\n\\r\\t\"}"));
+    cr_assert(agrees_s("{\"s\":\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\"}"));
+    cr_assert(agrees_s("{\"k\":1,\"k\":\"last wins\"}"));
+    /* a 1,000-fact insert, the frame this reader exists for */
+    static char big[40000];
+    size_t n = (size_t)snprintf(big, sizeof big,
+                                "{\"type\":\"execute\",\"id\":\"b\",\"program\":\"+event[");
+    for (int i = 0; i < 1000; i++)
+        n += (size_t)snprintf(big + n, sizeof big - n, "%s(%d, \\\"e%d\\\")", i ? ", " : "", i, i);
+    n += (size_t)snprintf(big + n, sizeof big - n, "]\"}");
+    cr_assert(agrees(big, n));
+}
+
+Test(jsonflat, leaves_the_rest_to_jansson) {
+    static const char *const rest[] = {
+        "{\"params\":{\"x\":1}}",         /* nested object */
+        "{\"expect_relations\":[\"a\"]}", /* array */
+        "{\"s\":\"\\u00e9\"}",            /* \u escape */
+        "{\"s\":\"nul \\u0000 inside\"}", /* NUL, allowed by JSON_ALLOW_NUL */
+        "{\"n\":1.5}",
+        "{\"n\":1e3}",                 /* not integers */
+        "{\"n\":1234567890123456789}", /* 19 digits */
+        "{\"n\":01}",
+        "{\"n\":-}",             /* invalid numbers */
+        "{\"s\":\"tab\there\"}", /* unescaped control character */
+        "{\"s\":\"\xc3\"}",
+        "{\"s\":\"\xed\xa0\x80\"}",
+        "{\"s\":\"\xc0\xaf\"}", /* bad UTF-8 */
+        "{\"s\":\"\\x\"}",      /* unknown escape */
+        "{\"a\":1,}",
+        "{\"a\" 1}",
+        "{\"a\":1",
+        "{a:1}",
+        "[]",
+        "\"s\"",
+        "",
+        " ",
+        "{\"a\":1} x",
+        "{\"a\":tru}",
+        "{\"a\":nul}",
+    };
+    for (size_t i = 0; i < sizeof rest / sizeof rest[0]; i++)
+        cr_assert(!agrees_s(rest[i]), "read: %s", rest[i]);
+    /* a NUL byte in the text */
+    cr_assert(!agrees("{\"a\":\"x\0y\"}", 11));
+}
+
+/* Random flat objects: keys and string values from an alphabet that holds every special
+ * case (quotes, backslashes with good and bad escapes, control characters, multi-byte
+ * and broken UTF-8), integers around the 18-digit limit, the three words, whitespace. */
+static unsigned next(unsigned long long *s) {
+    *s = *s * 6364136223846793005ull + 1442695040888963407ull;
+    return (unsigned)(*s >> 33);
+}
+
+static void random_string(unsigned long long *seed, char *out, size_t *n) {
+    static const char *const pieces[] = {
+        "a",
+        "Z",
+        " ",
+        "0",
+        "+edge(1, 2)",
+        "\\\"",
+        "\\\\",
+        "\\/",
+        "\\n",
+        "\\t",
+        "\\u0041",
+        "\\q",
+        "\x01",
+        "\t",
+        "\xc3\xa9",
+        "\xe2\x82\xac",
+        "\xf0\x9f\x98\x80",
+        "\xc3",
+        "\xff",
+        "\xed\xa0\x80",
+        "\"",
+        "\\",
+    };
+    out[(*n)++] = '"';
+    unsigned k = next(seed) % 12;
+    for (unsigned i = 0; i < k; i++) {
+        /* mostly valid pieces, sometimes a breaking one */
+        unsigned pick = next(seed) % 8 ? next(seed) % 11 : next(seed) % 22;
+        size_t l = strlen(pieces[pick]);
+        memcpy(out + *n, pieces[pick], l);
+        *n += l;
+    }
+    out[(*n)++] = '"';
+}
+
+Test(jsonflat, agrees_with_jansson_on_random_objects) {
+    unsigned long long seed = 42;
+    size_t read = 0, total = 20000;
+    char text[4096];
+    for (size_t t = 0; t < total; t++) {
+        size_t n = 0;
+        text[n++] = '{';
+        unsigned members = next(&seed) % 5;
+        for (unsigned m = 0; m < members; m++) {
+            if (m) text[n++] = ',';
+            if (next(&seed) % 4 == 0) text[n++] = ' ';
+            random_string(&seed, text, &n);
+            text[n++] = ':';
+            switch (next(&seed) % 5) {
+            case 0:
+            case 1:
+                random_string(&seed, text, &n);
+                break;
+            case 2: {
+                unsigned digits = 1 + next(&seed) % 20;
+                if (next(&seed) % 2) text[n++] = '-';
+                for (unsigned d = 0; d < digits; d++) text[n++] = (char)('0' + next(&seed) % 10);
+                break;
+            }
+            case 3: {
+                static const char *const w[] = {"true", "false", "null", "1.5", "[1]", "{}"};
+                const char *x = w[next(&seed) % 6];
+                memcpy(text + n, x, strlen(x));
+                n += strlen(x);
+                break;
+            }
+            default:
+                memcpy(text + n, "\"v\"", 3);
+                n += 3;
+            }
+        }
+        text[n++] = '}';
+        read += agrees(text, n);
+    }
+    /* both paths taken often */
+    cr_assert(read > total / 10 && read < total - total / 10, "%zu of %zu read", read, total);
+}
