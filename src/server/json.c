@@ -1,6 +1,6 @@
 /* JSON written by the server: strings, result values, the opening of a reply frame,
- * and the error and notice frames with their codes. (Requests are read with jansson in
- * proto.c.) */
+ * and the error and notice frames with their codes. (Requests are read in proto.c, by
+ * srv_jsonflat.c or jansson.) */
 #include <stdio.h>
 #include <string.h>
 
