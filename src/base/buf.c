@@ -81,6 +81,14 @@ char *il_vformat(const char *fmt, va_list ap) {
     return il_buf_take(&b);
 }
 
+char *il_format(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    char *s = il_vformat(fmt, ap);
+    va_end(ap);
+    return s;
+}
+
 char *il_buf_take(il_buf *b) {
     char *p = b->data;
     if (!p) {

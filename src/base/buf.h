@@ -27,5 +27,6 @@ const char *il_buf_str(const il_buf *b);
 char *il_buf_take(il_buf *b);
 /* Formats into a new malloc'ed string. */
 char *il_vformat(const char *fmt, va_list ap);
+char *il_format(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif

@@ -16,7 +16,6 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,15 +67,6 @@ struct backup_exporter {
     export_job *job;  /* running, or finished and not yet reaped (engine thread) */
     export_job *last; /* the last that finished, for .backup status; NULL: none yet */
 };
-
-static char *fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
-static char *fmt(const char *f, ...) {
-    va_list ap;
-    va_start(ap, f);
-    char *s = il_vformat(f, ap);
-    va_end(ap);
-    return s;
-}
 
 static double ms_since(const struct timespec *t0) {
     struct timespec t;
@@ -163,12 +153,13 @@ static bool hash_files(export_job *j, int destfd, const char *ckpt_name, backup_
     size_t n = j->cap.files.n + 1;
     for (size_t i = 0; i < n; i++) {
         backup_entry e = {0};
-        e.path = i == 0 ? fmt("ckpt/%s", ckpt_name) : strdup(j->cap.files.v[i - 1].name);
+        e.path = i == 0 ? il_format("ckpt/%s", ckpt_name) : strdup(j->cap.files.v[i - 1].name);
         il_vec_push(m->files, e);
         backup_entry *f = &m->files.v[m->files.n - 1];
         const char *why;
         if (!backup_hash_file(destfd, f->path, &f->size, f->sha256, &j->stop, &why)) {
-            if (!stopped(j)) j->err = fmt("cannot read back %s/%s: %s", j->dest, f->path, why);
+            if (!stopped(j))
+                j->err = il_format("cannot read back %s/%s: %s", j->dest, f->path, why);
             return false;
         }
         j->bytes += f->size;
@@ -178,7 +169,7 @@ static bool hash_files(export_job *j, int destfd, const char *ckpt_name, backup_
 }
 
 static bool write_export(export_job *j, int destfd, const char *ckpt_name) {
-    char *ckpt_dir = fmt("%s/ckpt", j->dest);
+    char *ckpt_dir = il_format("%s/ckpt", j->dest);
     int ckptfd = -1;
     j->created_ckpt_dir = mkdirat(destfd, "ckpt", 0700) == 0;
     bool ok = j->created_ckpt_dir &&
@@ -335,8 +326,8 @@ static char *claim(export_job *j) {
     if (errno != EEXIST) return backup_errno_text("cannot create", j->dest, "");
     struct stat sb;
     if (stat(j->dest, &sb) != 0 || !S_ISDIR(sb.st_mode))
-        return fmt("%s already exists and is not a directory", j->dest);
-    if (!dir_empty(j->dest)) return fmt("%s already exists and is not empty", j->dest);
+        return il_format("%s already exists and is not a directory", j->dest);
+    if (!dir_empty(j->dest)) return il_format("%s already exists and is not empty", j->dest);
     return NULL;
 }
 
@@ -352,9 +343,9 @@ void backup_export_start(backup_exporter *x, il_engine *e, uint64_t lsn, const c
     }
     reap(x, false);
     if (x->job) {
-        reply_error(out, fmt("an export is already running (revision %" PRIu64
-                             " to %s); check progress with .backup status",
-                             x->job->lsn, x->job->dest));
+        reply_error(out, il_format("an export is already running (revision %" PRIu64
+                                   " to %s); check progress with .backup status",
+                                   x->job->lsn, x->job->dest));
         return;
     }
     char fallback[64];
@@ -363,14 +354,15 @@ void backup_export_start(backup_exporter *x, il_engine *e, uint64_t lsn, const c
         name = fallback;
     }
     if (!backup_name_ok(name)) {
-        reply_error(out, fmt("invalid backup name '%s': use letters, digits, '-', '_' and '.', "
-                             "not starting with '.' (at most 200 bytes)",
-                             name));
+        reply_error(out,
+                    il_format("invalid backup name '%s': use letters, digits, '-', '_' and '.', "
+                              "not starting with '.' (at most 200 bytes)",
+                              name));
         return;
     }
     export_job *j = calloc(1, sizeof *j);
     j->parent = strdup(x->dir);
-    j->dest = fmt("%s/%s", x->dir, name);
+    j->dest = il_format("%s/%s", x->dir, name);
     j->lsn = lsn;
     char *err = claim(j);
     if (err) {
@@ -386,16 +378,17 @@ void backup_export_start(backup_exporter *x, il_engine *e, uint64_t lsn, const c
     utc_now(j->created_at, sizeof j->created_at);
     clock_gettime(CLOCK_MONOTONIC, &j->started);
     if (pthread_create(&j->thread, NULL, writer, j) != 0) {
-        reply_error(out, fmt("cannot start the export's thread: %s", strerror(errno)));
+        reply_error(out, il_format("cannot start the export's thread: %s", strerror(errno)));
         remove_partial(j, -1, "");
         job_free(j);
         return;
     }
     x->job = j;
     out->ok = true;
-    out->lines[0] = fmt("Exporting the checkpoint at revision %" PRIu64 " to %s.", lsn, j->dest);
-    out->lines[1] = fmt("Commits were held for %" PRIu64 " us; check progress with .backup status.",
-                        j->held_us);
+    out->lines[0] =
+        il_format("Exporting the checkpoint at revision %" PRIu64 " to %s.", lsn, j->dest);
+    out->lines[1] = il_format(
+        "Commits were held for %" PRIu64 " us; check progress with .backup status.", j->held_us);
 }
 
 void backup_export_status(backup_exporter *x, store_backup_reply *out) {
@@ -410,17 +403,19 @@ void backup_export_status(backup_exporter *x, store_backup_reply *out) {
     if (!j) {
         out->lines[0] = strdup("No export yet.");
     } else if (x->job) {
-        out->lines[0] = fmt("Export running: revision %" PRIu64 " to %s.", j->lsn, j->dest);
-        out->lines[1] = fmt("Commits were held for %" PRIu64 " us; writing for %.0f ms so far.",
-                            j->held_us, ms_since(&j->started));
-    } else if (j->ok) {
-        out->lines[0] = fmt("Last export complete: revision %" PRIu64 " in %s.", j->lsn, j->dest);
+        out->lines[0] = il_format("Export running: revision %" PRIu64 " to %s.", j->lsn, j->dest);
         out->lines[1] =
-            fmt("%zu files, %" PRIu64 " bytes; commits held %" PRIu64 " us, written in %.0f ms.",
-                j->files, j->bytes, j->held_us, j->write_ms);
-    } else {
+            il_format("Commits were held for %" PRIu64 " us; writing for %.0f ms so far.",
+                      j->held_us, ms_since(&j->started));
+    } else if (j->ok) {
         out->lines[0] =
-            fmt("Last export failed: revision %" PRIu64 " to %s: %s.", j->lsn, j->dest, j->err);
+            il_format("Last export complete: revision %" PRIu64 " in %s.", j->lsn, j->dest);
+        out->lines[1] = il_format("%zu files, %" PRIu64 " bytes; commits held %" PRIu64
+                                  " us, written in %.0f ms.",
+                                  j->files, j->bytes, j->held_us, j->write_ms);
+    } else {
+        out->lines[0] = il_format("Last export failed: revision %" PRIu64 " to %s: %s.", j->lsn,
+                                  j->dest, j->err);
         out->lines[1] = strdup("Its partial output was removed.");
     }
 }

@@ -14,7 +14,6 @@
 #include <fcntl.h>
 #include <jansson.h>
 #include <openssl/evp.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,15 +32,6 @@ char *backup_errno_text(const char *what, const char *dir, const char *name) {
     size_t n = strlen(what) + strlen(dir) + strlen(name) + strlen(why) + 8;
     char *s = malloc(n);
     snprintf(s, n, "%s %s%s%s: %s", what, dir, *name ? "/" : "", name, why);
-    return s;
-}
-
-static char *text(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static char *text(const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    char *s = il_vformat(fmt, ap);
-    va_end(ap);
     return s;
 }
 
@@ -217,12 +207,12 @@ static bool read_entries(json_t *files, backup_manifest *m, char **err) {
         }
         bool is_ckpt;
         if (!entry_path_ok(path, m->revision, &is_ckpt)) {
-            *err = text("it lists '%s', which an export cannot hold", path);
+            *err = il_format("it lists '%s', which an export cannot hold", path);
             return false;
         }
         for (uint32_t j = 0; j < m->files.n; j++)
             if (strcmp(m->files.v[j].path, path) == 0) {
-                *err = text("it lists '%s' twice", path);
+                *err = il_format("it lists '%s' twice", path);
                 return false;
             }
         nckpt += is_ckpt;
@@ -248,12 +238,13 @@ bool backup_manifest_read(const char *dir, backup_manifest *m, char **err) {
     char *why = NULL;
     if (!root) {
         if (access(dir, F_OK) != 0)
-            why = text("cannot open %s: %s", dir, strerror(errno));
+            why = il_format("cannot open %s: %s", dir, strerror(errno));
         else if (access(path, F_OK) != 0)
-            why = text("%s has no manifest (%s): it is not an export, or one that did not finish",
-                       dir, BACKUP_MANIFEST);
+            why = il_format(
+                "%s has no manifest (%s): it is not an export, or one that did not finish", dir,
+                BACKUP_MANIFEST);
         else
-            why = text("%s: %s", path, jerr.text);
+            why = il_format("%s: %s", path, jerr.text);
         *err = why;
         free(path);
         return false;
@@ -279,7 +270,7 @@ bool backup_manifest_read(const char *dir, backup_manifest *m, char **err) {
     }
     json_decref(root);
     if (!ok) {
-        *err = text("%s: %s", path, why);
+        *err = il_format("%s: %s", path, why);
         free(why);
         backup_manifest_free(m);
     }

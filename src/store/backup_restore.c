@@ -11,7 +11,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,15 +22,6 @@
 
 static const char TMP_SUFFIX[] = ".restoring";
 
-static char *fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
-static char *fmt(const char *f, ...) {
-    va_list ap;
-    va_start(ap, f);
-    char *s = il_vformat(f, ap);
-    va_end(ap);
-    return s;
-}
-
 /* Checks every listed file of the export against the manifest. */
 static char *verify(const char *src, int srcfd, const backup_manifest *m) {
     for (uint32_t i = 0; i < m->files.n; i++) {
@@ -40,14 +30,14 @@ static char *verify(const char *src, int srcfd, const backup_manifest *m) {
         char sha[65];
         const char *why;
         if (!backup_hash_file(srcfd, f->path, &size, sha, NULL, &why))
-            return fmt("%s/%s: %s", src, f->path, why);
+            return il_format("%s/%s: %s", src, f->path, why);
         if (size != f->size)
-            return fmt("%s/%s: %" PRIu64 " bytes where the manifest lists %" PRIu64
-                       " (truncated or changed since the export)",
-                       src, f->path, size, f->size);
+            return il_format("%s/%s: %" PRIu64 " bytes where the manifest lists %" PRIu64
+                             " (truncated or changed since the export)",
+                             src, f->path, size, f->size);
         if (strcmp(sha, f->sha256) != 0)
-            return fmt("%s/%s: SHA-256 mismatch (damaged or changed since the export)", src,
-                       f->path);
+            return il_format("%s/%s: SHA-256 mismatch (damaged or changed since the export)", src,
+                             f->path);
     }
     return NULL;
 }
@@ -70,13 +60,14 @@ static bool has_entries(int dirfd, const char *sub) {
 /* Why the data directory cannot take the export, or NULL. */
 static char *refusal(const char *dest, int destfd, const backup_manifest *m) {
     if (has_entries(destfd, "wal") || has_entries(destfd, "ckpt"))
-        return fmt("%s already holds data (wal/ or ckpt/ is not empty); restore into a new or "
-                   "empty data directory",
-                   dest);
+        return il_format(
+            "%s already holds data (wal/ or ckpt/ is not empty); restore into a new or "
+            "empty data directory",
+            dest);
     for (uint32_t i = 0; i < m->files.n; i++)
         if (faccessat(destfd, m->files.v[i].path, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
-            return fmt("%s/%s already exists; restore into a new or empty data directory", dest,
-                       m->files.v[i].path);
+            return il_format("%s/%s already exists; restore into a new or empty data directory",
+                             dest, m->files.v[i].path);
     return NULL;
 }
 
@@ -100,7 +91,7 @@ static bool copy_fd(int in, int out) {
  * copy against the manifest. */
 static char *copy_in(const char *src, int srcfd, const char *dest, int destfd,
                      const backup_entry *f) {
-    char *tmp = fmt("%s%s", f->path, TMP_SUFFIX);
+    char *tmp = il_format("%s%s", f->path, TMP_SUFFIX);
     int in = openat(srcfd, f->path, O_RDONLY | O_CLOEXEC);
     int out = openat(destfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     char *err = NULL;
@@ -116,9 +107,9 @@ static char *copy_in(const char *src, int srcfd, const char *dest, int destfd,
     char sha[65];
     const char *why;
     if (!err && !backup_hash_file(destfd, tmp, &size, sha, NULL, &why))
-        err = fmt("cannot read back %s/%s: %s", dest, tmp, why);
+        err = il_format("cannot read back %s/%s: %s", dest, tmp, why);
     else if (!err && (size != f->size || strcmp(sha, f->sha256) != 0))
-        err = fmt("%s/%s changed while it was copied", src, f->path);
+        err = il_format("%s/%s changed while it was copied", src, f->path);
     free(tmp);
     return err;
 }
@@ -127,7 +118,7 @@ static char *copy_in(const char *src, int srcfd, const char *dest, int destfd,
  * failed), leaving the data directory as it was. */
 static void undo(int destfd, const backup_manifest *m, const bool *installed, bool made_ckpt) {
     for (uint32_t i = 0; i < m->files.n; i++) {
-        char *tmp = fmt("%s%s", m->files.v[i].path, TMP_SUFFIX);
+        char *tmp = il_format("%s%s", m->files.v[i].path, TMP_SUFFIX);
         unlinkat(destfd, tmp, 0);
         if (installed[i]) unlinkat(destfd, m->files.v[i].path, 0);
         free(tmp);
@@ -143,12 +134,12 @@ static char *install(const char *dest, int destfd, const backup_manifest *m, boo
             const char *path = m->files.v[i].path;
             bool is_ckpt = strncmp(path, "ckpt/", 5) == 0;
             if (is_ckpt != (pass == 1)) continue;
-            char *tmp = fmt("%s%s", path, TMP_SUFFIX);
+            char *tmp = il_format("%s%s", path, TMP_SUFFIX);
             installed[i] = renameat(destfd, tmp, destfd, path) == 0;
             free(tmp);
             if (!installed[i]) return backup_errno_text("cannot install", dest, path);
         }
-        char *dir = pass == 1 ? fmt("%s/ckpt", dest) : strdup(dest);
+        char *dir = pass == 1 ? il_format("%s/ckpt", dest) : strdup(dest);
         bool ok = backup_sync_dir(dir);
         char *err = ok ? NULL : backup_errno_text("cannot sync", dir, "");
         free(dir);

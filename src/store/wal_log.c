@@ -9,7 +9,6 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,15 +60,6 @@ struct wal {
     int synced_fd;          /* INPUTLAYER_TEST_SYNCED_LENGTH_FILE, or -1 (see note_synced) */
     unsigned sync_delay_us; /* INPUTLAYER_TEST_SYNC_DELAY_US: a slow disk, for tests */
 };
-
-static char *errf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static char *errf(const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    char *s = il_vformat(fmt, ap);
-    va_end(ap);
-    return s;
-}
 
 static void set_err(char **err, char *msg) {
     if (err)
@@ -158,7 +148,7 @@ static bool create_segment(wal *w, uint64_t first, char **err) {
     snprintf(tmp, sizeof tmp, "%s.tmp", name);
     int fd = openat(w->dirfd, tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) {
-        set_err(err, errf("cannot create %s/%s: %s", w->dir, tmp, strerror(errno)));
+        set_err(err, il_format("cannot create %s/%s: %s", w->dir, tmp, strerror(errno)));
         return false;
     }
     /* Preallocation keeps commits from extending the file: fdatasync then has no size
@@ -169,7 +159,7 @@ static bool create_segment(wal *w, uint64_t first, char **err) {
     for (int i = 0; i < 8; i++) hdr[8 + i] = (unsigned char)(first >> (8 * i));
     if (!write_all(fd, hdr, sizeof hdr, 0) || fsync(fd) != 0 ||
         renameat(w->dirfd, tmp, w->dirfd, name) != 0 || fsync(w->dirfd) != 0) {
-        set_err(err, errf("cannot create %s/%s: %s", w->dir, name, strerror(errno)));
+        set_err(err, il_format("cannot create %s/%s: %s", w->dir, name, strerror(errno)));
         close(fd);
         return false;
     }
@@ -253,7 +243,7 @@ static size_t scan_segment(wal *w, const char *name, const unsigned char *data, 
 static bool recover(wal *w, wal_record_fn fn, void *ctx, char **err) {
     DIR *d = fdopendir(dup(w->dirfd));
     if (!d) {
-        set_err(err, errf("cannot read %s: %s", w->dir, strerror(errno)));
+        set_err(err, il_format("cannot read %s: %s", w->dir, strerror(errno)));
         return false;
     }
     IL_VEC(uint64_t) segs = {0};
@@ -352,15 +342,15 @@ static bool recover(wal *w, wal_record_fn fn, void *ctx, char **err) {
         /* Clearing the tail from the last valid record on means a later, shorter record
            can never be followed by stale bytes that look like records. */
         if (w->fd < 0 || ftruncate(w->fd, (off_t)last_off) != 0) {
-            set_err(err,
-                    errf("cannot open %s/%s for appending: %s", w->dir, name, strerror(errno)));
+            set_err(err, il_format("cannot open %s/%s for appending: %s", w->dir, name,
+                                   strerror(errno)));
             ok = false;
         } else if (last_off < w->seg_size) {
             (void)posix_fallocate(w->fd, 0, (off_t)w->seg_size); /* as in create_segment */
         }
         if (ok && fsync(w->fd) != 0) {
-            set_err(err,
-                    errf("cannot open %s/%s for appending: %s", w->dir, name, strerror(errno)));
+            set_err(err, il_format("cannot open %s/%s for appending: %s", w->dir, name,
+                                   strerror(errno)));
             ok = false;
         }
         if (ok) note_synced(w, segs.v[last], last_off);
@@ -379,7 +369,7 @@ wal *wal_open_after(const char *dir, uint64_t seg_size, wal_start_fn start, wal_
                     void *ctx, char **err) {
     if (err) *err = NULL;
     if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
-        set_err(err, errf("cannot create %s: %s", dir, strerror(errno)));
+        set_err(err, il_format("cannot create %s: %s", dir, strerror(errno)));
         return NULL;
     }
     wal *w = calloc(1, sizeof *w);
@@ -403,14 +393,14 @@ wal *wal_open_after(const char *dir, uint64_t seg_size, wal_start_fn start, wal_
         synced_file && *synced_file ? open(synced_file, O_WRONLY | O_CREAT | O_CLOEXEC, 0644) : -1;
     w->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (w->dirfd < 0) {
-        set_err(err, errf("cannot open %s: %s", dir, strerror(errno)));
+        set_err(err, il_format("cannot open %s: %s", dir, strerror(errno)));
         wal_close(w);
         return NULL;
     }
     w->lockfd = openat(w->dirfd, "LOCK", O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (w->lockfd < 0 || flock(w->lockfd, LOCK_EX | LOCK_NB) != 0) {
-        set_err(err, errf("%s is in use by another process (%s)", dir,
-                          w->lockfd < 0 ? strerror(errno) : "locked"));
+        set_err(err, il_format("%s is in use by another process (%s)", dir,
+                               w->lockfd < 0 ? strerror(errno) : "locked"));
         wal_close(w);
         return NULL;
     }
@@ -458,7 +448,7 @@ bool wal_sync(wal *w, char **err) {
     pthread_cond_broadcast(&w->sync_ended);
     pthread_mutex_unlock(&w->mu);
     if (rc != 0) {
-        set_err(err, errf("fdatasync of the log in %s failed: %s", w->dir, strerror(saved)));
+        set_err(err, il_format("fdatasync of the log in %s failed: %s", w->dir, strerror(saved)));
         return false;
     }
     return true;
@@ -488,7 +478,7 @@ uint64_t wal_durable_lsn(wal *w) {
 bool wal_append(wal *w, const void *payload, size_t len, char **err) {
     if (err) *err = NULL;
     if (len > UINT32_MAX - WAL_RECORD_HEADER) {
-        set_err(err, errf("log record too large (%zu bytes)", len));
+        set_err(err, il_format("log record too large (%zu bytes)", len));
         return false;
     }
     uint64_t rec_len = WAL_RECORD_HEADER + len;
@@ -512,7 +502,7 @@ bool wal_append(wal *w, const void *payload, size_t len, char **err) {
     c = store_crc32c(c, h + WAL_RECORD_HEADER, len);
     for (int i = 0; i < 4; i++) h[4 + i] = (unsigned char)(c >> (8 * i));
     if (!write_all(w->fd, h, (size_t)rec_len, w->off)) {
-        set_err(err, errf("write to the log in %s failed: %s", w->dir, strerror(errno)));
+        set_err(err, il_format("write to the log in %s failed: %s", w->dir, strerror(errno)));
         return false;
     }
     pthread_mutex_lock(&w->mu);
