@@ -285,24 +285,15 @@ static void reply_error(store_backup_reply *out, char *msg) {
     out->lines[0] = msg;
 }
 
-static void default_name(char *out, size_t cap) {
+/* The UTC time now as `prefix` + strftime(date) + ".mmmZ". */
+static void utc_now(char *out, size_t cap, const char *prefix, const char *date) {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     struct tm tm;
     gmtime_r(&ts.tv_sec, &tm);
     char when[24];
-    strftime(when, sizeof when, "%Y%m%dT%H%M%S", &tm);
-    snprintf(out, cap, "checkpoint-%s.%03dZ", when, (int)(ts.tv_nsec / 1000000));
-}
-
-static void utc_now(char *out, size_t cap) {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    struct tm tm;
-    gmtime_r(&ts.tv_sec, &tm);
-    char when[24];
-    strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%S", &tm);
-    snprintf(out, cap, "%s.%03dZ", when, (int)(ts.tv_nsec / 1000000));
+    strftime(when, sizeof when, date, &tm);
+    snprintf(out, cap, "%s%s.%03dZ", prefix, when, (int)(ts.tv_nsec / 1000000));
 }
 
 static bool dir_empty(const char *path) {
@@ -350,7 +341,7 @@ void backup_export_start(backup_exporter *x, il_engine *e, uint64_t lsn, const c
     }
     char fallback[64];
     if (!name) {
-        default_name(fallback, sizeof fallback);
+        utc_now(fallback, sizeof fallback, "checkpoint-", "%Y%m%dT%H%M%S");
         name = fallback;
     }
     if (!backup_name_ok(name)) {
@@ -375,7 +366,7 @@ void backup_export_start(backup_exporter *x, il_engine *e, uint64_t lsn, const c
     j->snap = ckpt_snapshot_take(e, lsn);
     if (x->capture) x->capture(x->ctx, &j->cap);
     j->held_us = (uint64_t)(ms_since(&t0) * 1000.0);
-    utc_now(j->created_at, sizeof j->created_at);
+    utc_now(j->created_at, sizeof j->created_at, "", "%Y-%m-%dT%H:%M:%S");
     clock_gettime(CLOCK_MONOTONIC, &j->started);
     if (pthread_create(&j->thread, NULL, writer, j) != 0) {
         reply_error(out, il_format("cannot start the export's thread: %s", strerror(errno)));
