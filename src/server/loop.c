@@ -22,7 +22,7 @@ typedef struct write_req {
     uv_write_t req;
     srv_conn *conn;
     char *data;
-    size_t len;
+    size_t len;                 /* the part of data still to write, counted as pending */
     void (*release)(void *ctx); /* data is not ours: release(ctx) instead of free */
     void *ctx;
 } write_req;
@@ -122,18 +122,25 @@ static void linger(srv_conn *c) {
     uv_timer_start(&c->timer, on_linger_timeout, LINGER_MS, 0);
 }
 
+static void write_done(char *data, void (*release)(void *), void *ctx) {
+    if (release)
+        release(ctx);
+    else
+        free(data);
+}
+
 static void on_write(uv_write_t *req, int status) {
     write_req *w = (write_req *)req;
     srv_conn *c = w->conn;
-    bool was_over = srv_outbound(c) > SRV_OUTBOUND_LIMIT;
+    /* Held back by its output (or reading paused): whatever took it over the limit may
+       have gone out without a request of its own (uv_try_write), so the state is asked. */
+    bool was_held = srv_outbound(c) > SRV_OUTBOUND_LIMIT || c->reading_paused ||
+                    __atomic_load_n(&c->backpressured, __ATOMIC_SEQ_CST);
     c->pending_bytes -= w->len;
-    if (w->release)
-        w->release(w->ctx);
-    else
-        free(w->data);
+    write_done(w->data, w->release, w->ctx);
     free(w);
     c->pending_writes--;
-    if (status >= 0 && was_over && srv_outbound(c) <= SRV_OUTBOUND_LIMIT && c->state == SRV_WS) {
+    if (status >= 0 && was_held && srv_outbound(c) <= SRV_OUTBOUND_LIMIT && c->state == SRV_WS) {
         __atomic_store_n(&c->backpressured, false, __ATOMIC_SEQ_CST);
         srv_subs_release_later(c);
         srv_pipe_pump(c);
@@ -144,27 +151,83 @@ static void on_write(uv_write_t *req, int status) {
         linger(c);
 }
 
-static void write_out(srv_conn *c, char *data, size_t len, void (*release)(void *), void *ctx) {
+/* Queues what uv_try_write did not take (data from done on), in order after what is queued. */
+static void queue_write(srv_conn *c, char *data, size_t len, size_t done, void (*release)(void *),
+                        void *ctx) {
     write_req *w = malloc(sizeof *w);
     w->conn = c;
-    w->len = len;
+    w->len = len - done;
     w->data = data;
     w->release = release;
     w->ctx = ctx;
-    c->pending_bytes += len;
+    c->pending_bytes += w->len;
     if (srv_outbound(c) > SRV_OUTBOUND_LIMIT)
         __atomic_store_n(&c->backpressured, true, __ATOMIC_SEQ_CST);
-    uv_buf_t b = uv_buf_init(data, (unsigned)len);
+    uv_buf_t b = uv_buf_init(data + done, (unsigned)w->len);
     c->pending_writes++;
     if (uv_write(&w->req, (uv_stream_t *)&c->tcp, &b, 1, on_write) != 0) {
-        c->pending_bytes -= len;
-        if (release)
-            release(ctx);
-        else
-            free(data);
+        c->pending_bytes -= w->len;
+        write_done(data, release, ctx);
         free(w);
         c->pending_writes--;
         conn_close_now(c);
+    }
+}
+
+static void write_out(srv_conn *c, char *data, size_t len, void (*release)(void *), void *ctx) {
+    if (c->corked) {
+        if (c->ncorked == sizeof c->cork / sizeof c->cork[0]) {
+            srv_conn_uncork(c); /* full: these go, and gathering goes on */
+            c->corked = true;
+        }
+        c->cork[c->ncorked++] = (struct srv_corked){data, len, release, ctx};
+        c->pending_bytes += len;
+        return;
+    }
+    /* Written at once when nothing is queued before it, as most writes are: no request, and
+       no epoll_ctl, which libuv makes after every queued write when the queue drains. */
+    size_t done = 0;
+    if (c->pending_writes == 0) {
+        uv_buf_t b = uv_buf_init(data, (unsigned)len);
+        int n = uv_try_write((uv_stream_t *)&c->tcp, &b, 1);
+        if (n == (int)len) {
+            write_done(data, release, ctx);
+            return;
+        }
+        if (n > 0) done = (size_t)n; /* the rest is queued; an error shows in on_write */
+    }
+    queue_write(c, data, len, done, release, ctx);
+}
+
+void srv_conn_cork(srv_conn *c) {
+    c->corked = true;
+}
+
+void srv_conn_uncork(srv_conn *c) {
+    unsigned n = c->ncorked;
+    c->corked = false;
+    c->ncorked = 0;
+    if (n == 0) return;
+    struct srv_corked *k = c->cork;
+    for (unsigned i = 0; i < n; i++) c->pending_bytes -= k[i].len;
+    if (uv_is_closing((uv_handle_t *)&c->tcp)) {
+        for (unsigned i = 0; i < n; i++) write_done(k[i].data, k[i].release, k[i].ctx);
+        return;
+    }
+    size_t written = 0;
+    if (c->pending_writes == 0) {
+        uv_buf_t bufs[sizeof c->cork / sizeof c->cork[0]];
+        for (unsigned i = 0; i < n; i++) bufs[i] = uv_buf_init(k[i].data, (unsigned)k[i].len);
+        int rc = uv_try_write((uv_stream_t *)&c->tcp, bufs, n);
+        if (rc > 0) written = (size_t)rc;
+    }
+    for (unsigned i = 0; i < n; i++) {
+        size_t done = written < k[i].len ? written : k[i].len;
+        written -= done;
+        if (done == k[i].len)
+            write_done(k[i].data, k[i].release, k[i].ctx);
+        else
+            queue_write(c, k[i].data, k[i].len, done, k[i].release, k[i].ctx);
     }
 }
 

@@ -269,9 +269,18 @@ typedef struct srv_conn {
     enum srv_conn_state state;
     unsigned pending_writes;
     size_t pending_bytes; /* handed to the socket, not yet written */
-    size_t queued_bytes;  /* queued in wslay, not yet framed */
-    int handles_open;     /* tcp and timer: freed when both are closed */
-    bool lingering;       /* our side is shut down; reading and discarding until EOF */
+    /* Writes gathered between srv_conn_cork and srv_conn_uncork, made as one writev. */
+    unsigned ncorked;
+    bool corked;
+    struct srv_corked {
+        char *data;
+        size_t len;
+        void (*release)(void *ctx);
+        void *ctx;
+    } cork[8];
+    size_t queued_bytes; /* queued in wslay, not yet framed */
+    int handles_open;    /* tcp and timer: freed when both are closed */
+    bool lingering;      /* our side is shut down; reading and discarding until EOF */
 
     /* Addresses: the socket's peer, and the client's (from a trusted proxy's header). */
     char peer[46], ip[46];
@@ -347,6 +356,10 @@ void srv_conn_write(srv_conn *c, const char *data, size_t len);
 /* The same without a copy: release(ctx) once the socket is done with data. */
 void srv_conn_write_ref(srv_conn *c, const char *data, size_t len, void (*release)(void *ctx),
                         void *ctx);
+/* Gathers c's writes until srv_conn_uncork, which makes them one system call: a reply and
+ * the notifications sent with it cost one write instead of several. */
+void srv_conn_cork(srv_conn *c);
+void srv_conn_uncork(srv_conn *c);
 void srv_conn_close(srv_conn *c); /* after the pending writes */
 void srv_conn_resume_reading(srv_conn *c);
 /* Frees a closed connection once no job refers to it (a last job closes its session). */

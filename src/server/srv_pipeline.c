@@ -100,6 +100,7 @@ static void send_pushes(srv_push *p) {
 
 void srv_capture_flush(srv_capture *cap) {
     srv_conn *c = cap->conn;
+    srv_conn_cork(c); /* the reply and the notifications it carries: one write */
     for (size_t at = 0; at + sizeof(size_t) <= cap->frames.len;) {
         size_t len;
         memcpy(&len, cap->frames.data + at, sizeof len);
@@ -111,6 +112,7 @@ void srv_capture_flush(srv_capture *cap) {
     if (open_ws(c)) srv_ws_flush(c);
     srv_deliver_batches(cap->notes);
     cap->notes = NULL;
+    srv_conn_uncork(c);
     send_pushes(cap->pushes);
     drop_list(&cap->pushes, &cap->pushes_tail);
 }

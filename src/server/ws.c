@@ -190,6 +190,10 @@ void srv_ws_feed(srv_conn *c, const char *data, size_t len) {
         c->in_pos = 0;
     }
     srv_ws_flush(c);
+    /* Frames queued while wslay held the connection may have paused reading; written
+       now (perhaps at once, with no write request to complete), they no longer hold it. */
+    if (c->reading_paused && c->state == SRV_WS && srv_outbound(c) <= SRV_OUTBOUND_LIMIT)
+        srv_pipe_pump(c);
     if (c->pending_close) {
         uint16_t code = c->pending_close;
         c->pending_close = 0;
