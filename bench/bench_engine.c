@@ -128,6 +128,12 @@ static size_t run_query(il_session *s, const char *query, size_t len) {
     size_t rows = 0;
     if (k == IL_RESULT_TABLE) {
         rows = il_result_nrows(r);
+        /* `.why`: the proof trees are part of the answer */
+        if (strncmp(query, ".why", 4) == 0) {
+            const char *proofs = il_result_proof_trees(r);
+            if (!proofs) die("a .why result without proof trees");
+            g_sink ^= (il_value)strlen(proofs);
+        }
         il_value acc = 0;
         for (size_t i = 0; i < rows; i++) {
             size_t width = 0;
@@ -241,6 +247,24 @@ static void workload_random2k(void) {
     db_close(&db);
 }
 
+/* d) random 200 / 300 with the reach and two_hop rules: `.why` proof trees. */
+static void workload_random200(void) {
+    if (!selected("random200_why_reach1") && !selected("random200_why_two_hop1")) return;
+    gg_edge *edges = gg_random_graph(200, 300, 42);
+    if (!edges) die("out of memory");
+    double t0 = now_us();
+    bench_db db = db_open();
+    load_edges(&db, edges, 300);
+    exec_str(db.s, "+reach(X, Y) <- edge(X, Y)");
+    exec_str(db.s, "+reach(X, Z) <- reach(X, Y), edge(Y, Z)");
+    exec_str(db.s, "+two_hop(X, Z) <- edge(X, Y), edge(Y, Z)");
+    print_setup("random200", 300, t0);
+    free(edges);
+    measure(&db, "random200_why_reach1", ".why ?reach(1,Y)", 4);
+    measure(&db, "random200_why_two_hop1", ".why ?two_hop(1,Z)", 1);
+    db_close(&db);
+}
+
 /* Loads hot chains of `requested` edges with their hot labels; returns the edge count. */
 static size_t load_chains(bench_db *db, size_t requested) {
     size_t n;
@@ -337,7 +361,8 @@ static void usage(void) {
     fprintf(stderr, "usage: bench_engine [--runs N] [--only NAME] [--no-memory]\n"
                     "workloads: random2k_edge1 random2k_reach1 random2k_reach_all "
                     "random2k_reach1_after_all random2k_write_after_all chains100k_hot_reach "
-                    "chains100k_path400 chains100k_r1_400 chains1m_r1_400 memory_chains1m\n");
+                    "chains100k_path400 chains100k_r1_400 chains1m_r1_400 random200_why_reach1 "
+                    "random200_why_two_hop1 memory_chains1m\n");
     exit(2);
 }
 
@@ -366,6 +391,7 @@ int main(int argc, char **argv) {
     workload_random2k();
     workload_chains100k();
     workload_chains1m();
+    workload_random200();
     /* Last: on this machine, touching a lot of memory slows the next seconds' timings
        (the kernel reclaims and compacts behind it). */
     if (!g_no_memory) workload_memory(argv[0]);

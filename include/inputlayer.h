@@ -275,6 +275,11 @@ size_t il_result_total_rows(const il_result *r);
  * shown by the CLI). *width receives the number of values. */
 const il_value *il_result_row(const il_result *r, size_t i, size_t *width);
 
+/* For the result of `.why ?query` (and `.why full ?query`): the proof trees of its rows
+ * as a JSON array, one object {"row": [...], "proof": node} per row (docs/server.md,
+ * "Proof trees"); valid until the result is freed. NULL for any other result. */
+const char *il_result_proof_trees(const il_result *r);
+
 /* For IL_STMT_SESSION_RULE: the head relation and the head's effective arity. */
 const char *il_result_rule_head(const il_result *r, uint32_t *arity);
 /* For IL_STMT_REL_SHOW: the relation name. */

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/buf.h"
 #include "iql/lexer.h"
 
 enum { MAX_DEPTH = 128 };
@@ -117,6 +118,35 @@ static bool fail(pctx *p, const char *fmt, ...) {
     vsnprintf(m, (size_t)n + 1, fmt, ap);
     va_end(ap);
     p->err = m;
+    return false;
+}
+
+/* The same for an error text that no reference transcript fixes: the message ends with
+ * where in the statement the offending text starts, ` (line L, column C)` (1-based;
+ * columns count characters, not bytes). */
+static bool fail_at(pctx *p, size_t pos, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static bool fail_at(pctx *p, size_t pos, const char *fmt, ...) {
+    if (p->err) return false;
+    il_buf b;
+    il_buf_init(&b);
+    va_list ap;
+    va_start(ap, fmt);
+    il_buf_vprintf(&b, fmt, ap);
+    va_end(ap);
+    size_t line = 1, col = 1;
+    for (size_t i = 0; i < pos; i++) {
+        unsigned char c = (unsigned char)p->s[i];
+        if (c == '\n') {
+            line++;
+            col = 1;
+        } else if ((c & 0xC0) != 0x80) {
+            col++;
+        }
+    }
+    il_buf_printf(&b, " (line %zu, column %zu)", line, col);
+    p->err = il_arena_strdup(p->a, il_buf_str(&b));
+    il_buf_free(&b);
     return false;
 }
 
@@ -315,7 +345,7 @@ static iql_term *parse_vector(pctx *p, span t) {
         while (e < inner.e && p->s[e] != ',') e++;
         span el = trim(p, sp(b, e));
         if (!iql_lex_float(p->s + el.b, slen(el), &r->u.vec.elems[k])) {
-            fail(p, "Invalid vector element: '%.*s'", SPAN_ARG(p, el));
+            fail_at(p, el.b, "Invalid vector element: '%.*s'", SPAN_ARG(p, el));
             return NULL;
         }
         b = e + 1;
@@ -583,7 +613,7 @@ static iql_term *arith_primary(pctx *p, span t, unsigned *height) {
         r->u.var = sdup(p, t);
         return r;
     }
-    fail(p, "Invalid arithmetic expression: '%.*s'", SPAN_ARG(p, t));
+    fail_at(p, t.b, "Invalid arithmetic expression: '%.*s'", SPAN_ARG(p, t));
     return NULL;
 }
 
@@ -680,8 +710,9 @@ static iql_term *term_body(pctx *p, span t) {
             return r;
         }
         if (iql_lex_lower(c)) {
-            fail(p, "Unquoted atom '%.*s' is not allowed. Use \"%.*s\" (quoted string) instead.",
-                 (int)n, s, (int)n, s);
+            fail_at(p, t.b,
+                    "Unquoted atom '%.*s' is not allowed. Use \"%.*s\" (quoted string) instead.",
+                    (int)n, s, (int)n, s);
             return NULL;
         }
     }
@@ -843,7 +874,7 @@ static bool parse_rule(pctx *p, span t, iql_rule *r) {
     size_t arrow = iql_lex_find2(p->s, t.b, t.e, "<-");
     size_t body_b = arrow < t.e ? arrow + 2 : t.e;
     if (arrow < t.e && iql_lex_find2(p->s, body_b, t.e, "<-") < t.e)
-        return fail(p, "Invalid rule: %.*s", SPAN_ARG(p, t));
+        return fail_at(p, t.b, "Invalid rule: %.*s", SPAN_ARG(p, t));
     if (!parse_atom(p, sp(t.b, arrow), &r->head, NULL)) return false;
     if (!parse_body(p, sp(body_b, t.e), &r->body, &r->nbody, NULL)) return false;
     if (r->nbody == 0) {
@@ -967,7 +998,7 @@ static bool parse_facts(pctx *p, span t, iql_facts *f, bool insert) {
         f->bulk = true;
         return parse_bulk(p, trim(p, sp(lb, t.e)), f, insert);
     }
-    if (lp >= t.e) return fail(p, "Invalid insert syntax: +%.*s", SPAN_ARG(p, t));
+    if (lp >= t.e) return fail_at(p, t.b, "Invalid insert syntax: +%.*s", SPAN_ARG(p, t));
     f->rel = sdup(p, trim(p, sp(t.b, lp)));
     f->tuples = il_arena_calloc(p->a, sizeof *f->tuples);
     f->ntuples = 1;
@@ -986,7 +1017,7 @@ static bool validate_relation_name(pctx *p, span n) {
                     "Relation name '%.*s' must start with lowercase letter.\n(Uppercase names are "
                     "for type declarations.)",
                     SPAN_ARG(p, n));
-    if (!all_ident(p, n)) return fail(p, "Invalid relation name: '%.*s'", SPAN_ARG(p, n));
+    if (!all_ident(p, n)) return fail_at(p, n.b, "Invalid relation name: '%.*s'", SPAN_ARG(p, n));
     return true;
 }
 
@@ -1172,7 +1203,7 @@ static int try_update(pctx *p, span t, iql_update *u) {
     }
     if (!ndel || !nins) return 0;
     if (iql_lex_find2(p->s, arrow + 2, t.e, "<-") < t.e) {
-        fail(p, "Invalid rule: %.*s", SPAN_ARG(p, t));
+        fail_at(p, t.b, "Invalid rule: %.*s", SPAN_ARG(p, t));
         return -1;
     }
     u->dels = il_arena_calloc(p->a, ndel * sizeof *u->dels);

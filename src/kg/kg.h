@@ -127,6 +127,7 @@ struct il_result {
     char *title;
     uint64_t peak_bytes; /* the peak of its counted working data (base/meter.h) */
     size_t total_rows;   /* a query's table: its rows before the cut to nrows (0: not cut) */
+    char *proof_json;    /* `.why`: the rows' proof trees as a JSON array (why.c), or NULL */
 };
 
 /* ---- catalog (catalog.c) ---- */
@@ -274,6 +275,9 @@ il_result *kg_exec_stored_query(il_session *s, const iql_stmt *st, size_t max_ro
 il_result *kg_exec_meta(il_session *s, const iql_meta *m, il_arena *a);
 /* `.debug ?query`: the compiled program (query.c). */
 il_result *kg_debug(il_session *s, const char *text, il_arena *a);
+/* `.why ?query` / `.why full ?query`: the query's table with its rows' proof trees
+ * (why.c). */
+il_result *kg_why(il_session *s, const char *text, il_arena *a, bool full);
 /* `.why_not rel(values)` (whynot.c). */
 il_result *kg_why_not(il_session *s, const char *text, il_arena *a);
 /* Validation of a rule (3.5). Returns NULL or the message (without any prefix). */

@@ -1,5 +1,5 @@
 /* Meta commands run by the engine (iql-language.md section 4): knowledge graphs,
- * relations, persistent rules, the session, prefix clears, status, `.why`. The
+ * relations, persistent rules, the session, prefix clears, status. The
  * client-only ones (.help, .quit, .load) are answered with IL_STMT_CLIENT_ONLY. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -483,15 +483,6 @@ static il_result *meta_clear_prefix(il_session *s, const char *prefix) {
     return r;
 }
 
-static il_result *meta_why(il_session *s, const char *text, il_arena *a) {
-    iql_stmt st;
-    const char *err;
-    if (!iql_parse(a, text, strlen(text), &st, &err)) return res_error("Why error: %s", err);
-    if (st.kind != IQL_STMT_QUERY) return res_error("Why error: expected a query (?...)");
-    kg_query_opts o = {.raw_headers = true};
-    return kg_query(s, &st.u.query, o);
-}
-
 il_result *kg_exec_meta(il_session *s, const iql_meta *m, il_arena *a) {
     switch (m->kind) {
     case IQL_META_KG_SHOW:
@@ -573,7 +564,7 @@ il_result *kg_exec_meta(il_session *s, const iql_meta *m, il_arena *a) {
     }
     case IQL_META_WHY:
     case IQL_META_WHY_FULL:
-        return meta_why(s, m->text, a);
+        return kg_why(s, m->text, a, m->kind == IQL_META_WHY_FULL);
     case IQL_META_WHY_NOT:
         return kg_why_not(s, m->text, a);
     case IQL_META_DEBUG:

@@ -75,6 +75,7 @@ void il_result_free(il_result *r) {
     il_vec_free(r->cells);
     free(r->rule_head);
     free(r->title);
+    free(r->proof_json);
     free(r);
 }
 
@@ -141,4 +142,8 @@ size_t il_value_format(il_value v, char *buf, size_t cap) {
 
 bool il_value_is_number(il_value v) {
     return val_cell_is_number(v);
+}
+
+const char *il_result_proof_trees(const il_result *r) {
+    return r->proof_json;
 }

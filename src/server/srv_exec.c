@@ -158,6 +158,14 @@ static void send_reply(srv_conn *c, const char *id, reply *r) {
     srv_rows_free(&rows);
 }
 
+/* `proof_trees` of a `.why` result (docs/server.md, "Proof trees"). */
+static void put_proof_trees(il_buf *ext, const il_result *r) {
+    const char *trees = il_result_proof_trees(r);
+    if (!trees) return;
+    il_buf_puts(ext, ",\"proof_trees\":");
+    il_buf_puts(ext, trees);
+}
+
 /* ---- execution ---- */
 
 static const char *class_name(il_stmt_class k) {
@@ -393,6 +401,7 @@ static void execute_one(srv_req *rq, const srv_stmt *st, uint64_t t0) {
         srv_json_str(&rp.ext, head, strlen(head));
         il_buf_printf(&rp.ext, ",\"rule_arity\":%u", arity);
     }
+    put_proof_trees(&rp.ext, r);
     if (k == IL_STMT_REL_SHOW && il_result_title(r)) {
         il_buf_puts(&rp.ext, ",\"title\":");
         srv_json_str(&rp.ext, il_result_title(r), strlen(il_result_title(r)));
@@ -488,6 +497,7 @@ static void execute_many(srv_req *rq, srv_stmt *sts, size_t n, uint64_t t0) {
     rp.table = last_table;
     rp.lines = lines;
     rp.nlines = nlines;
+    if (last_table) put_proof_trees(&rp.ext, last_table);
     srv_revision_put_if_changed(c->srv, writes_before, &rp.ext);
     rp.ms = srv_now_ms() - t0;
     if (!rq->stopped) send_reply(c, id, &rp);
@@ -619,6 +629,7 @@ static void execute_atomic(srv_req *rq, srv_stmt *sts, size_t n, const il_txn_pa
         }
         rp.lines = lines;
         rp.nlines = nlines;
+        if (rp.table) put_proof_trees(&rp.ext, rp.table);
         srv_revision_put_if_changed(c->srv, writes_before, &rp.ext);
         rp.ms = srv_now_ms() - t0;
         send_reply(c, id, &rp);

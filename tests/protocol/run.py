@@ -12,8 +12,9 @@ subs.py, the atomic program and revision precondition tests in atomic.py (on the
 server), the subscription group tests in groups.py (on the shared server, but for one
 of its own), the snapshot read tests in read.py (on the shared server, and read.py's
 OWN_TESTS on servers of their own), the recovery tests after a damaged log or a lost
-checkpoint in recovery.py (servers of their own, restarted on one data directory) and
-the backup and restore tests in backup.py (on servers of their own).
+checkpoint in recovery.py (servers of their own, restarted on one data directory), the
+backup and restore tests in backup.py (on servers of their own) and the `.why` proof
+tree tests in why.py (on the shared server).
 
 Usage: tests/protocol/run.py --server-bin PATH. Needs python3-websockets (Debian's
 /usr/bin/python3). Exit status 0 when every check passes."""
@@ -39,6 +40,7 @@ import notify  # noqa: E402
 import read  # noqa: E402
 import recovery  # noqa: E402
 import subs  # noqa: E402
+import why  # noqa: E402
 
 # ---------------------------------------------------------------------------
 
@@ -220,7 +222,8 @@ async def t_too_big(srv):
 
 
 TESTS = [t_http, t_auth, t_execute, t_ping_cancel, t_pipelined, t_malformed, t_stream,
-         t_too_big] + access.TESTS + subs.TESTS + groups.TESTS + read.TESTS + atomic.TESTS
+         t_too_big] + access.TESTS + subs.TESTS + groups.TESTS + read.TESTS + atomic.TESTS \
+    + why.TESTS
 
 
 async def run_tests(tests, arg):

@@ -269,7 +269,8 @@ Test(parser, floats_in_rust_syntax) {
 
 Test(parser, non_finite_and_malformed_numbers_are_invalid) {
     TERM_ERR("1e400", "Invalid term: '1e400'");
-    TERM_ERR("inf", "Unquoted atom 'inf' is not allowed. Use \"inf\" (quoted string) instead.");
+    TERM_ERR("inf", "Unquoted atom 'inf' is not allowed. Use \"inf\" (quoted string) instead. "
+                    "(line 1, column 3)");
     TERM_ERR("1abc", "Invalid term: '1abc'");
     TERM_ERR("1.2.3", "Invalid term: '1.2.3'");
 }
@@ -320,8 +321,10 @@ Test(parser, unterminated_strings_are_invalid_terms) {
 Test(parser, booleans_and_unquoted_atoms) {
     TERM("true", "b:true");
     TERM("false", "b:false");
-    ERR("+color(red)", "Unquoted atom 'red' is not allowed. Use \"red\" (quoted string) instead.");
-    TERM_ERR("null", "Unquoted atom 'null' is not allowed. Use \"null\" (quoted string) instead.");
+    ERR("+color(red)", "Unquoted atom 'red' is not allowed. Use \"red\" (quoted string) instead. "
+                       "(line 1, column 8)");
+    TERM_ERR("null", "Unquoted atom 'null' is not allowed. Use \"null\" (quoted string) instead. "
+                     "(line 1, column 3)");
     TERM("True", "True"); /* an uppercase word is a variable */
 }
 
@@ -330,9 +333,9 @@ Test(parser, vectors) {
     TERM("[]", "v:[]");
     TERM("[ ]", "v:[]");
     TERM("[1e2]", "v:[100]");
-    TERM_ERR("[1, x, 3]", "Invalid vector element: 'x'");
-    TERM_ERR("[1, 2,]", "Invalid vector element: ''");
-    TERM_ERR("[\"a\"]", "Invalid vector element: '\"a\"'");
+    TERM_ERR("[1, x, 3]", "Invalid vector element: 'x' (line 1, column 7)");
+    TERM_ERR("[1, 2,]", "Invalid vector element: '' (line 1, column 9)");
+    TERM_ERR("[\"a\"]", "Invalid vector element: '\"a\"' (line 1, column 4)");
     iql_stmt st = ok("+emb[(1, [1.0, 0.0]), (2, [0.0, 1.0])]");
     cr_assert_eq(st.u.facts.ntuples, 2);
     cr_expect_str_eq(sx(st.u.facts.tuples[1].terms[1]), "v:[0,1]");
@@ -423,15 +426,18 @@ Test(parser, arithmetic_signs_and_exponents) {
 }
 
 Test(parser, arithmetic_errors_quote_the_operand) {
-    ERR("r(X, Y) <- s(X), Y = X + abs(X)", "Invalid arithmetic expression: 'abs(X)'");
-    ERR("r(X, Y) <- s(X), Y = X + [1]", "Invalid arithmetic expression: '[1]'");
-    ERR("r(X, Y) <- s(X), Y = X + \"a\"", "Invalid arithmetic expression: '\"a\"'");
-    ERR("r(X, Y) <- s(X), Y = X +", "Invalid arithmetic expression: 'X +'");
-    ERR("r(X, Y) <- s(X), Y = A * B +", "Invalid arithmetic expression: 'B +'");
-    ERR("r(X, Y) <- s(X), Y = +X", "Invalid arithmetic expression: '+X'");
-    ERR("r(X, Y) <- s(X), Y = X + (Y", "Invalid arithmetic expression: '(Y'");
-    ERR("r(X, Y) <- s(X), Y = a b * 2", "Invalid arithmetic expression: 'a b'");
-    ERR("r(X, Y) <- s(X), Y = (X + y z)", "Invalid arithmetic expression: 'y z'");
+    ERR("r(X, Y) <- s(X), Y = X + abs(X)",
+        "Invalid arithmetic expression: 'abs(X)' (line 1, column 26)");
+    ERR("r(X, Y) <- s(X), Y = X + [1]", "Invalid arithmetic expression: '[1]' (line 1, column 26)");
+    ERR("r(X, Y) <- s(X), Y = X + \"a\"",
+        "Invalid arithmetic expression: '\"a\"' (line 1, column 26)");
+    ERR("r(X, Y) <- s(X), Y = X +", "Invalid arithmetic expression: 'X +' (line 1, column 22)");
+    ERR("r(X, Y) <- s(X), Y = A * B +", "Invalid arithmetic expression: 'B +' (line 1, column 26)");
+    ERR("r(X, Y) <- s(X), Y = +X", "Invalid arithmetic expression: '+X' (line 1, column 22)");
+    ERR("r(X, Y) <- s(X), Y = X + (Y", "Invalid arithmetic expression: '(Y' (line 1, column 26)");
+    ERR("r(X, Y) <- s(X), Y = a b * 2", "Invalid arithmetic expression: 'a b' (line 1, column 22)");
+    ERR("r(X, Y) <- s(X), Y = (X + y z)",
+        "Invalid arithmetic expression: 'y z' (line 1, column 27)");
 }
 
 Test(parser, arithmetic_in_heads_and_comparisons) {
@@ -495,7 +501,7 @@ Test(parser, aggregate_errors) {
     ERR("t(top_k<X, A>) <- s(A, X)", "Invalid top_k parameters: X, A");
     ERR("t(top_k< -1, A>) <- s(A)", "Invalid top_k parameters: -1, A");
     /* `<-` is the arrow wherever it appears, as in the reference. */
-    ERR("t(top_k<-1, A>) <- s(A)", "Invalid rule: t(top_k<-1, A>) <- s(A)");
+    ERR("t(top_k<-1, A>) <- s(A)", "Invalid rule: t(top_k<-1, A>) <- s(A) (line 1, column 1)");
     ERR("t(top_k<3>) <- s(A)", "Invalid top_k parameters: 3");
     ERR("t(top_k<3, a>) <- s(A)", "Invalid top_k parameters: 3, a");
     ERR("t(top_k_threshold<2, x, A>) <- s(A)", "Invalid top_k_threshold parameters: 2, x, A");
@@ -589,7 +595,7 @@ Test(parser, rule_errors) {
     ERR("r <- s(X)", "Invalid atom: r");
     ERR("?nums(X, Y), Y == 1.5", "Use '=' for equality, not '=='");
     ERR("r(X) <- s(X), X == 1", "Use '=' for equality, not '=='");
-    ERR("a(X) <- b(X) <- c(X)", "Invalid rule: a(X) <- b(X) <- c(X)");
+    ERR("a(X) <- b(X) <- c(X)", "Invalid rule: a(X) <- b(X) <- c(X) (line 1, column 1)");
     ERR("r(X) <- s(X), X =", "Invalid term: ''");
 }
 
@@ -752,10 +758,11 @@ Test(parser, insert_errors) {
     ERR("+r()", "Fact must have at least one argument");
     ERR("+r(,)", "Invalid term: ''");
     ERR("+r[(1), , (2)]", "Invalid term: ''");
-    ERR("+noparens", "Invalid insert syntax: +noparens");
+    ERR("+noparens", "Invalid insert syntax: +noparens (line 1, column 2)");
     ERR("+r(v: vector)", "Invalid term: 'v: vector'");
     ERR("+r(a: timestamp)", "Invalid term: 'a: timestamp'");
-    ERR("+r[(1, x)]", "Unquoted atom 'x' is not allowed. Use \"x\" (quoted string) instead.");
+    ERR("+r[(1, x)]",
+        "Unquoted atom 'x' is not allowed. Use \"x\" (quoted string) instead. (line 1, column 8)");
 }
 
 Test(parser, session_facts_and_their_errors) {
@@ -804,8 +811,8 @@ Test(parser, drop_rule_and_relation_name_validation) {
                  "type declarations.)");
     ERR("-_x", "Relation name '_x' must start with lowercase letter.\n(Uppercase names are for "
                "type declarations.)");
-    ERR("-foo bar", "Invalid relation name: 'foo bar'");
-    ERR("-r[1]", "Invalid relation name: 'r[1]'");
+    ERR("-foo bar", "Invalid relation name: 'foo bar' (line 1, column 2)");
+    ERR("-r[1]", "Invalid relation name: 'r[1]' (line 1, column 2)");
 }
 
 Test(parser, atomic_update) {
@@ -823,7 +830,8 @@ Test(parser, atomic_update) {
     cr_expect_eq(st.u.update.nins, 1);
     /* Without one of each sign it is not an update. */
     cr_expect_eq(ok("+p(X) <- q(X)").kind, IQL_STMT_PERSIST_RULE);
-    ERR("-a(X), +b(X) <- c(X) <- d(X)", "Invalid rule: -a(X), +b(X) <- c(X) <- d(X)");
+    ERR("-a(X), +b(X) <- c(X) <- d(X)",
+        "Invalid rule: -a(X), +b(X) <- c(X) <- d(X) (line 1, column 1)");
     ERR("-a(X), +b <- c(X)", "Invalid atom: b");
 }
 
@@ -878,7 +886,7 @@ Test(parser, schema_errors) {
     ERR("+R(a: int)",
         "Relation name 'R' must start with lowercase letter.\n(Uppercase names are for "
         "type declarations.)");
-    ERR("+my-rel(a: int)", "Invalid relation name: 'my-rel'");
+    ERR("+my-rel(a: int)", "Invalid relation name: 'my-rel' (line 1, column 2)");
     ERR("+(a: int)", "Relation name cannot be empty");
     ERR("r(a: int, b: list)", "Unknown base type: 'list'. Use int, string, bool, float, or a type "
                               "name.");
@@ -1272,4 +1280,15 @@ Test(parser, mutated_statements_never_crash) {
         parse_any(buf, n);
         if (iter % 1000 == 0) il_arena_reset(&A);
     }
+}
+
+/* Messages that no reference transcript fixes end with the line and column (in
+ * characters) of the offending text within the statement; fixed ones stay as they are. */
+Test(parser, unfixed_errors_point_at_position) {
+    ERR("r(X, Y) <- s(X),\n  Y = X + [1]",
+        "Invalid arithmetic expression: '[1]' (line 2, column 11)");
+    ERR("+v[(1, [1, \xc3\xa9, 3])]", "Invalid vector element: '\xc3\xa9' (line 1, column 12)");
+    ERR("+r(1) <-\n\n   q(x)", "Unquoted atom 'x' is not allowed. Use \"x\" (quoted string) "
+                               "instead. (line 3, column 6)");
+    ERR("?edge(X Y)", "Invalid term: 'X Y'");
 }
