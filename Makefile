@@ -6,7 +6,7 @@ BUILD_TSAN ?= build-tsan
 JOBS       ?= $(shell nproc)
 CONFORMANCE_DIR ?= ../shared/conformance
 
-.PHONY: all setup build build-san build-tsan protocol-tsan run test unit crash-test conformance conformance-san bench-engine bench-server bench-fixtures bench-durable bench-views bench-views-smoke fuzz fuzz-short format clean
+.PHONY: all setup build build-san build-tsan protocol-tsan run test unit crash-test conformance conformance-san bench-engine bench-server bench-fixtures bench-durable bench-views bench-views-smoke bench-vectors bench-vectors-smoke fuzz fuzz-short format clean
 
 all: build
 
@@ -149,10 +149,22 @@ bench-smoke: build
 	@BENCH_FIXTURE_ARGS="--writes 5" ./bench/run-fixtures.sh $(BUILD) >/dev/null
 	@BENCH_DURABLE_SMOKE=1 ./bench/run-durable.sh $(BUILD) >/dev/null
 	@$(MAKE) --no-print-directory bench-views-smoke >/dev/null
-	@echo "bench-smoke: every fixture and views phase ran, every reply checked"
+	@$(MAKE) --no-print-directory bench-vectors-smoke
+	@echo "bench-smoke: every fixture, views phase and the vector benchmark ran, every reply checked"
 
 bench-views-smoke: build
 	@BENCH_VIEWS_SMOKE=1 ./bench/run-views.sh $(BUILD)
+
+# The vector index (BENCHMARKS.md, "Vector search"): HNSW forced on over 100,000 random
+# 128-d vectors, recall@10 and latency against brute force over 1,000 queries, the build
+# rate, and where the graph starts to beat a scan. BENCH_VECTORS_ARGS adds options.
+BENCH_VECTORS_ARGS ?=
+bench-vectors: build
+	@$(BUILD)/bench_vectors --m 32 --ef 200,400,800,1200 --crossover $(BENCH_VECTORS_ARGS)
+
+# 2,000 vectors, 50 queries, recall checked: keeps the tool working (make test runs it).
+bench-vectors-smoke: build
+	@$(BUILD)/bench_vectors --smoke >/dev/null
 
 format:
 	@clang-format -i $$(git ls-files '*.c' '*.h')

@@ -19,8 +19,11 @@
 #endif
 #include "inputlayer.h"
 #include "gen_graph.h"
+#include "gen_vectors.h"
+#include "exec/vecdist.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -307,6 +310,142 @@ static void workload_chains1m(void) {
     db_close(&db);
 }
 
+/* The original's cosine of two vectors as a plain scalar C loop: three sequential f32
+ * sums, then 1 - clamp(dot / (|a| |b|)) (iql-language.md 5.2). */
+static double scalar_cosine(const float *x, const float *y, uint32_t n) {
+    float dot = 0.0f, xx = 0.0f, yy = 0.0f;
+    for (uint32_t i = 0; i < n; i++) {
+        float pxy = x[i] * y[i], pxx = x[i] * x[i], pyy = y[i] * y[i];
+        dot += pxy;
+        xx += pxx;
+        yy += pyy;
+    }
+    double nx = sqrt((double)xx), ny = sqrt((double)yy);
+    if (nx == 0.0 || ny == 0.0) return 0.0;
+    double sim = (double)dot / (nx * ny);
+    if (sim < -1.0) sim = -1.0;
+    if (sim > 1.0) sim = 1.0;
+    return 1.0 - sim;
+}
+
+enum { VEC_N = 10000, VEC_DIM = 128 };
+#define VEC_THRESHOLD 0.5
+
+/* Times `rounds` of fn (each a pass over the vectors) like a query: the median of g_runs
+   after warm-up runs. Prints a line in measure's format. */
+static void measure_pass(const char *name, size_t (*fn)(const float *, const float *),
+                         const float *vecs, const float *q, size_t expected) {
+    if (!selected(name)) return;
+    int warmup = g_runs / 10 < 5 ? 5 : g_runs / 10;
+    for (int i = 0; i < warmup; i++)
+        if (fn(vecs, q) != expected) {
+            fprintf(stderr, "bench_engine: ERROR: %s counted a different number of rows\n", name);
+            exit(1);
+        }
+    double *t = malloc((size_t)g_runs * sizeof *t);
+    if (!t) die("out of memory");
+    for (int i = 0; i < g_runs; i++) {
+        double t0 = now_us();
+        size_t got = fn(vecs, q);
+        t[i] = now_us() - t0;
+        if (got != expected) die("a kernel pass counted a different number of rows");
+    }
+    qsort(t, (size_t)g_runs, sizeof *t, cmp_double);
+    printf("%s rows=%zu median_us=%.2f p10_us=%.2f p90_us=%.2f runs=%d\n", name, expected,
+           quantile(t, g_runs, 0.5), quantile(t, g_runs, 0.1), quantile(t, g_runs, 0.9), g_runs);
+    fflush(stdout);
+    free(t);
+}
+
+static volatile double g_dist_sink;
+
+/* A pass of the plain scalar loop: every distance, counting those under the threshold. */
+static size_t pass_scalar(const float *vecs, const float *q) {
+    size_t hits = 0;
+    double acc = 0;
+    for (size_t i = 0; i < VEC_N; i++) {
+        double d = scalar_cosine(vecs + i * VEC_DIM, q, VEC_DIM);
+        acc += d;
+        hits += d < VEC_THRESHOLD;
+    }
+    g_dist_sink = acc;
+    return hits;
+}
+
+/* A pass of the engine's kernel as the query uses it: the norms are the vectors' heads
+   (computed when they were stored), the fast SIMD dot gives bounds, and only a row the
+   bounds cannot reject gets the exact sequential dot. */
+static val_vec_head g_heads[VEC_N], g_qhead;
+
+static size_t pass_kernel(const float *vecs, const float *q) {
+    size_t hits = 0;
+    for (size_t i = 0; i < VEC_N; i++) {
+        const float *x = vecs + i * VEC_DIM;
+        double lo, hi;
+        if (vecdist_cosine_bounds(x, &g_heads[i], q, &g_qhead, VEC_DIM, &lo, &hi) &&
+            lo >= VEC_THRESHOLD)
+            continue;
+        double d = vecdist_cosine_from(vecdist_dot_seq(x, q, VEC_DIM), &g_heads[i], &g_qhead);
+        hits += d < VEC_THRESHOLD;
+    }
+    return hits;
+}
+
+/* A pass of the exact kernel alone: the sequential dot of every vector (no bounds). */
+static size_t pass_exact(const float *vecs, const float *q) {
+    size_t hits = 0;
+    for (size_t i = 0; i < VEC_N; i++) {
+        double d = vecdist_cosine_from(vecdist_dot_seq(vecs + i * VEC_DIM, q, VEC_DIM), &g_heads[i],
+                                       &g_qhead);
+        hits += d < VEC_THRESHOLD;
+    }
+    return hits;
+}
+
+static val_vec_head head_of(const float *v) {
+    val_vec_head h = {0.0f, 1, 0.0, 0.0};
+    for (uint32_t d = 0; d < VEC_DIM; d++) {
+        float sq = v[d] * v[d];
+        h.sqnorm += sq;
+    }
+    h.norm = sqrt((double)h.sqnorm);
+    h.inv_norm = h.norm > 0.0 ? 1.0 / h.norm : 0.0;
+    return h;
+}
+
+/* e) the original's vector benchmark: 10,000 random 128-d vectors (seed 42), the
+   brute-force cosine query with a filter against a query vector (seed 43), and beside it
+   the distance kernel alone and a plain scalar loop over the same vectors. */
+static void workload_vectors10k(void) {
+    if (!selected("vectors10k_cosine_query") && !selected("vectors10k_kernel") &&
+        !selected("vectors10k_kernel_exact") && !selected("vectors10k_scalar_loop"))
+        return;
+    float *vecs = gv_random_vectors(VEC_N, VEC_DIM, 42);
+    float *q = gv_random_vectors(1, VEC_DIM, 43);
+    size_t qcap = (size_t)VEC_DIM * 18 + 200;
+    char *query = malloc(qcap);
+    if (!vecs || !q || !query) die("out of memory");
+    double t0 = now_us();
+    bench_db db = db_open();
+    if (gv_emit_vectors("vectors", vecs, VEC_N, VEC_DIM, GV_CHUNK, exec_stmt_cb, db.s) != 0)
+        die("out of memory writing statements");
+    print_setup("vectors10k", VEC_N, t0);
+    int len = snprintf(query, qcap, "?vectors(Id, V), Dist = cosine(V, ");
+    len += gv_format_vector(query + len, qcap - (size_t)len, q, VEC_DIM);
+    snprintf(query + len, qcap - (size_t)len, "), Dist < %g", VEC_THRESHOLD);
+    for (size_t i = 0; i < VEC_N; i++) g_heads[i] = head_of(vecs + i * VEC_DIM);
+    g_qhead = head_of(q);
+    size_t expected = pass_scalar(vecs, q);
+    measure(&db, "vectors10k_cosine_query", query, expected);
+    measure_pass("vectors10k_kernel", pass_kernel, vecs, q, expected);
+    measure_pass("vectors10k_kernel_exact", pass_exact, vecs, q, expected);
+    measure_pass("vectors10k_scalar_loop", pass_scalar, vecs, q, expected);
+    db_close(&db);
+    free(query);
+    free(q);
+    free(vecs);
+}
+
 /* Resident set size in bytes, from /proc/self/statm. */
 static long rss_bytes(void) {
     FILE *f = fopen("/proc/self/statm", "r");
@@ -362,7 +501,8 @@ static void usage(void) {
                     "workloads: random2k_edge1 random2k_reach1 random2k_reach_all "
                     "random2k_reach1_after_all random2k_write_after_all chains100k_hot_reach "
                     "chains100k_path400 chains100k_r1_400 chains1m_r1_400 random200_why_reach1 "
-                    "random200_why_two_hop1 memory_chains1m\n");
+                    "random200_why_two_hop1 vectors10k_cosine_query vectors10k_kernel "
+                    "vectors10k_kernel_exact vectors10k_scalar_loop memory_chains1m\n");
     exit(2);
 }
 
@@ -392,6 +532,7 @@ int main(int argc, char **argv) {
     workload_chains100k();
     workload_chains1m();
     workload_random200();
+    workload_vectors10k();
     /* Last: on this machine, touching a lot of memory slows the next seconds' timings
        (the kernel reclaims and compacts behind it). */
     if (!g_no_memory) workload_memory(argv[0]);

@@ -10,12 +10,16 @@ typedef struct splitmix64 {
     uint64_t x;
 } splitmix64;
 
-static uint64_t sm_next(splitmix64 *r) {
-    r->x += 0x9E3779B97F4A7C15ULL;
-    uint64_t z = r->x;
+uint64_t gg_splitmix64(uint64_t *state) {
+    *state += 0x9E3779B97F4A7C15ULL;
+    uint64_t z = *state;
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
     return z ^ (z >> 31);
+}
+
+static uint64_t sm_next(splitmix64 *r) {
+    return gg_splitmix64(&r->x);
 }
 
 static uint64_t sm_below(splitmix64 *r, uint64_t b) {

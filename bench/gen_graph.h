@@ -13,6 +13,9 @@ typedef struct gg_edge {
     int64_t src, dst;
 } gg_edge;
 
+/* The next SplitMix64 output of the generator whose state is *state (the seed to start). */
+uint64_t gg_splitmix64(uint64_t *state);
+
 /* Tuples per bulk-insert statement. */
 #define GG_CHUNK 5000
 

@@ -24,7 +24,7 @@
 
 #define CHUNK_BYTES      (64u * 1024u)
 #define CHUNK_SOLO_BYTES (CHUNK_BYTES / 4) /* larger strings get a chunk of their own */
-#define BYTE_ALIGN       4u
+#define BYTE_ALIGN       8u
 
 #define INITIAL_SLOTS 256u
 

@@ -10,7 +10,8 @@
 
 /* The id of the byte string s[0..len) (it may contain NUL bytes; s may be NULL when len
  * is 0). Equal bytes always give the same id. The bytes are copied; storage for them is
- * at least 4-byte aligned, so an interned array of 4-byte elements can be read in place. */
+ * at least 8-byte aligned, so an interned array of 8-byte (or smaller) elements can be read in
+ * place. */
 uint32_t il_intern(const char *s, size_t len);
 
 /* The bytes of an id returned by il_intern: stable for the life of the process (until

@@ -16,3 +16,9 @@ const exec_builtin *exec_builtin_find(const char *name) {
             if (strcmp(b->name, name) == 0) return b;
     return NULL;
 }
+
+exec_builtin_bounds_fn exec_builtin_find_bounds(const exec_builtin *b) {
+    for (const exec_builtin_bounds *e = exec_vector_bounds; b && e->name; e++)
+        if (strcmp(e->name, b->name) == 0) return e->bounds;
+    return NULL;
+}

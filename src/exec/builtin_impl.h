@@ -10,5 +10,6 @@ extern const exec_builtin exec_vector_builtins[];
 extern const exec_builtin exec_quantize_builtins[];
 extern const exec_builtin exec_lsh_builtins[];
 extern const exec_builtin exec_time_builtins[];
+extern const exec_builtin_bounds exec_vector_bounds[];
 
 #endif

@@ -17,6 +17,7 @@
 #include "base/meter.h"
 #include "exec/aggregate.h"
 #include "exec/expr.h"
+#include "exec/hnsw.h"
 #include "exec/stable_sort.h"
 #include "exec/tuplesort.h"
 #include "exec/tupleset.h"
@@ -172,6 +173,49 @@ static void cached_seek(plan_seek_cache *sc, const rel_t *rel, int idx, const va
     e->used = true;
 }
 
+/* A scan whose next operation is an assignment with a bound filter (plan_op.bound_filter)
+ * over a column the scan binds, `vectors(Id, V), D = cosine(V, Q), D < 0.5`: the scan
+ * itself rejects the rows the bounds fail, before binding anything. */
+typedef struct row_bounds {
+    const plan_op *assign, *filter;
+    double c; /* the filter's number */
+    val_t args[2];
+    uint32_t arg; /* which argument comes from the row */
+    uint32_t pos; /* its position in the index's tuples */
+} row_bounds;
+
+static bool plan_row_bounds(const runner *r, uint32_t i, const scan_plan *sp, row_bounds *rb) {
+    const plan_clause *c = r->c;
+    if (i + 1 >= c->nops) return false;
+    const plan_op *a = &c->ops[i + 1];
+    if (a->kind != POP_ASSIGN || !a->bound_filter || a->rhs->nargs != 2) return false;
+    bool from_row = false;
+    for (uint32_t k = 0; k < 2; k++) {
+        const plan_expr *e = a->rhs->args[k];
+        if (e->kind == PX_CONST) {
+            rb->args[k] = e->c;
+            continue;
+        }
+        if (e->kind != PX_SLOT) return false;
+        uint32_t s;
+        for (s = 0; s < sp->nbind && sp->steps[s].slot != e->slot; s++) {
+        }
+        if (s == sp->nbind) {
+            rb->args[k] = r->regs[e->slot]; /* bound before this scan */
+            continue;
+        }
+        if (from_row) return false;
+        from_row = true;
+        rb->arg = k;
+        rb->pos = sp->steps[s].pos;
+    }
+    if (!from_row) return false;
+    rb->assign = a;
+    rb->filter = &c->ops[a->bound_filter];
+    rb->c = val_to_f64(rb->filter->rhs->c);
+    return true;
+}
+
 static void scan(runner *r, uint32_t i, bool negated) {
     const plan_op *op = &r->c->ops[i];
     rel_t *rel = r->rels[i];
@@ -199,6 +243,8 @@ static void scan(runner *r, uint32_t i, bool negated) {
     }
     val_t orig[3];
     for (uint32_t a = 0; a < nalt; a++) orig[a] = prefix[alt_pos[a]];
+    row_bounds rb;
+    bool use_bounds = !negated && plan_row_bounds(r, i, sp, &rb);
     for (uint32_t combo = 0; combo < (1u << nalt); combo++) {
         for (uint32_t a = 0; a < nalt; a++)
             prefix[alt_pos[a]] = (combo >> a) & 1 ? alt_val[a] : orig[a];
@@ -210,6 +256,20 @@ static void scan(runner *r, uint32_t i, bool negated) {
         const val_t *t;
         if (negated) {
             if (rel_next(&cur, NULL)) return;
+            continue;
+        }
+        if (use_bounds) {
+            while ((t = rel_next(&cur, NULL))) {
+                if (poll_stop(r)) return;
+                rb.args[rb.arg] = t[rb.pos];
+                double lo, hi;
+                if (rb.assign->bounds(rb.args, &lo, &hi) &&
+                    exec_bounds_exclude(rb.filter->cmp, rb.c, lo, hi))
+                    continue;
+                if (!bind_columns(r, sp, t)) continue;
+                run_from(r, i + 1);
+                if (r->abort) return;
+            }
             continue;
         }
         while ((t = rel_next(&cur, NULL))) {
@@ -263,6 +323,34 @@ static void scan_delta(runner *r, uint32_t i) {
     }
 }
 
+/* hnsw_nearest: each of the k nearest binds (or must equal) the key and the distance. */
+static void search_index(runner *r, uint32_t i) {
+    const plan_op *op = &r->c->ops[i];
+    hnsw_hit stack_hits[16];
+    hnsw_hit *hits = op->k <= 16 ? stack_hits : il_mem_alloc((size_t)op->k * sizeof *hits);
+    size_t n = op->search(op->index, exec_eval(op->rhs, r->regs), op->k, op->ef, hits);
+    val_t saved[2];
+    for (uint32_t c = 0; c < 2; c++)
+        saved[c] = op->act_slot[c] != UINT32_MAX ? r->regs[op->act_slot[c]] : VAL_NULL;
+    for (size_t h = 0; h < n && !r->abort; h++) {
+        if (poll_stop(r)) break;
+        val_t got[2] = {hits[h].key, val_float(hits[h].dist)};
+        bool ok = true;
+        for (uint32_t c = 0; c < 2 && ok; c++) {
+            uint32_t slot = op->act_slot[c];
+            if (op->act[c] == PCOL_CHECK_SLOT)
+                ok = r->regs[slot] == got[c];
+            else if (op->act[c] == PCOL_CHECK_CONST)
+                ok = exec_const_matches(got[c], op->act_const[c]);
+            if (ok && op->act[c] != PCOL_CHECK_SLOT && slot != UINT32_MAX) r->regs[slot] = got[c];
+        }
+        if (ok) run_from(r, i + 1);
+        for (uint32_t c = 0; c < 2; c++)
+            if (op->act_slot[c] != UINT32_MAX) r->regs[op->act_slot[c]] = saved[c];
+    }
+    if (hits != stack_hits) il_mem_free(hits);
+}
+
 static void run_from(runner *r, uint32_t i) {
     const plan_clause *c = r->c;
     if (i == c->nops) {
@@ -283,7 +371,11 @@ static void run_from(runner *r, uint32_t i) {
     case POP_FILTER:
         if (exec_filter(op, r->regs)) run_from(r, i + 1);
         break;
+    case POP_HNSW:
+        search_index(r, i);
+        break;
     case POP_ASSIGN: {
+        if (op->bound_filter && exec_bounds_reject(op, &c->ops[op->bound_filter], r->regs)) break;
         val_t saved = r->regs[op->slot];
         r->regs[op->slot] = exec_eval(op->rhs, r->regs);
         run_from(r, i + 1);

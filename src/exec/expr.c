@@ -250,3 +250,17 @@ bool exec_filter(const plan_op *op, const val_t *regs) {
     }
     return false;
 }
+
+bool exec_bounds_fail(const plan_op *assign, const plan_op *filter, const val_t *args) {
+    double lo, hi;
+    if (!assign->bounds(args, &lo, &hi)) return false;
+    return exec_bounds_exclude(filter->cmp, val_to_f64(filter->rhs->c), lo, hi);
+}
+
+bool exec_bounds_reject(const plan_op *assign, const plan_op *filter, const val_t *regs) {
+    const plan_expr *call = assign->rhs;
+    val_t args[16];
+    uint32_t n = call->nargs < 16 ? call->nargs : 16;
+    for (uint32_t i = 0; i < n; i++) args[i] = exec_eval(call->args[i], regs);
+    return exec_bounds_fail(assign, filter, args);
+}

@@ -18,6 +18,27 @@ bool exec_const_matches(val_t v, val_t c);
 bool exec_numeric_alternative(val_t c, val_t *alt);
 /* Whether a three-way comparison result `c` satisfies `op`. */
 bool exec_order_holds(iql_cmp_op op, int c);
+/* Whether the bounds of an assignment's builtin (plan_op.bounds) already fail the filter
+ * linked to it (plan_op.bound_filter), so that the row can be dropped without the exact
+ * value. False when undecided. */
+bool exec_bounds_reject(const plan_op *assign, const plan_op *filter, const val_t *regs);
+/* The same from the builtin's argument values. */
+bool exec_bounds_fail(const plan_op *assign, const plan_op *filter, const val_t *args);
+/* Whether every value in [lo, hi] fails `value cmp c`. */
+static inline bool exec_bounds_exclude(iql_cmp_op cmp, double c, double lo, double hi) {
+    switch (cmp) {
+    case IQL_CMP_LT:
+        return lo >= c;
+    case IQL_CMP_LE:
+        return lo > c;
+    case IQL_CMP_GT:
+        return hi <= c;
+    case IQL_CMP_GE:
+        return hi < c;
+    default:
+        return false;
+    }
+}
 /* Arithmetic on two values (`op` one of + - * / %). */
 val_t exec_arith(char op, val_t a, val_t b);
 

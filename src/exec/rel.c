@@ -26,6 +26,7 @@ struct rel {
     rel_idx idx[REL_MAX_INDEXES]; /* all hold exactly the present tuples */
     btree neg;                    /* counted only: tuples whose count is negative, not
                                      present, entries as in the primary */
+    uint64_t changes;             /* tuples that appeared or vanished, and clears */
 };
 
 /* The primary index's order, shared by every relation. */
@@ -83,6 +84,7 @@ void rel_free(rel_t *r) {
 }
 
 void rel_clear(rel_t *r) {
+    r->changes++;
     bt_pool_destroy(&r->pool);
     for (int i = 0; i < r->nidx; i++) bt_reset(&r->idx[i].bt);
     bt_reset(&r->neg);
@@ -93,6 +95,9 @@ uint32_t rel_arity(const rel_t *r) {
 }
 size_t rel_count(const rel_t *r) {
     return r->idx[0].bt.count;
+}
+uint64_t rel_changes(const rel_t *r) {
+    return r->changes;
 }
 bool rel_is_counted(const rel_t *r) {
     return r->counted;
@@ -159,14 +164,16 @@ bool rel_insert(rel_t *r, const val_t *tuple) {
     }
     if (r->neg.count) bt_delete(&r->neg, &r->pool, tuple);
     secondaries_insert(r, tuple);
+    r->changes++;
     return true;
 }
 
 bool rel_delete(rel_t *r, const val_t *tuple) {
     bool was = bt_delete(&r->idx[0].bt, &r->pool, tuple);
-    if (was)
+    if (was) {
         secondaries_delete(r, tuple);
-    else if (r->neg.count)
+        r->changes++;
+    } else if (r->neg.count)
         bt_delete(&r->neg, &r->pool, tuple);
     release_if_empty(r);
     return was;
@@ -191,6 +198,7 @@ int rel_add_count(rel_t *r, const val_t *tuple, int64_t delta) {
         val_t *slot = bt_insert(&r->idx[0].bt, &r->pool, e, &added);
         if (added) {
             secondaries_insert(r, tuple);
+            r->changes++;
             return 1;
         }
         slot[a] = (val_t)((int64_t)slot[a] + delta);
@@ -205,6 +213,7 @@ int rel_add_count(rel_t *r, const val_t *tuple, int64_t delta) {
         }
         bt_delete(&r->idx[0].bt, &r->pool, tuple);
         secondaries_delete(r, tuple);
+        r->changes++;
         if (c < 0) {
             val_t e[REL_MAX_ARITY + 1];
             bool added;
@@ -219,6 +228,7 @@ int rel_add_count(rel_t *r, const val_t *tuple, int64_t delta) {
     if (c > 0) {
         if (nslot) bt_delete(&r->neg, &r->pool, tuple);
         insert_present(r, tuple, c);
+        r->changes++;
         return 1;
     }
     if (c < 0) {
@@ -460,5 +470,6 @@ bool rel_load_sorted(rel_t *r, const val_t *tuples, size_t n) {
         if (bt_cmp(tuples + (i - 1) * r->arity, tuples + i * r->arity, r->arity) >= 0) return false;
     bt_build(&r->idx[0].bt, &r->pool, tuples, n);
     for (int i = 1; i < r->nidx; i++) build_index(r, &r->idx[i], r->arity);
+    r->changes += n;
     return true;
 }

@@ -36,6 +36,9 @@ void rel_clear(rel_t *r);
 
 uint32_t rel_arity(const rel_t *r);
 size_t rel_count(const rel_t *r);
+/* A counter that moves whenever a tuple appears or vanishes or the relation is cleared:
+ * whoever mirrors the relation (a vector index) can tell whether it missed a change. */
+uint64_t rel_changes(const rel_t *r);
 bool rel_is_counted(const rel_t *r);
 /* Bytes held by the relation's nodes, all indexes included (node memory is taken in
  * chunks; freed nodes stay with the relation until it is cleared or becomes empty). */

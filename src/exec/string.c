@@ -1,9 +1,14 @@
 /* String builtins (iql-language.md 5.5): len, upper, lower, trim, substr, replace,
- * concat. Strings are counted and sliced by characters (UTF-8 aware), not bytes.
- * Non-string input gives Null. */
+ * concat. Strings are counted and sliced by characters, not bytes (the original counted
+ * and sliced bytes: the conformance class `utf8`). Case mapping and trimming are
+ * Unicode-aware, one code point at a time (a mapping to several characters, like German
+ * sharp s to "SS", is not made). Bytes that are not valid UTF-8 are kept as they are,
+ * each counted as a character. Non-string input gives Null. */
 #include <ctype.h>
+#include <locale.h>
 #include <stdlib.h>
 #include <string.h>
+#include <wctype.h>
 
 #include "base/buf.h"
 #include "exec/builtin_impl.h"
@@ -15,22 +20,84 @@ static bool get_str(val_t v, const char **s, size_t *n) {
     return true;
 }
 
+/* Decodes the code point at s[i] (n bytes in all) into *cp and returns its length; an
+ * invalid or truncated sequence is one byte with *cp = -1. */
+static size_t utf8_decode(const unsigned char *s, size_t n, size_t i, int32_t *cp) {
+    unsigned char c = s[i];
+    size_t len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+    if (len == 0 || i + len > n) {
+        *cp = -1;
+        return 1;
+    }
+    int32_t v = len == 1 ? c : c & (0x7F >> len);
+    for (size_t k = 1; k < len; k++) {
+        if ((s[i + k] & 0xC0) != 0x80) {
+            *cp = -1;
+            return 1;
+        }
+        v = (v << 6) | (s[i + k] & 0x3F);
+    }
+    static const int32_t min[5] = {0, 0, 0x80, 0x800, 0x10000};
+    if (v < min[len] || v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF)) {
+        *cp = -1;
+        return 1;
+    }
+    *cp = v;
+    return len;
+}
+
+static void utf8_encode(il_buf *b, int32_t cp) {
+    char t[4];
+    size_t n;
+    if (cp < 0x80) {
+        t[0] = (char)cp;
+        n = 1;
+    } else if (cp < 0x800) {
+        t[0] = (char)(0xC0 | (cp >> 6));
+        t[1] = (char)(0x80 | (cp & 0x3F));
+        n = 2;
+    } else if (cp < 0x10000) {
+        t[0] = (char)(0xE0 | (cp >> 12));
+        t[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+        t[2] = (char)(0x80 | (cp & 0x3F));
+        n = 3;
+    } else {
+        t[0] = (char)(0xF0 | (cp >> 18));
+        t[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
+        t[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
+        t[3] = (char)(0x80 | (cp & 0x3F));
+        n = 4;
+    }
+    il_buf_put(b, t, n);
+}
+
+/* The number of characters in s (an invalid byte is one). */
 static size_t utf8_chars(const char *s, size_t n) {
+    const unsigned char *u = (const unsigned char *)s;
     size_t c = 0;
-    for (size_t i = 0; i < n; i++)
-        if (((unsigned char)s[i] & 0xC0) != 0x80) c++;
+    for (size_t i = 0; i < n; c++) {
+        int32_t cp;
+        i += utf8_decode(u, n, i, &cp);
+    }
     return c;
 }
 
-/* Byte offset of character index `ci` (clamped to n). */
-static size_t utf8_offset(const char *s, size_t n, size_t ci) {
-    size_t c = 0, i = 0;
-    while (i < n && c < ci) {
-        i++;
-        while (i < n && ((unsigned char)s[i] & 0xC0) == 0x80) i++;
-        c++;
+/* Byte offset of character index ci (n when past the end). */
+static size_t utf8_offset(const char *s, size_t n, uint64_t ci) {
+    const unsigned char *u = (const unsigned char *)s;
+    size_t i = 0;
+    for (uint64_t c = 0; i < n && c < ci; c++) {
+        int32_t cp;
+        i += utf8_decode(u, n, i, &cp);
     }
     return i;
+}
+
+/* glibc's C.UTF-8 locale carries the Unicode case tables, whatever the process locale. */
+static locale_t unicode_locale(void) {
+    static _Thread_local locale_t loc;
+    if (!loc) loc = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
+    return loc;
 }
 
 static val_t fn_len(const val_t *a) {
@@ -44,13 +111,26 @@ static val_t map_case(const val_t *a, bool up) {
     const char *s;
     size_t n;
     if (!get_str(a[0], &s, &n)) return VAL_NULL;
-    char *t = malloc(n + 1);
-    for (size_t i = 0; i < n; i++) {
-        unsigned char ch = (unsigned char)s[i];
-        t[i] = (char)(ch < 0x80 ? (up ? toupper(ch) : tolower(ch)) : ch);
+    locale_t loc = unicode_locale();
+    il_buf b;
+    il_buf_init(&b);
+    const unsigned char *u = (const unsigned char *)s;
+    for (size_t i = 0; i < n;) {
+        int32_t cp;
+        size_t len = utf8_decode(u, n, i, &cp);
+        if (cp < 0) {
+            il_buf_put(&b, s + i, len);
+        } else if (cp < 0x80 || !loc) {
+            if (cp < 0x80) cp = up ? toupper(cp) : tolower(cp);
+            utf8_encode(&b, cp);
+        } else {
+            utf8_encode(&b,
+                        (int32_t)(up ? towupper_l((wint_t)cp, loc) : towlower_l((wint_t)cp, loc)));
+        }
+        i += len;
     }
-    val_t v = val_str(t, n);
-    free(t);
+    val_t v = val_str(b.data ? b.data : "", b.len);
+    il_buf_free(&b);
     return v;
 }
 static val_t fn_upper(const val_t *a) {
@@ -60,13 +140,33 @@ static val_t fn_lower(const val_t *a) {
     return map_case(a, false);
 }
 
+/* Rust's char::is_whitespace: the White_Space property. */
+static bool unicode_space(int32_t cp) {
+    return (cp >= 0x09 && cp <= 0x0D) || cp == 0x20 || cp == 0x85 || cp == 0xA0 || cp == 0x1680 ||
+           (cp >= 0x2000 && cp <= 0x200A) || cp == 0x2028 || cp == 0x2029 || cp == 0x202F ||
+           cp == 0x205F || cp == 0x3000;
+}
+
 static val_t fn_trim(const val_t *a) {
     const char *s;
     size_t n;
     if (!get_str(a[0], &s, &n)) return VAL_NULL;
+    const unsigned char *u = (const unsigned char *)s;
     size_t b = 0, e = n;
-    while (b < e && isspace((unsigned char)s[b])) b++;
-    while (e > b && isspace((unsigned char)s[e - 1])) e--;
+    while (b < e) {
+        int32_t cp;
+        size_t len = utf8_decode(u, e, b, &cp);
+        if (cp < 0 || !unicode_space(cp)) break;
+        b += len;
+    }
+    while (e > b) {
+        size_t start = e - 1; /* back to the start of the last character */
+        while (start > b && (u[start] & 0xC0) == 0x80 && e - start < 4) start--;
+        int32_t cp;
+        size_t len = utf8_decode(u, e, start, &cp);
+        if (cp < 0 || start + len != e || !unicode_space(cp)) break;
+        e = start;
+    }
     return val_str(s + b, e - b);
 }
 
@@ -77,10 +177,8 @@ static val_t fn_substr(const val_t *a) {
     int64_t start = val_type_of(a[1]) == VT_INT ? val_get_int(a[1]) : 0;
     int64_t len = val_type_of(a[2]) == VT_INT ? val_get_int(a[2]) : 0;
     if (start < 0 || len < 0) return val_str("", 0);
-    size_t chars = utf8_chars(s, n);
-    if ((uint64_t)start > chars) return val_str("", 0);
-    size_t b = utf8_offset(s, n, (size_t)start);
-    size_t e = utf8_offset(s, n, (size_t)start + (size_t)len);
+    size_t b = utf8_offset(s, n, (uint64_t)start);
+    size_t e = b + utf8_offset(s + b, n - b, (uint64_t)len);
     return val_str(s + b, e - b);
 }
 

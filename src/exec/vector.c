@@ -10,6 +10,7 @@
 #include <stdlib.h>
 
 #include "exec/builtin_impl.h"
+#include "exec/vecdist.h"
 
 static bool get_f32_vec(val_t v, const float **elems, uint32_t *n) {
     if (val_type_of(v) != VT_VEC) return false;
@@ -28,6 +29,17 @@ static bool get_f32_pair(const val_t *a, const float **x, const float **y, uint3
     return true;
 }
 
+/* The elements and heads of two f32 vectors of the same length; false otherwise. */
+static bool get_f32_pair_heads(const val_t *a, const float **x, const float **y, uint32_t *n,
+                               const val_vec_head **hx, const val_vec_head **hy) {
+    uint32_t nx, ny;
+    if (!val_is_vec_f32(a[0]) || !val_is_vec_f32(a[1])) return false;
+    *x = val_get_vec_f32_head(a[0], &nx, hx);
+    *y = val_get_vec_f32_head(a[1], &ny, hy);
+    *n = nx;
+    return nx == ny;
+}
+
 static val_t fn_euclidean(const val_t *a) {
     const float *x, *y;
     uint32_t n;
@@ -35,38 +47,35 @@ static val_t fn_euclidean(const val_t *a) {
     if (!get_f32_pair(a, &x, &y, &n, &same_len)) return VAL_NULL;
     if (!same_len) return val_float(INFINITY);
     /* Rust's f32 `sum()` starts from -0.0: two empty vectors are at distance -0.0 */
-    float sum = -0.0f;
-    for (uint32_t i = 0; i < n; i++) {
-        float d = x[i] - y[i];
-        float sq = d * d;
-        sum += sq;
-    }
-    return val_float(sqrt((double)sum));
+    return val_float(sqrt((double)vecdist_sqdist_seq(x, y, n)));
 }
 
 static val_t fn_cosine(const val_t *a) {
     const float *x, *y;
     uint32_t n;
-    bool same_len;
-    if (!get_f32_pair(a, &x, &y, &n, &same_len)) return VAL_NULL;
-    if (!same_len) return val_float(INFINITY);
-    float dot = 0.0f, xx = 0.0f, yy = 0.0f;
-    for (uint32_t i = 0; i < n; i++) {
-        float pxy = x[i] * y[i];
-        float pxx = x[i] * x[i];
-        float pyy = y[i] * y[i];
-        dot += pxy;
-        xx += pxx;
-        yy += pyy;
-    }
-    double nx = sqrt((double)xx), ny = sqrt((double)yy);
-    if (nx == 0.0 || ny == 0.0) return val_float(0.0);
-    double denom = nx * ny;
-    double sim = (double)dot / denom;
-    /* Rust's f64::clamp keeps NaN, and so does this */
-    if (sim < -1.0) sim = -1.0;
-    if (sim > 1.0) sim = 1.0;
-    return val_float(1.0 - sim);
+    const val_vec_head *hx, *hy;
+    if (val_type_of(a[0]) != VT_VEC || val_type_of(a[1]) != VT_VEC) return VAL_NULL;
+    if (!get_f32_pair_heads(a, &x, &y, &n, &hx, &hy)) return val_float(INFINITY);
+    /* |a|^2 and |b|^2 were summed when the vectors were made, in the same order */
+    return val_float(vecdist_cosine_from(vecdist_dot_seq(x, y, n), hx, hy));
+}
+
+/* Bounds of cosine and euclidean (exec_builtin_bounds): a filter on the distance can
+   reject a row from them without the exact, sequential sum. */
+static bool bounds_cosine(const val_t *a, double *lo, double *hi) {
+    const float *x, *y;
+    uint32_t n;
+    const val_vec_head *hx, *hy;
+    return get_f32_pair_heads(a, &x, &y, &n, &hx, &hy) &&
+           vecdist_cosine_bounds(x, hx, y, hy, n, lo, hi);
+}
+
+static bool bounds_euclidean(const val_t *a, double *lo, double *hi) {
+    const float *x, *y;
+    uint32_t n;
+    const val_vec_head *hx, *hy;
+    return get_f32_pair_heads(a, &x, &y, &n, &hx, &hy) &&
+           vecdist_euclidean_bounds(x, hx, y, hy, n, lo, hi);
 }
 
 static val_t fn_dot(const val_t *a) {
@@ -75,12 +84,7 @@ static val_t fn_dot(const val_t *a) {
     bool same_len;
     if (!get_f32_pair(a, &x, &y, &n, &same_len)) return VAL_NULL;
     if (!same_len) return val_float(0.0);
-    double sum = -0.0;
-    for (uint32_t i = 0; i < n; i++) {
-        double p = (double)x[i] * (double)y[i];
-        sum += p;
-    }
-    return val_float(sum);
+    return val_float(vecdist_dot_f64(x, y, n));
 }
 
 static val_t fn_manhattan(const val_t *a) {
@@ -89,12 +93,7 @@ static val_t fn_manhattan(const val_t *a) {
     bool same_len;
     if (!get_f32_pair(a, &x, &y, &n, &same_len)) return VAL_NULL;
     if (!same_len) return val_float(INFINITY);
-    double sum = -0.0;
-    for (uint32_t i = 0; i < n; i++) {
-        float d = x[i] - y[i];
-        sum += fabs((double)d);
-    }
-    return val_float(sum);
+    return val_float(vecdist_manhattan(x, y, n));
 }
 
 /* An f32 vector built element by element into a scratch buffer, then interned. */
@@ -159,4 +158,10 @@ const exec_builtin exec_vector_builtins[] = {
     {"euclidean", 2, fn_euclidean}, {"cosine", 2, fn_cosine},       {"dot", 2, fn_dot},
     {"manhattan", 2, fn_manhattan}, {"normalize", 1, fn_normalize}, {"vec_dim", 1, fn_vec_dim},
     {"vec_add", 2, fn_vec_add},     {"vec_scale", 2, fn_vec_scale}, {NULL, 0, NULL},
+};
+
+const exec_builtin_bounds exec_vector_bounds[] = {
+    {"cosine", bounds_cosine},
+    {"euclidean", bounds_euclidean},
+    {NULL, NULL},
 };

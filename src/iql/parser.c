@@ -20,6 +20,7 @@
 
 #include "base/buf.h"
 #include "iql/lexer.h"
+#include "iql/print.h"
 
 enum { MAX_DEPTH = 128 };
 
@@ -762,6 +763,51 @@ static bool reject_call_literal(pctx *p, const iql_atom *a) {
                 canon, canon);
 }
 
+/* Fails with `hnsw_nearest: <what>, got '<term>'`. */
+static bool fail_hnsw_term(pctx *p, const char *what, const iql_term *t) {
+    il_buf b;
+    il_buf_init(&b);
+    iql_fmt_term(t, &b);
+    fail(p, "hnsw_nearest: %s, got '%s'", what, il_buf_str(&b));
+    il_buf_free(&b);
+    return false;
+}
+
+static bool is_upper_var(const iql_term *t) {
+    return t->kind == IQL_T_VAR && t->u.var[0] >= 'A' && t->u.var[0] <= 'Z';
+}
+
+/* `hnsw_nearest("index", Query, K, IdVar, DistVar[, EfSearch])` (iql-language.md 2.10):
+ * an atom by its syntax, checked here so that a malformed one never reaches a plan. */
+static bool check_hnsw_literal(pctx *p, const iql_atom *a, bool negated) {
+    if (strcmp(a->rel, "hnsw_nearest") != 0) return true;
+    if (negated) return fail(p, "hnsw_nearest cannot be negated");
+    if (a->nargs < 5 || a->nargs > 6)
+        return fail(p,
+                    "hnsw_nearest requires 5-6 arguments (index, query, k, id_var, dist_var [, "
+                    "ef_search]), got %u",
+                    a->nargs);
+    if (a->args[0]->kind != IQL_T_STRING)
+        return fail(p, "hnsw_nearest: first argument must be a string literal (index name)");
+    const iql_term *q = a->args[1];
+    if (q->kind != IQL_T_VECTOR && q->kind != IQL_T_VAR)
+        return fail_hnsw_term(p, "query must be a vector literal or a variable", q);
+    const iql_term *k = a->args[2];
+    if (k->kind != IQL_T_INT || k->u.ival < 0)
+        return fail_hnsw_term(p, "k must be a positive integer", k);
+    if (k->u.ival < 1) return fail(p, "hnsw_nearest: k must be >= 1");
+    if (!is_upper_var(a->args[3]))
+        return fail_hnsw_term(p, "id_var must be a variable (uppercase)", a->args[3]);
+    if (!is_upper_var(a->args[4]))
+        return fail_hnsw_term(p, "distance_var must be a variable (uppercase)", a->args[4]);
+    if (a->nargs == 6 && (a->args[5]->kind != IQL_T_INT || a->args[5]->u.ival < 1))
+        return fail_hnsw_term(p, "ef_search must be a positive integer", a->args[5]);
+    if (k->u.ival > 100000) return fail(p, "hnsw_nearest: k must be <= 100000");
+    if (a->nargs == 6 && a->args[5]->u.ival > 100000)
+        return fail(p, "hnsw_nearest: ef_search must be <= 100000");
+    return true;
+}
+
 /* The first comparison operator at depth 0 outside strings, searched like the reference:
  * the first operator in the order != <= >= < > = that occurs at all wins, at its first
  * position. Returns false when there is none. */
@@ -809,7 +855,8 @@ static bool parse_literal(pctx *p, span t, iql_literal *lit, sort_acc *goal) {
         size_t b = t.b;
         while (b < t.e && p->s[b] == '!') b++;
         lit->kind = IQL_LIT_NEG;
-        return parse_atom(p, sp(b, t.e), &lit->atom, NULL) && reject_call_literal(p, &lit->atom);
+        return parse_atom(p, sp(b, t.e), &lit->atom, NULL) && reject_call_literal(p, &lit->atom) &&
+               check_hnsw_literal(p, &lit->atom, true);
     }
     if (iql_lex_find2(p->s, t.b, t.e, "==") < t.e) return fail(p, "Use '=' for equality, not '=='");
     size_t pos, oplen;
@@ -822,7 +869,8 @@ static bool parse_literal(pctx *p, span t, iql_literal *lit, sort_acc *goal) {
         return lit->rhs != NULL;
     }
     lit->kind = IQL_LIT_ATOM;
-    return parse_atom(p, t, &lit->atom, goal) && (goal || reject_call_literal(p, &lit->atom));
+    return parse_atom(p, t, &lit->atom, goal) && (goal || reject_call_literal(p, &lit->atom)) &&
+           check_hnsw_literal(p, &lit->atom, false);
 }
 
 /* A rule body: literals separated by top-level commas; empty pieces are dropped, so a

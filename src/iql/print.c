@@ -3,6 +3,8 @@
 #include "iql/print.h"
 
 #include <inttypes.h>
+#include <stdbool.h>
+#include <string.h>
 
 #include "value/print.h"
 
@@ -37,6 +39,28 @@ static void fmt_string(const char *p, size_t n, il_buf *out) {
     }
     il_buf_put(out, p + n - run, run);
     il_buf_putc(out, '"');
+}
+
+/* Set while iql_fmt_rule_key prints: vector literals print as the hex of their
+   elements' bits, an exact text that costs a fraction of their decimal display. */
+static _Thread_local bool key_mode;
+
+static void fmt_vector_key(const iql_term *t, il_buf *out) {
+    static const char hex[] = "0123456789abcdef";
+    char buf[17 * 16];
+    il_buf_puts(out, "#[");
+    for (uint32_t i = 0; i < t->u.vec.n; i += 16) {
+        uint32_t end = i + 16 < t->u.vec.n ? i + 16 : t->u.vec.n;
+        size_t len = 0;
+        for (uint32_t j = i; j < end; j++) {
+            uint64_t bits;
+            memcpy(&bits, &t->u.vec.elems[j], sizeof bits);
+            for (int d = 60; d >= 0; d -= 4) buf[len++] = hex[(bits >> d) & 15];
+            buf[len++] = ',';
+        }
+        il_buf_put(out, buf, len);
+    }
+    il_buf_putc(out, ']');
 }
 
 static const char *agg_name(iql_agg_kind k) {
@@ -140,6 +164,10 @@ void iql_fmt_term(const iql_term *t, il_buf *out) {
         il_buf_puts(out, t->u.bval ? "true" : "false");
         break;
     case IQL_T_VECTOR:
+        if (key_mode) {
+            fmt_vector_key(t, out);
+            break;
+        }
         il_buf_putc(out, '[');
         for (uint32_t i = 0; i < t->u.vec.n; i++) {
             if (i) il_buf_puts(out, ", ");
@@ -203,6 +231,12 @@ void iql_fmt_rule(const iql_rule *r, il_buf *out) {
         il_buf_puts(out, i ? ", " : " <- ");
         iql_fmt_literal(&r->body[i], out);
     }
+}
+
+void iql_fmt_rule_key(const iql_rule *r, il_buf *out) {
+    key_mode = true;
+    iql_fmt_rule(r, out);
+    key_mode = false;
 }
 
 void iql_fmt_agg_name(const iql_term *agg, il_buf *out) {

@@ -13,6 +13,9 @@ void iql_fmt_atom(const iql_atom *a, il_buf *out);
 void iql_fmt_literal(const iql_literal *l, il_buf *out);
 /* "head(X, Y) <- body1, body2" (just the head when the body is empty). */
 void iql_fmt_rule(const iql_rule *r, il_buf *out);
+/* A text that identifies the rule exactly (plan cache keys): iql_fmt_rule's, except that
+ * vector literals print as the bits of their elements. */
+void iql_fmt_rule_key(const iql_rule *r, il_buf *out);
 /* Aggregate name as used in "Conflicting aggregation" messages: `sum`, `count`, ... for
  * simple aggregates; the full form `top_k<2, Name, Score:asc>` for ranking ones (the
  * annotation omitted for a single variable with the default direction). */

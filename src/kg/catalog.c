@@ -48,6 +48,7 @@ void kg_graph_drop(il_engine *e, kg_graph *g) {
     for (uint32_t i = 0; i < g->rules.n; i++) kg_rule_free(g->rules.v[i]);
     il_vec_free(g->rules);
     read_policy_graph_free(g);
+    kg_indexes_free(g);
     kg_plan_cache_free(g);
     view_graph_detach(g); /* open views outlive their graph, empty */
     kg_delta_clear(g);
@@ -84,6 +85,7 @@ rel_t *kg_rel_data(kg_graph *g, kg_relation *r, uint32_t arity) {
 
 void kg_rel_drop_data(kg_graph *g, kg_relation *r) {
     if (!r->data) return;
+    kg_index_rel_dropped(g, r->name);
     rel_free(r->data);
     r->data = NULL;
     g->version++;
@@ -159,6 +161,7 @@ void kg_delta_note(kg_graph *g, const char *rel, const val_t *t, uint32_t arity,
     kg_undo_tuple(g, rel, t, arity, sign);                 /* the open transaction's */
     delta_note_views(g, rel, t, arity, sign);
     kg_change_tuple(g, rel, t, arity, sign); /* the change hook, when set */
+    kg_index_note(g, rel, t, arity, sign);   /* vector indexes over it */
 }
 
 static void delta_note_views(kg_graph *g, const char *rel, const val_t *t, uint32_t arity,

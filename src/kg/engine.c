@@ -22,6 +22,8 @@ il_engine *il_engine_open(const char *data_dir, char **err) {
             return NULL;
         }
         e->store = st;
+        /* vector indexes are definitions in the log; their graphs come from the facts */
+        for (uint32_t i = 0; i < e->graphs.n; i++) kg_indexes_build(e->graphs.v[i]);
     }
     return e;
 }

@@ -10,6 +10,7 @@
 #include "base/buf.h"
 #include "base/vec.h"
 #include "exec/guard.h"
+#include "exec/hnsw.h"
 #include "exec/rel.h"
 #include "inputlayer.h"
 #include "iql/ast.h"
@@ -27,6 +28,26 @@ typedef struct kg_rule {
 } kg_rule;
 
 typedef struct plan_program plan_program;
+
+/* A vector index's definition (`.index create`), as the log and checkpoints keep it. */
+typedef struct kg_index_def {
+    char *name, *rel, *column;
+    uint32_t col; /* the column's position, from the schema when it was created */
+    hnsw_metric metric;
+    uint32_t m, ef_construction, ef_search;
+} kg_index_def;
+
+/* A vector index over one column of a relation's stored facts (indexes.c). The graph
+ * mirrors the facts: kept in step with each change as it is made, and rebuilt from the
+ * facts when it has missed one (a transaction rolled back, a relation cleared). */
+typedef struct kg_graph kg_graph;
+typedef struct kg_index {
+    kg_index_def def;
+    kg_graph *g;
+    hnsw *graph;             /* NULL until built, and after `.index rebuild` */
+    const rel_t *synced;     /* the facts the graph mirrors (NULL: none yet) */
+    uint64_t synced_changes; /* their rel_changes() when the graph last matched them */
+} kg_index;
 
 /* A compiled query program kept for the next query of the same text (plans.c). */
 typedef struct kg_plan_entry {
@@ -47,7 +68,7 @@ typedef struct kg_delta_rel {
     rel_t *minus; /* deleted tuples */
 } kg_delta_rel;
 
-typedef struct kg_graph {
+struct kg_graph {
     char *name;
     il_engine *e; /* the engine it belongs to (its durable store) */
     IL_VEC(kg_relation *) rels;
@@ -64,7 +85,8 @@ typedef struct kg_graph {
     /* The persistent rules read from maintained views (src/views/read_policy.h); NULL
        until a rule is first maintained. */
     struct read_policy *read_policy;
-} kg_graph;
+    IL_VEC(kg_index *) indexes; /* vector indexes, in creation order */
+};
 
 struct store;
 
@@ -204,6 +226,30 @@ void kg_rule_free(kg_rule *r);
 const char *kg_txn_refusal(il_session *s, const iql_stmt *st);
 /* How a parsed statement takes part in a transaction. */
 il_txn_part kg_stmt_txn_part(const iql_stmt *st);
+
+/* ---- vector indexes (indexes.c) ---- */
+/* Below this many live vectors a search scans them all (faster than the graph there,
+ * and exact); BENCHMARKS.md has the measurement. */
+enum { KG_INDEX_EXACT_BELOW = 200 };
+kg_index *kg_index_find(kg_graph *g, const char *name);
+/* Adds an index from a definition (checked by the caller); the graph is built on first
+ * use. */
+kg_index *kg_index_add(kg_graph *g, const kg_index_def *def);
+/* Removes one; false when there is none of that name. */
+bool kg_index_drop(kg_graph *g, const char *name);
+void kg_indexes_free(kg_graph *g);
+/* Brings every index of the graph up to date with its facts (after recovery). */
+void kg_indexes_build(kg_graph *g);
+/* The relation's stored facts are being dropped. */
+void kg_index_rel_dropped(kg_graph *g, const char *rel);
+/* A stored tuple of `rel` really changed (sign +1 inserted, -1 deleted), just after the
+ * relation itself changed: the indexes over it follow. */
+void kg_index_note(kg_graph *g, const char *rel, const val_t *t, uint32_t arity, int sign);
+/* The k nearest (plan_source.index_search): brings the graph up to date first. */
+size_t kg_index_search(void *index, val_t q, uint32_t k, uint32_t ef, hnsw_hit *out);
+/* `.index list/create/drop/stats/rebuild`. */
+il_result *kg_index_meta(il_session *s, const iql_meta *m);
+void kg_index_def_free(kg_index_def *d);
 
 /* ---- plan cache (plans.c) ---- */
 /* A cached program for this query text, built against the graph as it is now, or NULL.

@@ -570,11 +570,11 @@ il_result *kg_exec_meta(il_session *s, const iql_meta *m, il_arena *a) {
     case IQL_META_DEBUG:
         return kg_debug(s, m->text, a);
     case IQL_META_INDEX_LIST:
-        return res_message("No indexes.");
+    case IQL_META_INDEX_CREATE:
     case IQL_META_INDEX_DROP:
     case IQL_META_INDEX_STATS:
     case IQL_META_INDEX_REBUILD:
-        return res_error("Index error: Index '%s' not found (no incremental engine)", m->arg);
+        return kg_index_meta(s, m);
     case IQL_META_HELP:
     case IQL_META_QUIT:
     case IQL_META_LOAD: {

@@ -30,6 +30,11 @@ typedef struct stored_ctx {
     IL_VEC(const char *) merged_names;
 } stored_ctx;
 
+static void *index_lookup(void *ctx, const char *name) {
+    stored_ctx *c = ctx;
+    return kg_index_find(c->s->kg, name);
+}
+
 static const rel_t *stored_lookup(void *ctx, const char *name) {
     stored_ctx *c = ctx;
     if (c->maintained) {
@@ -78,7 +83,7 @@ const char *kg_query_rows(il_session *s, const iql_rule *q, bool with_session, v
     plan_program *p = NULL;
     if (!session_part) {
         if (maintained) il_buf_puts(&key, "[maintained] ");
-        iql_fmt_rule(q, &key);
+        iql_fmt_rule_key(q, &key);
         p = kg_plan_lookup(g, il_buf_str(&key));
     }
     IL_VEC(const iql_rule *) rules = {0};
@@ -90,8 +95,12 @@ const char *kg_query_rows(il_session *s, const iql_rule *q, bool with_session, v
                     il_vec_push(rules, g->rules.v[i]->clauses.v[j]);
         if (with_session)
             for (uint32_t i = 0; i < s->rules.n; i++) il_vec_push(rules, s->rules.v[i]);
-        plan_source src = {
-            .rules = rules.v, .nrules = rules.n, .stored = stored_lookup, .ctx = &ctx};
+        plan_source src = {.rules = rules.v,
+                           .nrules = rules.n,
+                           .stored = stored_lookup,
+                           .ctx = &ctx,
+                           .index = index_lookup,
+                           .index_search = kg_index_search};
         p = malloc(sizeof *p);
         plan_program_init(p);
         plan_build(p, &src, q);
@@ -296,11 +305,21 @@ void kg_query_shape(il_session *s, const iql_query *q, kg_query_opts opts, il_ar
             headers[rule.head.nargs++] = il_arena_strdup(arena, name);
         }
     } else {
+        /* a search as the goal keeps its arguments: they are its parameters, and only its
+           variables are columns */
+        bool search_goal = strcmp(goal->rel, "hnsw_nearest") == 0;
         for (uint32_t i = 0; i < ng; i++) {
             const iql_term *t = goal->args[i];
             char name[32];
             iql_term *arg;
             il_buf_clear(&hb);
+            if (search_goal) {
+                gl->atom.args[i] = (iql_term *)t;
+                if (t->kind != IQL_T_VAR) continue;
+                rule.head.args[rule.head.nargs] = (iql_term *)t;
+                headers[rule.head.nargs++] = il_arena_strdup(arena, t->u.var);
+                continue;
+            }
             switch (t->kind) {
             case IQL_T_VAR:
                 arg = (iql_term *)t;
@@ -498,7 +517,12 @@ il_result *kg_debug(il_session *s, const char *text, il_arena *a) {
             il_vec_push(rules, g->rules.v[i]->clauses.v[j]);
     for (uint32_t i = 0; i < s->rules.n; i++) il_vec_push(rules, s->rules.v[i]);
     stored_ctx ctx = {.s = s, .with_session = true};
-    plan_source src = {.rules = rules.v, .nrules = rules.n, .stored = stored_lookup, .ctx = &ctx};
+    plan_source src = {.rules = rules.v,
+                       .nrules = rules.n,
+                       .stored = stored_lookup,
+                       .ctx = &ctx,
+                       .index = index_lookup,
+                       .index_search = kg_index_search};
     plan_program p;
     plan_program_init(&p);
     bool ok = plan_build(&p, &src, &shape.rule);

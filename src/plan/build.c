@@ -589,6 +589,18 @@ static void emit_magic(builder *b, const blit *ml, bvars *vars, const blit *pref
     }
 }
 
+/* hnsw_nearest(...) (compile.c): it runs once its query vector (argument 2) is bound and
+ * binds only its key and distance variables, so demand passes through it like through a
+ * comparison, never from its constant arguments. */
+static bool is_hnsw_lit(const blit *l) {
+    return l->kind == IQL_LIT_ATOM && strcmp(l->rel, "hnsw_nearest") == 0 && l->nargs >= 5;
+}
+
+static bool hnsw_lit_ready(const blit *l, const bool *bound) {
+    const bterm *q = &l->args[1];
+    return q->kind == BT_CONST || (q->kind == BT_VAR && bound[q->var]);
+}
+
 static void adorn_clause(builder *b, const bclause *src, uint32_t head_pred, const char *head_rel,
                          uint64_t mask) {
     il_arena *a = b->a;
@@ -627,9 +639,22 @@ static void adorn_clause(builder *b, const bclause *src, uint32_t head_pred, con
             if (((mask >> i) & 1) && mh[i].kind == BT_VAR) bound[mh[i].var] = true;
     }
     for (;;) {
-        /* comparisons that can run now */
+        /* comparisons and index searches that can run now */
         for (uint32_t i = 0; i < src->nlits; i++) {
-            if (done[i] || lits[i].kind != IQL_LIT_CMP) continue;
+            if (done[i]) continue;
+            if (is_hnsw_lit(&lits[i]) && hnsw_lit_ready(&lits[i], bound)) {
+                lits[i].pred = resolve_atom(b, &lits[i], 0);
+                done[i] = true;
+                for (uint32_t j = 3; j < 5; j++) {
+                    const bterm *t = &lits[i].args[j];
+                    if (t->kind == BT_VAR) bound[t->var] = true;
+                    if (t->kind == BT_CONST && t->bind >= 0) bound[t->bind] = true;
+                }
+                prefix[nprefix++] = lits[i];
+                i = (uint32_t)-1; /* what it bound may make others ready */
+                continue;
+            }
+            if (lits[i].kind != IQL_LIT_CMP) continue;
             if (plan_cmp_ready(&lits[i], src->vars, bound)) {
                 done[i] = true;
                 prefix[nprefix++] = lits[i];
@@ -638,7 +663,7 @@ static void adorn_clause(builder *b, const bclause *src, uint32_t head_pred, con
         int32_t best = -1;
         uint32_t best_score = 0;
         for (uint32_t i = 0; i < src->nlits; i++) {
-            if (done[i] || lits[i].kind != IQL_LIT_ATOM) continue;
+            if (done[i] || lits[i].kind != IQL_LIT_ATOM || is_hnsw_lit(&lits[i])) continue;
             uint32_t score = popcount64(atom_bound_mask(&lits[i], bound)) + 1;
             if (best < 0 || score > best_score) {
                 best = (int32_t)i;
@@ -665,7 +690,8 @@ static void adorn_clause(builder *b, const bclause *src, uint32_t head_pred, con
         prefix[nprefix++] = *l;
     }
     for (uint32_t i = 0; i < src->nlits; i++)
-        if (lits[i].kind == IQL_LIT_NEG) lits[i].pred = resolve_atom(b, &lits[i], 0);
+        if (lits[i].kind == IQL_LIT_NEG || (!done[i] && is_hnsw_lit(&lits[i])))
+            lits[i].pred = resolve_atom(b, &lits[i], 0);
 
     bclause *c = emit(b);
     *c = *src;
@@ -726,6 +752,7 @@ static bool build_program(plan_program *p, const plan_source *src, const iql_rul
     b.demand = demand;
     b.p = p;
     b.src = src;
+    p->src = src;
     b.a = &p->arena;
     b.norm = il_arena_calloc(b.a, (src->nrules + 1) * sizeof *b.norm);
     b.normed = il_arena_calloc(b.a, src->nrules + 1);
@@ -750,6 +777,7 @@ static bool build_program(plan_program *p, const plan_source *src, const iql_rul
         }
     }
     if (!p->error) plan_stratify(p, b.out.v, b.out.n);
+    p->src = NULL;
     il_vec_free(b.keys);
     il_vec_free(b.groups);
     il_vec_free(b.out);

@@ -8,13 +8,18 @@
 #include "plan/plan.h"
 
 /* Where a program's rules and stored facts come from. */
-typedef struct plan_source {
+struct plan_source {
     const iql_rule *const *rules; /* every rule in program order (persistent, then session) */
     uint32_t nrules;
     /* The stored facts of a relation (NULL when it has none). */
     const rel_t *(*stored)(void *ctx, const char *rel);
     void *ctx;
-} plan_source;
+    /* The vector index of that name for hnsw_nearest (NULL: none; the callback may be
+       NULL where no index can be read), and how to search one. A program keeps the
+       index: building or dropping an index moves the graph's version. */
+    void *(*index)(void *ctx, const char *name);
+    plan_index_search_fn index_search;
+};
 
 /* Builds into *p (initialised, empty) the program whose query predicate holds the rows
  * of `query` (a rule whose head lists the output columns). Returns false with p->error

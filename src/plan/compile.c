@@ -234,6 +234,33 @@ static void compile_filter(compiler *k, const blit *l, plan_op *op) {
     op->rhs = compile_expr(k, rhs);
 }
 
+/* Pairs each assignment of a bounded builtin (`D = cosine(V, Q)`) with the first filter
+ * that compares its slot with a number (`D < 0.5`), when only filters and assignments lie
+ * between them: the evaluator can then reject a row from the bounds alone. */
+static void link_bound_filters(plan_op *ops, uint32_t nops) {
+    for (uint32_t i = 0; i < nops; i++) {
+        plan_op *a = &ops[i];
+        if (a->kind != POP_ASSIGN || a->rhs->kind != PX_CALL || !a->rhs->fn) continue;
+        exec_builtin_bounds_fn bounds = exec_builtin_find_bounds(a->rhs->fn);
+        if (!bounds) continue;
+        for (uint32_t j = i + 1; j < nops; j++) {
+            const plan_op *f = &ops[j];
+            if (f->kind != POP_FILTER && f->kind != POP_ASSIGN) break;
+            if (f->kind == POP_ASSIGN) {
+                if (f->slot == a->slot) break;
+                continue;
+            }
+            if ((f->mode == PCMP_CONST_FLOAT || f->mode == PCMP_CONST_INT) &&
+                f->lhs->kind == PX_SLOT && f->lhs->slot == a->slot && f->cmp != IQL_CMP_EQ &&
+                f->cmp != IQL_CMP_NE) {
+                a->bound_filter = j;
+                a->bounds = bounds;
+                break;
+            }
+        }
+    }
+}
+
 /* Builds a seek (SCAN) or an existence probe (NEG) for an atom. */
 static void compile_atom(compiler *k, const blit *l, bool *bound, plan_version version,
                          plan_op *op) {
@@ -281,6 +308,57 @@ static void compile_atom(compiler *k, const blit *l, bool *bound, plan_version v
             if (l->args[i].kind == BT_VAR) bound[l->args[i].var] = true;
             if (l->args[i].kind == BT_CONST && l->args[i].bind >= 0) bound[l->args[i].bind] = true;
         }
+}
+
+/* hnsw_nearest("index", Query, K, IdVar, DistVar[, Ef]) (iql-language.md 2.10): an atom
+ * by its syntax, a search of a vector index when it runs. The parser checked its form. */
+static bool is_hnsw(const blit *l) {
+    return l->kind == IQL_LIT_ATOM && strcmp(l->rel, "hnsw_nearest") == 0;
+}
+
+/* Its query vector is a constant or already bound. */
+static bool hnsw_ready(const blit *l, const bool *bound) {
+    const bterm *q = &l->args[1];
+    return q->kind == BT_CONST || (q->kind == BT_VAR && bound[q->var]);
+}
+
+static void compile_hnsw(compiler *k, const blit *l, bool *bound, plan_op *op) {
+    op->kind = POP_HNSW;
+    const bterm *name = &l->args[0], *q = &l->args[1];
+    op->k = (uint32_t)val_get_int(l->args[2].c);
+    op->ef = l->nargs > 5 ? (uint32_t)val_get_int(l->args[5].c) : 0;
+    op->rhs = new_expr(k, q->kind == BT_CONST ? PX_CONST : PX_SLOT);
+    if (q->kind == BT_CONST)
+        op->rhs->c = q->c;
+    else
+        op->rhs->slot = q->var;
+    size_t len;
+    const char *s = val_get_str(name->c, &len);
+    char idx[256];
+    snprintf(idx, sizeof idx, "%.*s", (int)len, s);
+    const plan_source *src = k->p->src;
+    op->index = src && src->index ? src->index(src->ctx, idx) : NULL;
+    op->search = src ? src->index_search : NULL;
+    if (!op->index || !op->search) {
+        char msg[320];
+        snprintf(msg, sizeof msg, "hnsw_nearest: index '%s' not found", idx);
+        set_error(k, msg);
+    }
+    for (uint32_t i = 0; i < 2; i++) {
+        const bterm *t = &l->args[3 + i];
+        if (t->kind == BT_CONST) { /* `Id = 3` elsewhere folded into the literal */
+            op->act[i] = PCOL_CHECK_CONST;
+            op->act_const[i] = t->c;
+            op->act_slot[i] = t->bind >= 0 ? (uint32_t)t->bind : UINT32_MAX; /* none */
+            if (t->bind >= 0) bound[t->bind] = true;
+            continue;
+        }
+        op->act_slot[i] = t->var;
+        op->act[i] = bound[t->var] ? PCOL_CHECK_SLOT : PCOL_BIND;
+        bound[t->var] = true;
+    }
+    if (op->act[0] == PCOL_BIND && op->act[1] == PCOL_BIND && op->act_slot[0] == op->act_slot[1])
+        op->act[1] = PCOL_CHECK_SLOT;
 }
 
 static bool neg_ready(const blit *l, const bool *bound) {
@@ -360,6 +438,10 @@ void plan_compile_clause(plan_program *p, const bclause *c, int32_t delta_lit, p
                     }
                     done[i] = true;
                     progress = true;
+                } else if (is_hnsw(l) && hnsw_ready(l, bound)) {
+                    compile_hnsw(&k, l, bound, &ops[nops++]);
+                    done[i] = true;
+                    progress = true;
                 } else if (l->kind == IQL_LIT_NEG && neg_ready(l, bound)) {
                     compile_atom(&k, l, bound, PV_FULL, &ops[nops++]);
                     done[i] = true;
@@ -370,7 +452,7 @@ void plan_compile_clause(plan_program *p, const bclause *c, int32_t delta_lit, p
         int32_t best = -1;
         double best_score = 0;
         for (uint32_t i = 0; i < c->nlits; i++) {
-            if (done[i] || c->lits[i].kind != IQL_LIT_ATOM) continue;
+            if (done[i] || c->lits[i].kind != IQL_LIT_ATOM || is_hnsw(&c->lits[i])) continue;
             bool any_bound = false;
             for (uint32_t v = 0; v < nv && !any_bound; v++) any_bound = bound[v];
             double s = atom_score(&k, &c->lits[i], bound, any_bound);
@@ -389,6 +471,17 @@ void plan_compile_clause(plan_program *p, const bclause *c, int32_t delta_lit, p
         compile_atom(&k, &c->lits[i], bound, PV_FULL, &ops[nops++]);
         done[i] = true;
     }
+    /* A search whose query no other atom binds. */
+    for (uint32_t i = 0; i < c->nlits && !k.error; i++) {
+        if (done[i] || !is_hnsw(&c->lits[i])) continue;
+        char msg[320];
+        snprintf(msg, sizeof msg,
+                 "hnsw_nearest: the query vector '%s' must be a vector literal or a variable "
+                 "bound by another atom of the body",
+                 c->lits[i].args[1].kind == BT_VAR ? c->vars->names[c->lits[i].args[1].var] : "_");
+        set_error(&k, msg);
+        done[i] = true;
+    }
     /* Comparisons that never became ready name their first unknown variable. */
     for (uint32_t i = 0; i < c->nlits && !k.error; i++) {
         if (done[i]) continue;
@@ -397,6 +490,7 @@ void plan_compile_clause(plan_program *p, const bclause *c, int32_t delta_lit, p
         if (iql_term_each_var(l->lhs, false, report_unknown, &u))
             iql_term_each_var(l->rhs, false, report_unknown, &u);
     }
+    link_bound_filters(ops, nops);
     out->ops = ops;
     out->nops = nops;
     out->seek_caches = il_arena_calloc(k.a, (nops + 1) * sizeof *out->seek_caches);

@@ -82,6 +82,13 @@ static void fmt_op(const plan_program *p, const plan_clause *c, const plan_op *o
         il_buf_printf(out, "Assign %s = ", c->slot_names[op->slot]);
         fmt_expr(c, op->rhs, out);
         break;
+    case POP_HNSW:
+        il_buf_printf(out, "HnswSearch k=%u ef=%u query=", op->k, op->ef);
+        fmt_expr(c, op->rhs, out);
+        for (uint32_t k = 0; k < 2; k++)
+            il_buf_printf(out, "%s%s", k ? ", " : " -> ",
+                          op->act_slot[k] != UINT32_MAX ? c->slot_names[op->act_slot[k]] : "_");
+        break;
     }
 }
 

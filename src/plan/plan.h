@@ -58,7 +58,13 @@ typedef enum plan_op_kind {
     POP_NEG,    /* continue only if no tuple matches */
     POP_FILTER, /* continue only if a comparison holds */
     POP_ASSIGN, /* bind a slot to a computed value */
+    POP_HNSW,   /* for each of the k nearest vectors of an index (hnsw_nearest) */
 } plan_op_kind;
+
+typedef struct hnsw_hit hnsw_hit;
+/* The k nearest of a vector index to q (kg_index_search): fills out, returns the count. */
+typedef size_t (*plan_index_search_fn)(void *index, val_t q, uint32_t k, uint32_t ef,
+                                       hnsw_hit *out);
 
 /* What to do with a scanned column that is not part of the seek prefix. */
 typedef enum plan_col_action {
@@ -96,6 +102,17 @@ typedef struct plan_op {
     bool result;          /* PCMP_CONST_CONST */
     /* ASSIGN */
     uint32_t slot;
+    /* ASSIGN of a builtin with cheap bounds (exec_builtin_find_bounds) whose slot a later
+       FILTER compares with a number, only filters and assignments in between: that
+       filter's op index (0: none). A row the bounds already fail skips the exact value. */
+    uint32_t bound_filter;
+    bool (*bounds)(const val_t *args, double *lo, double *hi);
+    /* HNSW: the query vector is rhs; the key and the distance go to slot act_slot[0] and
+       act_slot[1] as act[0] and act[1] say (BIND, or CHECK_SLOT when already bound, or
+       CHECK_CONST against act_const with act_slot UINT32_MAX or a slot that takes it) */
+    void *index;
+    plan_index_search_fn search;
+    uint32_t k, ef; /* ef 0: the index's own */
 } plan_op;
 
 /* One aggregate of an aggregating clause head. */
@@ -185,8 +202,11 @@ typedef struct plan_stratum {
     bool recursive;
 } plan_stratum;
 
+typedef struct plan_source plan_source;
+
 typedef struct plan_program {
     il_arena arena;
+    const plan_source *src; /* while it is being built (resolves hnsw_nearest's index) */
     IL_VEC(plan_pred) preds;
     IL_VEC(plan_clause) clauses;
     IL_VEC(plan_stratum) strata;

@@ -6,6 +6,9 @@
  *     per relation: name, flags (1 schema, 2 facts), [schema], [arity, count, values],
  *   nrules, per rule: name, nclauses, per clause: the text of a statement adding it
  *
+ * then, when any graph has vector indexes, their definitions (images without this part
+ * have none): nindexes, per index: graph name, definition (store_put_index)
+ *
  * in catalog order, so listings come back in the same order. A relation with facts but
  * none left (after `.clear`) and a rule without clauses (after `.rule clear`) are kept
  * as they are: they answer differently from absent ones. */
@@ -92,6 +95,16 @@ ckpt_snapshot *ckpt_snapshot_take(il_engine *e, uint64_t lsn) {
             b = new_part(s);
         }
         put_rules(b, g);
+    }
+    uint64_t nindexes = 0;
+    for (uint32_t gi = 0; gi < e->graphs.n; gi++) nindexes += e->graphs.v[gi]->indexes.n;
+    if (nindexes) {
+        codec_put_uvar(b, nindexes);
+        for (uint32_t gi = 0; gi < e->graphs.n; gi++)
+            for (uint32_t i = 0; i < e->graphs.v[gi]->indexes.n; i++) {
+                codec_put_str(b, e->graphs.v[gi]->name);
+                store_put_index(b, &e->graphs.v[gi]->indexes.v[i]->def);
+            }
     }
     return s;
 }
@@ -196,5 +209,18 @@ bool ckpt_image_load(il_engine *e, const void *image, size_t len) {
         for (uint64_t i = 0; r.ok && ok && i < nrules; i++) ok = load_rule(&r, g);
         ok = ok && r.ok;
     }
-    return ok && codec_at_end(&r);
+    uint64_t nindexes = ok && !codec_at_end(&r) ? codec_get_uvar(&r) : 0;
+    for (uint64_t i = 0; ok && r.ok && i < nindexes; i++) {
+        char *gname = codec_get_strdup(&r);
+        kg_index_def d;
+        kg_graph *g = gname ? kg_graph_find(e, gname) : NULL;
+        ok = g && store_get_index(&r, &d);
+        if (ok) {
+            kg_index_drop(g, d.name);
+            kg_index_add(g, &d);
+            kg_index_def_free(&d);
+        }
+        free(gname);
+    }
+    return ok && r.ok && codec_at_end(&r);
 }

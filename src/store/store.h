@@ -41,6 +41,8 @@ void store_note_rule_add(store *st, const kg_graph *g, const char *text, size_t 
 void store_note_rule_drop(store *st, const kg_graph *g, const char *name);
 void store_note_rule_remove(store *st, const kg_graph *g, const char *name, uint32_t index);
 void store_note_rule_clear(store *st, const kg_graph *g, const char *name);
+void store_note_index_create(store *st, const kg_graph *g, const kg_index_def *def);
+void store_note_index_drop(store *st, const kg_graph *g, const char *name);
 void store_note_kg_create(store *st, const char *name);
 void store_note_kg_drop(store *st, const char *name);
 

@@ -175,6 +175,28 @@ static bool apply_named(applier *a, enum store_op op) {
     return true;
 }
 
+/* An index created again replaces the one of that name: recovery may replay a creation
+   whose index a checkpoint already holds. */
+static bool apply_index_create(applier *a) {
+    kg_index_def d;
+    if (!store_get_index(&a->r, &d)) return false;
+    if (a->doit) {
+        kg_graph *g = need_graph(a);
+        kg_index_drop(g, d.name);
+        kg_index_add(g, &d);
+    }
+    kg_index_def_free(&d);
+    return true;
+}
+
+static bool apply_index_drop(applier *a) {
+    char *name = codec_get_strdup(&a->r);
+    bool ok = a->r.ok && name;
+    if (ok && a->doit) kg_index_drop(need_graph(a), name);
+    free(name);
+    return ok;
+}
+
 bool store_apply(il_engine *e, const void *payload, size_t len, bool doit) {
     applier a = {.e = e, .doit = doit};
     codec_reader_init(&a.r, payload, len);
@@ -198,6 +220,12 @@ bool store_apply(il_engine *e, const void *payload, size_t len, bool doit) {
         case OP_RULE_REMOVE:
         case OP_RULE_CLEAR:
             ok = apply_rule_op(&a, op);
+            break;
+        case OP_INDEX_CREATE:
+            ok = apply_index_create(&a);
+            break;
+        case OP_INDEX_DROP:
+            ok = apply_index_drop(&a);
             break;
         case OP_GRAPH:
         case OP_KG_CREATE:

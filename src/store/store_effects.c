@@ -125,6 +125,51 @@ void store_note_rule_add(store *st, const kg_graph *g, const char *text, size_t 
     il_buf_free(&b);
 }
 
+void store_put_index(il_buf *b, const kg_index_def *d) {
+    codec_put_str(b, d->name);
+    codec_put_str(b, d->rel);
+    codec_put_str(b, d->column);
+    codec_put_uvar(b, d->col);
+    codec_put_u8(b, (uint8_t)d->metric);
+    codec_put_uvar(b, d->m);
+    codec_put_uvar(b, d->ef_construction);
+    codec_put_uvar(b, d->ef_search);
+}
+
+bool store_get_index(codec_reader *r, kg_index_def *d) {
+    memset(d, 0, sizeof *d);
+    d->name = codec_get_strdup(r);
+    d->rel = codec_get_strdup(r);
+    d->column = codec_get_strdup(r);
+    uint64_t col = codec_get_uvar(r);
+    uint8_t metric = codec_get_u8(r);
+    uint64_t m = codec_get_uvar(r), efc = codec_get_uvar(r), efs = codec_get_uvar(r);
+    bool ok = r->ok && d->name && d->rel && d->column && col < REL_MAX_ARITY &&
+              metric <= HNSW_MANHATTAN && m >= 2 && m <= 256 && efc >= 1 && efc <= 100000 &&
+              efs >= 1 && efs <= 100000;
+    if (!ok) {
+        kg_index_def_free(d);
+        return false;
+    }
+    d->col = (uint32_t)col;
+    d->metric = (hnsw_metric)metric;
+    d->m = (uint32_t)m;
+    d->ef_construction = (uint32_t)efc;
+    d->ef_search = (uint32_t)efs;
+    return true;
+}
+
+void store_note_index_create(store *st, const kg_graph *g, const kg_index_def *def) {
+    store_effects *fx = begin(st, g);
+    if (!fx) return;
+    codec_put_u8(&fx->payload, OP_INDEX_CREATE);
+    store_put_index(&fx->payload, def);
+}
+
+void store_note_index_drop(store *st, const kg_graph *g, const char *name) {
+    note_name(st, g, OP_INDEX_DROP, name);
+}
+
 void store_note_rule_drop(store *st, const kg_graph *g, const char *name) {
     note_name(st, g, OP_RULE_DROP, name);
 }

@@ -11,6 +11,8 @@
  *   OP_RULE_ADD text          (a statement that parses to the clause)
  *   OP_RULE_DROP name         OP_RULE_REMOVE name index(1-based)    OP_RULE_CLEAR name
  *   OP_KG_CREATE name         OP_KG_DROP name
+ *   OP_INDEX_CREATE name rel column col metric m ef_construction ef_search
+ *   OP_INDEX_DROP name
  *
  * Names and texts are length-prefixed strings, numbers varints (store_codec.h). */
 #ifndef IL_STORE_STORE_RECORD_H
@@ -36,6 +38,8 @@ enum store_op {
     OP_RULE_CLEAR,
     OP_KG_CREATE,
     OP_KG_DROP,
+    OP_INDEX_CREATE,
+    OP_INDEX_DROP,
 };
 
 /* The statement's effects being collected (store_effects.c). */
@@ -88,6 +92,11 @@ void store_effects_reset(store_effects *fx);
 void store_put_schema(il_buf *b, const iql_schema *sc);
 /* Decodes one into the arena; false when malformed. */
 bool store_get_schema(codec_reader *r, il_arena *ar, iql_schema *sc);
+
+/* A vector index's definition as OP_INDEX_CREATE carries it (also in checkpoint images). */
+void store_put_index(il_buf *b, const kg_index_def *d);
+/* Decodes one (malloc'ed strings: kg_index_def_free); false when malformed. */
+bool store_get_index(codec_reader *r, kg_index_def *d);
 
 /* Applies one record's payload to the engine's catalog (store_apply.c). With doit
  * false it only checks that the payload decodes completely, so a record is either

@@ -12,6 +12,7 @@
 #include "base/intern.h"
 
 #include <math.h>
+#include <stdlib.h>
 
 #define SUBKIND_BIT 1u /* in BOX and VEC payloads: timestamp / i8 elements */
 
@@ -68,8 +69,31 @@ val_t val_str(const char *s, size_t len) {
     return VAL_MAKE(VAL_TAG_STR, il_intern(s, len));
 }
 
+/* An f32 vector is interned as its head (val_vec_head) followed by its elements. The
+ * head is a function of the elements, so equal vectors still have equal bytes; it holds
+ * what every cosine against the vector would otherwise recompute per row. */
 val_t val_vec_f32(const float *elems, uint32_t n) {
-    uint32_t id = il_intern((const char *)elems, (size_t)n * sizeof(float));
+    enum { STACK_ELEMS = 256 };
+    struct {
+        val_vec_head head;
+        float elems[STACK_ELEMS];
+    } local;
+    size_t bytes = sizeof(val_vec_head) + (size_t)n * sizeof(float);
+    char *buf = n <= STACK_ELEMS ? (char *)&local : malloc(bytes);
+    if (!buf) abort();
+    val_vec_head head = {0.0f, 1, 0.0, 0.0};
+    for (uint32_t i = 0; i < n; i++) {
+        /* the sequential f32 sum from +0.0 that cosine's |a|^2 is (iql-language.md 5.2) */
+        float sq = elems[i] * elems[i];
+        head.sqnorm += sq;
+        if (!isfinite(elems[i])) head.finite = 0;
+    }
+    head.norm = sqrt((double)head.sqnorm);
+    head.inv_norm = head.norm > 0.0 ? 1.0 / head.norm : 0.0;
+    memcpy(buf, &head, sizeof head);
+    if (n) memcpy(buf + sizeof head, elems, (size_t)n * sizeof(float));
+    uint32_t id = il_intern(buf, bytes);
+    if (buf != (char *)&local) free(buf);
     return VAL_MAKE(VAL_TAG_VEC, (uint64_t)id << 1);
 }
 
@@ -94,10 +118,16 @@ const char *val_get_str(val_t v, size_t *len) {
 }
 
 const float *val_get_vec_f32(val_t v, uint32_t *n) {
+    return val_get_vec_f32_head(v, n, NULL);
+}
+
+const float *val_get_vec_f32_head(val_t v, uint32_t *n, const val_vec_head **head) {
     size_t bytes;
     const char *p = il_intern_get(sub_id(v), &bytes);
-    if (n) *n = (uint32_t)(bytes / sizeof(float));
-    return (const float *)(const void *)p; /* intern storage is 4-byte aligned */
+    if (n) *n = (uint32_t)((bytes - sizeof(val_vec_head)) / sizeof(float));
+    if (head) *head = (const val_vec_head *)(const void *)p;
+    /* intern storage is 8-byte aligned and the head is 24 bytes */
+    return (const float *)(const void *)(p + sizeof(val_vec_head));
 }
 
 const int8_t *val_get_vec_i8(val_t v, uint32_t *n) {

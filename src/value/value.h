@@ -114,6 +114,9 @@ val_type val_type_of(val_t v);
 static inline bool val_is_float(val_t v) {
     return !val_is_tagged(v) || val_tag(v) == VAL_TAG_FNAN;
 }
+static inline bool val_is_vec_f32(val_t v) {
+    return val_is_tagged(v) && val_tag(v) == VAL_TAG_VEC && !(val_payload(v) & 1);
+}
 static inline bool val_is_int_inline(val_t v) {
     return val_is_tagged(v) && val_tag(v) == VAL_TAG_INT;
 }
@@ -131,6 +134,15 @@ static inline bool val_get_bool(val_t v) {
 }
 const char *val_get_str(val_t v, size_t *len);      /* VT_STR; not NUL-terminated */
 const float *val_get_vec_f32(val_t v, uint32_t *n); /* VT_VEC */
+/* What is kept with each interned f32 vector, computed once when it is first made. */
+typedef struct val_vec_head {
+    float sqnorm;    /* sum of x*x in f32, sequentially from +0.0 (cosine's |a|^2) */
+    uint32_t finite; /* 1 when no element is NaN or infinite */
+    double norm;     /* sqrt((double)sqnorm) */
+    double inv_norm; /* 1 / norm (0 when norm is 0) */
+} val_vec_head;
+/* The elements of a VT_VEC value and its head. */
+const float *val_get_vec_f32_head(val_t v, uint32_t *n, const val_vec_head **head);
 const int8_t *val_get_vec_i8(val_t v, uint32_t *n); /* VT_VEC_I8 */
 
 /* The engine's total order over values (iql-language.md 3.8): by type rank first, then

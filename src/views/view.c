@@ -745,6 +745,11 @@ static const char *build(view_t *v) {
     if (p->unstratified)
         return set_err("%s", "view maintenance does not support unstratified rules");
     for (uint32_t i = 0; i < p->clauses.n; i++)
+        for (uint32_t o = 0; o < p->clauses.v[i].nops; o++)
+            if (p->clauses.v[i].ops[o].kind == POP_HNSW)
+                return set_err("%s", "view maintenance does not support hnsw_nearest (a vector "
+                                     "index is searched when read, not maintained)");
+    for (uint32_t i = 0; i < p->clauses.n; i++)
         if (p->clauses.v[i].error)
             return set_err("Query execution failed: %s", p->clauses.v[i].error);
     v->arity = p->preds.v[p->query_pred].arity;

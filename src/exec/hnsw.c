@@ -1,0 +1,543 @@
+/* HNSW graphs (see hnsw.h).
+ *
+ * Layout: nodes in one growable array; each node's links in one block, the bottom
+ * layer first ([count, 2M ids]) then each upper layer ([count, M ids]). A hash table maps
+ * (key, vector) to the node, for removal and revival. Searches mark visited nodes with a
+ * generation number per node, so no per-search clearing is needed. Navigation uses the
+ * fast kernels' distances; only the nodes a search returns get the exact one.
+ *
+ * The graph keeps its own copy of the vectors, one row per node in one array, with their
+ * norms beside: a search is bound by memory latency, and a row found from the node's id
+ * alone can be prefetched for all the neighbours of a node before any distance is
+ * computed. */
+#include "exec/hnsw.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "exec/vecdist.h"
+
+/* The most links per node on the upper layers (`.index create ... m` allows up to it). */
+#define HNSW_MAX_M 256
+
+typedef struct hnsw_node {
+    val_t key, vec;
+    const float *x;
+    const val_vec_head *head;
+    uint32_t *links;
+    uint32_t level;
+    bool dead;
+} hnsw_node;
+
+struct hnsw {
+    hnsw_params p;
+    uint32_t m0; /* links on the bottom layer: 2M */
+    double level_mult;
+    uint64_t rng;
+    uint32_t dim;
+    hnsw_node *nodes;
+    uint32_t n, cap;
+    size_t dead;
+    uint32_t entry;
+    uint32_t top;    /* the entry's level */
+    uint32_t *slots; /* (key, vec) -> node + 1; 0 is free */
+    uint32_t mask;
+    uint32_t *visited; /* per node: the generation that last visited it */
+    uint32_t gen;
+    size_t link_bytes;
+    float *rows;   /* the vectors, node after node, `stride` floats apart */
+    double *norms; /* their norms */
+    uint32_t stride;
+};
+
+/* A (distance, node) pair and binary heaps of them. */
+typedef struct cand {
+    double d;
+    uint32_t id;
+} cand;
+
+typedef struct heap {
+    cand *v;
+    uint32_t n, cap;
+    bool max; /* max-heap (results: the worst on top) or min-heap (candidates) */
+} heap;
+
+static void *xmalloc(size_t n) {
+    void *p = malloc(n ? n : 1);
+    if (!p) {
+        fputs("inputlayer: out of memory in a vector index\n", stderr);
+        abort();
+    }
+    return p;
+}
+
+static void *xrealloc(void *p, size_t n) {
+    p = realloc(p, n ? n : 1);
+    if (!p) {
+        fputs("inputlayer: out of memory in a vector index\n", stderr);
+        abort();
+    }
+    return p;
+}
+
+static inline bool above(const heap *h, cand a, cand b) {
+    return h->max ? a.d > b.d : a.d < b.d;
+}
+
+static void heap_push(heap *h, double d, uint32_t id) {
+    if (h->n == h->cap) {
+        h->cap = h->cap ? h->cap * 2 : 64;
+        h->v = xrealloc(h->v, h->cap * sizeof *h->v);
+    }
+    uint32_t i = h->n++;
+    cand c = {d, id};
+    while (i > 0) {
+        uint32_t up = (i - 1) / 2;
+        if (!above(h, c, h->v[up])) break;
+        h->v[i] = h->v[up];
+        i = up;
+    }
+    h->v[i] = c;
+}
+
+static cand heap_pop(heap *h) {
+    cand top = h->v[0], last = h->v[--h->n];
+    uint32_t i = 0;
+    for (;;) {
+        uint32_t l = 2 * i + 1, r = l + 1, best = i;
+        cand bc = last;
+        if (l < h->n && above(h, h->v[l], bc)) {
+            best = l;
+            bc = h->v[l];
+        }
+        if (r < h->n && above(h, h->v[r], bc)) best = r;
+        if (best == i) break;
+        h->v[i] = h->v[best];
+        i = best;
+    }
+    if (h->n) h->v[i] = last;
+    return top;
+}
+
+bool hnsw_metric_parse(const char *name, hnsw_metric *out) {
+    static const struct {
+        const char *name;
+        hnsw_metric m;
+    } names[] = {{"cosine", HNSW_COSINE},   {"euclidean", HNSW_EUCLIDEAN},
+                 {"l2", HNSW_EUCLIDEAN},    {"dot", HNSW_DOT},
+                 {"dot_product", HNSW_DOT}, {"manhattan", HNSW_MANHATTAN},
+                 {"l1", HNSW_MANHATTAN}};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strcasecmp(name, names[i].name) == 0) {
+            *out = names[i].m;
+            return true;
+        }
+    return false;
+}
+
+const char *hnsw_metric_name(hnsw_metric m) {
+    switch (m) {
+    case HNSW_COSINE:
+        return "cosine";
+    case HNSW_EUCLIDEAN:
+        return "euclidean";
+    case HNSW_DOT:
+        return "dot";
+    case HNSW_MANHATTAN:
+        return "manhattan";
+    }
+    return "cosine";
+}
+
+hnsw *hnsw_new(const hnsw_params *p) {
+    hnsw *h = calloc(1, sizeof *h);
+    if (!h) return NULL;
+    h->p = *p;
+    if (h->p.m < 2) h->p.m = 2;
+    if (h->p.m > HNSW_MAX_M) h->p.m = HNSW_MAX_M;
+    if (h->p.ef_construction < h->p.m) h->p.ef_construction = h->p.m;
+    h->m0 = 2 * h->p.m;
+    h->level_mult = 1.0 / log((double)h->p.m);
+    h->rng = p->seed;
+    return h;
+}
+
+void hnsw_free(hnsw *h) {
+    if (!h) return;
+    for (uint32_t i = 0; i < h->n; i++) free(h->nodes[i].links);
+    free(h->rows);
+    free(h->norms);
+    free(h->nodes);
+    free(h->slots);
+    free(h->visited);
+    free(h);
+}
+
+uint32_t hnsw_dim(const hnsw *h) {
+    return h->dim;
+}
+size_t hnsw_live(const hnsw *h) {
+    return h->n - h->dead;
+}
+size_t hnsw_tombstones(const hnsw *h) {
+    return h->dead;
+}
+size_t hnsw_bytes(const hnsw *h) {
+    return h->link_bytes +
+           (size_t)h->cap * (sizeof(hnsw_node) + sizeof(uint32_t) + sizeof(double) +
+                             (size_t)h->stride * sizeof(float)) +
+           (h->slots ? ((size_t)h->mask + 1) * sizeof(uint32_t) : 0);
+}
+
+/* ---- links ---- */
+
+static inline uint32_t *layer(const hnsw *h, const hnsw_node *nd, uint32_t level) {
+    if (level == 0) return nd->links;
+    return nd->links + 1 + h->m0 + (size_t)(level - 1) * (1 + h->p.m);
+}
+
+static inline uint32_t layer_cap(const hnsw *h, uint32_t level) {
+    return level ? h->p.m : h->m0;
+}
+
+/* ---- distances ---- */
+
+static inline const float *row_of(const hnsw *h, uint32_t id) {
+    return h->rows + (size_t)id * h->stride;
+}
+
+static inline void prefetch_row(const hnsw *h, uint32_t id) {
+    const char *p = (const char *)row_of(h, id);
+    for (size_t off = 0; off < (size_t)h->dim * sizeof(float); off += 64)
+        __builtin_prefetch(p + off);
+}
+
+/* The navigation distance from node `id` to a query q of norm qnorm. */
+static inline double nav_dist(const hnsw *h, uint32_t id, const float *q, double qnorm) {
+    const float *x = row_of(h, id);
+    switch (h->p.metric) {
+    case HNSW_COSINE: {
+        double denom = h->norms[id] * qnorm;
+        if (denom == 0.0) return 0.0;
+        return 1.0 - (double)vecdist_dot_fast(x, q, h->dim) / denom;
+    }
+    case HNSW_EUCLIDEAN:
+        return (double)vecdist_sqdist_fast(x, q, h->dim);
+    case HNSW_DOT:
+        return -(double)vecdist_dot_fast(x, q, h->dim);
+    case HNSW_MANHATTAN:
+        return vecdist_manhattan(x, q, h->dim);
+    }
+    return 0.0;
+}
+
+static inline double node_dist(const hnsw *h, uint32_t a, uint32_t b) {
+    return nav_dist(h, a, row_of(h, b), h->norms[b]);
+}
+
+/* The builtin's value for the metric: what `cosine(V, Q)` and the others return. */
+static double exact_dist(const hnsw *h, const float *x, const val_vec_head *hx, const float *q,
+                         const val_vec_head *hq) {
+    switch (h->p.metric) {
+    case HNSW_COSINE:
+        return vecdist_cosine_from(vecdist_dot_seq(x, q, h->dim), hx, hq);
+    case HNSW_EUCLIDEAN:
+        return sqrt((double)vecdist_sqdist_seq(x, q, h->dim));
+    case HNSW_DOT:
+        return -vecdist_dot_f64(x, q, h->dim);
+    case HNSW_MANHATTAN:
+        return vecdist_manhattan(x, q, h->dim);
+    }
+    return 0.0;
+}
+
+/* ---- the (key, vec) table ---- */
+
+static inline uint32_t pair_hash(val_t key, val_t vec) {
+    return (uint32_t)(val_hash(key) ^ (val_hash(vec) * 0x9E3779B97F4A7C15ull));
+}
+
+static uint32_t *slot_of(const hnsw *h, val_t key, val_t vec) {
+    for (uint32_t i = pair_hash(key, vec) & h->mask;; i = (i + 1) & h->mask) {
+        uint32_t s = h->slots[i];
+        if (!s || (h->nodes[s - 1].key == key && h->nodes[s - 1].vec == vec)) return &h->slots[i];
+    }
+}
+
+static void grow_slots(hnsw *h) {
+    uint32_t old = h->slots ? h->mask + 1 : 0, cap = old ? old * 2 : 64;
+    uint32_t *prev = h->slots;
+    h->slots = calloc(cap, sizeof *h->slots);
+    if (!h->slots) {
+        fputs("inputlayer: out of memory in a vector index\n", stderr);
+        abort();
+    }
+    h->mask = cap - 1;
+    for (uint32_t i = 0; i < old; i++)
+        if (prev[i]) {
+            const hnsw_node *nd = &h->nodes[prev[i] - 1];
+            *slot_of(h, nd->key, nd->vec) = prev[i];
+        }
+    free(prev);
+}
+
+/* ---- search within one layer ---- */
+
+static uint32_t next_gen(hnsw *h) {
+    if (++h->gen == 0) { /* wrapped: forget every mark */
+        memset(h->visited, 0, (size_t)h->cap * sizeof *h->visited);
+        h->gen = 1;
+    }
+    return h->gen;
+}
+
+/* Greedy descent on one layer from *cur (distance *dcur) towards q. */
+static void greedy(const hnsw *h, const float *q, double qnorm, uint32_t level, uint32_t *cur,
+                   double *dcur) {
+    for (bool moved = true; moved;) {
+        moved = false;
+        const uint32_t *ls = layer(h, &h->nodes[*cur], level);
+        for (uint32_t i = 1; i <= ls[0]; i++) prefetch_row(h, ls[i]);
+        for (uint32_t i = 1; i <= ls[0]; i++) {
+            double d = nav_dist(h, ls[i], q, qnorm);
+            if (d < *dcur) {
+                *dcur = d;
+                *cur = ls[i];
+                moved = true;
+            }
+        }
+    }
+}
+
+/* The beam search of one layer from `entry`: leaves in `res` (a max-heap) the ef nearest
+ * nodes found, live ones only when live_only (dead nodes still route). */
+static void search_layer(hnsw *h, const float *q, double qnorm, uint32_t entry, double dentry,
+                         uint32_t ef, uint32_t level, bool live_only, heap *res, heap *cands) {
+    uint32_t gen = next_gen(h);
+    res->n = cands->n = 0;
+    h->visited[entry] = gen;
+    heap_push(cands, dentry, entry);
+    if (!live_only || !h->nodes[entry].dead) heap_push(res, dentry, entry);
+    while (cands->n) {
+        cand c = heap_pop(cands);
+        if (res->n >= ef && c.d > res->v[0].d) break;
+        const uint32_t *ls = layer(h, &h->nodes[c.id], level);
+        /* the unvisited neighbours' rows are requested together, then measured */
+        uint32_t todo[2 * HNSW_MAX_M], ntodo = 0;
+        for (uint32_t i = 1; i <= ls[0]; i++) {
+            uint32_t nb = ls[i];
+            if (h->visited[nb] == gen) continue;
+            h->visited[nb] = gen;
+            todo[ntodo++] = nb;
+            prefetch_row(h, nb);
+        }
+        for (uint32_t i = 0; i < ntodo; i++) {
+            uint32_t nb = todo[i];
+            double d = nav_dist(h, nb, q, qnorm);
+            if (res->n < ef || d < res->v[0].d) {
+                heap_push(cands, d, nb);
+                if (live_only && h->nodes[nb].dead) continue;
+                heap_push(res, d, nb);
+                if (res->n > ef) heap_pop(res);
+            }
+        }
+    }
+}
+
+/* hnswlib's neighbour heuristic: from candidates sorted nearest first, keep one only if
+ * it is nearer to the base than to every one kept, up to `max`. Writes the kept ids to
+ * out and returns their number. */
+static uint32_t select_neighbours(const hnsw *h, const cand *sorted, uint32_t n, uint32_t max,
+                                  uint32_t *out) {
+    uint32_t kept = 0;
+    for (uint32_t i = 0; i < n && kept < max; i++) {
+        bool good = true;
+        for (uint32_t j = 0; j < kept && good; j++)
+            good = node_dist(h, sorted[i].id, out[j]) >= sorted[i].d;
+        if (good) out[kept++] = sorted[i].id;
+    }
+    return kept;
+}
+
+static int cand_cmp(const void *a, const void *b) {
+    const cand *x = a, *y = b;
+    if (x->d != y->d) return x->d < y->d ? -1 : 1;
+    return (x->id > y->id) - (x->id < y->id);
+}
+
+/* Links `from` to `to` on a layer, shrinking to.links with the heuristic when full. */
+static void link_back(hnsw *h, uint32_t to, uint32_t from, uint32_t level, cand *scratch) {
+    uint32_t *ls = layer(h, &h->nodes[to], level);
+    uint32_t cap = layer_cap(h, level);
+    for (uint32_t i = 1; i <= ls[0]; i++)
+        if (ls[i] == from) return;
+    if (ls[0] < cap) {
+        ls[++ls[0]] = from;
+        return;
+    }
+    uint32_t n = 0;
+    for (uint32_t i = 1; i <= ls[0]; i++) scratch[n++] = (cand){node_dist(h, to, ls[i]), ls[i]};
+    scratch[n++] = (cand){node_dist(h, to, from), from};
+    qsort(scratch, n, sizeof *scratch, cand_cmp);
+    ls[0] = select_neighbours(h, scratch, n, cap, ls + 1);
+}
+
+static uint32_t random_level(hnsw *h) {
+    h->rng += 0x9E3779B97F4A7C15ull;
+    uint64_t z = h->rng;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    double u = ((double)(z >> 11) + 1.0) * 0x1p-53; /* (0, 1] */
+    double l = -log(u) * h->level_mult;
+    return l > 30 ? 30 : (uint32_t)l;
+}
+
+bool hnsw_add(hnsw *h, val_t key, val_t vec) {
+    if (val_type_of(vec) != VT_VEC) return false;
+    uint32_t dim;
+    const val_vec_head *head;
+    const float *x = val_get_vec_f32_head(vec, &dim, &head);
+    if (dim == 0 || !head->finite || (h->dim && dim != h->dim)) return false;
+    if (!h->slots || (uint64_t)(h->n + 1) * 2 > (uint64_t)h->mask + 1) grow_slots(h);
+    uint32_t *slot = slot_of(h, key, vec);
+    if (*slot) {
+        hnsw_node *nd = &h->nodes[*slot - 1];
+        if (nd->dead) {
+            nd->dead = false;
+            h->dead--;
+        }
+        return true;
+    }
+    if (!h->dim) {
+        h->dim = dim;
+        h->stride = (dim + 15) & ~15u; /* rows start on 64-byte boundaries of the array */
+    }
+    if (h->n == h->cap) {
+        h->cap = h->cap ? h->cap * 2 : 256;
+        h->nodes = xrealloc(h->nodes, (size_t)h->cap * sizeof *h->nodes);
+        h->rows = xrealloc(h->rows, (size_t)h->cap * h->stride * sizeof *h->rows);
+        h->norms = xrealloc(h->norms, (size_t)h->cap * sizeof *h->norms);
+        h->visited = xrealloc(h->visited, (size_t)h->cap * sizeof *h->visited);
+        memset(h->visited + h->n, 0, (size_t)(h->cap - h->n) * sizeof *h->visited);
+    }
+    uint32_t id = h->n++;
+    *slot = id + 1;
+    hnsw_node *nd = &h->nodes[id];
+    nd->key = key;
+    nd->vec = vec;
+    nd->x = x;
+    nd->head = head;
+    nd->dead = false;
+    memcpy(h->rows + (size_t)id * h->stride, x, (size_t)dim * sizeof *x);
+    h->norms[id] = head->norm;
+    nd->level = random_level(h);
+    size_t words = 1 + h->m0 + (size_t)nd->level * (1 + h->p.m);
+    nd->links = xmalloc(words * sizeof *nd->links);
+    nd->links[0] = 0;
+    for (uint32_t l = 1; l <= nd->level; l++) layer(h, nd, l)[0] = 0;
+    h->link_bytes += words * sizeof *nd->links;
+    if (id == 0) {
+        h->entry = 0;
+        h->top = nd->level;
+        return true;
+    }
+    uint32_t cur = h->entry;
+    double dcur = nav_dist(h, cur, x, head->norm);
+    for (uint32_t l = h->top; l > nd->level; l--) greedy(h, x, head->norm, l, &cur, &dcur);
+    heap res = {.max = true}, cands = {.max = false};
+    uint32_t ncap = h->m0 + 1;
+    cand *scratch = xmalloc(((size_t)h->p.ef_construction + ncap) * sizeof *scratch);
+    uint32_t *chosen = xmalloc((size_t)h->m0 * sizeof *chosen);
+    for (uint32_t l = nd->level < h->top ? nd->level : h->top;; l--) {
+        search_layer(h, x, head->norm, cur, dcur, h->p.ef_construction, l, false, &res, &cands);
+        uint32_t n = 0;
+        while (res.n) scratch[n++] = heap_pop(&res);
+        qsort(scratch, n, sizeof *scratch, cand_cmp);
+        /* the next layer down starts from the nearest found here */
+        cur = scratch[0].id;
+        dcur = scratch[0].d;
+        uint32_t kept = select_neighbours(h, scratch, n, h->p.m, chosen);
+        uint32_t *ls = layer(h, nd, l);
+        ls[0] = kept;
+        memcpy(ls + 1, chosen, kept * sizeof *chosen);
+        for (uint32_t i = 0; i < kept; i++) link_back(h, chosen[i], id, l, scratch);
+        if (l == 0) break;
+    }
+    free(res.v);
+    free(cands.v);
+    free(scratch);
+    free(chosen);
+    if (nd->level > h->top) {
+        h->top = nd->level;
+        h->entry = id;
+    }
+    return true;
+}
+
+bool hnsw_remove(hnsw *h, val_t key, val_t vec) {
+    if (!h->slots) return false;
+    uint32_t *slot = slot_of(h, key, vec);
+    if (!*slot || h->nodes[*slot - 1].dead) return false;
+    h->nodes[*slot - 1].dead = true;
+    h->dead++;
+    return true;
+}
+
+/* Orders hits by distance, then key, then vector: a total order, so results do not
+ * depend on the graph's shape when distances tie. */
+static int hit_cmp(const void *a, const void *b) {
+    const hnsw_hit *x = a, *y = b;
+    if (x->dist != y->dist) return x->dist < y->dist ? -1 : 1;
+    int c = val_cmp(x->key, y->key);
+    return c ? c : val_cmp(x->vec, y->vec);
+}
+
+static size_t search_exact(const hnsw *h, const float *q, const val_vec_head *hq, uint32_t k,
+                           hnsw_hit *out) {
+    size_t live = hnsw_live(h), n = 0;
+    hnsw_hit *all = xmalloc((live ? live : 1) * sizeof *all);
+    for (uint32_t i = 0; i < h->n; i++) {
+        const hnsw_node *nd = &h->nodes[i];
+        if (nd->dead) continue;
+        all[n++] = (hnsw_hit){nd->key, nd->vec, exact_dist(h, nd->x, nd->head, q, hq)};
+    }
+    qsort(all, n, sizeof *all, hit_cmp);
+    if (n > k) n = k;
+    memcpy(out, all, n * sizeof *out);
+    free(all);
+    return n;
+}
+
+size_t hnsw_search(const hnsw *hc, val_t qv, uint32_t k, uint32_t ef, bool exact, hnsw_hit *out) {
+    /* the visit marks are scratch space: a search changes nothing a caller can see */
+    hnsw *h = (hnsw *)hc;
+    if (k == 0 || hnsw_live(h) == 0 || val_type_of(qv) != VT_VEC) return 0;
+    uint32_t dim;
+    const val_vec_head *hq;
+    const float *q = val_get_vec_f32_head(qv, &dim, &hq);
+    if (dim != h->dim || !hq->finite) return 0;
+    if (exact) return search_exact(h, q, hq, k, out);
+    if (ef < k) ef = k;
+    uint32_t cur = h->entry;
+    double dcur = nav_dist(h, cur, q, hq->norm);
+    for (uint32_t l = h->top; l > 0; l--) greedy(h, q, hq->norm, l, &cur, &dcur);
+    heap res = {.max = true}, cands = {.max = false};
+    search_layer(h, q, hq->norm, cur, dcur, ef, 0, true, &res, &cands);
+    size_t n = 0;
+    hnsw_hit *all = xmalloc((res.n ? res.n : 1) * sizeof *all);
+    while (res.n) {
+        const hnsw_node *nd = &h->nodes[heap_pop(&res).id];
+        all[n++] = (hnsw_hit){nd->key, nd->vec, exact_dist(h, nd->x, nd->head, q, hq)};
+    }
+    qsort(all, n, sizeof *all, hit_cmp);
+    if (n > k) n = k;
+    memcpy(out, all, n * sizeof *out);
+    free(all);
+    free(res.v);
+    free(cands.v);
+    return n;
+}
