@@ -664,7 +664,7 @@ static void keep_derivations(why_ctx *w) {
     for (uint32_t d = 0; d < w->derivs.n; d++)
         if (!w->derivs.v[d].is_input && w->derivs.v[d].rank > 0) il_vec_push(order, d);
     g_keep_w = w;
-    qsort(order.v, order.n, sizeof *order.v, cmp_by_rank);
+    if (order.n) qsort(order.v, order.n, sizeof *order.v, cmp_by_rank);
     uint32_t nn = w->nodes.n;
     uint32_t *stamp = calloc(nn + 1, sizeof *stamp);
     uint32_t *stack = malloc((nn + 1) * sizeof *stack);
