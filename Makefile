@@ -6,7 +6,7 @@ BUILD_TSAN ?= build-tsan
 JOBS       ?= $(shell nproc)
 CONFORMANCE_DIR ?= ../shared/conformance
 
-.PHONY: all setup build build-san build-tsan protocol-tsan run test unit crash-test conformance conformance-san bench-engine bench-server bench-fixtures bench-durable bench-views bench-views-smoke bench-vectors bench-vectors-smoke fuzz fuzz-short format clean
+.PHONY: all setup build build-san build-tsan protocol-tsan run test unit crash-test conformance conformance-san bench-engine bench-server bench-fixtures bench-durable bench-views bench-views-smoke bench-vectors bench-vectors-smoke bench gate gate-smoke fuzz fuzz-short format clean
 
 all: build
 
@@ -100,6 +100,7 @@ test: build build-san
 	@$(MAKE) --no-print-directory protocol-tsan
 	@$(MAKE) --no-print-directory fuzz-short
 	@$(MAKE) --no-print-directory bench-smoke
+	@$(MAKE) --no-print-directory gate-smoke
 
 # The parser under libFuzzer (clang, ASan, UBSan). FUZZ_SECONDS bounds the run.
 FUZZ_SECONDS ?= 600
@@ -151,6 +152,46 @@ bench-smoke: build
 	@$(MAKE) --no-print-directory bench-views-smoke >/dev/null
 	@$(MAKE) --no-print-directory bench-vectors-smoke
 	@echo "bench-smoke: every fixture, views phase and the vector benchmark ran, every reply checked"
+
+# The perf gate (bench/README.md). `make bench`: every fixture once against this tree's
+# server at BENCH_PROFILE (small), a table. `make gate BASE=<rev>`: the paired,
+# interleaved comparison of this tree's server against BASE (built once into
+# $(BUILD)/gate-builds/<commit>), GATE_ROUNDS rounds of the required fixtures at
+# GATE_PROFILE, judged against bench/policy.toml; exit 0 PASS, 1 FAIL, 2 INCONCLUSIVE,
+# 3 INVALID. GATE_SERVER_CPUS / GATE_CLIENT_CPUS pin with taskset (e.g. 1 and 0).
+BENCH_PROFILE ?= small
+BASE ?= HEAD
+GATE_ROUNDS ?= 10
+GATE_PROFILE ?= small
+GATE_FIXTURES ?= gate
+GATE_SERVER_CPUS ?=
+GATE_CLIENT_CPUS ?=
+GATE_ARGS ?=
+GATE_PIN = $(if $(GATE_SERVER_CPUS),--server-cpus $(GATE_SERVER_CPUS)) \
+  $(if $(GATE_CLIENT_CPUS),--client-cpus $(GATE_CLIENT_CPUS))
+
+bench: build
+	@$(BUILD)/inputlayer-bench run --server $(BUILD)/inputlayer-server --profile $(BENCH_PROFILE) \
+	  $(GATE_PIN) --json $(BUILD)/bench.json --markdown $(BUILD)/bench.md
+
+gate: build
+	@mkdir -p $(BUILD)/gate
+	@$(BUILD)/inputlayer-bench compare --baseline $(BASE) --candidate $(BUILD)/inputlayer-server \
+	  --rounds $(GATE_ROUNDS) --profile $(GATE_PROFILE) --fixtures $(GATE_FIXTURES) $(GATE_PIN) \
+	  --json $(BUILD)/gate/report.json --markdown $(BUILD)/gate/report.md $(GATE_ARGS)
+
+# What `make test` runs of the gate: every fixture once at the smoke profile (every answer
+# checked, the figures mean nothing), and a rejudge of a canned report, which must FAIL
+# (exit 1) with the verdicts written in bench/testdata/gate-expected.txt.
+gate-smoke: build
+	@$(BUILD)/inputlayer-bench run --server $(BUILD)/inputlayer-server --profile smoke \
+	  --json $(BUILD)/gate-smoke.json >$(BUILD)/gate-smoke.md
+	@status=0; $(BUILD)/inputlayer-bench compare --rejudge bench/testdata/gate-report.json \
+	  --policy bench/testdata/gate-policy.toml >$(BUILD)/gate-rejudge.md || status=$$?; \
+	  if [ $$status -ne 1 ]; then echo "gate-smoke: the canned report judged $$status, not 1 (FAIL)"; exit 1; fi; \
+	  while IFS= read -r line; do grep -qF -- "$$line" $(BUILD)/gate-rejudge.md || \
+	    { echo "gate-smoke: the rejudged report lacks: $$line"; exit 1; }; done <bench/testdata/gate-expected.txt
+	@echo "gate-smoke: every fixture ran at the smoke profile, every answer checked; the canned report rejudged"
 
 bench-views-smoke: build
 	@BENCH_VIEWS_SMOKE=1 ./bench/run-views.sh $(BUILD)

@@ -2,7 +2,7 @@
  * 3.4 in ../shared/docs) against a running inputlayer-server, as bench/run-fixtures.sh
  * runs them on a fresh server each:
  *
- *   inputlayer-fixture delta_single|delta_fanout|delta_keyed --port P --api-key K
+ *   inputlayer-fixture delta_single|delta_fanout|delta_keyed|interference --port P --api-key K
  *       [--host H] [--server-pid PID] [--agents A] [--writes W] [--interval-ms I]
  *       [--grace-ms G] [--timeout-ms T]
  *   inputlayer-fixture delta_first ...   (bench/fixture_first.c)
@@ -15,6 +15,10 @@
  *                 `+edge(1, P_k)`, from k >= 32 with `-edge(1, P_{k-32})` in the same
  *                 program; every 20 ms, 150 writes.
  *   delta_fanout  the same with 64 agents, every 80 ms, 100 writes.
+ *   interference  delta_single's graph, rule and writes with 1 agent, every 30 ms, 120 writes,
+ *                 while one connection loops the long join `?two_hop(X, Z), edge(Z, X)` and a
+ *                 slow consumer leaves 8 large results unread (bench/fixture_background.c);
+ *                 long_request_us: the long join's latencies, every answer checked.
  *   delta_keyed   hot chains of 100K edges; only `r1`; agent k `.subscribe k<k>
  *                 ?r1(<400k>, Y)`; write w is `+edge(400 (w mod 300), 4 chains + 1000 + w)`;
  *                 300 agents, every 20 ms, 120 writes.
@@ -46,6 +50,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fixture_background.h"
 #include "fixture_data.h"
 #include "fixture_first.h"
 #include "fixture_insert.h"
@@ -70,12 +75,14 @@ typedef struct fixture_spec {
     const char *name;
     bool keyed;
     long agents, writes, interval_ms;
+    bool background; /* the interference fixture's long join and slow consumer */
 } fixture_spec;
 
 static const fixture_spec FIXTURES[] = {
-    {"delta_single", false, 1, 150, 20},
-    {"delta_fanout", false, 64, 100, 80},
-    {"delta_keyed", true, 300, 120, 20},
+    {"delta_single", false, 1, 150, 20, false},
+    {"delta_fanout", false, 64, 100, 80, false},
+    {"delta_keyed", true, 300, 120, 20, false},
+    {"interference", false, 1, 120, 30, true},
 };
 
 typedef struct options {
@@ -119,7 +126,8 @@ typedef struct dataset {
 } dataset;
 
 static void usage(FILE *f) {
-    fputs("usage: inputlayer-fixture delta_single|delta_fanout|delta_keyed --port P --api-key K\n"
+    fputs("usage: inputlayer-fixture delta_single|delta_fanout|delta_keyed|interference --port P\n"
+          "         --api-key K\n"
           "         [--host H (127.0.0.1)] [--server-pid PID] [--agents A] [--writes W]\n"
           "         [--interval-ms I] [--grace-ms G (500)] [--timeout-ms T (60000)]\n"
           "       inputlayer-fixture delta_first --help\n"
@@ -418,8 +426,8 @@ static int run_writer(const options *o, const dataset *d, ws_client *ws, run_sta
 
 /* ---- the report ---------------------------------------------------------------------- */
 
-static int report(const options *o, agent *agents, const write_log *log,
-                  const fx_cpu_figures *cpu) {
+static int report(const options *o, agent *agents, const write_log *log, const fx_cpu_figures *cpu,
+                  uint64_t *long_ns, size_t nlong) {
     long na = o->spec.agents, writes = o->spec.writes;
     size_t nevents = 0;
     for (long a = 0; a < na; a++) nevents += agents[a].nevents;
@@ -466,6 +474,12 @@ static int report(const options *o, agent *agents, const write_log *log,
            "\"send_late_max_us\":%.1f,\"write_phase_ms\":%.1f",
            o->spec.name, na, writes, o->spec.interval_ms, nd, d50, d99, dmax, l50, l99, a50, a99,
            s50, s99, (double)late / 1000.0, phase_ms);
+    if (o->spec.background) {
+        printf(",\"long_requests\":%zu", nlong);
+        fx_json_percentile(stdout, "long_request_us_p50", long_ns, nlong, 0.5);
+        fx_json_percentile(stdout, "long_request_us_p99", long_ns, nlong, 0.99);
+        fx_json_percentile(stdout, "long_request_us_max", long_ns, nlong, 1.0);
+    }
     if (cpu->known)
         printf(",\"server_idle_cpu_ms_per_s\":%.2f,\"server_cpu_per_write_ms\":%.3f,"
                "\"writes_per_server_cpu_sec\":%.0f",
@@ -527,6 +541,9 @@ static int run(const options *o) {
     long started = 0;
     int status = FX_FAILED;
     fx_cpu_figures cpu = {0};
+    fx_background *bg = NULL;
+    uint64_t *long_ns = NULL;
+    size_t nlong = 0;
     if (!agents || !threads || !log.scheduled_ns || !log.sent_ns || !log.ack_ns ||
         !make_dataset(o, &d))
         goto done;
@@ -558,6 +575,12 @@ static int run(const options *o) {
     fx_cpu_settle(o->server_pid, SETTLE_MAX_MS * 1000000ull);
     fx_cpu_idle(&meter, o->server_pid, quiet_ns);
     fx_cpu_start(&meter);
+    if (o->spec.background &&
+        !(bg = fx_background_start(&o->target, d.edges, d.nedges, why, sizeof why))) {
+        status = FX_FAILED;
+        atomic_store(&rs.stop, true);
+        goto done;
+    }
 
     log.start_ns = fx_now_ns() + FIRST_WRITE_LEAD_MS * 1000000ull;
     status = run_writer(o, &d, writer, &rs, &log, why, sizeof why);
@@ -567,6 +590,15 @@ static int run(const options *o) {
         fx_sleep_ns(200000);
     log.end_ns = fx_now_ns();
     if (status == FX_OK) cpu = fx_cpu_stop(&meter, writes);
+    if (bg) {
+        char bg_why[512];
+        int bg_status = fx_background_stop(bg, &long_ns, &nlong, bg_why, sizeof bg_why);
+        bg = NULL;
+        if (status == FX_OK && bg_status != FX_OK) {
+            status = bg_status;
+            snprintf(why, sizeof why, "the long join: %.400s", bg_why);
+        }
+    }
     if (status != FX_OK) atomic_store(&rs.stop, true);
     atomic_store(&rs.drain_until_ns, fx_now_ns() + (uint64_t)o->grace_ms * 1000000u);
 
@@ -595,7 +627,9 @@ done:;
                 ag->status == FX_INVALID ? "INVALID run: " : "", ag->name, ag->why);
         if (status == FX_OK || ag->status == FX_INVALID) status = ag->status;
     }
-    if (status == FX_OK) status = report(o, agents, &log, &cpu);
+    if (bg) fx_background_stop(bg, NULL, NULL, NULL, 0);
+    if (status == FX_OK) status = report(o, agents, &log, &cpu, long_ns, nlong);
+    free(long_ns);
     for (long a = 0; agents && a < na; a++) {
         wsc_close(agents[a].ws);
         free(agents[a].events);

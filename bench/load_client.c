@@ -1,7 +1,7 @@
 /* inputlayer-load: the load generator of the server benchmark (bench/run-server.sh).
  *
  *   inputlayer-load server --url ws://HOST:PORT/ws[?kg=G] --api-key K --program P
- *                          --expect-rows JSON [common options]
+ *                          --expect-rows JSON | --expect-rows-file PATH [common options]
  *   inputlayer-load echo   --url ws://HOST:PORT/ [--program P] [--echo-bytes B]
  *                          [common options]
  *   common: [--clients N] [--warmup W] [--requests R] [--timeout-ms T]
@@ -9,7 +9,8 @@
  * Each client is a thread with its own connection and one request in flight. In server
  * mode it authenticates with the API key, then sends {"type":"execute","id":"<n>",
  * "program":P} and checks every reply: a `result` with its id whose `rows` equal
- * --expect-rows exactly. In echo mode (against ws_echo_server) it sends those same
+ * --expect-rows exactly (or the JSON array in file PATH, for answers too long for an
+ * argument). In echo mode (against ws_echo_server) it sends those same
  * execute frames, byte for byte, and checks that each comes back unchanged; --echo-bytes
  * pads them to B bytes instead. Each client first sends W untimed requests; then all
  * clients start together and each times R round trips, from just before the send to the
@@ -118,6 +119,7 @@ static uint64_t now_ns(void) {
 static void usage(FILE *f) {
     fputs("usage: inputlayer-load server --url ws://HOST:PORT/ws[?kg=G] --api-key K\n"
           "                              --program P --expect-rows JSON [options]\n"
+          "       (or --expect-rows-file PATH: the JSON array in a file)\n"
           "       inputlayer-load echo --url ws://HOST:PORT/ [--program P] [--echo-bytes B]\n"
           "                            [options]\n"
           "  options: --clients N (1) --warmup W (100) --requests R (1000)\n"
@@ -196,7 +198,7 @@ static int parse_args(int argc, char **argv, load_options *o) {
     o->requests = 1000;
     o->timeout_ms = 30000;
     o->api_key = getenv("INPUTLAYER_API_KEY");
-    const char *expect = NULL;
+    const char *expect = NULL, *expect_file = NULL;
     /* Every option takes a value. */
     for (int i = 2; i < argc; i += 2) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -209,6 +211,8 @@ static int parse_args(int argc, char **argv, load_options *o) {
             o->program = v;
         else if (ok && strcmp(a, "--expect-rows") == 0)
             expect = v;
+        else if (ok && strcmp(a, "--expect-rows-file") == 0)
+            expect_file = v;
         else if (ok && strcmp(a, "--clients") == 0)
             ok = parse_count(v, 1, &o->clients);
         else if (ok && strcmp(a, "--warmup") == 0)
@@ -256,14 +260,15 @@ static int parse_args(int argc, char **argv, load_options *o) {
         return EXIT_USAGE;
     }
     if (o->mode == MODE_SERVER) {
-        if (!o->api_key || !expect) {
+        if (!o->api_key || !expect == !expect_file) {
             fputs("inputlayer-load: server mode needs --api-key (or $INPUTLAYER_API_KEY) and "
-                  "--expect-rows\n",
+                  "one of --expect-rows and --expect-rows-file\n",
                   stderr);
             return EXIT_USAGE;
         }
         json_error_t jerr;
-        o->expect_rows = json_loads(expect, 0, &jerr);
+        o->expect_rows =
+            expect ? json_loads(expect, 0, &jerr) : json_load_file(expect_file, 0, &jerr);
         if (!json_is_array(o->expect_rows)) {
             fprintf(stderr, "inputlayer-load: --expect-rows must be a JSON array: %s\n",
                     o->expect_rows ? "not an array" : jerr.text);

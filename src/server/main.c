@@ -15,6 +15,7 @@
 #include "server/srv_backup.h"
 #include "server/srv_deliver.h"
 #include "server/srv_durability.h"
+#include "server/srv_pipeline.h"
 #include "server/srv_revision.h"
 #include "value/value.h"
 
@@ -220,6 +221,7 @@ int main(int argc, char **argv) {
     s.loop = uv_default_loop();
     s.started_ms = srv_now_ms();
     srv_random_hex(s.epoch, 8);
+    s.test_reply_delay_ns = srv_test_reply_delay_ns();
     char *err = NULL;
     s.engine = il_engine_open(data_dir, &err);
     if (!s.engine) {

@@ -36,6 +36,22 @@ uint64_t srv_mono_ns(void) {
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+uint64_t srv_test_reply_delay_ns(void) {
+    const char *v = getenv("INPUTLAYER_TEST_REPLY_DELAY_NS");
+    if (!v || !*v) return 0;
+    unsigned long long ns = strtoull(v, NULL, 10);
+    return ns > 1000000000ull ? 1000000000ull : (uint64_t)ns;
+}
+
+/* Spins rather than sleeps: a slower build costs CPU as well as time, as real extra work
+ * would, and a sleep's wake-up would add the scheduler's latency on top. */
+static void test_reply_delay(const srv_server *s) {
+    if (!s->test_reply_delay_ns) return;
+    uint64_t until = srv_mono_ns() + s->test_reply_delay_ns;
+    while (srv_mono_ns() < until) {
+    }
+}
+
 /* ---- captured frames ---- */
 
 void srv_capture_init(srv_capture *cap, srv_conn *c) {
@@ -263,6 +279,7 @@ static void release(srv_conn *c, srv_req *r) {
                              : "Credential revoked; reconnect with valid credentials",
                          1008);
     } else {
+        test_reply_delay(c->srv);
         srv_capture_flush(&r->out);
     }
     req_free(r);

@@ -12,6 +12,11 @@
 
 uint64_t srv_mono_ns(void);
 
+/* A testing aid (docs/server.md): INPUTLAYER_TEST_REPLY_DELAY_NS, nanoseconds the loop
+ * thread busy-waits before releasing each reply (0 when unset; at most one second), so
+ * that a build can be made slower on purpose for the perf gate's own check. */
+uint64_t srv_test_reply_delay_ns(void);
+
 /* Appends a frame for connection `to` to a capture. */
 void srv_capture_frame(srv_capture *cap, srv_conn *to, const char *json, size_t len);
 

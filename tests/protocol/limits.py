@@ -319,7 +319,26 @@ async def t_group_commit(binary):
         await c.ws.close()
 
 
+async def t_test_reply_delay(binary):
+    """INPUTLAYER_TEST_REPLY_DELAY_NS, the perf gate's way to make a build slower on purpose
+    (docs/server.md): every reply is held that long, and still right. Only a lower bound is
+    asserted: without the variable the same replies come in well under it."""
+    delay_s = 0.2
+    with OwnServer(binary, env={"INPUTLAYER_TEST_REPLY_DELAY_NS": str(int(delay_s * 1e9))}) as srv:
+        c = await connect(srv)
+        f = await c.call({"type": "execute", "program": "+d(1, 2)"})
+        assert f["type"] == "result", f
+        for _ in range(3):
+            t0 = time.monotonic()
+            f = await c.call({"type": "execute", "program": "?d(X, Y)"})
+            took = time.monotonic() - t0
+            assert f["type"] == "result" and f["rows"] == [[1, 2]], f
+            assert took >= delay_s, took
+        await c.ws.close()
+
+
 TESTS = [t_rate_limit, t_connection_limits, t_heartbeat_and_lifetime, t_config_precedence,
-         t_identities_persist, t_subscription_limit, t_durability_modes, t_group_commit]
+         t_identities_persist, t_subscription_limit, t_durability_modes, t_group_commit,
+         t_test_reply_delay]
 
 assert json

@@ -1,0 +1,46 @@
+/* The fixtures of the perf gate (docs/performance.md 3.4 in the specification notes;
+ * bench/README.md): each runs once against one server binary, on fresh servers and data
+ * directories of its own, and fills a gr_result with its metrics, or with the status of
+ * its failure (GR_INVALID: a wrong answer). The measuring is done by the existing fixture
+ * clients (inputlayer-load, inputlayer-fixture, inputlayer-views) run as processes; the
+ * datasets those clients do not load themselves are loaded here, and the first answer is
+ * checked row for row against the one computed from the generated data. */
+#ifndef IL_BENCH_GATE_FIXTURES_H
+#define IL_BENCH_GATE_FIXTURES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "gate_report.h"
+
+typedef enum gf_profile { GF_SMOKE, GF_SMALL, GF_STANDARD } gf_profile;
+
+/* What one arm runs: a server binary and extra KEY=VALUE environment for it. */
+typedef struct gf_arm {
+    const char *server;
+    char **env;
+    size_t nenv;
+} gf_arm;
+
+typedef struct gf_context {
+    const char *tools;   /* the directory of the fixture clients (the build's) */
+    const char *scratch; /* where servers and their data go (removed after each) */
+    gf_profile profile;
+    const char *server_cpus, *client_cpus; /* taskset CPU lists, or NULL */
+    bool peers;                            /* `run`: also the echo server and the fsync probe */
+    int timeout_s;                         /* per client process */
+    bool verbose;
+} gf_context;
+
+typedef struct gf_fixture {
+    const char *name;
+    const char *group; /* "gate", "engine" or "views" */
+    void (*run)(const gf_context *ctx, const gf_arm *arm, gr_result *res);
+} gf_fixture;
+
+const gf_fixture *gf_all(size_t *n);
+const gf_fixture *gf_find(const char *name);
+bool gf_profile_parse(const char *name, gf_profile *p);
+const char *gf_profile_name(gf_profile p);
+
+#endif
