@@ -24,6 +24,9 @@ enum {
     WHY_AGG_SAMPLE_FULL = 1000, /* the same for `.why full` */
     WHY_MAX_ROWS = 1000,        /* rows of the result that get a proof tree */
     WHY_MAX_NODES = 200000,     /* conclusions tabled; past this nothing more is expanded */
+    /* Bytes of proof-tree JSON (they travel in one frame): past them, a conclusion not yet
+       written out is a `truncated` leaf. */
+    WHY_MAX_JSON_BYTES = 8 << 20,
 };
 
 typedef enum why_node_kind {

@@ -231,7 +231,7 @@ static void write_node(writer *wr, uint32_t id, uint32_t depth) {
         il_buf_putc(o, '}');
         return;
     }
-    if (n->kind == WN_TRUNCATED || depth > w->max_depth) {
+    if (n->kind == WN_TRUNCATED || depth > w->max_depth || o->len > WHY_MAX_JSON_BYTES) {
         il_buf_puts(o, "{\"kind\":\"truncated\"");
         atom_fields(wr, id);
         il_buf_putc(o, '}');

@@ -8,7 +8,9 @@
 #include <jansson.h>
 #include <string.h>
 
+#include "base/buf.h"
 #include "inputlayer.h"
+#include "kg/why.h"
 #include "unit_fixture.h"
 
 static il_engine *EN;
@@ -373,4 +375,32 @@ Test(why, shared_conclusions_written_once) {
     cr_assert_eq(json_integer_value(json_object_get(ch, "id")), id);
     cr_assert_str_eq(str(ch, "atom"), "reach(1, 2)");
     json_decref(t);
+}
+
+/* The trees travel in one frame: past WHY_MAX_JSON_BYTES of JSON, conclusions not yet
+   written out are truncated leaves, and every row still has its tree. */
+Test(why, proof_trees_bounded_in_bytes) {
+    il_buf prog;
+    il_buf_init(&prog);
+    il_buf_puts(&prog, "+edge[");
+    enum { N = 45 };
+    for (int a = 0; a < N; a++)
+        for (int b = 0; b < N; b++) il_buf_printf(&prog, "%s(%d, %d)", a + b ? ", " : "", a, b);
+    il_buf_puts(&prog, "]");
+    ok(il_buf_str(&prog));
+    il_buf_free(&prog);
+    ok("+reach(X, Y) <- edge(X, Y)");
+    ok("+reach(X, Z) <- edge(X, Y), reach(Y, Z)");
+    il_result *r = il_execute(S, ".why full ?reach(X, Y)", 22);
+    const char *text = il_result_proof_trees(r);
+    cr_assert(text);
+    size_t len = strlen(text);
+    cr_assert(len <= WHY_MAX_JSON_BYTES + (1u << 20), "%zu bytes of proof trees", len);
+    cr_assert(strstr(text, "\"kind\":\"truncated\""), "nothing truncated at %zu bytes", len);
+    json_error_t err;
+    json_t *j = json_loads(text, 0, &err);
+    cr_assert(j, "invalid JSON: %s", err.text);
+    cr_assert_eq(json_array_size(j), WHY_MAX_ROWS);
+    json_decref(j);
+    il_result_free(r);
 }
