@@ -11,6 +11,7 @@
 #include <wctype.h>
 
 #include "base/buf.h"
+#include "base/utf8.h"
 #include "exec/builtin_impl.h"
 #include "value/print.h"
 
@@ -20,64 +21,13 @@ static bool get_str(val_t v, const char **s, size_t *n) {
     return true;
 }
 
-/* Decodes the code point at s[i] (n bytes in all) into *cp and returns its length; an
- * invalid or truncated sequence is one byte with *cp = -1. */
-static size_t utf8_decode(const unsigned char *s, size_t n, size_t i, int32_t *cp) {
-    unsigned char c = s[i];
-    size_t len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
-    if (len == 0 || i + len > n) {
-        *cp = -1;
-        return 1;
-    }
-    int32_t v = len == 1 ? c : c & (0x7F >> len);
-    for (size_t k = 1; k < len; k++) {
-        if ((s[i + k] & 0xC0) != 0x80) {
-            *cp = -1;
-            return 1;
-        }
-        v = (v << 6) | (s[i + k] & 0x3F);
-    }
-    static const int32_t min[5] = {0, 0, 0x80, 0x800, 0x10000};
-    if (v < min[len] || v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF)) {
-        *cp = -1;
-        return 1;
-    }
-    *cp = v;
-    return len;
-}
-
-static void utf8_encode(il_buf *b, int32_t cp) {
-    char t[4];
-    size_t n;
-    if (cp < 0x80) {
-        t[0] = (char)cp;
-        n = 1;
-    } else if (cp < 0x800) {
-        t[0] = (char)(0xC0 | (cp >> 6));
-        t[1] = (char)(0x80 | (cp & 0x3F));
-        n = 2;
-    } else if (cp < 0x10000) {
-        t[0] = (char)(0xE0 | (cp >> 12));
-        t[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
-        t[2] = (char)(0x80 | (cp & 0x3F));
-        n = 3;
-    } else {
-        t[0] = (char)(0xF0 | (cp >> 18));
-        t[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
-        t[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
-        t[3] = (char)(0x80 | (cp & 0x3F));
-        n = 4;
-    }
-    il_buf_put(b, t, n);
-}
-
 /* The number of characters in s (an invalid byte is one). */
 static size_t utf8_chars(const char *s, size_t n) {
     const unsigned char *u = (const unsigned char *)s;
     size_t c = 0;
     for (size_t i = 0; i < n; c++) {
         int32_t cp;
-        i += utf8_decode(u, n, i, &cp);
+        i += il_utf8_decode(u, n, i, &cp);
     }
     return c;
 }
@@ -88,7 +38,7 @@ static size_t utf8_offset(const char *s, size_t n, uint64_t ci) {
     size_t i = 0;
     for (uint64_t c = 0; i < n && c < ci; c++) {
         int32_t cp;
-        i += utf8_decode(u, n, i, &cp);
+        i += il_utf8_decode(u, n, i, &cp);
     }
     return i;
 }
@@ -117,15 +67,15 @@ static val_t map_case(const val_t *a, bool up) {
     const unsigned char *u = (const unsigned char *)s;
     for (size_t i = 0; i < n;) {
         int32_t cp;
-        size_t len = utf8_decode(u, n, i, &cp);
+        size_t len = il_utf8_decode(u, n, i, &cp);
         if (cp < 0) {
             il_buf_put(&b, s + i, len);
         } else if (cp < 0x80 || !loc) {
             if (cp < 0x80) cp = up ? toupper(cp) : tolower(cp);
-            utf8_encode(&b, cp);
+            il_utf8_put(&b, (uint32_t)cp);
         } else {
-            utf8_encode(&b,
-                        (int32_t)(up ? towupper_l((wint_t)cp, loc) : towlower_l((wint_t)cp, loc)));
+            il_utf8_put(&b,
+                        (uint32_t)(up ? towupper_l((wint_t)cp, loc) : towlower_l((wint_t)cp, loc)));
         }
         i += len;
     }
@@ -155,7 +105,7 @@ static val_t fn_trim(const val_t *a) {
     size_t b = 0, e = n;
     while (b < e) {
         int32_t cp;
-        size_t len = utf8_decode(u, e, b, &cp);
+        size_t len = il_utf8_decode(u, e, b, &cp);
         if (cp < 0 || !unicode_space(cp)) break;
         b += len;
     }
@@ -163,7 +113,7 @@ static val_t fn_trim(const val_t *a) {
         size_t start = e - 1; /* back to the start of the last character */
         while (start > b && (u[start] & 0xC0) == 0x80 && e - start < 4) start--;
         int32_t cp;
-        size_t len = utf8_decode(u, e, start, &cp);
+        size_t len = il_utf8_decode(u, e, start, &cp);
         if (cp < 0 || start + len != e || !unicode_space(cp)) break;
         e = start;
     }

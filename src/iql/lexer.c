@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/utf8.h"
+
 size_t iql_lex_string_end(const char *s, size_t i, size_t e) {
     for (size_t j = i + 1; j < e; j++) {
         if (s[j] == '\\')
@@ -22,29 +24,6 @@ static int hex_value(unsigned char c) {
     return -1;
 }
 
-static size_t put_utf8(char *out, uint32_t cp) {
-    if (cp < 0x80) {
-        out[0] = (char)cp;
-        return 1;
-    }
-    if (cp < 0x800) {
-        out[0] = (char)(0xC0 | (cp >> 6));
-        out[1] = (char)(0x80 | (cp & 0x3F));
-        return 2;
-    }
-    if (cp < 0x10000) {
-        out[0] = (char)(0xE0 | (cp >> 12));
-        out[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
-        out[2] = (char)(0x80 | (cp & 0x3F));
-        return 3;
-    }
-    out[0] = (char)(0xF0 | (cp >> 18));
-    out[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
-    out[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
-    out[3] = (char)(0x80 | (cp & 0x3F));
-    return 4;
-}
-
 /* s[i] is the `u` of `\u{...}`: decodes it into out and returns the bytes consumed
  * after the backslash, or 0 when it is not a valid escape (then it stays as written). */
 static size_t unescape_unicode(const char *s, size_t i, size_t n, char *out, size_t *olen) {
@@ -57,7 +36,7 @@ static size_t unescape_unicode(const char *s, size_t i, size_t n, char *out, siz
         cp = cp * 16 + (uint32_t)h;
     }
     if (j >= n || digits == 0 || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
-    *olen = put_utf8(out, cp);
+    *olen = il_utf8_encode(cp, out);
     return j + 1 - i;
 }
 

@@ -8,39 +8,6 @@
 
 #include "value/print.h"
 
-static void fmt_string(const char *p, size_t n, il_buf *out) {
-    il_buf_putc(out, '"');
-    size_t run = 0; /* bytes since the last escape, written in one go */
-    for (size_t i = 0; i < n; i++) {
-        const char *esc = NULL;
-        switch (p[i]) {
-        case '\\':
-            esc = "\\\\";
-            break;
-        case '"':
-            esc = "\\\"";
-            break;
-        case '\n':
-            esc = "\\n";
-            break;
-        case '\t':
-            esc = "\\t";
-            break;
-        case '\r':
-            esc = "\\r";
-            break;
-        default:
-            run++;
-            continue;
-        }
-        il_buf_put(out, p + i - run, run);
-        run = 0;
-        il_buf_puts(out, esc);
-    }
-    il_buf_put(out, p + n - run, run);
-    il_buf_putc(out, '"');
-}
-
 /* Set while iql_fmt_rule_key prints: vector literals print as the hex of their
    elements' bits, an exact text that costs a fraction of their decimal display. */
 static _Thread_local bool key_mode;
@@ -158,7 +125,7 @@ void iql_fmt_term(const iql_term *t, il_buf *out) {
         fmt_f64_display(t->u.fval, out);
         break;
     case IQL_T_STRING:
-        fmt_string(t->u.str.ptr, t->u.str.len, out);
+        val_fmt_quoted(t->u.str.ptr, t->u.str.len, out);
         break;
     case IQL_T_BOOL:
         il_buf_puts(out, t->u.bval ? "true" : "false");

@@ -30,6 +30,8 @@ typedef struct stored_ctx {
     IL_VEC(const char *) merged_names;
 } stored_ctx;
 
+typedef IL_VEC(const iql_rule *) rule_list;
+
 static void *index_lookup(void *ctx, const char *name) {
     stored_ctx *c = ctx;
     return kg_index_find(c->s->kg, name);
@@ -60,6 +62,31 @@ static const rel_t *stored_lookup(void *ctx, const char *name) {
     return m;
 }
 
+static void stored_ctx_free(stored_ctx *c) {
+    for (uint32_t i = 0; i < c->merged.n; i++) rel_free(c->merged.v[i]);
+    il_vec_free(c->merged);
+    il_vec_free(c->merged_names);
+}
+
+/* Plans `q` over the graph's rules (but those `c` reads as maintained relations) and, with
+   the session, the session's own; `rules` keeps the clauses it was planned over. */
+static bool plan_query(plan_program *p, const iql_rule *q, stored_ctx *c, rule_list *rules) {
+    kg_graph *g = c->s->kg;
+    for (uint32_t i = 0; i < g->rules.n; i++)
+        if (!c->maintained || !read_policy_rows(g, g->rules.v[i]->name))
+            for (uint32_t j = 0; j < g->rules.v[i]->clauses.n; j++)
+                il_vec_push(*rules, g->rules.v[i]->clauses.v[j]);
+    if (c->with_session)
+        for (uint32_t i = 0; i < c->s->rules.n; i++) il_vec_push(*rules, c->s->rules.v[i]);
+    plan_source src = {.rules = rules->v,
+                       .nrules = rules->n,
+                       .stored = stored_lookup,
+                       .ctx = c,
+                       .index = index_lookup,
+                       .index_search = kg_index_search};
+    return plan_build(p, &src, q);
+}
+
 const char *kg_query_rows(il_session *s, const iql_rule *q, bool with_session, val_t **rows,
                           size_t *nrows, uint32_t *arity) {
     *rows = NULL;
@@ -86,24 +113,12 @@ const char *kg_query_rows(il_session *s, const iql_rule *q, bool with_session, v
         iql_fmt_rule_key(q, &key);
         p = kg_plan_lookup(g, il_buf_str(&key));
     }
-    IL_VEC(const iql_rule *) rules = {0};
+    rule_list rules = {0};
     stored_ctx ctx = {.s = s, .with_session = with_session, .maintained = maintained};
     if (!p) {
-        for (uint32_t i = 0; i < g->rules.n; i++)
-            if (!maintained || !read_policy_rows(g, g->rules.v[i]->name))
-                for (uint32_t j = 0; j < g->rules.v[i]->clauses.n; j++)
-                    il_vec_push(rules, g->rules.v[i]->clauses.v[j]);
-        if (with_session)
-            for (uint32_t i = 0; i < s->rules.n; i++) il_vec_push(rules, s->rules.v[i]);
-        plan_source src = {.rules = rules.v,
-                           .nrules = rules.n,
-                           .stored = stored_lookup,
-                           .ctx = &ctx,
-                           .index = index_lookup,
-                           .index_search = kg_index_search};
         p = malloc(sizeof *p);
         plan_program_init(p);
-        plan_build(p, &src, q);
+        plan_query(p, q, &ctx, &rules);
         if (!session_part) kg_plan_store(g, il_buf_str(&key), p);
     }
     static _Thread_local char errbuf[1024];
@@ -137,9 +152,7 @@ const char *kg_query_rows(il_session *s, const iql_rule *q, bool with_session, v
         free(p);
     }
     il_buf_free(&key);
-    for (uint32_t i = 0; i < ctx.merged.n; i++) rel_free(ctx.merged.v[i]);
-    il_vec_free(ctx.merged);
-    il_vec_free(ctx.merged_names);
+    stored_ctx_free(&ctx);
     il_vec_free(rules);
     exec_guard_leave(outer);
     s->e->queries++;
@@ -510,22 +523,11 @@ il_result *kg_debug(il_session *s, const char *text, il_arena *a) {
     kg_query_opts opts = {.with_session = true};
     query_shape shape;
     kg_query_shape(s, &st.u.query, opts, a, &shape);
-    kg_graph *g = s->kg;
-    IL_VEC(const iql_rule *) rules = {0};
-    for (uint32_t i = 0; i < g->rules.n; i++)
-        for (uint32_t j = 0; j < g->rules.v[i]->clauses.n; j++)
-            il_vec_push(rules, g->rules.v[i]->clauses.v[j]);
-    for (uint32_t i = 0; i < s->rules.n; i++) il_vec_push(rules, s->rules.v[i]);
+    rule_list rules = {0};
     stored_ctx ctx = {.s = s, .with_session = true};
-    plan_source src = {.rules = rules.v,
-                       .nrules = rules.n,
-                       .stored = stored_lookup,
-                       .ctx = &ctx,
-                       .index = index_lookup,
-                       .index_search = kg_index_search};
     plan_program p;
     plan_program_init(&p);
-    bool ok = plan_build(&p, &src, &shape.rule);
+    bool ok = plan_query(&p, &shape.rule, &ctx, &rules);
     il_buf b;
     il_buf_init(&b);
     static const char *const rule_line =
@@ -558,9 +560,7 @@ il_result *kg_debug(il_session *s, const char *text, il_arena *a) {
     il_result *r = res_message("%s", il_buf_str(&b));
     il_buf_free(&b);
     plan_program_free(&p);
-    for (uint32_t i = 0; i < ctx.merged.n; i++) rel_free(ctx.merged.v[i]);
-    il_vec_free(ctx.merged);
-    il_vec_free(ctx.merged_names);
+    stored_ctx_free(&ctx);
     il_vec_free(rules);
     return r;
 }

@@ -567,12 +567,15 @@ static void compute_ranks(why_ctx *w) {
     for (uint32_t i = 0; i < nn; i++)
         if (w->nodes.v[i].kind == WN_FACT || w->nodes.v[i].kind == WN_TRUNCATED)
             w->nodes.v[i].rank = 0;
+    u32_vec waits = {0}; /* (derived child, derivation waiting for it) pairs */
     for (uint32_t d = 0; d < nd; d++) {
         const why_deriv *dv = &w->derivs.v[d];
         if (dv->is_input) continue;
         for (uint32_t k = 0; k < dv->nchild; k++) {
             uint32_t ch = w->children.v[dv->child_off + k];
             if (w->nodes.v[ch].kind != WN_DERIVED) continue;
+            il_vec_push(waits, ch);
+            il_vec_push(waits, d);
             cnt[ch]++;
             pending[d]++;
         }
@@ -586,15 +589,11 @@ static void compute_ranks(why_ctx *w) {
     start[nn] = total;
     uint32_t *users = malloc((total + 1) * sizeof *users);
     memset(cnt, 0, (nn + 1) * sizeof *cnt);
-    for (uint32_t d = 0; d < nd; d++) {
-        const why_deriv *dv = &w->derivs.v[d];
-        if (dv->is_input) continue;
-        for (uint32_t k = 0; k < dv->nchild; k++) {
-            uint32_t ch = w->children.v[dv->child_off + k];
-            if (w->nodes.v[ch].kind != WN_DERIVED) continue;
-            users[start[ch] + cnt[ch]++] = d;
-        }
+    for (uint32_t e = 0; e < waits.n; e += 2) {
+        uint32_t ch = waits.v[e];
+        users[start[ch] + cnt[ch]++] = waits.v[e + 1];
     }
+    il_vec_free(waits);
     u32_vec ready = {0}, later = {0};
     for (uint32_t d = 0; d < nd; d++)
         if (!w->derivs.v[d].is_input && pending[d] == 0) il_vec_push(ready, d);

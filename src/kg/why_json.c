@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/json_str.h"
 #include "iql/print.h"
 #include "kg/why.h"
 #include "plan/build.h"
@@ -16,36 +17,8 @@ typedef struct writer {
     bool *written; /* per node: written out in full already */
 } writer;
 
-static void json_str(il_buf *b, const char *s, size_t len) {
-    static const char HEX[] = "0123456789abcdef";
-    il_buf_putc(b, '"');
-    for (size_t i = 0; i < len; i++) {
-        unsigned char ch = (unsigned char)s[i];
-        if (ch == '"' || ch == '\\') {
-            il_buf_putc(b, '\\');
-            il_buf_putc(b, (char)ch);
-        } else if (ch < 0x20) {
-            il_buf_printf(b, "\\u00%c%c", HEX[ch >> 4], HEX[ch & 15]);
-        } else {
-            il_buf_putc(b, (char)ch);
-        }
-    }
-    il_buf_putc(b, '"');
-}
-
 static void json_cstr(il_buf *b, const char *s) {
-    json_str(b, s, strlen(s));
-}
-
-/* A value as the result rows carry it. */
-static void json_value(il_buf *b, val_t v) {
-    if (val_type_of(v) == VT_STR) {
-        size_t n;
-        const char *s = val_get_str(v, &n);
-        json_str(b, s, n);
-    } else {
-        val_fmt_cell(v, b);
-    }
+    il_json_str(b, s, strlen(s));
 }
 
 static const val_t *node_vals(const why_ctx *w, uint32_t id) {
@@ -70,14 +43,14 @@ static void atom_fields(writer *wr, uint32_t id) {
     il_buf_init(&t);
     atom_text(w, id, &t);
     il_buf_puts(wr->out, ",\"atom\":");
-    json_str(wr->out, t.data, t.len);
+    il_json_str(wr->out, t.data, t.len);
     il_buf_free(&t);
     il_buf_puts(wr->out, ",\"relation\":");
     json_cstr(wr->out, w->rels.v[n->rel]);
     il_buf_puts(wr->out, ",\"tuple\":[");
     for (uint32_t i = 0; i < n->arity; i++) {
         if (i) il_buf_putc(wr->out, ',');
-        json_value(wr->out, node_vals(w, id)[i]);
+        val_fmt_json(node_vals(w, id)[i], wr->out);
     }
     il_buf_putc(wr->out, ']');
 }
@@ -93,7 +66,7 @@ static void bindings(writer *wr, const why_clause *c, const val_t *row, uint32_t
         first = false;
         json_cstr(wr->out, c->out_names[i]);
         il_buf_putc(wr->out, ':');
-        json_value(wr->out, row[i]);
+        val_fmt_json(row[i], wr->out);
     }
     il_buf_putc(wr->out, '}');
 }
@@ -106,9 +79,9 @@ static bool has_call(const iql_term *t) {
 
 static void side_value(writer *wr, int32_t col, const iql_term *t, const val_t *row) {
     if (col >= 0)
-        json_value(wr->out, row[col]);
+        val_fmt_json(row[col], wr->out);
     else if (plan_term_is_const(t))
-        json_value(wr->out, plan_const_value(t));
+        val_fmt_json(plan_const_value(t), wr->out);
     else
         il_buf_puts(wr->out, "null");
 }
@@ -147,7 +120,7 @@ static void write_children(writer *wr, const why_deriv *d, uint32_t depth) {
             }
             il_buf_putc(&t, ')');
             il_buf_puts(o, "{\"kind\":\"negation\",\"atom\":");
-            json_str(o, t.data, t.len);
+            il_json_str(o, t.data, t.len);
             il_buf_puts(o, ",\"relation\":");
             json_cstr(o, l->atom.rel);
             il_buf_putc(o, '}');
@@ -155,7 +128,7 @@ static void write_children(writer *wr, const why_deriv *d, uint32_t depth) {
             iql_fmt_literal(l, &t);
             il_buf_printf(o, "{\"kind\":\"%s\",\"literal\":",
                           has_call(l->lhs) || has_call(l->rhs) ? "builtin" : "comparison");
-            json_str(o, t.data, t.len);
+            il_json_str(o, t.data, t.len);
             il_buf_puts(o, ",\"lhs\":");
             side_value(wr, wl->lhs_col, l->lhs, row);
             il_buf_puts(o, ",\"rhs\":");
@@ -172,7 +145,7 @@ static void rule_fields(writer *wr, const why_clause *c) {
     il_buf_init(&t);
     iql_fmt_rule(c->src, &t);
     il_buf_puts(wr->out, ",\"rule\":");
-    json_str(wr->out, t.data, t.len);
+    il_json_str(wr->out, t.data, t.len);
     il_buf_free(&t);
     il_buf_printf(wr->out, ",\"clause\":%u", c->number);
 }
@@ -203,7 +176,7 @@ static void write_deriv(writer *wr, const why_deriv *d, uint32_t depth) {
         iql_fmt_term(t, &text);
         if (!first) il_buf_putc(o, ',');
         first = false;
-        json_str(o, text.data, text.len);
+        il_json_str(o, text.data, text.len);
         il_buf_free(&text);
     }
     il_buf_puts(o, "],\"group\":");
@@ -243,7 +216,7 @@ static void write_node(writer *wr, uint32_t id, uint32_t depth) {
         il_buf_init(&t);
         atom_text(w, id, &t);
         il_buf_puts(o, ",\"atom\":");
-        json_str(o, t.data, t.len);
+        il_json_str(o, t.data, t.len);
         il_buf_free(&t);
         il_buf_putc(o, '}');
         return;
@@ -272,7 +245,7 @@ void why_json(const why_ctx *w, il_buf *out) {
         il_buf_puts(out, "{\"row\":[");
         for (uint32_t j = 0; j < row->arity; j++) {
             if (j) il_buf_putc(out, ',');
-            json_value(out, w->vals.v[row->vals + j]);
+            val_fmt_json(w->vals.v[row->vals + j], out);
         }
         il_buf_puts(out, "],\"proof\":");
         if (row->kind != WN_QUERY) {

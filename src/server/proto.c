@@ -25,7 +25,7 @@ static void send_auth_error(srv_conn *c, const char *id, const char *code, const
     il_buf_init(&b);
     srv_json_open(&b, "auth_error", id);
     il_buf_puts(&b, ",\"message\":");
-    srv_json_str(&b, msg, strlen(msg));
+    il_json_str(&b, msg, strlen(msg));
     il_buf_printf(&b, ",\"code\":\"%s\"}", code);
     srv_ws_send(c, b.data, b.len);
     il_buf_free(&b);
@@ -57,7 +57,7 @@ static void authenticated(srv_conn *c, const char *id, const srv_user *u) {
     il_buf_init(&b);
     srv_json_open(&b, "authenticated", id);
     il_buf_printf(&b, ",\"session_id\":\"%s\",\"knowledge_graph\":", c->session_id);
-    srv_json_str(&b, c->kg, strlen(c->kg));
+    il_json_str(&b, c->kg, strlen(c->kg));
     il_buf_printf(&b,
                   ",\"version\":\"" SRV_VERSION "\",\"role\":\"%s\",\"protocol_version\":%d,"
                   "\"stream_epoch\":\"%s\"}",
@@ -337,7 +337,7 @@ static void ready_phase(srv_conn *c, const char *id, const char *type, json_t *r
         il_buf_init(&b);
         srv_json_open(&b, "cancel_ack", id);
         il_buf_puts(&b, ",\"target\":");
-        srv_json_str(&b, target, tlen);
+        il_json_str(&b, target, tlen);
         il_buf_printf(&b, ",\"outcome\":\"%s\"}", outcome);
         srv_ws_send(c, b.data, b.len);
         il_buf_free(&b);

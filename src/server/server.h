@@ -19,6 +19,7 @@
 #include <wslay/wslay.h>
 
 #include "base/buf.h"
+#include "base/json_str.h"
 #include "inputlayer.h"
 #include "server/srv_config.h"
 #include "server/srv_pool.h"
@@ -394,8 +395,6 @@ void srv_ws_flush(srv_conn *c);
 void srv_ws_free(srv_conn *c);
 
 /* json.c */
-void srv_json_str(il_buf *b, const char *s, size_t len);
-void srv_json_value(il_buf *b, il_value v);
 /* Writes `{"type":"<type>"` plus `,"id":...` when id is non-NULL (no closing brace). */
 void srv_json_open(il_buf *b, const char *type, const char *id);
 void srv_send_error(srv_conn *c, const char *id, const char *code, const char *msg);

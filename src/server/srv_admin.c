@@ -114,7 +114,7 @@ static void cmd_user(srv_conn *c, const words *ws, srv_admin_reply *r) {
             il_buf row;
             il_buf_init(&row);
             il_buf_putc(&row, '[');
-            srv_json_str(&row, sorted[i].name, strlen(sorted[i].name));
+            il_json_str(&row, sorted[i].name, strlen(sorted[i].name));
             il_buf_printf(&row, ",\"%s\"]", srv_role_name(sorted[i].role));
             add_row(r, &row);
         }
@@ -228,7 +228,7 @@ static void cmd_apikey(srv_conn *c, const srv_user *me, const words *ws, srv_adm
         il_buf row;
         il_buf_init(&row);
         il_buf_putc(&row, '[');
-        srv_json_str(&row, label, strlen(label));
+        il_json_str(&row, label, strlen(label));
         il_buf_printf(&row, ",\"%s\"", secret);
         if (expires >= 0) {
             r->cols[r->ncols++] = "expires_at";
@@ -246,9 +246,9 @@ static void cmd_apikey(srv_conn *c, const srv_user *me, const words *ws, srv_adm
             il_buf row;
             il_buf_init(&row);
             il_buf_putc(&row, '[');
-            srv_json_str(&row, k->label, strlen(k->label));
+            il_json_str(&row, k->label, strlen(k->label));
             il_buf_putc(&row, ',');
-            srv_json_str(&row, k->owner, strlen(k->owner));
+            il_json_str(&row, k->owner, strlen(k->owner));
             il_buf_putc(&row, ',');
             json_time(&row, k->created_ms);
             il_buf_putc(&row, ',');

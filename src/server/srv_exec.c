@@ -63,7 +63,7 @@ static void write_columns(il_buf *b, const reply *r) {
     for (size_t i = 0; i < n; i++) {
         if (i) il_buf_putc(b, ',');
         const char *name = r->cols ? r->cols[i] : "message";
-        srv_json_str(b, name, strlen(name));
+        il_json_str(b, name, strlen(name));
     }
     il_buf_putc(b, ']');
 }
@@ -77,7 +77,7 @@ static void write_row(il_buf *b, const void *src, size_t i) {
         srv_rows_table_row(b, r->table, i);
     } else {
         il_buf_putc(b, '[');
-        srv_json_str(b, r->lines[i], strlen(r->lines[i]));
+        il_json_str(b, r->lines[i], strlen(r->lines[i]));
         il_buf_putc(b, ']');
     }
 }
@@ -345,7 +345,7 @@ static void send_parse_error(srv_conn *c, const char *id, const char *text, cons
     il_buf f;
     il_buf_init(&f);
     il_buf_puts(&f, ",\"validation_errors\":[{\"line\":1,\"statement_index\":0,\"error\":");
-    srv_json_str(&f, text, strlen(text));
+    il_json_str(&f, text, strlen(text));
     il_buf_puts(&f, "}]");
     if (cls) il_buf_printf(&f, ",\"statement_class\":\"%s\"", cls);
     srv_send_error_fields(c, id, "validation", "Program has 1 parse error(s)", f.data);
@@ -398,13 +398,13 @@ static void execute_one(srv_req *rq, const srv_stmt *st, uint64_t t0) {
         uint32_t arity = 0;
         const char *head = il_result_rule_head(r, &arity);
         il_buf_puts(&rp.ext, ",\"rule_head\":");
-        srv_json_str(&rp.ext, head, strlen(head));
+        il_json_str(&rp.ext, head, strlen(head));
         il_buf_printf(&rp.ext, ",\"rule_arity\":%u", arity);
     }
     put_proof_trees(&rp.ext, r);
     if (k == IL_STMT_REL_SHOW && il_result_title(r)) {
         il_buf_puts(&rp.ext, ",\"title\":");
-        srv_json_str(&rp.ext, il_result_title(r), strlen(il_result_title(r)));
+        il_json_str(&rp.ext, il_result_title(r), strlen(il_result_title(r)));
     }
     srv_revision_put_if_changed(c->srv, writes_before, &rp.ext);
     rp.ms = srv_now_ms() - t0;
@@ -472,7 +472,7 @@ static void execute_many(srv_req *rq, srv_stmt *sts, size_t n, uint64_t t0) {
         if (failure) {
             if (rp.errors.len) il_buf_putc(&rp.errors, ',');
             il_buf_printf(&rp.errors, "{\"index\":%zu,\"code\":\"%s\",\"message\":", index, code);
-            srv_json_str(&rp.errors, failure, strlen(failure));
+            il_json_str(&rp.errors, failure, strlen(failure));
             il_buf_putc(&rp.errors, '}');
             il_buf line;
             il_buf_init(&line);
@@ -517,7 +517,7 @@ static void send_program_failure(srv_conn *c, const char *id, size_t index, cons
     reply rp;
     reply_init(&rp);
     il_buf_printf(&rp.errors, "{\"index\":%zu,\"code\":\"%s\",\"message\":", index, code);
-    srv_json_str(&rp.errors, msg, strlen(msg));
+    il_json_str(&rp.errors, msg, strlen(msg));
     il_buf_putc(&rp.errors, '}');
     rp.lines = &msg;
     rp.nlines = 1;
@@ -805,7 +805,7 @@ static void execute(srv_req *rq) {
         if (n > 1) {
             il_buf_printf(
                 &f, ",\"errors\":[{\"index\":%zu,\"code\":\"access_denied\",\"message\":", denied);
-            srv_json_str(&f, sts[denied].denied, strlen(sts[denied].denied));
+            il_json_str(&f, sts[denied].denied, strlen(sts[denied].denied));
             il_buf_puts(&f, "}]");
         }
         srv_send_error_fields(c, id, "access_denied", sts[denied].denied, f.data);
@@ -858,7 +858,7 @@ static void execute(srv_req *rq) {
                       outside, (int)k, p, (int)k, p);
         il_buf_printf(&f,
                       ",\"errors\":[{\"index\":%zu,\"code\":\"unsupported\",\"message\":", outside);
-        srv_json_str(&f, il_buf_str(&msg), msg.len);
+        il_json_str(&f, il_buf_str(&msg), msg.len);
         il_buf_puts(&f, "}]");
         srv_send_error_fields(c, id, "unsupported", il_buf_str(&msg), f.data);
         il_buf_free(&msg);

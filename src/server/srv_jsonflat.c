@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/utf8.h"
+
 typedef struct reader {
     const unsigned char *p, *end;
     char *buf; /* a decoded string */
@@ -24,26 +26,9 @@ static void skip_space(reader *r) {
 
 /* The length of the valid UTF-8 sequence at p (its first byte >= 0x80), or 0. */
 static size_t utf8_len(const unsigned char *p, const unsigned char *end) {
-    unsigned char c = *p;
-    size_t n;
-    uint32_t min;
-    uint32_t v;
-    if (c >= 0xC2 && c <= 0xDF) {
-        n = 2, min = 0x80, v = c & 0x1F;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-        n = 3, min = 0x800, v = c & 0x0F;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-        n = 4, min = 0x10000, v = c & 0x07;
-    } else {
-        return 0;
-    }
-    if ((size_t)(end - p) < n) return 0;
-    for (size_t i = 1; i < n; i++) {
-        if ((p[i] & 0xC0) != 0x80) return 0;
-        v = v << 6 | (p[i] & 0x3F);
-    }
-    if (v < min || v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF)) return 0;
-    return n;
+    int32_t cp;
+    size_t n = il_utf8_decode(p, (size_t)(end - p), 0, &cp);
+    return cp < 0 ? 0 : n;
 }
 
 static bool put(reader *r, size_t *n, const void *src, size_t k) {

@@ -6,14 +6,15 @@
 
 #include <math.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "exec/expr.h"
+#include "server/srv_keytab.h"
 
 typedef struct group {
-    struct group *next; /* in its bucket */
-    uint64_t hash;
+    srv_keynode node; /* in the groups by key */
     val_t *rows;
     size_t n, cap;
     val_t key[];
@@ -22,9 +23,8 @@ typedef struct group {
 struct srv_keyrows {
     uint32_t arity, nkeys;
     uint32_t *cols;
-    group **buckets;
-    size_t nbuckets, ngroups;
-    group *scan; /* rows with a key of kind SRV_KEY_SCAN */
+    srv_keytab groups; /* by key */
+    group *scan;       /* rows with a key of kind SRV_KEY_SCAN */
 };
 
 srv_key_kind srv_key_of(val_t v, val_t *key) {
@@ -56,7 +56,7 @@ uint64_t srv_key_hash(const val_t *key, uint32_t nkeys) {
 
 static group *group_new(const srv_keyrows *k, const val_t *key, uint64_t h) {
     group *g = calloc(1, sizeof *g + (k->nkeys + 1) * sizeof *key);
-    g->hash = h;
+    g->node.hash = h;
     if (k->nkeys) memcpy(g->key, key, k->nkeys * sizeof *key);
     return g;
 }
@@ -72,8 +72,7 @@ srv_keyrows *srv_keyrows_new(uint32_t arity, uint32_t nkeys, const uint32_t *col
     k->nkeys = nkeys;
     k->cols = malloc((nkeys + 1) * sizeof *cols);
     if (nkeys) memcpy(k->cols, cols, nkeys * sizeof *cols);
-    k->nbuckets = 64;
-    k->buckets = calloc(k->nbuckets, sizeof *k->buckets);
+    srv_keytab_init(&k->groups, 64, nkeys, offsetof(group, key));
     val_t none = 0;
     k->scan = group_new(k, &none, 0);
     return k;
@@ -81,13 +80,13 @@ srv_keyrows *srv_keyrows_new(uint32_t arity, uint32_t nkeys, const uint32_t *col
 
 void srv_keyrows_free(srv_keyrows *k) {
     if (!k) return;
-    for (size_t i = 0; i < k->nbuckets; i++)
-        for (group *g = k->buckets[i], *next; g; g = next) {
-            next = g->next;
-            group_free(g);
+    for (size_t i = 0; i < k->groups.nbuckets; i++)
+        for (srv_keynode *e = k->groups.buckets[i], *next; e; e = next) {
+            next = e->next;
+            group_free((group *)e);
         }
     group_free(k->scan);
-    free(k->buckets);
+    srv_keytab_free(&k->groups);
     free(k->cols);
     free(k);
 }
@@ -106,26 +105,10 @@ static group *group_of(srv_keyrows *k, const val_t *row, bool create) {
     if (!none && scan) found = k->scan;
     if (!none && !scan) {
         uint64_t h = srv_key_hash(kp, k->nkeys);
-        for (group *g = k->buckets[h % k->nbuckets]; g && !found; g = g->next)
-            if (g->hash == h && memcmp(g->key, kp, k->nkeys * sizeof *kp) == 0) found = g;
+        found = (group *)srv_keytab_find(&k->groups, kp, h);
         if (!found && create) {
-            if (k->ngroups + 1 > k->nbuckets) {
-                size_t n = k->nbuckets * 2;
-                group **b = calloc(n, sizeof *b);
-                for (size_t i = 0; i < k->nbuckets; i++)
-                    for (group *g = k->buckets[i], *next; g; g = next) {
-                        next = g->next;
-                        g->next = b[g->hash % n];
-                        b[g->hash % n] = g;
-                    }
-                free(k->buckets);
-                k->buckets = b;
-                k->nbuckets = n;
-            }
             found = group_new(k, kp, h);
-            found->next = k->buckets[h % k->nbuckets];
-            k->buckets[h % k->nbuckets] = found;
-            k->ngroups++;
+            srv_keytab_add(&k->groups, &found->node);
         }
     }
     if (kp != key) free(kp);
@@ -171,9 +154,7 @@ static void take(const srv_keyrows *k, const group *g, const val_t *consts, val_
 size_t srv_keyrows_get(const srv_keyrows *k, const val_t *consts, val_t **rows) {
     /* A member's constants are lifted ints and strings: already their own key. */
     uint64_t h = srv_key_hash(consts, k->nkeys);
-    const group *hit = NULL;
-    for (const group *g = k->buckets[h % k->nbuckets]; g && !hit; g = g->next)
-        if (g->hash == h && memcmp(g->key, consts, k->nkeys * sizeof *consts) == 0) hit = g;
+    const group *hit = (const group *)srv_keytab_find(&k->groups, consts, h);
     size_t cap = (hit ? hit->n : 0) + k->scan->n;
     *rows = malloc((cap + 1) * k->arity * sizeof **rows);
     size_t n = 0;

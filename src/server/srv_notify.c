@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "base/buf.h"
+#include "base/json_str.h"
 #include "server/srv_notify.h"
 
 /* A retained notification; graph and json are owned. */
@@ -92,25 +93,8 @@ uint64_t srv_notify_graph_changes(srv_notify_log *log) {
     return n;
 }
 
-/* A JSON string. srv_json_str (json.c) belongs to the networked part of the server,
- * whose header brings libuv, wslay and http-parser along; this module stays without
- * them so that it links into il_server_core and its unit test. */
 static void json_str(il_buf *b, const char *s) {
-    static const char HEX[] = "0123456789abcdef";
-    il_buf_putc(b, '"');
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\') {
-            il_buf_putc(b, '\\');
-            il_buf_putc(b, (char)ch);
-        } else if (ch < 0x20) {
-            char u[7] = {'\\', 'u', '0', '0', HEX[ch >> 4], HEX[ch & 15], 0};
-            il_buf_puts(b, u);
-        } else {
-            il_buf_putc(b, (char)ch);
-        }
-    }
-    il_buf_putc(b, '"');
+    il_json_str(b, s, strlen(s));
 }
 
 /* The frame of one change, fields in the original's order (protocol.md 2.8.1);

@@ -242,7 +242,7 @@ static bool encode(read_ctx *x) {
         }
         q->encoded = true;
         il_buf_puts(&q->head, "{\"name\":");
-        srv_json_str(&q->head, q->name, strlen(q->name));
+        il_json_str(&q->head, q->name, strlen(q->name));
         srv_rows_table_columns(&q->head, q->result);
     }
     return true;
@@ -261,7 +261,7 @@ static void open_snapshot(il_buf *b, read_ctx *x, const char *type, uint64_t rev
     const char *kg = il_session_graph(x->rq->conn->session);
     srv_json_open(b, type, x->id);
     il_buf_puts(b, ",\"knowledge_graph\":");
-    srv_json_str(b, kg, strlen(kg));
+    il_json_str(b, kg, strlen(kg));
     il_buf_printf(b, ",\"revision\":%llu,\"results\":[", (unsigned long long)revision);
 }
 

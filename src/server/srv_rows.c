@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "value/print.h"
+
 bool srv_rows_encode(srv_rows *r, srv_row_fn row, const void *src, size_t n, char *err,
                      size_t errlen) {
     il_buf_init(&r->json);
@@ -63,7 +65,7 @@ void srv_rows_table_row(il_buf *b, const void *table, size_t i) {
     il_buf_putc(b, '[');
     for (size_t k = 0; k < n; k++) {
         if (k) il_buf_putc(b, ',');
-        srv_json_value(b, row[k]);
+        val_fmt_json(row[k], b);
     }
     il_buf_putc(b, ']');
 }
@@ -73,7 +75,7 @@ void srv_rows_table_columns(il_buf *b, const il_result *table) {
     for (size_t i = 0; i < srv_rows_table_ncols(table); i++) {
         const char *name = il_result_col(table, i);
         if (i) il_buf_putc(b, ',');
-        srv_json_str(b, name, strlen(name));
+        il_json_str(b, name, strlen(name));
     }
     il_buf_putc(b, ']');
 }

@@ -6,17 +6,18 @@
 #include "server/srv_subfam.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "exec/expr.h"
 #include "server/srv_keyrows.h"
+#include "server/srv_keytab.h"
 #include "server/srv_sublift.h"
 #include "views/view.h"
 
 struct srv_keyslot {
-    srv_keyslot *next; /* in its bucket */
-    uint64_t hash;
+    srv_keynode node; /* in the family's slots */
     srv_member *members;
     val_t consts[];
 };
@@ -27,53 +28,25 @@ struct srv_family {
     view_t *view;
     uint32_t nkeys;
     uint32_t *cols;
-    srv_keyslot **buckets;
-    size_t nbuckets, nslots, nmembers;
+    srv_keytab slots; /* by key */
+    size_t nmembers;
     bool failed;         /* its view had failed when srv_families_route last looked */
     srv_keyrows *by_key; /* the view's rows by key, once a member asked for its rows */
 };
 
-static srv_keyslot *find_slot(const srv_family *f, const val_t *consts, uint64_t h) {
-    for (srv_keyslot *sl = f->buckets[h % f->nbuckets]; sl; sl = sl->next)
-        if (sl->hash == h && memcmp(sl->consts, consts, f->nkeys * sizeof *consts) == 0) return sl;
-    return NULL;
-}
-
-static void grow(srv_family *f) {
-    size_t n = f->nbuckets * 2;
-    srv_keyslot **b = calloc(n, sizeof *b);
-    for (size_t i = 0; i < f->nbuckets; i++)
-        for (srv_keyslot *sl = f->buckets[i], *next; sl; sl = next) {
-            next = sl->next;
-            sl->next = b[sl->hash % n];
-            b[sl->hash % n] = sl;
-        }
-    free(f->buckets);
-    f->buckets = b;
-    f->nbuckets = n;
-}
-
 static srv_keyslot *slot_for(srv_family *f, const val_t *consts) {
     uint64_t h = srv_key_hash(consts, f->nkeys);
-    srv_keyslot *sl = find_slot(f, consts, h);
+    srv_keyslot *sl = (srv_keyslot *)srv_keytab_find(&f->slots, consts, h);
     if (sl) return sl;
-    if (f->nslots + 1 > f->nbuckets) grow(f);
     sl = calloc(1, sizeof *sl + f->nkeys * sizeof *consts);
-    sl->hash = h;
+    sl->node.hash = h;
     memcpy(sl->consts, consts, f->nkeys * sizeof *consts);
-    sl->next = f->buckets[h % f->nbuckets];
-    f->buckets[h % f->nbuckets] = sl;
-    f->nslots++;
+    srv_keytab_add(&f->slots, &sl->node);
     return sl;
 }
 
 static void drop_slot(srv_family *f, srv_keyslot *sl) {
-    for (srv_keyslot **pp = &f->buckets[sl->hash % f->nbuckets]; *pp; pp = &(*pp)->next)
-        if (*pp == sl) {
-            *pp = sl->next;
-            break;
-        }
-    f->nslots--;
+    srv_keytab_remove(&f->slots, &sl->node);
     free(sl);
 }
 
@@ -117,13 +90,16 @@ static void route_row(srv_family *f, const val_t *row, bool added, val_t *key,
         scan |= kind == SRV_KEY_SCAN;
     }
     if (!scan) {
-        srv_keyslot *sl = find_slot(f, key, srv_key_hash(key, f->nkeys));
+        srv_keyslot *sl =
+            (srv_keyslot *)srv_keytab_find(&f->slots, key, srv_key_hash(key, f->nkeys));
         if (sl && row_matches(f, row, sl->consts)) deliver(f, sl, row, added, touched);
         return;
     }
-    for (size_t i = 0; i < f->nbuckets; i++)
-        for (srv_keyslot *sl = f->buckets[i]; sl; sl = sl->next)
+    for (size_t i = 0; i < f->slots.nbuckets; i++)
+        for (srv_keynode *e = f->slots.buckets[i]; e; e = e->next) {
+            srv_keyslot *sl = (srv_keyslot *)e;
             if (row_matches(f, row, sl->consts)) deliver(f, sl, row, added, touched);
+        }
 }
 
 static void route_family(srv_family *f, srv_member **touched) {
@@ -190,8 +166,7 @@ bool srv_member_join(srv_server *s, il_session *ses, const char *kg, const char 
         f->nkeys = l.nkeys;
         f->cols = l.cols;
         l.cols = NULL;
-        f->nbuckets = 8;
-        f->buckets = calloc(f->nbuckets, sizeof *f->buckets);
+        srv_keytab_init(&f->slots, 8, f->nkeys, offsetof(srv_keyslot, consts));
         /* The view starts from its snapshot: nothing of it is a delta. */
         val_t *add = NULL, *rem = NULL;
         size_t nadd = 0, nrem = 0;
@@ -225,7 +200,7 @@ static void close_family(srv_server *s, srv_family *f) {
     if (f->next) f->next->prev = f->prev;
     view_close(f->view);
     srv_keyrows_free(f->by_key);
-    free(f->buckets);
+    srv_keytab_free(&f->slots);
     free(f->cols);
     free(f->kg);
     free(f->text);

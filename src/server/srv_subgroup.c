@@ -223,7 +223,7 @@ static void put_names(il_buf *b, char *const *names, uint32_t n) {
     il_buf_putc(b, '[');
     for (uint32_t i = 0; i < n; i++) {
         if (i) il_buf_putc(b, ',');
-        srv_json_str(b, names[i], strlen(names[i]));
+        il_json_str(b, names[i], strlen(names[i]));
     }
     il_buf_putc(b, ']');
 }
@@ -404,13 +404,13 @@ static void put_snapshot(il_buf *b, const char *id, const srv_group *grp, const 
                          const size_t *first, uint64_t revision, uint64_t ms, bool streamed) {
     srv_json_open(b, streamed ? "snapshot_start" : "snapshot", id);
     il_buf_puts(b, ",\"knowledge_graph\":");
-    srv_json_str(b, grp->kg, strlen(grp->kg));
+    il_json_str(b, grp->kg, strlen(grp->kg));
     il_buf_printf(b, ",\"revision\":%llu,\"results\":[", (unsigned long long)revision);
     for (uint32_t i = 0; i < grp->n; i++) {
         const gmember *gm = &grp->m[i];
         size_t n = first[i + 1] - first[i];
         il_buf_puts(b, i ? ",{\"name\":" : "{\"name\":");
-        srv_json_str(b, gm->name, gm->name_len);
+        il_json_str(b, gm->name, gm->name_len);
         il_buf_puts(b, ",\"columns\":");
         put_names(b, gm->cols, gm->ncols);
         if (streamed) {
@@ -423,7 +423,7 @@ static void put_snapshot(il_buf *b, const char *id, const srv_group *grp, const 
     }
     il_buf_printf(b, "],\"execution_time_ms\":%llu", (unsigned long long)ms);
     il_buf_puts(b, ",\"subscribed\":{\"subscription\":");
-    srv_json_str(b, grp->name, strlen(grp->name));
+    il_json_str(b, grp->name, strlen(grp->name));
     il_buf_printf(b, ",\"generation\":%llu,\"revision\":%llu}}",
                   (unsigned long long)grp->generation, (unsigned long long)revision);
 }
@@ -498,7 +498,7 @@ void srv_group_subscribe(srv_req *rq) {
 
 static void put_head(il_buf *b, const char *type, const srv_group *grp) {
     il_buf_printf(b, "{\"type\":\"%s\",\"subscription\":", type);
-    srv_json_str(b, grp->name, strlen(grp->name));
+    il_json_str(b, grp->name, strlen(grp->name));
     il_buf_printf(b, ",\"generation\":%llu", (unsigned long long)grp->generation);
 }
 
@@ -508,14 +508,14 @@ static void put_delta(il_buf *b, const srv_group *grp, const rowtext *t, const s
                       uint64_t revision, bool streamed) {
     put_head(b, streamed ? "subscription_group_delta_start" : "subscription_group_delta", grp);
     il_buf_puts(b, ",\"knowledge_graph\":");
-    srv_json_str(b, grp->kg, strlen(grp->kg));
+    il_json_str(b, grp->kg, strlen(grp->kg));
     il_buf_printf(b, ",\"seq\":%llu,\"revision\":%llu,\"members\":[", (unsigned long long)grp->seq,
                   (unsigned long long)revision);
     for (uint32_t i = 0; i < grp->n; i++) {
         const gmember *gm = &grp->m[i];
         size_t a = first[2 * i], r = first[2 * i + 1], e = first[2 * i + 2];
         il_buf_puts(b, i ? ",{\"name\":" : "{\"name\":");
-        srv_json_str(b, gm->name, gm->name_len);
+        il_json_str(b, gm->name, gm->name_len);
         il_buf_printf(b, ",\"unchanged\":%s,\"columns\":", a == e ? "true" : "false");
         put_names(b, gm->cols, gm->ncols);
         if (streamed) {
@@ -593,7 +593,7 @@ static void send_failure(srv_conn *c, const srv_group *grp, const gmember *gm, c
     il_buf_puts(&b, ",\"message\":");
     char msg[1400];
     snprintf(msg, sizeof msg, "Query '%s': %s", gm->name, why);
-    srv_json_str(&b, msg, strlen(msg));
+    il_json_str(&b, msg, strlen(msg));
     il_buf_putc(&b, '}');
     send_buf(c, &b);
     il_buf_free(&b);
@@ -611,7 +611,7 @@ static void reset_group(srv_conn *c, srv_group *grp, int64_t cap) {
              "Subscription '%s' fell more than %lld changed rows behind while its connection "
              "was not reading. The subscription was removed; subscribe again.",
              grp->name, (long long)cap);
-    srv_json_str(&b, msg, strlen(msg));
+    il_json_str(&b, msg, strlen(msg));
     il_buf_putc(&b, '}');
     send_buf(c, &b);
     il_buf_free(&b);

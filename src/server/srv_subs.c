@@ -20,6 +20,7 @@
 #include "server/srv_rows.h"
 #include "server/srv_subfam.h"
 #include "server/srv_subgroup.h"
+#include "value/print.h"
 
 #define NAME_MAX_LEN 128
 
@@ -108,7 +109,7 @@ void srv_subs_put_row(il_buf *b, const val_t *row, uint32_t arity) {
     il_buf_putc(b, '[');
     for (uint32_t k = 0; k < arity; k++) {
         if (k) il_buf_putc(b, ',');
-        srv_json_value(b, (il_value)row[k]);
+        val_fmt_json(row[k], b);
     }
     il_buf_putc(b, ']');
 }
@@ -128,7 +129,7 @@ static void put_columns(il_buf *b, const srv_sub *sb) {
     il_buf_puts(b, ",\"columns\":[");
     for (uint32_t i = 0; i < sb->ncols; i++) {
         if (i) il_buf_putc(b, ',');
-        srv_json_str(b, sb->cols[i], strlen(sb->cols[i]));
+        il_json_str(b, sb->cols[i], strlen(sb->cols[i]));
     }
     il_buf_putc(b, ']');
 }
@@ -138,7 +139,7 @@ static void send_message(srv_conn *c, const char *id, const char *line) {
     il_buf_init(&b);
     srv_json_open(&b, "result", id);
     il_buf_puts(&b, ",\"columns\":[\"message\"],\"rows\":[[");
-    srv_json_str(&b, line, strlen(line));
+    il_json_str(&b, line, strlen(line));
     il_buf_puts(&b, "]],\"row_count\":1,\"total_count\":1,\"truncated\":false,"
                     "\"execution_time_ms\":0,\"errors\":[],\"result_kind\":\"message\"}");
     srv_ws_send(c, b.data, b.len);
@@ -247,7 +248,7 @@ static void subscribe(srv_conn *c, const char *id, const char *name, size_t nlen
                   "\"execution_time_ms\":%llu,\"errors\":[],\"result_kind\":\"table\","
                   "\"statement_class\":\"query\",\"subscribed\":{\"subscription\":",
                   n, (unsigned long long)(srv_now_ms() - t0));
-    srv_json_str(&b, sb->name, strlen(sb->name));
+    il_json_str(&b, sb->name, strlen(sb->name));
     il_buf_printf(&b, ",\"generation\":%llu,\"revision\":%llu}}",
                   (unsigned long long)sb->generation,
                   (unsigned long long)srv_revision(c->srv, sb->kg));
@@ -323,9 +324,9 @@ static void send_reset(srv_conn *c, srv_sub *sb, const char *message) {
     il_buf b;
     il_buf_init(&b);
     il_buf_puts(&b, "{\"type\":\"subscription_reset\",\"subscription\":");
-    srv_json_str(&b, sb->name, strlen(sb->name));
+    il_json_str(&b, sb->name, strlen(sb->name));
     il_buf_printf(&b, ",\"generation\":%llu,\"message\":", (unsigned long long)sb->generation);
-    srv_json_str(&b, message, strlen(message));
+    il_json_str(&b, message, strlen(message));
     il_buf_putc(&b, '}');
     srv_ws_send(c, b.data, b.len);
     il_buf_free(&b);
@@ -347,7 +348,7 @@ static void reset(srv_conn *c, srv_sub *sb, const char *message) {
 
 static void delta_head(il_buf *b, const char *type, const srv_sub *sb) {
     il_buf_printf(b, "{\"type\":\"%s\",\"subscription\":", type);
-    srv_json_str(b, sb->name, strlen(sb->name));
+    il_json_str(b, sb->name, strlen(sb->name));
     il_buf_printf(b, ",\"generation\":%llu", (unsigned long long)sb->generation);
 }
 
@@ -400,7 +401,7 @@ static bool send_delta(srv_conn *c, srv_sub *sb, uint64_t revision, const val_t 
     il_buf_init(&b);
     delta_head(&b, streamed ? "subscription_delta_start" : "subscription_delta", sb);
     il_buf_puts(&b, ",\"knowledge_graph\":");
-    srv_json_str(&b, sb->kg, strlen(sb->kg));
+    il_json_str(&b, sb->kg, strlen(sb->kg));
     il_buf_printf(&b, ",\"seq\":%llu,\"revision\":%llu", (unsigned long long)sb->seq,
                   (unsigned long long)revision);
     put_columns(&b, sb);
@@ -434,9 +435,9 @@ static void send_sub_error_code(srv_conn *c, srv_sub *sb, const char *message, c
     il_buf b;
     il_buf_init(&b);
     il_buf_puts(&b, "{\"type\":\"subscription_error\",\"subscription\":");
-    srv_json_str(&b, sb->name, strlen(sb->name));
+    il_json_str(&b, sb->name, strlen(sb->name));
     il_buf_printf(&b, ",\"generation\":%llu,\"message\":", (unsigned long long)sb->generation);
-    srv_json_str(&b, message, strlen(message));
+    il_json_str(&b, message, strlen(message));
     if (code) il_buf_printf(&b, ",\"code\":\"%s\"", code);
     il_buf_putc(&b, '}');
     srv_ws_send(c, b.data, b.len);

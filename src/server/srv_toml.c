@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "base/buf.h"
+#include "base/utf8.h"
 #include "server/srv_toml.h"
 
 typedef struct tp {
@@ -72,31 +73,6 @@ static void skip_space(tp *p) {
     }
 }
 
-static void put_utf8(il_buf *b, uint32_t cp) {
-    char u[4];
-    size_t n;
-    if (cp < 0x80) {
-        u[0] = (char)cp;
-        n = 1;
-    } else if (cp < 0x800) {
-        u[0] = (char)(0xC0 | (cp >> 6));
-        u[1] = (char)(0x80 | (cp & 0x3F));
-        n = 2;
-    } else if (cp < 0x10000) {
-        u[0] = (char)(0xE0 | (cp >> 12));
-        u[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
-        u[2] = (char)(0x80 | (cp & 0x3F));
-        n = 3;
-    } else {
-        u[0] = (char)(0xF0 | (cp >> 18));
-        u[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
-        u[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
-        u[3] = (char)(0x80 | (cp & 0x3F));
-        n = 4;
-    }
-    il_buf_put(b, u, n);
-}
-
 static bool parse_escape(tp *p, il_buf *b) {
     int c = peek(p);
     p->pos++;
@@ -143,7 +119,7 @@ static bool parse_escape(tp *p, il_buf *b) {
         if (cp == 0) return fail(p, "a NUL character in a string is not supported");
         if (cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
             return fail(p, "\\%c escape is not a Unicode scalar value", c);
-        put_utf8(b, cp);
+        il_utf8_put(b, cp);
         return true;
     }
     default:

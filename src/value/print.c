@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/json_str.h"
+
 /* Shortest decimal form of a positive finite number: value = 0.digits x 10^point. */
 typedef struct shortest {
     char digits[24]; /* significant digits without trailing zeros; not NUL-terminated */
@@ -306,9 +308,8 @@ static void fmt_f64_cell(double d, il_buf *out) {
     il_buf_put(out, text, (size_t)len);
 }
 
-/* `"` + bytes + `"`, with backslash, quote, newline, tab and carriage return written as
- * escapes; strings are stored decoded, so this gives back the literal that wrote them. */
-static void fmt_quoted(const char *s, size_t len, il_buf *out) {
+/* Strings are stored decoded, so the escapes give back the literal that wrote them. */
+void val_fmt_quoted(const char *s, size_t len, il_buf *out) {
     il_buf_putc(out, '"');
     size_t run = 0; /* start of the bytes not yet written */
     for (size_t i = 0; i < len; i++) {
@@ -344,7 +345,7 @@ static void fmt_quoted(const char *s, size_t len, il_buf *out) {
 static void fmt_str(val_t v, il_buf *out) {
     size_t len;
     const char *s = val_get_str(v, &len);
-    fmt_quoted(s, len, out);
+    val_fmt_quoted(s, len, out);
 }
 
 void val_fmt_cell(val_t v, il_buf *out) {
@@ -386,6 +387,16 @@ void val_fmt_cell(val_t v, il_buf *out) {
         il_buf_putc(out, ']');
         return;
     }
+    }
+}
+
+void val_fmt_json(val_t v, il_buf *out) {
+    if (val_type_of(v) == VT_STR) {
+        size_t len;
+        const char *s = val_get_str(v, &len);
+        il_json_str(out, s, len);
+    } else {
+        val_fmt_cell(v, out);
     }
 }
 

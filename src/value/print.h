@@ -14,6 +14,10 @@
  * 0.10000000149011612, as the reference prints it); i8 vectors `[1, -2]`; timestamps as
  * plain integers. */
 void val_fmt_cell(val_t v, il_buf *out);
+/* A value as JSON, as result rows carry it on the wire: a string as the JSON string of
+ * its bytes (il_json_str), any other value as its cell text, which is JSON already
+ * (numbers, null for Null and NaN/inf, booleans, vectors as arrays). */
+void val_fmt_json(val_t v, il_buf *out);
 /* True when the value is a JSON number on the wire (right-aligned in tables): Int,
  * Timestamp and finite Float. */
 bool val_cell_is_number(val_t v);
@@ -23,6 +27,10 @@ bool val_cell_is_number(val_t v);
  * elements: the first 5 then `... N more`); i8 vectors the same without decimals and
  * with the suffix `]i8`; Timestamp `Nms`. */
 void val_fmt_display(val_t v, il_buf *out);
+
+/* `"` + s[0, len) + `"`, with backslash, quote, newline, tab and carriage return written
+ * as the escapes IQL reads (\\ \" \n \t \r): a string as the literal that writes it. */
+void val_fmt_quoted(const char *s, size_t len, il_buf *out);
 
 /* Shortest round-trip decimal in ryu's layout (6.7 `ryu_f64`): 0.0, 100.0, 3.14,
  * 0.001, 1e20, 2.5e-7, -0.0. Non-finite input prints `null`. */

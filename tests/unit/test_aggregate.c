@@ -14,26 +14,15 @@
 #include "unit_fixture.h"
 #include "value/value.h"
 
-static il_engine *EN;
-static il_session *SE;
-
-static void setup(void) {
-    EN = unit_engine_open(&SE);
-}
-
-static void teardown(void) {
-    unit_engine_close(EN);
-}
-
-TestSuite(count, .init = setup, .fini = teardown);
-TestSuite(sum, .init = setup, .fini = teardown);
-TestSuite(minmax, .init = setup, .fini = teardown);
-TestSuite(avg, .init = setup, .fini = teardown);
-TestSuite(grouping, .init = setup, .fini = teardown);
-TestSuite(ranking, .init = setup, .fini = teardown);
+TestSuite(count, .init = unit_suite_open, .fini = unit_suite_close);
+TestSuite(sum, .init = unit_suite_open, .fini = unit_suite_close);
+TestSuite(minmax, .init = unit_suite_open, .fini = unit_suite_close);
+TestSuite(avg, .init = unit_suite_open, .fini = unit_suite_close);
+TestSuite(grouping, .init = unit_suite_open, .fini = unit_suite_close);
+TestSuite(ranking, .init = unit_suite_open, .fini = unit_suite_close);
 
 static il_result *exec(const char *text) {
-    return il_execute(SE, text, strlen(text));
+    return il_execute(unit_session, text, strlen(text));
 }
 
 /* Runs a statement that must succeed with a message. */

@@ -63,11 +63,7 @@ static il_result *exec(const char *text) {
 }
 
 static void run(const char *text) {
-    il_result *r = exec(text);
-    il_result_kind k = il_result_kind_of(r);
-    if (k == IL_RESULT_ERROR || k == IL_RESULT_PARSE_ERROR)
-        cr_assert_fail("%s: %s", text, il_result_nlines(r) ? il_result_line(r, 0) : "?");
-    il_result_free(r);
+    unit_run(S, text);
 }
 
 /* The lines of a message result, joined by '\n' (malloc'ed); *ok false for an error. */

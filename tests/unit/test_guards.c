@@ -34,18 +34,7 @@ static const char *const BUDGET_TEXT =
     "(storage.performance.max_total_query_memory_bytes); it was stopped before it began "
     "committing and nothing was applied. Retry later";
 
-static il_engine *EN;
-static il_session *S;
-
-static void setup(void) {
-    EN = unit_engine_open(&S);
-}
-
-static void teardown(void) {
-    unit_engine_close(EN);
-}
-
-TestSuite(guards, .init = setup, .fini = teardown, .timeout = 60);
+TestSuite(guards, .init = unit_suite_open, .fini = unit_suite_close, .timeout = 60);
 
 static uint64_t now_ns(void) {
     struct timespec ts;
@@ -54,7 +43,7 @@ static uint64_t now_ns(void) {
 }
 
 static il_result *run(const char *stmt) {
-    il_result *r = il_execute(S, stmt, strlen(stmt));
+    il_result *r = il_execute(unit_session, stmt, strlen(stmt));
     cr_assert_not_null(r);
     return r;
 }
@@ -121,7 +110,7 @@ static void set_limits(const volatile int *cancel, uint64_t deadline_ns, uint64_
                    .deadline_ns = deadline_ns,
                    .max_memory_bytes = max_bytes,
                    .budget = budget};
-    il_session_set_limits(S, &l);
+    il_session_set_limits(unit_session, &l);
 }
 
 /* ---- deadline ------------------------------------------------------------------- */
@@ -135,7 +124,7 @@ Test(guards, a_deadline_ends_a_recursion_without_fixpoint) {
     cr_expect_geq(took, 200 * 1000000ull, "stopped before its deadline: %.1f ms", took / 1e6);
     cr_expect_lt(took, 2000 * 1000000ull, "stopped %.1f ms after a 200 ms deadline", took / 1e6);
     /* the session goes on: without limits, and with a deadline not yet passed */
-    il_session_set_limits(S, NULL);
+    il_session_set_limits(unit_session, NULL);
     ok(".session clear");
     cr_expect_eq(rows_of("?n(X)"), 1);
     set_limits(NULL, now_ns() + 60 * 1000000000ull, 0, NULL);
@@ -146,7 +135,7 @@ Test(guards, a_deadline_ends_a_recursion_without_fixpoint) {
 Test(guards, a_passed_deadline_stops_a_write_before_it_starts) {
     set_limits(NULL, now_ns() - 1, 0, NULL);
     expect_stop("+p(1)", IL_STOP_DEADLINE, DEADLINE_TEXT);
-    il_session_set_limits(S, NULL);
+    il_session_set_limits(unit_session, NULL);
     il_result *r = run("?p(X)");
     cr_expect_eq(il_result_nrows(r), 0, "the stopped insert applied nothing");
     il_result_free(r);
@@ -233,7 +222,7 @@ Test(guards, a_product_over_the_limit_answers_without_it) {
     load_range("b", 1000);
     set_limits(NULL, 0, 16 * MIB, NULL);
     expect_stop("?a(X), b(Y)", IL_STOP_MEMORY, MEMORY_TEXT);
-    il_session_set_limits(S, NULL);
+    il_session_set_limits(unit_session, NULL);
     il_result *r = run("?a(X), b(Y)");
     cr_assert_eq(il_result_kind_of(r), IL_RESULT_TABLE);
     cr_expect_eq(il_result_nrows(r), 100000, "a million rows, cut at max_result_rows");
@@ -291,7 +280,7 @@ Test(guards, an_unlimited_budget_counts_a_statement_on_another_thread) {
     il_mem_budget *b = il_mem_budget_new(0);
     static volatile int flag = 0;
     set_limits(&flag, 0, 0, b);
-    worker w = {S, "?n(X)", IL_STOP_NONE};
+    worker w = {unit_session, "?n(X)", IL_STOP_NONE};
     pthread_t t;
     cr_assert_eq(pthread_create(&t, NULL, run_on_worker, &w), 0);
     uint64_t seen = 0;
@@ -322,7 +311,7 @@ Test(guards, a_stopped_conditional_delete_deletes_nothing) {
     /* 27 billion bindings: it could never finish in time */
     set_limits(NULL, now_ns() + 100 * 1000000ull, 0, NULL);
     expect_stop("-a(X) <- a(X), b(Y), c(Z), Z >= 0", IL_STOP_DEADLINE, DEADLINE_TEXT);
-    il_session_set_limits(S, NULL);
+    il_session_set_limits(unit_session, NULL);
     cr_expect_eq(rows_of("?a(X)"), 3000);
 }
 
@@ -333,7 +322,7 @@ Test(guards, a_stopped_update_applies_nothing) {
     expect_stop("-a(X), +e(X, Y) <- a(X), b(Y)", IL_STOP_MEMORY, MEMORY_TEXT);
     set_limits(NULL, now_ns() + 100 * 1000000ull, 0, NULL);
     expect_stop("-a(X), +e(X) <- a(X), b(Y), b(Z), Z >= 0", IL_STOP_DEADLINE, DEADLINE_TEXT);
-    il_session_set_limits(S, NULL);
+    il_session_set_limits(unit_session, NULL);
     cr_expect_eq(rows_of("?a(X)"), 3000, "nothing deleted");
     cr_expect_eq(rows_of("?e(X, Y)"), 0, "nothing inserted");
     cr_expect_eq(rows_of("?e(X)"), 0, "nothing inserted");

@@ -1,5 +1,6 @@
 /* Tests of print.c: the float formats (ryu layout, Rust Display), table cell text
- * (including the client's float re-parse and string escapes) and value Display. */
+ * (including the client's float re-parse and string escapes), value Display, values as
+ * JSON and quoted literals. */
 #include <criterion/criterion.h>
 #include <float.h>
 #include <math.h>
@@ -19,6 +20,7 @@ static void teardown(void) {
 TestSuite(print_float, .init = setup, .fini = teardown);
 TestSuite(print_cell, .init = setup, .fini = teardown);
 TestSuite(print_display, .init = setup, .fini = teardown);
+TestSuite(print_json, .init = setup, .fini = teardown);
 
 static const char *shortest(double d) {
     il_buf_clear(&buf);
@@ -47,6 +49,18 @@ static const char *cell(val_t v) {
 static const char *display(val_t v) {
     il_buf_clear(&buf);
     val_fmt_display(v, &buf);
+    return il_buf_str(&buf);
+}
+
+static const char *json(val_t v) {
+    il_buf_clear(&buf);
+    val_fmt_json(v, &buf);
+    return il_buf_str(&buf);
+}
+
+static const char *quoted(const char *s) {
+    il_buf_clear(&buf);
+    val_fmt_quoted(s, strlen(s), &buf);
     return il_buf_str(&buf);
 }
 
@@ -284,4 +298,29 @@ Test(print_cell, zero_after_longer_numbers) {
     cr_assert_str_eq(cell(val_float(0.0)), "0.0");
     cr_assert_str_eq(cell(val_float(2.65358979335273e-6)), "2.65358979335273e-6");
     cr_assert_str_eq(cell(val_float(-0.0)), "-0.0");
+}
+
+/* ---- val_fmt_json and val_fmt_quoted ---------------------------------------------- */
+
+Test(print_json, strings_are_json_strings_of_their_bytes) {
+    const char ctl[] = "a\"b\\c\nd\x01";
+    cr_assert_str_eq(json(val_str(ctl, strlen(ctl))), "\"a\\\"b\\\\c\\nd\\u0001\"");
+    cr_assert_str_eq(json(val_str("caf\xc3\xa9", 5)), "\"caf\xc3\xa9\"");
+    cr_assert_str_eq(json(val_str("", 0)), "\"\"");
+}
+
+Test(print_json, other_values_are_their_cell_text) {
+    cr_assert_str_eq(json(val_int(-42)), "-42");
+    cr_assert_str_eq(json(val_float(0.5)), "0.5");
+    cr_assert_str_eq(json(val_float(NAN)), "null");
+    cr_assert_str_eq(json(VAL_NULL), "null");
+    cr_assert_str_eq(json(val_bool(true)), "true");
+    const float e[] = {1.0f, -2.5f};
+    cr_assert_str_eq(json(val_vec_f32(e, 2)), "[1.0, -2.5]");
+}
+
+Test(print_json, quoted_literals_escape_what_iql_reads) {
+    cr_assert_str_eq(quoted("plain"), "\"plain\"");
+    cr_assert_str_eq(quoted("a\"b\\c\nd\te\rf"), "\"a\\\"b\\\\c\\nd\\te\\rf\"");
+    cr_assert_str_eq(quoted("\x01"), "\"\x01\"", "other control bytes stay raw");
 }

@@ -15,29 +15,10 @@
 #include "value/value.h"
 #include "views/read_policy.h"
 
-static il_engine *EN;
-static il_session *S;
-
-static void setup(void) {
-    EN = unit_engine_open(&S);
-}
-
-static void teardown(void) {
-    unit_engine_close(EN);
-}
-
-TestSuite(read_policy, .init = setup, .fini = teardown);
-
-static void run_in(il_session *s, const char *text) {
-    il_result *r = il_execute(s, text, strlen(text));
-    il_result_kind k = il_result_kind_of(r);
-    if (k == IL_RESULT_ERROR || k == IL_RESULT_PARSE_ERROR)
-        cr_assert_fail("%s: %s", text, il_result_nlines(r) ? il_result_line(r, 0) : "?");
-    il_result_free(r);
-}
+TestSuite(read_policy, .init = unit_suite_open, .fini = unit_suite_close);
 
 static void run(const char *text) {
-    run_in(S, text);
+    unit_run(unit_session, text);
 }
 
 /* A query's answer as text: "N rows" then one line per row in the query's order, or
@@ -68,7 +49,7 @@ static char *answer(il_session *s, const char *query) {
 }
 
 static uint32_t maintained(void) {
-    return read_policy_count(S->kg);
+    return read_policy_count(unit_session->kg);
 }
 
 static void reach_rules(void) {
@@ -79,32 +60,32 @@ static void reach_rules(void) {
 
 Test(read_policy, bound_reads_evaluate_on_demand) {
     reach_rules();
-    char *a = answer(S, "?reach(1, Y)");
+    char *a = answer(unit_session, "?reach(1, Y)");
     cr_assert_eq(maintained(), 0, "a bound read keeps the rule on demand");
     cr_assert(strstr(a, "3 rows"), "%s", a);
     free(a);
-    a = answer(S, "?reach(X, X)");
+    a = answer(unit_session, "?reach(X, X)");
     cr_assert_eq(maintained(), 0, "a repeated variable binds the goal");
     free(a);
 }
 
 Test(read_policy, unbound_read_maintains_and_later_reads_use_it) {
     reach_rules();
-    char *before_bound = answer(S, "?reach(1, Y)");
-    char *a = answer(S, "?reach(X, Y)");
+    char *before_bound = answer(unit_session, "?reach(1, Y)");
+    char *a = answer(unit_session, "?reach(X, Y)");
     cr_assert_eq(maintained(), 1);
     cr_assert(strstr(a, "7 rows"), "%s", a);
-    char *b = answer(S, "?reach(1, Y)");
+    char *b = answer(unit_session, "?reach(1, Y)");
     cr_assert_str_eq(b, before_bound, "a bound read of the maintained relation");
     free(a);
     free(b);
     /* writes keep it current, deletions included */
     run("+edge(4, 5)");
-    a = answer(S, "?reach(1, Y)");
+    a = answer(unit_session, "?reach(1, Y)");
     cr_assert(strstr(a, "5 rows"), "%s", a);
     free(a);
     run("-edge(2, 3)");
-    a = answer(S, "?reach(X, Y)");
+    a = answer(unit_session, "?reach(X, Y)");
     cr_assert(strstr(a, "7 rows"), "%s", a);
     free(a);
     cr_assert_eq(maintained(), 1);
@@ -112,7 +93,7 @@ Test(read_policy, unbound_read_maintains_and_later_reads_use_it) {
     run("+far(X) <- reach(1, X), !edge(1, X)");
     free(before_bound);
     cr_assert_eq(maintained(), 0, "a change of rules ends maintenance");
-    a = answer(S, "?far(X)");
+    a = answer(unit_session, "?far(X)");
     cr_assert(strstr(a, "0 rows"), "%s", a);
     free(a);
 }
@@ -120,34 +101,34 @@ Test(read_policy, unbound_read_maintains_and_later_reads_use_it) {
 Test(read_policy, time_dependent_rules_are_never_maintained) {
     run("+ev[(1, 0), (2, 4102444800000)]");
     run("+future(X) <- ev(X, T), T > time_now()");
-    char *a = answer(S, "?future(X)");
+    char *a = answer(unit_session, "?future(X)");
     cr_assert(strstr(a, "1 rows"), "%s", a);
     free(a);
     cr_assert_eq(maintained(), 0);
     /* also through a rule it depends on */
     run("+soon(X) <- future(X)");
-    a = answer(S, "?soon(X)");
+    a = answer(unit_session, "?soon(X)");
     free(a);
     cr_assert_eq(maintained(), 0);
 }
 
 Test(read_policy, session_rules_and_facts_are_evaluated) {
     reach_rules();
-    char *a = answer(S, "?reach(X, Y)");
+    char *a = answer(unit_session, "?reach(X, Y)");
     free(a);
     cr_assert_eq(maintained(), 1);
     /* a session fact of a relation the maintained rule reads */
     run("edge(4, 9)");
-    a = answer(S, "?reach(1, Y)");
+    a = answer(unit_session, "?reach(1, Y)");
     cr_assert(strstr(a, "4 rows"), "the session's edge(4, 9) takes part: %s", a);
     free(a);
     /* another session without session state still reads the maintained rows */
-    il_session *other = il_session_open(EN);
+    il_session *other = il_session_open(unit_engine);
     a = answer(other, "?reach(1, Y)");
     cr_assert(strstr(a, "3 rows"), "%s", a);
     free(a);
     /* a session rule of the maintained relation itself */
-    run_in(other, "reach(X, Y) <- edge(Y, X)");
+    unit_run(other, "reach(X, Y) <- edge(Y, X)");
     a = answer(other, "?reach(2, Y)");
     cr_assert(strstr(a, "4 rows"), "reach(2, 1..4) through the session rule: %s", a);
     free(a);
@@ -197,8 +178,8 @@ static char *reference(const history *h, const char *query) {
     char *err = NULL;
     il_engine *e = il_engine_open(NULL, &err);
     il_session *s = il_session_open(e);
-    for (size_t i = 0; i < h->n; i++) run_in(s, h->v[i]);
-    run_in(s, "evaluate_only_marker(0)");
+    for (size_t i = 0; i < h->n; i++) unit_run(s, h->v[i]);
+    unit_run(s, "evaluate_only_marker(0)");
     char *a = answer(s, query);
     cr_assert_eq(read_policy_count(s->kg), 0);
     il_engine_close(e);
@@ -239,7 +220,7 @@ Test(read_policy, differential_against_evaluation, .timeout = 240) {
             }
             /* a query after most statements; its answer must not depend on maintenance */
             const char *q = QUERIES[rnd() % (sizeof QUERIES / sizeof *QUERIES)];
-            char *got = answer(S, q);
+            char *got = answer(unit_session, q);
             reads_maintained += maintained() > 0;
             char *want = reference(&h, q);
             if (strcmp(got, want) != 0) {

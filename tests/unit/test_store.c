@@ -301,11 +301,7 @@ static void answer(const char *q, il_buf *out) {
 }
 
 static void run(const char *text) {
-    il_result *r = il_execute(S, text, strlen(text));
-    il_result_kind k = il_result_kind_of(r);
-    if (k == IL_RESULT_ERROR || k == IL_RESULT_PARSE_ERROR)
-        cr_assert_fail("%s: %s", text, il_result_nlines(r) ? il_result_line(r, 0) : "?");
-    il_result_free(r);
+    unit_run(S, text);
 }
 
 static const char *QUERIES[] = {

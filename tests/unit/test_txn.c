@@ -64,16 +64,8 @@ static char *exec_text(il_session *s, const char *stmt) {
     return t;
 }
 
-static void run_on(il_session *s, const char *stmt) {
-    il_result *r = il_execute(s, stmt, strlen(stmt));
-    il_result_kind k = il_result_kind_of(r);
-    if (k == IL_RESULT_ERROR || k == IL_RESULT_PARSE_ERROR)
-        cr_assert_fail("%s: %s", stmt, il_result_nlines(r) ? il_result_line(r, 0) : "?");
-    il_result_free(r);
-}
-
 static void run(const char *stmt) {
-    run_on(S, stmt);
+    unit_run(S, stmt);
 }
 
 static void expect_error(const char *stmt) {

@@ -15,31 +15,16 @@
 #include "value/value.h"
 #include "views/view.h"
 
-static il_engine *EN;
-static il_session *S;
-
-static void setup(void) {
-    EN = unit_engine_open(&S);
-}
-
-static void teardown(void) {
-    unit_engine_close(EN);
-}
-
-TestSuite(views, .init = setup, .fini = teardown);
+TestSuite(views, .init = unit_suite_open, .fini = unit_suite_close);
 
 static void run(const char *text) {
-    il_result *r = il_execute(S, text, strlen(text));
-    il_result_kind k = il_result_kind_of(r);
-    if (k == IL_RESULT_ERROR || k == IL_RESULT_PARSE_ERROR)
-        cr_assert_fail("%s: %s", text, il_result_nlines(r) ? il_result_line(r, 0) : "?");
-    il_result_free(r);
+    unit_run(unit_session, text);
 }
 
 typedef unit_rows rows;
 
 static rows fresh(const char *query) {
-    return unit_rows_fresh(S, query);
+    return unit_rows_fresh(unit_session, query);
 }
 
 /* Rows of a that are not in b. */
@@ -106,7 +91,7 @@ static void check(view_t *v, const char *query, rows *before, const char *after_
 
 static view_t *open_view(const char *query) {
     const char *err;
-    view_t *v = view_open(S, query, &err);
+    view_t *v = view_open(unit_session, query, &err);
     cr_assert_not_null(v, "view_open(%s): %s", query, err ? err : "?");
     return v;
 }
@@ -226,8 +211,8 @@ Test(views, rule_change_rebuilds) {
 Test(views, refuses_what_it_cannot_maintain) {
     const char *err;
     run("+e[(1, 2)]");
-    cr_assert_null(view_open(S, "?e(X, Y) :limit 1", &err) ? (void *)1 : NULL);
-    cr_assert_null(view_open(S, "+e(1, 2)", &err));
+    cr_assert_null(view_open(unit_session, "?e(X, Y) :limit 1", &err) ? (void *)1 : NULL);
+    cr_assert_null(view_open(unit_session, "+e(1, 2)", &err));
     cr_assert_not_null(err);
 }
 

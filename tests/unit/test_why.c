@@ -13,30 +13,15 @@
 #include "kg/why.h"
 #include "unit_fixture.h"
 
-static il_engine *EN;
-static il_session *S;
-
-static void setup(void) {
-    EN = unit_engine_open(&S);
-}
-
-static void teardown(void) {
-    unit_engine_close(EN);
-}
-
-TestSuite(why, .init = setup, .fini = teardown, .timeout = 60);
+TestSuite(why, .init = unit_suite_open, .fini = unit_suite_close, .timeout = 60);
 
 static void ok(const char *stmt) {
-    il_result *r = il_execute(S, stmt, strlen(stmt));
-    il_result_kind k = il_result_kind_of(r);
-    cr_assert(k != IL_RESULT_ERROR && k != IL_RESULT_PARSE_ERROR, "%s: %s", stmt,
-              il_result_nlines(r) ? il_result_line(r, 0) : "");
-    il_result_free(r);
+    unit_run(unit_session, stmt);
 }
 
 /* The proof trees of a `.why` (an array, one tree per row); *rows gets the row count. */
 static json_t *why(const char *stmt, size_t *rows) {
-    il_result *r = il_execute(S, stmt, strlen(stmt));
+    il_result *r = il_execute(unit_session, stmt, strlen(stmt));
     cr_assert_eq(il_result_kind_of(r), IL_RESULT_TABLE, "%s: %s", stmt,
                  il_result_nlines(r) ? il_result_line(r, 0) : "not a table");
     if (rows) *rows = il_result_nrows(r);
@@ -302,7 +287,7 @@ Test(why, session_data_invisible) {
     cr_assert_str_eq(str(p, "atom"), "r(1, 2)");
     cr_assert_eq(json_array_size(json_object_get(p, "derivations")), 1);
     json_decref(t);
-    il_result *r = il_execute(S, ".why ?s(X)", 10);
+    il_result *r = il_execute(unit_session, ".why ?s(X)", 10);
     cr_assert_eq(il_result_nrows(r), 0);
     cr_assert_null(il_result_proof_trees(r));
     il_result_free(r);
@@ -312,7 +297,7 @@ Test(why, query_with_literals_and_plain_table) {
     ok("+e[(1, 2), (2, 3), (1, 5)]");
     ok("+reach(X, Y) <- e(X, Y)");
     ok("+reach(X, Z) <- reach(X, Y), e(Y, Z)");
-    il_result *r = il_execute(S, ".why ?reach(1, Y), Y < 4", 24);
+    il_result *r = il_execute(unit_session, ".why ?reach(1, Y), Y < 4", 24);
     cr_assert_eq(il_result_kind_of(r), IL_RESULT_TABLE);
     cr_assert_str_eq(il_result_col(r, 0), "_c0");
     cr_assert_str_eq(il_result_col(r, 1), "Y");
@@ -329,7 +314,7 @@ Test(why, query_with_literals_and_plain_table) {
     json_decref(t);
     il_result_free(r);
     /* a plain query carries no proof trees */
-    r = il_execute(S, "?reach(1, Y)", 12);
+    r = il_execute(unit_session, "?reach(1, Y)", 12);
     cr_assert_null(il_result_proof_trees(r));
     il_result_free(r);
 }
@@ -391,7 +376,7 @@ Test(why, proof_trees_bounded_in_bytes) {
     il_buf_free(&prog);
     ok("+reach(X, Y) <- edge(X, Y)");
     ok("+reach(X, Z) <- edge(X, Y), reach(Y, Z)");
-    il_result *r = il_execute(S, ".why full ?reach(X, Y)", 22);
+    il_result *r = il_execute(unit_session, ".why full ?reach(X, Y)", 22);
     const char *text = il_result_proof_trees(r);
     cr_assert(text);
     size_t len = strlen(text);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "exec/builtin.h"
 #include "exec/tuplesort.h"
 #include "value/value.h"
 
@@ -22,6 +23,34 @@ il_engine *unit_engine_open(il_session **session) {
 void unit_engine_close(il_engine *e) {
     il_engine_close(e); /* closes the sessions still open */
     val_shutdown();
+}
+
+il_engine *unit_engine;
+il_session *unit_session;
+
+void unit_suite_open(void) {
+    unit_engine = unit_engine_open(&unit_session);
+}
+
+void unit_suite_close(void) {
+    unit_engine_close(unit_engine);
+    unit_engine = NULL;
+    unit_session = NULL;
+}
+
+void unit_run(il_session *s, const char *stmt) {
+    il_result *r = il_execute(s, stmt, strlen(stmt));
+    il_result_kind k = il_result_kind_of(r);
+    if (k == IL_RESULT_ERROR || k == IL_RESULT_PARSE_ERROR)
+        cr_assert_fail("%s: %s", stmt, il_result_nlines(r) ? il_result_line(r, 0) : "?");
+    il_result_free(r);
+}
+
+val_t unit_call(const char *name, uint32_t nargs, const val_t *args) {
+    const exec_builtin *b = exec_builtin_find(name);
+    cr_assert_not_null(b, "builtin %s missing", name);
+    cr_assert_eq(b->arity, nargs, "arity of %s", name);
+    return b->fn(args);
 }
 
 void unit_mkdtemp(char *dir, size_t cap, const char *tag) {

@@ -1,6 +1,8 @@
 /* What the unit tests share (unit_fixture.c, compiled into every test): an in-memory
- * engine with a session, a scratch directory, a query's answer as one line of text for
- * comparing states, and row sets for comparing views with fresh evaluations. */
+ * engine with a session (per test of a suite, or opened by hand), statements that must
+ * succeed, builtins called as the evaluator calls them, a scratch directory, a query's
+ * answer as one line of text for comparing states, and row sets for comparing views with
+ * fresh evaluations. */
 #ifndef IL_TESTS_UNIT_FIXTURE_H
 #define IL_TESTS_UNIT_FIXTURE_H
 
@@ -17,6 +19,25 @@
 il_engine *unit_engine_open(il_session **session);
 /* Closes the engine (and its sessions) and frees the value tables. */
 void unit_engine_close(il_engine *e);
+
+/* A suite's engine and session: TestSuite(name, .init = unit_suite_open, .fini =
+ * unit_suite_close) opens a fresh in-memory engine (unit_engine_open) into them before
+ * each test and closes it after. */
+extern il_engine *unit_engine;
+extern il_session *unit_session;
+void unit_suite_open(void);
+void unit_suite_close(void);
+
+/* Runs a statement that must not fail: an error or a parse error fails the test with the
+ * statement and the result's first line. */
+void unit_run(il_session *s, const char *stmt);
+
+/* Calls builtin `name` through the builtin table as the evaluator calls it; fails the test
+ * when there is no such builtin or its arity is not nargs. UNIT_CALL(name, a, b, ...)
+ * passes its value arguments as the array. */
+val_t unit_call(const char *name, uint32_t nargs, const val_t *args);
+#define UNIT_CALL(name, ...)                                                                       \
+    unit_call(name, sizeof((val_t[]){__VA_ARGS__}) / sizeof(val_t), (val_t[]){__VA_ARGS__})
 
 /* A fresh directory /tmp/il_<tag>_XXXXXX into dir (at least 64 bytes), and its removal. */
 void unit_mkdtemp(char *dir, size_t cap, const char *tag);
