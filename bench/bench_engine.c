@@ -373,20 +373,28 @@ static size_t pass_scalar(const float *vecs, const float *q) {
 }
 
 /* A pass of the engine's kernel as the query uses it: the norms are the vectors' heads
-   (computed when they were stored), the fast SIMD dot gives bounds, and only a row the
-   bounds cannot reject gets the exact sequential dot. */
+   (computed when they were stored), the fast SIMD dot gives bounds for a batch of rows
+   per call, and only a row the bounds cannot reject gets the exact sequential dot. */
 static val_vec_head g_heads[VEC_N], g_qhead;
 
 static size_t pass_kernel(const float *vecs, const float *q) {
+    enum { BATCH = 64 };
     size_t hits = 0;
-    for (size_t i = 0; i < VEC_N; i++) {
-        const float *x = vecs + i * VEC_DIM;
-        double lo, hi;
-        if (vecdist_cosine_bounds(x, &g_heads[i], q, &g_qhead, VEC_DIM, &lo, &hi) &&
-            lo >= VEC_THRESHOLD)
-            continue;
-        double d = vecdist_cosine_from(vecdist_dot_seq(x, q, VEC_DIM), &g_heads[i], &g_qhead);
-        hits += d < VEC_THRESHOLD;
+    const float *xs[BATCH];
+    const val_vec_head *hxs[BATCH];
+    double lo[BATCH], hi[BATCH];
+    for (size_t start = 0; start < VEC_N; start += BATCH) {
+        size_t m = VEC_N - start < BATCH ? VEC_N - start : BATCH;
+        for (size_t k = 0; k < m; k++) {
+            xs[k] = vecs + (start + k) * VEC_DIM;
+            hxs[k] = &g_heads[start + k];
+        }
+        vecdist_bounds_many(VECDIST_COSINE, q, &g_qhead, VEC_DIM, xs, hxs, m, lo, hi);
+        for (size_t k = 0; k < m; k++) {
+            if (lo[k] >= VEC_THRESHOLD) continue;
+            double d = vecdist_cosine_from(vecdist_dot_seq(xs[k], q, VEC_DIM), hxs[k], &g_qhead);
+            hits += d < VEC_THRESHOLD;
+        }
     }
     return hits;
 }

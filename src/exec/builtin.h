@@ -5,6 +5,7 @@
 #define IL_EXEC_BUILTIN_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "value/value.h"
@@ -21,9 +22,14 @@ typedef struct exec_builtin exec_builtin;
 /* NULL when the engine has no implementation of that name. */
 const exec_builtin *exec_builtin_find(const char *name);
 
-/* Cheap bounds [*lo, *hi] of a builtin's result for some arguments (false: none known;
- * evaluate it). A filter on the result can reject a row from them alone. */
-typedef bool (*exec_builtin_bounds_fn)(const val_t *args, double *lo, double *hi);
+/* Cheap bounds of a builtin's result over many rows at once: the arguments are args[],
+ * except argument `arg`, which takes in turn the values rows[0], rows[stride], ... (n of
+ * them). For row i, lo[i] <= result <= hi[i], or both are NaN when no bound is known
+ * (evaluate it): NaN fails every comparison, so nothing is rejected from it. A filter on
+ * the result can reject a row from its bounds alone; a scan asks for a run of rows per
+ * call, so what depends on the other arguments is worked out once per run. */
+typedef void (*exec_builtin_bounds_fn)(const val_t *args, uint32_t arg, const val_t *rows,
+                                       size_t stride, size_t n, double *lo, double *hi);
 
 typedef struct exec_builtin_bounds {
     const char *name;

@@ -216,6 +216,42 @@ static bool plan_row_bounds(const runner *r, uint32_t i, const scan_plan *sp, ro
     return true;
 }
 
+/* Counts n ticks at once (poll_stop for a run of tuples). */
+static bool poll_stop_many(runner *r, size_t n) {
+    exec_ctx *x = r->x;
+    uint64_t before = x->ticks;
+    x->ticks += n;
+    if (((before ^ x->ticks) & ~(uint64_t)STOP_CHECK_MASK) && check_guard(x)) r->abort = true;
+    return r->abort;
+}
+
+/* The rest of a bounded scan (row_bounds): the bounds of a whole run of tuples come from
+ * one call, and only the tuples they do not reject are bound. False once the program
+ * must stop. */
+static bool scan_bounded(runner *r, uint32_t i, const scan_plan *sp, row_bounds *rb,
+                         rel_cursor *cur) {
+    enum { BATCH = 256 };
+    double lo[BATCH], hi[BATCH];
+    const val_t *run;
+    size_t n;
+    uint32_t stride;
+    while ((run = rel_next_run(cur, &n, &stride))) {
+        if (poll_stop_many(r, n)) return false;
+        for (size_t done = 0; done < n; done += BATCH) {
+            size_t m = n - done < BATCH ? n - done : BATCH;
+            const val_t *first = run + done * stride;
+            rb->assign->bounds(rb->args, rb->arg, first + rb->pos, stride, m, lo, hi);
+            for (size_t k = 0; k < m; k++) {
+                if (exec_bounds_exclude(rb->filter->cmp, rb->c, lo[k], hi[k])) continue;
+                if (!bind_columns(r, sp, first + k * stride)) continue;
+                run_from(r, i + 1);
+                if (r->abort) return false;
+            }
+        }
+    }
+    return true;
+}
+
 static void scan(runner *r, uint32_t i, bool negated) {
     const plan_op *op = &r->c->ops[i];
     rel_t *rel = r->rels[i];
@@ -259,17 +295,7 @@ static void scan(runner *r, uint32_t i, bool negated) {
             continue;
         }
         if (use_bounds) {
-            while ((t = rel_next(&cur, NULL))) {
-                if (poll_stop(r)) return;
-                rb.args[rb.arg] = t[rb.pos];
-                double lo, hi;
-                if (rb.assign->bounds(rb.args, &lo, &hi) &&
-                    exec_bounds_exclude(rb.filter->cmp, rb.c, lo, hi))
-                    continue;
-                if (!bind_columns(r, sp, t)) continue;
-                run_from(r, i + 1);
-                if (r->abort) return;
-            }
+            if (!scan_bounded(r, i, sp, &rb, &cur)) return;
             continue;
         }
         while ((t = rel_next(&cur, NULL))) {

@@ -253,7 +253,7 @@ bool exec_filter(const plan_op *op, const val_t *regs) {
 
 bool exec_bounds_fail(const plan_op *assign, const plan_op *filter, const val_t *args) {
     double lo, hi;
-    if (!assign->bounds(args, &lo, &hi)) return false;
+    assign->bounds(args, 0, args, 0, 1, &lo, &hi);
     return exec_bounds_exclude(filter->cmp, val_to_f64(filter->rhs->c), lo, hi);
 }
 

@@ -7,9 +7,11 @@
  * still routes searches but is never returned; adding the same (key, vector) again
  * revives it. Each node carries two values of its caller's choosing, the vector (an
  * interned f32 vector value, which stays valid for the life of the process) and a key
- * (the tuple's id). Searches navigate with the fast SIMD kernels (exec/vecdist.h) and
- * report the exact distances of the vector builtins (cosine, euclidean, manhattan, and
- * the negated dot product for `dot`), so a distance equals what `cosine(V, Q)` gives.
+ * (the tuple's id). Searches navigate with the fast SIMD kernels (exec/vecdist.h) over
+ * the graph's own bf16 copies of the vectors (half the memory of f32, which is what a
+ * search of a large graph waits for) and report the exact distances of the vector
+ * builtins (cosine, euclidean, manhattan, and the negated dot product for `dot`) from
+ * the f32 vectors, so a distance equals what `cosine(V, Q)` gives.
  *
  * Not thread-safe: one writer and no concurrent readers (the engine runs one statement
  * at a time). */

@@ -464,6 +464,22 @@ const val_t *rel_next(rel_cursor *c, int64_t *count) {
     }
 }
 
+const val_t *rel_next_run(rel_cursor *c, size_t *n, uint32_t *stride) {
+    *stride = c->stride;
+    /* in REL_CUR_LEAF mode the cursor is on a leaf; entering NULL ends the range */
+    while (c->cur >= c->end && c->mode == REL_CUR_LEAF)
+        cursor_enter(c, ((const bt_leaf *)c->leaf)->next, 0);
+    if (c->cur < c->end) {
+        const val_t *t = c->cur;
+        *n = (size_t)(c->end - c->cur) / c->stride;
+        c->cur = c->end;
+        return t;
+    }
+    const val_t *t = rel_next(c, NULL);
+    *n = t ? 1 : 0;
+    return t;
+}
+
 bool rel_load_sorted(rel_t *r, const val_t *tuples, size_t n) {
     if (r->counted || r->idx[0].bt.count || n == 0) return false;
     for (size_t i = 1; i < n; i++)

@@ -101,5 +101,10 @@ void rel_seek_resume(const rel_t *r, int index, const val_t *prefix, uint32_t np
  * counted relation *count (if not NULL) receives the tuple's count (through a secondary
  * index that costs a lookup in the primary); a set gives 1. */
 const val_t *rel_next(rel_cursor *c, int64_t *count);
+/* The next tuples as one run of *n (>= 1) tuples *stride words apart, the rest of the
+ * range within the current leaf (one tuple at a time where the range ends inside it),
+ * or NULL when the range is exhausted. Valid until the relation changes. For scans that
+ * handle many tuples per call. */
+const val_t *rel_next_run(rel_cursor *c, size_t *n, uint32_t *stride);
 
 #endif

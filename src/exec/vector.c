@@ -60,22 +60,45 @@ static val_t fn_cosine(const val_t *a) {
     return val_float(vecdist_cosine_from(vecdist_dot_seq(x, y, n), hx, hy));
 }
 
-/* Bounds of cosine and euclidean (exec_builtin_bounds): a filter on the distance can
-   reject a row from them without the exact, sequential sum. */
-static bool bounds_cosine(const val_t *a, double *lo, double *hi) {
-    const float *x, *y;
-    uint32_t n;
-    const val_vec_head *hx, *hy;
-    return get_f32_pair_heads(a, &x, &y, &n, &hx, &hy) &&
-           vecdist_cosine_bounds(x, hx, y, hy, n, lo, hi);
+/* Bounds of cosine and euclidean over a run of rows (exec_builtin_bounds_fn): a filter
+   on the distance can reject a row from them without the exact, sequential sum. The
+   other argument is resolved once; the rows' vectors go to the kernel in batches. */
+enum { BOUNDS_BATCH = 64 };
+
+static void bounds_rows(vecdist_bounded f, const val_t *args, uint32_t arg, const val_t *rows,
+                        size_t stride, size_t n, double *lo, double *hi) {
+    val_t other = args[1 - arg];
+    if (!val_is_vec_f32(other)) {
+        for (size_t i = 0; i < n; i++) lo[i] = hi[i] = NAN;
+        return;
+    }
+    uint32_t dim, nx;
+    const val_vec_head *hq;
+    const float *q = val_get_vec_f32_head(other, &dim, &hq);
+    const float *xs[BOUNDS_BATCH];
+    const val_vec_head *hxs[BOUNDS_BATCH];
+    for (size_t done = 0; done < n; done += BOUNDS_BATCH) {
+        size_t m = n - done < BOUNDS_BATCH ? n - done : BOUNDS_BATCH;
+        for (size_t i = 0; i < m; i++) {
+            val_t v = rows[(done + i) * stride];
+            xs[i] = NULL;
+            hxs[i] = hq;
+            if (!val_is_vec_f32(v)) continue;
+            const float *x = val_get_vec_f32_head(v, &nx, &hxs[i]);
+            if (nx == dim) xs[i] = x;
+        }
+        vecdist_bounds_many(f, q, hq, dim, xs, hxs, m, lo + done, hi + done);
+    }
 }
 
-static bool bounds_euclidean(const val_t *a, double *lo, double *hi) {
-    const float *x, *y;
-    uint32_t n;
-    const val_vec_head *hx, *hy;
-    return get_f32_pair_heads(a, &x, &y, &n, &hx, &hy) &&
-           vecdist_euclidean_bounds(x, hx, y, hy, n, lo, hi);
+static void bounds_cosine(const val_t *args, uint32_t arg, const val_t *rows, size_t stride,
+                          size_t n, double *lo, double *hi) {
+    bounds_rows(VECDIST_COSINE, args, arg, rows, stride, n, lo, hi);
+}
+
+static void bounds_euclidean(const val_t *args, uint32_t arg, const val_t *rows, size_t stride,
+                             size_t n, double *lo, double *hi) {
+    bounds_rows(VECDIST_EUCLIDEAN, args, arg, rows, stride, n, lo, hi);
 }
 
 static val_t fn_dot(const val_t *a) {

@@ -106,7 +106,8 @@ typedef struct plan_op {
        FILTER compares with a number, only filters and assignments in between: that
        filter's op index (0: none). A row the bounds already fail skips the exact value. */
     uint32_t bound_filter;
-    bool (*bounds)(const val_t *args, double *lo, double *hi);
+    void (*bounds)(const val_t *args, uint32_t arg, const val_t *rows, size_t stride, size_t n,
+                   double *lo, double *hi);
     /* HNSW: the query vector is rhs; the key and the distance go to slot act_slot[0] and
        act_slot[1] as act[0] and act[1] say (BIND, or CHECK_SLOT when already bound, or
        CHECK_CONST against act_const with act_slot UINT32_MAX or a slot that takes it) */

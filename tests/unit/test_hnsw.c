@@ -18,12 +18,7 @@
 static uint64_t rng_state;
 
 static double next_unit(void) {
-    rng_state += 0x9E3779B97F4A7C15ull;
-    uint64_t z = rng_state;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    z ^= z >> 31;
-    return (double)z / 18446744073709551616.0 * 2.0 - 1.0;
+    return unit_random(&rng_state);
 }
 
 static val_t random_vec(uint32_t dim) {
@@ -208,18 +203,11 @@ Test(hnsw, refuses_what_it_cannot_index) {
 static il_session *S;
 
 static void run(const char *text) {
-    il_result *r = il_execute(S, text, strlen(text));
-    il_result_kind k = il_result_kind_of(r);
-    if (k == IL_RESULT_ERROR || k == IL_RESULT_PARSE_ERROR)
-        cr_assert_fail("%s: %s", text, il_result_nlines(r) ? il_result_line(r, 0) : "?");
-    il_result_free(r);
+    unit_run(S, text);
 }
 
 static char *answer(const char *q) {
-    il_buf b;
-    il_buf_init(&b);
-    unit_answer(S, q, &b);
-    return il_buf_take(&b);
+    return unit_answer_str(S, q);
 }
 
 static void expect(const char *q, const char *want) {
@@ -297,10 +285,7 @@ Test(hnsw, index_definitions_survive_a_restart) {
     rng_state = 5;
     char dir[64];
     unit_mkdtemp(dir, sizeof dir, "hnsw");
-    char *err = NULL;
-    il_engine *e = il_engine_open(dir, &err);
-    cr_assert_not_null(e, "%s", err ? err : "?");
-    S = il_session_open(e);
+    il_engine *e = unit_engine_open_dir(dir, &S);
     run("+emb(id: int, vec: vector)");
     load_vectors(0, 2500);
     run(".index create e on emb(vec) metric cosine m 12 efs 40");
@@ -311,9 +296,7 @@ Test(hnsw, index_definitions_survive_a_restart) {
     il_engine_close(e);
 
     /* from the log */
-    e = il_engine_open(dir, &err);
-    cr_assert_not_null(e, "%s", err ? err : "?");
-    S = il_session_open(e);
+    e = unit_engine_open_dir(dir, &S);
     char *after = answer(".index list");
     cr_assert_str_eq(after, before);
     cr_assert(strstr(after, "vectors: 2500, valid: true"), "%s", after);
@@ -323,9 +306,7 @@ Test(hnsw, index_definitions_survive_a_restart) {
     /* from a checkpoint */
     run(".compact");
     il_engine_close(e);
-    e = il_engine_open(dir, &err);
-    cr_assert_not_null(e, "%s", err ? err : "?");
-    S = il_session_open(e);
+    e = unit_engine_open_dir(dir, &S);
     free(after);
     after = answer(".index list");
     cr_assert_str_eq(after, before);

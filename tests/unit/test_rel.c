@@ -426,6 +426,52 @@ Test(rel, seek_ranges_across_many_leaves) {
     rel_free(r);
 }
 
+/* The tuples of a seek, one at a time and in runs (rel_next_run), compared; returns the
+   number of runs. */
+static size_t expect_runs_match(const rel_t *r, int index, const val_t *prefix, uint32_t nprefix) {
+    rel_cursor one, runs;
+    rel_seek(r, index, prefix, nprefix, &one);
+    rel_seek(r, index, prefix, nprefix, &runs);
+    uint32_t arity = rel_arity(r), stride;
+    size_t n, total = 0, nruns = 0;
+    const val_t *run;
+    while ((run = rel_next_run(&runs, &n, &stride))) {
+        cr_assert_gt(n, 0);
+        cr_assert_geq(stride, arity);
+        nruns++;
+        for (size_t k = 0; k < n; k++, total++) {
+            const val_t *t = rel_next(&one, NULL);
+            cr_assert_not_null(t, "a run went past the range");
+            cr_assert_eq(memcmp(t, run + k * stride, arity * sizeof *t), 0);
+        }
+    }
+    cr_assert_null(rel_next(&one, NULL), "runs stopped early after %zu tuples", total);
+    return nruns;
+}
+
+Test(rel, runs_visit_what_next_visits) {
+    /* whole leaves, ranges that start and end mid-leaf, secondary and counted indexes */
+    rel_t *sets = rel_new(3), *counted = rel_new_counted(2);
+    for (uint64_t x = 0; x < 40; x++)
+        for (uint64_t y = 0; y < x * 7; y++) {
+            rel_insert(sets, (val_t[]){x, y, y % 3});
+            rel_add_count(counted, (val_t[]){x, y}, (int64_t)(y % 4) + 1);
+        }
+    uint32_t cols[] = {2};
+    int ix = rel_index(sets, cols, 1);
+    /* a whole scan comes a leaf at a time */
+    cr_assert_lt(expect_runs_match(sets, 0, NULL, 0) * 10, rel_count(sets));
+    cr_assert_lt(expect_runs_match(counted, 0, NULL, 0) * 10, rel_count(counted));
+    for (uint64_t x = 0; x < 42; x++) {
+        expect_runs_match(sets, 0, (val_t[]){x}, 1);
+        expect_runs_match(sets, 0, (val_t[]){x, 3}, 2);
+        expect_runs_match(counted, 0, (val_t[]){x}, 1);
+    }
+    for (uint64_t z = 0; z < 4; z++) expect_runs_match(sets, ix, (val_t[]){z}, 1);
+    rel_free(sets);
+    rel_free(counted);
+}
+
 Test(rel, counted_transitions) {
     rel_t *r = rel_new_counted(2);
     uint32_t cols[] = {1};

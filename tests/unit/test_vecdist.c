@@ -20,12 +20,7 @@
 static uint64_t rng_state;
 
 static double next_unit(void) {
-    rng_state += 0x9E3779B97F4A7C15ull;
-    uint64_t z = rng_state;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    z ^= z >> 31;
-    return (double)z / 18446744073709551616.0 * 2.0 - 1.0;
+    return unit_random(&rng_state);
 }
 
 static void teardown(void) {
@@ -51,12 +46,12 @@ static void check_pair(const float *x, const float *y, uint32_t n) {
     const float *ea = val_get_vec_f32_head(a, &na, &ha);
     const float *eb = val_get_vec_f32_head(b, &na, &hb);
     double lo, hi;
-    if (vecdist_cosine_bounds(ea, ha, eb, hb, n, &lo, &hi)) {
+    if (vecdist_bounds(VECDIST_COSINE, ea, ha, eb, hb, n, &lo, &hi)) {
         double d = builtin("cosine", a, b);
         cr_assert(lo <= d && d <= hi, "cosine n=%u: %.17g not in [%.17g, %.17g]", n, d, lo, hi);
         cr_assert(hi - lo < 1e-3, "cosine bounds too loose: %.3g", hi - lo);
     }
-    if (vecdist_euclidean_bounds(ea, ha, eb, hb, n, &lo, &hi)) {
+    if (vecdist_bounds(VECDIST_EUCLIDEAN, ea, ha, eb, hb, n, &lo, &hi)) {
         double d = builtin("euclidean", a, b);
         cr_assert(lo <= d && d <= hi, "euclidean n=%u: %.17g not in [%.17g, %.17g]", n, d, lo, hi);
     }
@@ -94,12 +89,13 @@ Test(vecdist, bounds_refuse_what_they_cannot_bound) {
     const float *others[] = {bad, inf, zero, huge};
     for (int i = 0; i < 4; i++) {
         const float *e2 = val_get_vec_f32_head(vec_of(others[i], 4), &n, &h2);
-        cr_assert(!vecdist_cosine_bounds(ex, hx, e2, h2, 4, &lo, &hi), "cosine case %d", i);
+        cr_assert(!vecdist_bounds(VECDIST_COSINE, ex, hx, e2, h2, 4, &lo, &hi), "cosine case %d",
+                  i);
     }
     const float *e2 = val_get_vec_f32_head(vec_of(bad, 4), &n, &h2);
-    cr_assert(!vecdist_euclidean_bounds(ex, hx, e2, h2, 4, &lo, &hi));
+    cr_assert(!vecdist_bounds(VECDIST_EUCLIDEAN, ex, hx, e2, h2, 4, &lo, &hi));
     e2 = val_get_vec_f32_head(vec_of(zero, 4), &n, &h2);
-    cr_assert(vecdist_euclidean_bounds(ex, hx, e2, h2, 4, &lo, &hi));
+    cr_assert(vecdist_bounds(VECDIST_EUCLIDEAN, ex, hx, e2, h2, 4, &lo, &hi));
     cr_assert(lo <= builtin("euclidean", v, vec_of(zero, 4)));
 }
 
@@ -142,25 +138,106 @@ Test(vecdist, fast_sums_agree_with_sequential_within_gamma) {
     }
 }
 
+/* The builtins' bounds over a run of rows (what a scan asks for) are the pairs' own
+   bounds, row by row, whatever sits between the rows; rows that are not f32 vectors of
+   the query's length get none. */
+Test(vecdist, bounds_over_rows_are_the_bounds_of_each_row) {
+    rng_state = 14;
+    enum { N = 150, DIM = 40, STRIDE = 3 };
+    static val_t rows[N * STRIDE];
+    float q[DIM], x[DIM];
+    for (uint32_t d = 0; d < DIM; d++) q[d] = (float)next_unit();
+    val_t qv = vec_of(q, DIM);
+    uint32_t n;
+    const val_vec_head *hq, *hv;
+    val_get_vec_f32_head(qv, &n, &hq);
+    for (size_t i = 0; i < N; i++) {
+        for (uint32_t d = 0; d < DIM; d++) x[d] = (float)(next_unit() * (i % 5 + 1));
+        rows[i * STRIDE] = val_int((int64_t)i); /* another column before the vector */
+        rows[i * STRIDE + 1] = i % 17 == 3   ? val_str("x", 1)
+                               : i % 17 == 5 ? vec_of(x, DIM - 1)
+                               : i % 17 == 7 ? vec_of((float[]){0, 0, 0}, 3)
+                                             : vec_of(x, DIM);
+        rows[i * STRIDE + 2] = val_int(0);
+    }
+    const char *fns[] = {"cosine", "euclidean"};
+    vecdist_bounded kinds[] = {VECDIST_COSINE, VECDIST_EUCLIDEAN};
+    for (int f = 0; f < 2; f++) {
+        exec_builtin_bounds_fn bounds = exec_builtin_find_bounds(exec_builtin_find(fns[f]));
+        cr_assert_not_null(bounds);
+        static double lo[N], hi[N];
+        for (uint32_t arg = 0; arg < 2; arg++) {
+            val_t args[2];
+            args[1 - arg] = qv;
+            bounds(args, arg, rows + 1, STRIDE, N, lo, hi);
+            for (size_t i = 0; i < N; i++) {
+                val_t v = rows[i * STRIDE + 1];
+                double l1 = NAN, h1 = NAN;
+                if (val_is_vec_f32(v)) {
+                    const float *e = val_get_vec_f32_head(v, &n, &hv);
+                    if (n == DIM) vecdist_bounds(kinds[f], e, hv, q, hq, DIM, &l1, &h1);
+                }
+                cr_assert(isnan(l1) ? isnan(lo[i]) && isnan(hi[i]) : lo[i] == l1 && hi[i] == h1,
+                          "%s row %zu: [%g, %g], alone [%g, %g]", fns[f], i, lo[i], hi[i], l1, h1);
+                if (!isnan(lo[i])) {
+                    double d = builtin(fns[f], v, qv);
+                    cr_assert(lo[i] <= d && d <= hi[i]);
+                }
+            }
+        }
+    }
+}
+
+/* The graph's navigation kernel over bf16 rows: within bf16's rounding of the exact
+   sums, for dimensions on and off its blocks of 16, and rows picked by id. */
+Test(vecdist, bf16_rows_are_close_to_the_exact_sums) {
+    rng_state = 15;
+    enum { ROWS = 9, MAXDIM = 70 };
+    static float x[ROWS][MAXDIM], q[MAXDIM], pq[2 * MAXDIM + 32];
+    static uint32_t packed[ROWS * (MAXDIM / 2 + 16)];
+    for (uint32_t dim = 1; dim <= MAXDIM; dim++) {
+        uint32_t words = vecdist_bf16_words(dim);
+        cr_assert_eq(words % 8, 0);
+        cr_assert_geq(2 * words, dim);
+        for (uint32_t d = 0; d < dim; d++) q[d] = (float)next_unit();
+        for (uint32_t r = 0; r < ROWS; r++) {
+            for (uint32_t d = 0; d < dim; d++) x[r][d] = (float)(next_unit() * (r + 1));
+            vecdist_bf16_pack(x[r], dim, packed + r * words);
+        }
+        vecdist_bf16_query(q, dim, pq);
+        uint32_t ids[] = {8, 0, 3, 3, 5};
+        float dots[5], sqs[5];
+        vecdist_bf16_rows(false, pq, packed, words, ids, 5, dim, dots);
+        vecdist_bf16_rows(true, pq, packed, words, ids, 5, dim, sqs);
+        for (int k = 0; k < 5; k++) {
+            const float *xr = x[ids[k]];
+            double dot = 0, sq = 0, sabs = 0, sdx = 0;
+            for (uint32_t d = 0; d < dim; d++) {
+                double diff = (double)xr[d] - q[d];
+                dot += (double)xr[d] * q[d];
+                sabs += fabs((double)xr[d] * q[d]);
+                sq += diff * diff;
+                sdx += fabs(diff * xr[d]);
+            }
+            /* each element within 2^-9 relatively: a product within 2^-9 of its size, a
+               squared difference within 2 |d| |x| 2^-9 + (|x| 2^-9)^2 */
+            cr_assert(fabs(dots[k] - dot) <= sabs * 0x1p-8 + 1e-5, "dot dim=%u: %g vs %g", dim,
+                      dots[k], dot);
+            cr_assert(fabs(sqs[k] - sq) <= sdx * 0x1p-7 + sq * 1e-6 + 1e-4,
+                      "sqdist dim=%u: %g vs %g", dim, sqs[k], sq);
+        }
+    }
+}
+
 /* ---- through a query ---- */
 
 static il_session *S;
 
-static void run(const char *text) {
-    il_result *r = il_execute(S, text, strlen(text));
-    il_result_kind k = il_result_kind_of(r);
-    if (k == IL_RESULT_ERROR || k == IL_RESULT_PARSE_ERROR)
-        cr_assert_fail("%s: %s", text, il_result_nlines(r) ? il_result_line(r, 0) : "?");
-    il_result_free(r);
-}
-
 static char *rows_of(const char *q) {
-    il_buf b;
-    il_buf_init(&b);
-    unit_answer(S, q, &b);
-    char *arrow = strstr(b.data, " ->"); /* drop the echoed query */
-    char *out = strdup(arrow ? arrow : b.data);
-    il_buf_free(&b);
+    char *all = unit_answer_str(S, q);
+    char *arrow = strstr(all, " ->"); /* drop the echoed query */
+    char *out = strdup(arrow ? arrow : all);
+    free(all);
     return out;
 }
 
@@ -185,7 +262,7 @@ Test(vecdist, a_bounded_filter_keeps_exactly_the_rows_of_an_unbounded_one) {
         il_buf_puts(&b, "])");
     }
     il_buf_puts(&b, "]");
-    run(il_buf_str(&b));
+    unit_run(S, il_buf_str(&b));
     il_buf_clear(&b);
     il_buf_puts(&b, "[");
     for (int d = 0; d < 24; d++) il_buf_printf(&b, "%s%.9g", d ? ", " : "", q[d]);

@@ -10,14 +10,18 @@
 #include "exec/tuplesort.h"
 #include "value/value.h"
 
-il_engine *unit_engine_open(il_session **session) {
+il_engine *unit_engine_open_dir(const char *dir, il_session **session) {
     char *err = NULL;
-    il_engine *e = il_engine_open(NULL, &err);
+    il_engine *e = il_engine_open(dir, &err);
     cr_assert_not_null(e, "il_engine_open: %s", err ? err : "?");
     cr_assert_null(err);
     *session = il_session_open(e);
     cr_assert_not_null(*session);
     return e;
+}
+
+il_engine *unit_engine_open(il_session **session) {
+    return unit_engine_open_dir(NULL, session);
 }
 
 void unit_engine_close(il_engine *e) {
@@ -62,6 +66,30 @@ void unit_rm_tree(const char *dir) {
     char cmd[256];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     cr_assert_eq(system(cmd), 0);
+}
+
+void unit_run(il_session *s, const char *text) {
+    il_result *r = il_execute(s, text, strlen(text));
+    il_result_kind k = il_result_kind_of(r);
+    if (k == IL_RESULT_ERROR || k == IL_RESULT_PARSE_ERROR)
+        cr_assert_fail("%s: %s", text, il_result_nlines(r) ? il_result_line(r, 0) : "?");
+    il_result_free(r);
+}
+
+double unit_random(uint64_t *state) {
+    *state += 0x9E3779B97F4A7C15ull;
+    uint64_t z = *state;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    return (double)z / 18446744073709551616.0 * 2.0 - 1.0;
+}
+
+char *unit_answer_str(il_session *s, const char *q) {
+    il_buf b;
+    il_buf_init(&b);
+    unit_answer(s, q, &b);
+    return il_buf_take(&b);
 }
 
 void unit_answer(il_session *s, const char *q, il_buf *out) {

@@ -17,6 +17,8 @@
 
 /* An engine without a data directory and a session on it; fails the test otherwise. */
 il_engine *unit_engine_open(il_session **session);
+/* The same on the data directory dir (opened, or created when empty). */
+il_engine *unit_engine_open_dir(const char *dir, il_session **session);
 /* Closes the engine (and its sessions) and frees the value tables. */
 void unit_engine_close(il_engine *e);
 
@@ -43,9 +45,17 @@ val_t unit_call(const char *name, uint32_t nargs, const val_t *args);
 void unit_mkdtemp(char *dir, size_t cap, const char *tag);
 void unit_rm_tree(const char *dir);
 
+/* Executes a statement; fails the test when it gives an error or a parse error. */
+void unit_run(il_session *s, const char *text);
+
 /* Appends "QUERY -> line... (v, v) (v, v)\n": the result's message lines and rows, so
  * two states can be compared as text. */
 void unit_answer(il_session *s, const char *q, il_buf *out);
+/* The same as a malloc'ed string. */
+char *unit_answer_str(il_session *s, const char *q);
+
+/* The next number of a SplitMix64 sequence, uniform in [-1, 1): reproducible random data. */
+double unit_random(uint64_t *state);
 
 /* A set of rows in word order (malloc'ed words), for comparing a maintained view with a
  * fresh evaluation. */
