@@ -68,14 +68,6 @@ void unit_rm_tree(const char *dir) {
     cr_assert_eq(system(cmd), 0);
 }
 
-void unit_run(il_session *s, const char *text) {
-    il_result *r = il_execute(s, text, strlen(text));
-    il_result_kind k = il_result_kind_of(r);
-    if (k == IL_RESULT_ERROR || k == IL_RESULT_PARSE_ERROR)
-        cr_assert_fail("%s: %s", text, il_result_nlines(r) ? il_result_line(r, 0) : "?");
-    il_result_free(r);
-}
-
 double unit_random(uint64_t *state) {
     *state += 0x9E3779B97F4A7C15ull;
     uint64_t z = *state;

@@ -45,9 +45,6 @@ val_t unit_call(const char *name, uint32_t nargs, const val_t *args);
 void unit_mkdtemp(char *dir, size_t cap, const char *tag);
 void unit_rm_tree(const char *dir);
 
-/* Executes a statement; fails the test when it gives an error or a parse error. */
-void unit_run(il_session *s, const char *text);
-
 /* Appends "QUERY -> line... (v, v) (v, v)\n": the result's message lines and rows, so
  * two states can be compared as text. */
 void unit_answer(il_session *s, const char *q, il_buf *out);
