@@ -39,11 +39,21 @@ static size_t first_edge_from(const gg_edge *edges, size_t n, int64_t node) {
 }
 
 fx_row *fx_two_hop_rows(const gg_edge *edges, size_t n, size_t *nrows) {
+    return fx_two_hop_rows_from(edges, n, FX_DELTA_SOURCE, nrows);
+}
+
+bool fx_has_edge(const gg_edge *edges, size_t n, int64_t src, int64_t dst) {
+    for (size_t i = first_edge_from(edges, n, src); i < n && edges[i].src == src; i++)
+        if (edges[i].dst == dst) return true;
+    return false;
+}
+
+fx_row *fx_two_hop_rows_from(const gg_edge *edges, size_t n, int64_t source, size_t *nrows) {
     size_t cap = 64;
     fx_row *rows = malloc(cap * sizeof *rows);
     *nrows = 0;
-    for (size_t i = first_edge_from(edges, n, FX_DELTA_SOURCE);
-         rows && i < n && edges[i].src == FX_DELTA_SOURCE; i++) {
+    for (size_t i = first_edge_from(edges, n, source); rows && i < n && edges[i].src == source;
+         i++) {
         for (size_t j = first_edge_from(edges, n, edges[i].dst);
              j < n && edges[j].src == edges[i].dst; j++) {
             if (*nrows == cap) {
@@ -54,7 +64,7 @@ fx_row *fx_two_hop_rows(const gg_edge *edges, size_t n, size_t *nrows) {
                 }
                 rows = bigger;
             }
-            rows[(*nrows)++] = (fx_row){FX_DELTA_SOURCE, edges[j].dst};
+            rows[(*nrows)++] = (fx_row){source, edges[j].dst};
         }
     }
     if (rows) *nrows = fx_rows_sort_unique(rows, *nrows);

@@ -2,11 +2,14 @@
  * 3.4 in ../shared/docs) against a running inputlayer-server, as bench/run-fixtures.sh
  * runs them on a fresh server each:
  *
- *   inputlayer-fixture delta_single|delta_fanout|delta_keyed|interference --port P --api-key K
+ *   inputlayer-fixture delta_single|delta_fanout|delta_keyed|interference|sessions --port P
+ *       --api-key K
  *       [--host H] [--server-pid PID] [--agents A] [--writes W] [--interval-ms I]
  *       [--grace-ms G] [--timeout-ms T]
  *   inputlayer-fixture delta_first ...   (bench/fixture_first.c)
  *   inputlayer-fixture insert_single|insert_batch|writers ...   (bench/fixture_insert.c)
+ *   inputlayer-fixture paired_writes ...   (bench/fixture_paired.c)
+ *   inputlayer-fixture writes ...   (bench/fixture_writes.c)
  *
  * It creates knowledge graph `perf`, loads the fixture's dataset and rule through the
  * server, and computes every answer from the generated edges itself:
@@ -22,6 +25,14 @@
  *   delta_keyed   hot chains of 100K edges; only `r1`; agent k `.subscribe k<k>
  *                 ?r1(<400k>, Y)`; write w is `+edge(400 (w mod 300), 4 chains + 1000 + w)`;
  *                 300 agents, every 20 ms, 120 writes.
+ *   sessions      delta_single's graph with W probe edges and rule; agent k (0-based) is a
+ *                 session of its own, `.subscribe s<k> ?two_hop(<k + 1>, Z)`; write w is
+ *                 `+edge(K_w, P_w)` with K_w = w mod A + 1, from w >= 32 with
+ *                 `-edge(K_{w-32}, P_{w-32})`: the key's agent sees (K_w, P_w + 1) come and
+ *                 go, and so does every agent whose key has an edge to K_w, with (k + 1, P_w);
+ *                 100 agents, every 200 ms, 100 writes. subscriptions_per_sec: agents over
+ *                 the time of their subscribing, one after another; rss_kb_per_session: the
+ *                 server's resident memory after it over that before, per agent.
  * Agents subscribe one after another (subscribe_us, the snapshot checked row for row), then
  * each reads on a thread of its own. The writer sends on a fixed schedule whatever the
  * replies do, and reads the replies in between (ack_us, from the send). Every row of every
@@ -54,6 +65,8 @@
 #include "fixture_data.h"
 #include "fixture_first.h"
 #include "fixture_insert.h"
+#include "fixture_paired.h"
+#include "fixture_writes.h"
 #include "fixture_rows.h"
 #include "fixture_session.h"
 #include "fixture_stats.h"
@@ -76,13 +89,15 @@ typedef struct fixture_spec {
     bool keyed;
     long agents, writes, interval_ms;
     bool background; /* the interference fixture's long join and slow consumer */
+    bool sessions;   /* each agent on its own key */
 } fixture_spec;
 
 static const fixture_spec FIXTURES[] = {
-    {"delta_single", false, 1, 150, 20, false},
-    {"delta_fanout", false, 64, 100, 80, false},
-    {"delta_keyed", true, 300, 120, 20, false},
-    {"interference", false, 1, 120, 30, true},
+    {"delta_single", false, 1, 150, 20, false, false},
+    {"delta_fanout", false, 64, 100, 80, false, false},
+    {"delta_keyed", true, 300, 120, 20, false, false},
+    {"interference", false, 1, 120, 30, true, false},
+    {"sessions", false, 100, 100, 200, false, true},
 };
 
 typedef struct options {
@@ -126,12 +141,14 @@ typedef struct dataset {
 } dataset;
 
 static void usage(FILE *f) {
-    fputs("usage: inputlayer-fixture delta_single|delta_fanout|delta_keyed|interference --port P\n"
+    fputs("usage: inputlayer-fixture delta_single|delta_fanout|delta_keyed|interference|sessions\n"
+          "         --port P\n"
           "         --api-key K\n"
           "         [--host H (127.0.0.1)] [--server-pid PID] [--agents A] [--writes W]\n"
           "         [--interval-ms I] [--grace-ms G (500)] [--timeout-ms T (60000)]\n"
           "       inputlayer-fixture delta_first --help\n"
           "       inputlayer-fixture insert_single|insert_batch|writers --help\n"
+          "       inputlayer-fixture paired_writes|writes --help\n"
           "  Exit 3: a wrong, missing or extra row (the run is INVALID).\n",
           f);
 }
@@ -194,9 +211,25 @@ static int64_t keyed_head(long agent_index) {
     return HOT_STRIDE * (int64_t)agent_index;
 }
 
+/* The sessions fixture's key of write w and of agent a. */
+static int64_t session_key_of_write(const options *o, long w) {
+    return w % o->spec.agents + 1;
+}
+
+static int64_t session_key(long agent_index) {
+    return agent_index + 1;
+}
+
 /* The program of write w (0-based). */
 static void write_program(const options *o, const dataset *d, long w, char *buf, size_t cap) {
-    if (o->spec.keyed)
+    if (o->spec.sessions && w < RETRACT_LAG)
+        snprintf(buf, cap, "+edge(%" PRId64 ", %" PRId64 ")", session_key_of_write(o, w),
+                 fx_probe_node(w));
+    else if (o->spec.sessions)
+        snprintf(buf, cap, "+edge(%" PRId64 ", %" PRId64 ")\n-edge(%" PRId64 ", %" PRId64 ")",
+                 session_key_of_write(o, w), fx_probe_node(w),
+                 session_key_of_write(o, w - RETRACT_LAG), fx_probe_node(w - RETRACT_LAG));
+    else if (o->spec.keyed)
         snprintf(buf, cap, "+edge(%" PRId64 ", %" PRId64 ")", keyed_head(w % o->spec.agents),
                  d->fresh_base + w);
     else if (w < RETRACT_LAG)
@@ -206,11 +239,32 @@ static void write_program(const options *o, const dataset *d, long w, char *buf,
                  fx_probe_node(w), FX_DELTA_SOURCE, fx_probe_node(w - RETRACT_LAG));
 }
 
+/* The sessions fixture's events of agent a from edge (K_v, P_v) coming (write w = v) or
+ * going (write w = v + 32): its own row when K_v is its key, and (key, P_v) when its key
+ * has an edge to K_v. */
+static void session_events(const options *o, const dataset *d, long a, long v, long w, bool retract,
+                           agent *ag) {
+    int64_t key = session_key(a), to = session_key_of_write(o, v);
+    if (to == key)
+        ag->events[ag->nevents++] =
+            (event){.r = {key, fx_probe_node(v) + 1}, .retract = retract, .write = w};
+    if (fx_has_edge(d->edges, d->nedges, key, to))
+        ag->events[ag->nevents++] =
+            (event){.r = {key, fx_probe_node(v)}, .retract = retract, .write = w};
+}
+
 /* The events agent a must see: every write's two_hop change for the delta fixtures; for
- * the keyed one, the new edge of each write to its key. */
+ * the keyed one, the new edge of each write to its key; for sessions, session_events. */
 static bool expect_events(const options *o, const dataset *d, long a, agent *ag) {
     long writes = o->spec.writes;
-    ag->events = calloc((size_t)(2 * writes), sizeof *ag->events);
+    ag->events = calloc((size_t)(4 * writes), sizeof *ag->events);
+    if (ag->events && o->spec.sessions) {
+        for (long w = 0; w < writes; w++) {
+            session_events(o, d, a, w, w, false, ag);
+            if (w >= RETRACT_LAG) session_events(o, d, a, w - RETRACT_LAG, w, true, ag);
+        }
+        return true;
+    }
     if (!ag->events) return false;
     for (long w = 0; w < writes; w++) {
         if (o->spec.keyed) {
@@ -424,10 +478,16 @@ static int run_writer(const options *o, const dataset *d, ws_client *ws, run_sta
     return FX_OK;
 }
 
+/* What subscribing every agent took: the time, and the server's memory before and after. */
+typedef struct subscribe_phase {
+    uint64_t wall_ns;
+    long rss_before_kb, rss_after_kb; /* 0: unknown */
+} subscribe_phase;
+
 /* ---- the report ---------------------------------------------------------------------- */
 
 static int report(const options *o, agent *agents, const write_log *log, const fx_cpu_figures *cpu,
-                  uint64_t *long_ns, size_t nlong) {
+                  const subscribe_phase *sp, uint64_t *long_ns, size_t nlong) {
     long na = o->spec.agents, writes = o->spec.writes;
     size_t nevents = 0;
     for (long a = 0; a < na; a++) nevents += agents[a].nevents;
@@ -480,6 +540,13 @@ static int report(const options *o, agent *agents, const write_log *log, const f
         fx_json_percentile(stdout, "long_request_us_p99", long_ns, nlong, 0.99);
         fx_json_percentile(stdout, "long_request_us_max", long_ns, nlong, 1.0);
     }
+    if (o->spec.sessions) {
+        printf(",\"subscriptions_per_sec\":%.1f",
+               sp->wall_ns ? (double)na * 1e9 / (double)sp->wall_ns : 0.0);
+        if (sp->rss_before_kb)
+            printf(",\"rss_kb_per_session\":%.1f",
+                   (double)(sp->rss_after_kb - sp->rss_before_kb) / (double)na);
+    }
     if (cpu->known)
         printf(",\"server_idle_cpu_ms_per_s\":%.2f,\"server_cpu_per_write_ms\":%.3f,"
                "\"writes_per_server_cpu_sec\":%.0f",
@@ -500,17 +567,31 @@ static int report(const options *o, agent *agents, const write_log *log, const f
 /* ---- the run ------------------------------------------------------------------------- */
 
 /* Subscribes every agent, one after another, and prepares its events. */
-static int open_agents(const options *o, const dataset *d, agent *agents, run_state *rs) {
+static int open_agents(const options *o, const dataset *d, agent *agents, run_state *rs,
+                       subscribe_phase *sp) {
     size_t nsnap = 0;
     fx_row *snapshot = o->spec.keyed ? NULL : fx_two_hop_rows(d->edges, d->nedges, &nsnap);
     if (!o->spec.keyed && !snapshot) return FX_FAILED;
     int rc = FX_OK;
+    long hwm;
+    if (o->server_pid && !fx_process_memory_kb(o->server_pid, &sp->rss_before_kb, &hwm))
+        sp->rss_before_kb = 0;
+    uint64_t t0 = fx_now_ns();
     for (long a = 0; rc == FX_OK && a < o->spec.agents; a++) {
         agent *ag = &agents[a];
         ag->rs = rs;
         char query[128];
         fx_row keyed_snapshot = {keyed_head(a), keyed_head(a) + 1};
-        if (o->spec.keyed) {
+        if (o->spec.sessions) {
+            free(snapshot);
+            snapshot = fx_two_hop_rows_from(d->edges, d->nedges, session_key(a), &nsnap);
+            if (!snapshot) {
+                rc = agent_fail(ag, FX_FAILED, "out of memory");
+                break;
+            }
+            snprintf(ag->name, sizeof ag->name, "s%ld", a);
+            snprintf(query, sizeof query, "?two_hop(%" PRId64 ", Z)", session_key(a));
+        } else if (o->spec.keyed) {
             snprintf(ag->name, sizeof ag->name, "k%ld", a);
             snprintf(query, sizeof query, "?r1(%" PRId64 ", Y)", keyed_head(a));
         } else {
@@ -523,6 +604,9 @@ static int open_agents(const options *o, const dataset *d, agent *agents, run_st
             rc = subscribe(o, ag, query, o->spec.keyed ? &keyed_snapshot : snapshot,
                            o->spec.keyed ? 1 : nsnap);
     }
+    sp->wall_ns = fx_now_ns() - t0;
+    if (!sp->rss_before_kb || !fx_process_memory_kb(o->server_pid, &sp->rss_after_kb, &hwm))
+        sp->rss_after_kb = sp->rss_before_kb = 0;
     free(snapshot);
     return rc;
 }
@@ -541,6 +625,7 @@ static int run(const options *o) {
     long started = 0;
     int status = FX_FAILED;
     fx_cpu_figures cpu = {0};
+    subscribe_phase sp = {0};
     fx_background *bg = NULL;
     uint64_t *long_ns = NULL;
     size_t nlong = 0;
@@ -555,7 +640,7 @@ static int run(const options *o) {
     if ((status = fx_create_graph(&o->target, "perf", &writer, why, sizeof why)) != FX_OK ||
         (status = load(o, &d, writer, why, sizeof why)) != FX_OK)
         goto done;
-    status = open_agents(o, &d, agents, &rs);
+    status = open_agents(o, &d, agents, &rs, &sp);
     if (status != FX_OK) {
         snprintf(why, sizeof why, "subscribing the agents failed");
         goto done;
@@ -628,7 +713,7 @@ done:;
         if (status == FX_OK || ag->status == FX_INVALID) status = ag->status;
     }
     if (bg) fx_background_stop(bg, NULL, NULL, NULL, 0);
-    if (status == FX_OK) status = report(o, agents, &log, &cpu, long_ns, nlong);
+    if (status == FX_OK) status = report(o, agents, &log, &cpu, &sp, long_ns, nlong);
     free(long_ns);
     for (long a = 0; agents && a < na; a++) {
         wsc_close(agents[a].ws);
@@ -645,6 +730,8 @@ done:;
 int main(int argc, char **argv) {
     if (argc >= 2 && strcmp(argv[1], "delta_first") == 0) return fx_delta_first_main(argc, argv);
     if (argc >= 2 && fx_is_insert_fixture(argv[1])) return fx_insert_main(argc, argv);
+    if (argc >= 2 && strcmp(argv[1], "paired_writes") == 0) return fx_paired_main(argc, argv);
+    if (argc >= 2 && strcmp(argv[1], "writes") == 0) return fx_writes_main(argc, argv);
     options o = {0};
     int status = parse_args(argc, argv, &o);
     return status < 0 ? run(&o) : status;

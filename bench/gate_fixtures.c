@@ -5,6 +5,7 @@
 
 #include <inttypes.h>
 #include <math.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,7 @@
 #include "fixture_session.h"
 #include "fixture_stats.h"
 #include "gate_proc.h"
+#include "gate_why.h"
 #include "gen_graph.h"
 
 enum { SEED = 42, FACT_CHUNK = 5000 };
@@ -33,7 +35,9 @@ typedef struct run_env {
     const gf_arm *arm;
     gr_result *res;
     char dir[600];
-    int servers; /* started so far, for their directories' names */
+    int servers;      /* started so far, for their directories' names */
+    const char *tag;  /* in those names: "a", "b" for the two arms of a paired run */
+    const char *cpus; /* the servers' CPUs when not the context's (a paired run) */
     gx_server sv;
     fx_target t;
 } run_env;
@@ -50,10 +54,10 @@ static bool ok(const run_env *e) {
 
 static bool server_up(run_env *e) {
     char dir[700], data[720], why[600];
-    snprintf(dir, sizeof dir, "%s/server%d", e->dir, ++e->servers);
+    snprintf(dir, sizeof dir, "%s/server%s%d", e->dir, e->tag ? e->tag : "", ++e->servers);
     snprintf(data, sizeof data, "%s/data", dir);
     if (!gx_server_start(&e->sv, e->arm->server, dir, data, e->arm->env, e->arm->nenv,
-                         e->ctx->server_cpus, why, sizeof why)) {
+                         e->cpus ? e->cpus : e->ctx->server_cpus, why, sizeof why)) {
         gr_fail(e->res, GR_FAILED, "%s", why);
         return false;
     }
@@ -226,16 +230,34 @@ static bool load(run_env *e, const gg_edge *edges, size_t n, size_t hot, const c
     return true;
 }
 
+/* The proofs of a `.why` answer: the graph they must hold in, and the file every later
+ * answer's proof_trees are compared with. */
+typedef struct proof_check {
+    const gg_edge *edges;
+    size_t nedges;
+    const char *file;
+} proof_check;
+
 /* Runs the program once, checks its rows against the expected ones (sorted, unique) in any
  * order, and writes them as the server orders them to rows_file: every later answer must
- * be exactly that. */
+ * be exactly that. With proofs, the answer's proof trees too (gate_why.h), written to
+ * proofs->file. */
 static bool check_answer(run_env *e, ws_client *ws, const char *program, fx_row *expected, size_t n,
-                         const char *rows_file) {
+                         const char *rows_file, const proof_check *proofs) {
     char why[600];
     json_t *res = NULL;
     int rc = fx_execute(ws, "check", program, &res, why, sizeof why);
     n = fx_rows_sort_unique(expected, n);
     if (rc == FX_OK) rc = fx_check_rows(json_object_get(res, "rows"), expected, n, why, sizeof why);
+    if (rc == FX_OK && proofs &&
+        !gw_check_proofs(json_object_get(res, "proof_trees"), json_object_get(res, "rows"),
+                         proofs->edges, proofs->nedges, why, sizeof why))
+        rc = FX_INVALID;
+    if (rc == FX_OK && proofs &&
+        json_dump_file(json_object_get(res, "proof_trees"), proofs->file, JSON_COMPACT) != 0) {
+        snprintf(why, sizeof why, "cannot write %s", proofs->file);
+        rc = FX_FAILED;
+    }
     if (rc != FX_OK) {
         gr_fail(e->res, rc == FX_INVALID ? GR_INVALID : GR_FAILED, "%s: %s", program, why);
         json_decref(res);
@@ -252,6 +274,8 @@ static bool check_answer(run_env *e, ws_client *ws, const char *program, fx_row 
 typedef struct query_plan {
     const char *program;
     long warmup, serial, clients, per_client;
+    const char *prefix; /* of the metrics' names ("reach_" ...), or NULL */
+    bool proofs;        /* a `.why`: its proof trees checked against the loaded graph */
 } query_plan;
 
 /* One inputlayer-load run; its JSON object (borrowed from *lines) or NULL. */
@@ -262,10 +286,17 @@ static const json_t *load_run(run_env *e, const query_plan *q, const char *rows_
     snprintf(c, sizeof c, "%ld", clients);
     snprintf(w, sizeof w, "%ld", warmup);
     snprintf(r, sizeof r, "%ld", requests);
-    const char *args[] = {"server",   "--url",      url,        "--api-key",
-                          GX_API_KEY, "--program",  q->program, "--expect-rows-file",
-                          rows_file,  "--clients",  c,          "--warmup",
-                          w,          "--requests", r,          NULL};
+    char proofs_file[700];
+    const char *args[20] = {"server",   "--url",      url,        "--api-key",
+                            GX_API_KEY, "--program",  q->program, "--expect-rows-file",
+                            rows_file,  "--clients",  c,          "--warmup",
+                            w,          "--requests", r,          NULL};
+    if (q->proofs) {
+        snprintf(proofs_file, sizeof proofs_file, "%s.proofs", rows_file);
+        args[15] = "--expect-proofs-file";
+        args[16] = proofs_file;
+        args[17] = NULL;
+    }
     *lines = run_client(e, "inputlayer-load", args);
     return *lines ? json_array_get(*lines, 0) : NULL;
 }
@@ -275,23 +306,29 @@ static void query_fixture(run_env *e, const gg_edge *edges, size_t n, size_t hot
                           const query_plan *q) {
     char rows_file[700];
     snprintf(rows_file, sizeof rows_file, "%s/expected-rows.json", e->dir);
+    char proofs_file[720];
+    snprintf(proofs_file, sizeof proofs_file, "%s.proofs", rows_file);
+    proof_check proofs = {edges, n, proofs_file};
     ws_client *ws = NULL;
     if (!server_up(e)) return;
     if (load(e, edges, n, hot, rules, &ws))
-        check_answer(e, ws, q->program, expected, nexpected, rows_file);
+        check_answer(e, ws, q->program, expected, nexpected, rows_file, q->proofs ? &proofs : NULL);
     wsc_close(ws);
     json_t *lines = NULL;
     int64_t cpu0 = fx_process_cpu_ns(e->sv.pid);
     const json_t *s = ok(e) ? load_run(e, q, rows_file, 1, q->warmup, q->serial, &lines) : NULL;
     int64_t cpu1 = fx_process_cpu_ns(e->sv.pid);
+    const char *pre = q->prefix ? q->prefix : "";
+    char name[120];
+#define NAMED(metric) (snprintf(name, sizeof name, "%s%s", pre, metric), name)
     if (s) {
         long k = count_of(s, "samples");
-        take(e->res, s, "p50_us", "latency_us.p50", k, false);
-        take(e->res, s, "p99_us", "latency_us.p99", k, false);
-        take(e->res, s, "rate_per_sec", "serial_queries_per_sec", k, true);
+        take(e->res, s, "p50_us", NAMED("latency_us.p50"), k, false);
+        take(e->res, s, "p99_us", NAMED("latency_us.p99"), k, false);
+        take(e->res, s, "rate_per_sec", NAMED("serial_queries_per_sec"), k, true);
         /* Warm-up included: the server cannot tell them apart. */
         if (cpu0 >= 0 && cpu1 >= cpu0)
-            gr_add_metric(e->res, "server_cpu_us_per_query",
+            gr_add_metric(e->res, NAMED("server_cpu_us_per_query"),
                           (double)(cpu1 - cpu0) / 1000.0 / (double)(q->warmup + q->serial), k,
                           false);
     }
@@ -302,13 +339,15 @@ static void query_fixture(run_env *e, const gg_edge *edges, size_t n, size_t hot
                                    q->per_client, &lines);
         if (c) {
             long k = count_of(c, "samples");
-            take(e->res, c, "p50_us", "concurrent_latency_us.p50", k, false);
-            take(e->res, c, "p99_us", "concurrent_latency_us.p99", k, false);
-            take(e->res, c, "rate_per_sec", "queries_per_sec", k, true);
+            take(e->res, c, "p50_us", NAMED("concurrent_latency_us.p50"), k, false);
+            take(e->res, c, "p99_us", NAMED("concurrent_latency_us.p99"), k, false);
+            take(e->res, c, "rate_per_sec", NAMED("queries_per_sec"), k, true);
         }
         json_decref(lines);
     }
-    server_down(e, true);
+#undef NAMED
+    /* A fixture of several queries (prefixed) runs several servers: no single RSS. */
+    server_down(e, q->prefix == NULL);
 }
 
 /* The echo server beside cheap_query (`run --peers`): the transport's floor. */
@@ -344,8 +383,13 @@ static void run_cheap_query(run_env *e) {
     for (size_t i = first_from(edges, edges ? 4000 : 0, 1); edges && i < 4000 && edges[i].src == 1;
          i++)
         push_row(&ex, 1, edges[i].dst);
-    query_plan q = {"?edge(1, Y)", by_profile(e, 5, 50, 50), by_profile(e, 30, 400, 400),
-                    by_profile(e, 2, 8, 8), by_profile(e, 10, 150, 150)};
+    query_plan q = {"?edge(1, Y)",
+                    by_profile(e, 5, 50, 50),
+                    by_profile(e, 30, 400, 400),
+                    by_profile(e, 2, 8, 8),
+                    by_profile(e, 10, 150, 150),
+                    NULL,
+                    false};
     if (!edges || !ex.r)
         gr_fail(e->res, GR_FAILED, "out of memory");
     else
@@ -357,8 +401,13 @@ static void run_cheap_query(run_env *e) {
 static void run_bound_query(run_env *e) {
     gg_edge *edges = gg_random_graph(2000, 4000, SEED);
     rows ex = {0};
-    query_plan q = {"?reach(1, Y)", by_profile(e, 2, 10, 10), by_profile(e, 25, 150, 150),
-                    by_profile(e, 2, 8, 8), by_profile(e, 5, 25, 25)};
+    query_plan q = {"?reach(1, Y)",
+                    by_profile(e, 2, 10, 10),
+                    by_profile(e, 25, 150, 150),
+                    by_profile(e, 2, 8, 8),
+                    by_profile(e, 5, 25, 25),
+                    NULL,
+                    false};
     if (!edges || !reach_from(edges, 4000, 1, 2001, &ex))
         gr_fail(e->res, GR_FAILED, "out of memory");
     else
@@ -370,8 +419,13 @@ static void run_rule_query(run_env *e) {
     gg_edge *edges = gg_random_graph(2500, 10000, SEED);
     size_t nex = 0;
     fx_row *ex = edges ? fx_two_hop_rows(edges, 10000, &nex) : NULL;
-    query_plan q = {"?two_hop(1, Z)", by_profile(e, 5, 30, 30), by_profile(e, 30, 300, 300),
-                    by_profile(e, 2, 8, 8), by_profile(e, 10, 100, 100)};
+    query_plan q = {"?two_hop(1, Z)",
+                    by_profile(e, 5, 30, 30),
+                    by_profile(e, 30, 300, 300),
+                    by_profile(e, 2, 8, 8),
+                    by_profile(e, 10, 100, 100),
+                    NULL,
+                    false};
     if (!ex)
         gr_fail(e->res, GR_FAILED, "out of memory");
     else
@@ -429,8 +483,13 @@ static void run_unbound_query(run_env *e) {
     rows ex = {0};
     bool good = edges != NULL;
     for (int64_t x = 1; good && x <= 200; x++) good = reach_from(edges, 300, x, 201, &ex);
-    query_plan q = {"?reach(X, Y)", by_profile(e, 1, 4, 4), by_profile(e, 3, 40, 40),
-                    by_profile(e, 2, 4, 4), by_profile(e, 2, 10, 10)};
+    query_plan q = {"?reach(X, Y)",
+                    by_profile(e, 1, 4, 4),
+                    by_profile(e, 3, 40, 40),
+                    by_profile(e, 2, 4, 4),
+                    by_profile(e, 2, 10, 10),
+                    NULL,
+                    false};
     if (!good)
         gr_fail(e->res, GR_FAILED, "out of memory");
     else
@@ -448,12 +507,32 @@ static void run_recursive_query(run_env *e) {
     for (size_t i = 0; good && i < hot; i++)
         for (int64_t k = 1; good && k <= 3; k++)
             good = push_row(&ex, 400 * (int64_t)i, 400 * (int64_t)i + k);
-    query_plan q = {"?hot_reach(X, Y)", 3, by_profile(e, 5, 25, 25), 0, 0};
+    query_plan q = {"?hot_reach(X, Y)", 3, by_profile(e, 5, 25, 25), 0, 0, NULL, false};
     if (!good)
         gr_fail(e->res, GR_FAILED, "out of memory");
     else
         query_fixture(e, edges, n, hot, HOT_REACH_RULES, ex.r, ex.n, &q);
     free(edges), free(ex.r);
+}
+
+/* `.why ?two_hop(1, Z)` on the random 2,500 / 10,000 (35 rows) and `.why ?reach(1, Y)` on
+ * the random 200 / 300 (4 rows), each on a fresh server, serial: every answer's rows and
+ * proof trees are those of the first, whose proofs were checked against the graph. */
+static void run_why(run_env *e) {
+    long warmup = by_profile(e, 1, 5, 5), serial = by_profile(e, 20, 20, 20);
+    gg_edge *dense = gg_random_graph(2500, 10000, SEED), *sparse = gg_random_graph(200, 300, SEED);
+    size_t ntwo = 0;
+    fx_row *two = dense ? fx_two_hop_rows(dense, 10000, &ntwo) : NULL;
+    rows reach = {0};
+    if (!two || !sparse || !reach_from(sparse, 300, 1, 201, &reach)) {
+        gr_fail(e->res, GR_FAILED, "out of memory");
+    } else {
+        query_plan q = {".why ?two_hop(1, Z)", warmup, serial, 0, 0, "two_hop_", true};
+        query_fixture(e, dense, 10000, 0, TWO_HOP_RULES, two, ntwo, &q);
+        query_plan r = {".why ?reach(1, Y)", warmup, serial, 0, 0, "reach_", true};
+        if (ok(e)) query_fixture(e, sparse, 300, 0, REACH_RULES, reach.r, reach.n, &r);
+    }
+    free(dense), free(sparse), free(two), free(reach.r);
 }
 
 /* ---- fixtures of inputlayer-fixture ---------------------------------------------------- */
@@ -545,6 +624,136 @@ static void run_insert_batch(run_env *e) {
     if (ok(e) && e->ctx->peers) fsync_peer(e);
 }
 
+/* Deletes, conditional deletes and updates, 150 each on 2,000 facts
+ * (bench/fixture_writes.c). */
+static void run_writes(run_env *e) {
+    char f[24], n[24];
+    snprintf(f, sizeof f, "%ld", by_profile(e, 100, 2000, 2000));
+    snprintf(n, sizeof n, "%ld", by_profile(e, 20, 150, 150));
+    const char *args[] = {"--facts", f, "--writes", n, NULL};
+    json_t *lines;
+    const json_t *o = fixture_run(e, "writes", args, &lines);
+    static const char *const PHASES[] = {"delete", "conditional_delete", "update"};
+    for (size_t p = 0; o && p < 3; p++) {
+        char field[80], metric[80];
+        long k = count_of(o, "writes");
+        snprintf(field, sizeof field, "%s_ack_us_p50", PHASES[p]);
+        snprintf(metric, sizeof metric, "%s_ack_us.p50", PHASES[p]);
+        take(e->res, o, field, metric, k, false);
+        snprintf(field, sizeof field, "%s_ack_us_p99", PHASES[p]);
+        snprintf(metric, sizeof metric, "%s_ack_us.p99", PHASES[p]);
+        take(e->res, o, field, metric, k, false);
+        snprintf(field, sizeof field, "%s_server_cpu_per_write_ms", PHASES[p]);
+        take(e->res, o, field, field, k, false);
+    }
+    json_decref(lines);
+    server_down(e, true);
+}
+
+/* ---- durable writes, both arms interleaved (compare) ---------------------------------- */
+
+/* A paired run is one run: a failure of either arm fails both. */
+static bool pair_ok(run_env *const e[2]) {
+    for (int k = 0; k < 2; k++)
+        if (!ok(e[k]) && ok(e[1 - k]))
+            gr_fail(e[1 - k]->res, e[k]->res->status, "the paired run failed: %s",
+                    e[k]->res->message ? e[k]->res->message : "");
+    return ok(e[0]) && ok(e[1]);
+}
+
+/* Starts a fresh server for each arm and runs `inputlayer-fixture paired_writes` on them
+ * (the arms in the round's order, the probe file in the first's directory); the JSON
+ * object of each arm in o[] (free *lines), or false. */
+static bool paired_writes(run_env *const e[2], const char *const *extra, json_t **lines,
+                          const json_t *o[2]) {
+    *lines = NULL;
+    for (int k = 0; k < 2; k++)
+        if (ok(e[k])) server_up(e[k]);
+    if (!pair_ok(e)) return false;
+    char pid[2][24];
+    for (int k = 0; k < 2; k++) snprintf(pid[k], sizeof pid[k], "%d", (int)e[k]->sv.pid);
+    const char *args[48] = {"paired_writes", "--port",      e[0]->sv.port, "--server-pid",
+                            pid[0],          "--pair-port", e[1]->sv.port, "--pair-server-pid",
+                            pid[1],          "--api-key",   GX_API_KEY,    "--probe-dir",
+                            e[0]->dir};
+    size_t k = 13;
+    for (size_t i = 0; extra[i] && k < 47; i++) args[k++] = extra[i];
+    args[k] = NULL;
+    *lines = run_client(e[0], "inputlayer-fixture", args);
+    o[0] = o[1] = NULL;
+    for (size_t i = 0; *lines && i < json_array_size(*lines); i++) {
+        const json_t *line = json_array_get(*lines, i);
+        const json_t *arm = json_object_get(line, "arm");
+        if (json_is_integer(arm) && json_integer_value(arm) >= 0 && json_integer_value(arm) < 2)
+            o[json_integer_value(arm)] = line;
+    }
+    if (*lines && (!o[0] || !o[1]))
+        gr_fail(e[0]->res, GR_FAILED, "paired_writes printed no line for an arm");
+    return pair_ok(e);
+}
+
+static void pair_down(run_env *const e[2], bool record) {
+    for (int k = 0; k < 2; k++) server_down(e[k], record);
+    pair_ok(e);
+}
+
+/* Takes an arm's ack p50 with its ratio to the other arm measured pair by pair. */
+static void take_paired_p50(gr_result *res, const json_t *o, const char *name) {
+    take(res, o, "ack_us_p50", name, count_of(o, "writes"), false);
+    const json_t *ratio = json_object_get(o, "paired_ack_ratio_p50");
+    if (json_is_number(ratio)) gr_set_paired_ratio(res, name, json_number_value(ratio));
+}
+
+/* The serial figures of one arm's paired_writes line. */
+static void take_serial(gr_result *res, const json_t *o) {
+    long k = count_of(o, "writes");
+    take_paired_p50(res, o, "ack_us.p50");
+    take(res, o, "ack_us_p99", "ack_us.p99", k, false);
+    take(res, o, "facts_per_sec", "facts_per_sec", k, true);
+    take(res, o, "server_cpu_per_write_ms", "server_cpu_per_write_ms", k, false);
+    take(res, o, "disk_fsync_us_p50", "disk_fsync_us.p50", count_of(o, "writes"), false);
+    take(res, o, "disk_fsync_us_p99", "disk_fsync_us.p99", count_of(o, "writes"), false);
+}
+
+static void pair_insert_single(run_env *const e[2]) {
+    char w[24], n[24], cw[24];
+    snprintf(w, sizeof w, "%ld", by_profile(e[0], 2, 20, 20));
+    snprintf(n, sizeof n, "%ld", by_profile(e[0], 20, 400, 400));
+    snprintf(cw, sizeof cw, "%ld", by_profile(e[0], 5, 50, 50));
+    json_t *lines;
+    const json_t *o[2];
+    const char *single[] = {"--warmup", w, "--writes", n, NULL};
+    if (paired_writes(e, single, &lines, o))
+        for (int k = 0; k < 2; k++) take_serial(e[k]->res, o[k]);
+    json_decref(lines);
+    pair_down(e, true);
+    if (!pair_ok(e)) return;
+    /* The writers in blocks of 5 writes each, together: 4 x 5 per arm, alternating. */
+    const char *writers[] = {"--writers", "4",       "--warmup", "5", "--writes",
+                             cw,          "--block", "5",        NULL};
+    if (paired_writes(e, writers, &lines, o))
+        for (int k = 0; k < 2; k++) {
+            long c = count_of(o[k], "writes");
+            take_paired_p50(e[k]->res, o[k], "concurrent_ack_us.p50");
+            take(e[k]->res, o[k], "ack_us_p99", "concurrent_ack_us.p99", c, false);
+            take(e[k]->res, o[k], "facts_per_sec", "concurrent_facts_per_sec", c, true);
+        }
+    json_decref(lines);
+    pair_down(e, false);
+}
+
+static void pair_insert_batch(run_env *const e[2]) {
+    char n[24];
+    snprintf(n, sizeof n, "%ld", by_profile(e[0], 3, 60, 60));
+    const char *args[] = {"--warmup", "2", "--writes", n, "--batch", "1000", NULL};
+    json_t *lines;
+    const json_t *o[2];
+    if (paired_writes(e, args, &lines, o))
+        for (int k = 0; k < 2; k++) take_serial(e[k]->res, o[k]);
+    json_decref(lines);
+    pair_down(e, true);
+}
+
 /* delta_single, delta_fanout, delta_keyed and interference: agents, writes, interval. */
 static void stream_fixture(run_env *e, const char *name, long agents, long writes, long interval) {
     char a[24], w[24], i[24];
@@ -605,6 +814,32 @@ static void run_delta_first(run_env *e) {
         take(e->res, o, "first_delta_us_p50", "first_delta_us.p50", k, false);
         take(e->res, o, "warm_delta_us_p50", "warm_delta_us.p50", k, false);
         take(e->res, o, "subscribe_us_p50", "subscribe_us.p50", k, false);
+    }
+    json_decref(lines);
+    server_down(e, true);
+}
+
+/* 100 sessions, each subscribed to its own `?two_hop(k, Z)`, a write every 200 ms
+ * (inputlayer-fixture sessions). */
+static void run_sessions(run_env *e) {
+    char a[24], w[24], i[24];
+    snprintf(a, sizeof a, "%ld", by_profile(e, 5, 100, 100));
+    snprintf(w, sizeof w, "%ld", by_profile(e, 10, 100, 100));
+    snprintf(i, sizeof i, "%ld", by_profile(e, 20, 50, 200));
+    const char *args[] = {"--agents",   a,     "--writes", w, "--interval-ms", i,
+                          "--grace-ms", "200", NULL};
+    json_t *lines;
+    const json_t *o = fixture_run(e, "sessions", args, &lines);
+    if (o) {
+        long events = count_of(o, "events"), nw = count_of(o, "writes");
+        long agents = count_of(o, "agents");
+        take(e->res, o, "delta_us_p50", "delta_us.p50", events, false);
+        take(e->res, o, "delta_us_p99", "delta_us.p99", events, false);
+        take(e->res, o, "ack_us_p50", "ack_us.p50", nw, false);
+        take(e->res, o, "subscribe_us_p50", "subscribe_us.p50", agents, false);
+        take(e->res, o, "subscriptions_per_sec", "subscriptions_per_sec", agents, true);
+        take(e->res, o, "rss_kb_per_session", "rss_kb_per_session", agents, false);
+        take(e->res, o, "server_cpu_per_write_ms", "server_cpu_per_write_ms", nw, false);
     }
     json_decref(lines);
     server_down(e, true);
@@ -686,7 +921,8 @@ static void run_recovery(run_env *e) {
             gr_fail(e->res, GR_FAILED, "restart %ld: login: %s", k + 1, why);
             break;
         }
-        if (check_answer(e, ws, "?edge(1, Y)", ex.r, ex.n, rows_file)) first[k] = fx_now_ns() - t0;
+        if (check_answer(e, ws, "?edge(1, Y)", ex.r, ex.n, rows_file, NULL))
+            first[k] = fx_now_ns() - t0;
         wsc_close(ws);
     }
     if (ok(e)) {
@@ -794,33 +1030,50 @@ static void run_views(run_env *e) {
 /* ---- the table -------------------------------------------------------------------------- */
 
 typedef void (*fixture_fn)(run_env *);
+typedef void (*pair_fn)(run_env *const e[2]);
 
 #define FIXTURE(name, group)                                                                       \
-    { #name, group, run_##name }
+    { #name, group, run_##name, NULL }
+#define PAIRED_FIXTURE(name, group)                                                                \
+    { #name, group, run_##name, pair_##name }
 
 static const struct {
     const char *name, *group;
     fixture_fn fn;
+    pair_fn pair; /* compare: both arms in one run */
 } TABLE[] = {
-    FIXTURE(cheap_query, "gate"),    FIXTURE(bound_query, "gate"),
-    FIXTURE(insert_single, "gate"),  FIXTURE(insert_batch, "gate"),
-    FIXTURE(delta_single, "gate"),   FIXTURE(delta_fanout, "gate"),
-    FIXTURE(delta_first, "gate"),    FIXTURE(interference, "gate"),
-    FIXTURE(delta_keyed, "gate"),    FIXTURE(recursive_query, "gate"),
-    FIXTURE(rule_query, "engine"),   FIXTURE(unbound_query, "engine"),
-    FIXTURE(memory_facts, "engine"), FIXTURE(recovery, "engine"),
+    FIXTURE(cheap_query, "gate"),
+    FIXTURE(bound_query, "gate"),
+    PAIRED_FIXTURE(insert_single, "gate"),
+    PAIRED_FIXTURE(insert_batch, "gate"),
+    FIXTURE(delta_single, "gate"),
+    FIXTURE(delta_fanout, "gate"),
+    FIXTURE(delta_first, "gate"),
+    FIXTURE(interference, "gate"),
+    FIXTURE(delta_keyed, "gate"),
+    FIXTURE(recursive_query, "gate"),
+    FIXTURE(rule_query, "engine"),
+    FIXTURE(unbound_query, "engine"),
+    FIXTURE(writes, "engine"),
+    FIXTURE(why, "engine"),
+    FIXTURE(sessions, "engine"),
+    FIXTURE(memory_facts, "engine"),
+    FIXTURE(recovery, "engine"),
     FIXTURE(views, "views"),
 };
 
 enum { NFIXTURES = sizeof TABLE / sizeof *TABLE };
 
 static void dispatch(const gf_context *ctx, const gf_arm *arm, gr_result *res);
+static void dispatch_pair(const gf_context *ctx, const gf_arm *const arms[2],
+                          gr_result *const res[2]);
 
 static gf_fixture g_fixtures[NFIXTURES];
 
 const gf_fixture *gf_all(size_t *n) {
     for (size_t i = 0; i < NFIXTURES; i++)
-        g_fixtures[i] = (gf_fixture){TABLE[i].name, TABLE[i].group, dispatch};
+        g_fixtures[i] = (gf_fixture){TABLE[i].name, TABLE[i].group, dispatch,
+                                     TABLE[i].pair ? dispatch_pair : NULL};
     *n = NFIXTURES;
     return g_fixtures;
 }
@@ -833,25 +1086,76 @@ const gf_fixture *gf_find(const char *name) {
     return NULL;
 }
 
+static size_t table_index(const char *name) {
+    size_t i = 0;
+    while (i < NFIXTURES && strcmp(TABLE[i].name, name) != 0) i++;
+    return i;
+}
+
+static unsigned g_runs; /* for the scratch directories' names */
+
 /* Every fixture runs in a scratch directory of its own, removed afterwards unless it
  * failed (its servers' output is then kept for a look). */
 static void dispatch(const gf_context *ctx, const gf_arm *arm, gr_result *res) {
-    static unsigned seq;
     run_env e = {.ctx = ctx, .arm = arm, .res = res};
-    snprintf(e.dir, sizeof e.dir, "%s/%s-%u", ctx->scratch, res->fixture, ++seq);
+    snprintf(e.dir, sizeof e.dir, "%s/%s-%u", ctx->scratch, res->fixture, ++g_runs);
     if (!gx_mkdirs(e.dir)) {
         gr_fail(res, GR_FAILED, "cannot create %s", e.dir);
         return;
     }
     uint64_t t0 = fx_now_ns();
-    for (size_t i = 0; i < NFIXTURES; i++)
-        if (strcmp(TABLE[i].name, res->fixture) == 0) TABLE[i].fn(&e);
+    size_t i = table_index(res->fixture);
+    if (i < NFIXTURES) TABLE[i].fn(&e);
     gx_server_stop(&e.sv);
     res->seconds = (double)(fx_now_ns() - t0) / 1e9;
     if (res->status == GR_OK)
         gx_rmtree(e.dir);
     else
         fprintf(stderr, "inputlayer-bench: %s: kept %s\n", res->fixture, e.dir);
+}
+
+/* The CPU both servers of a paired run share when --server-cpus is not given: the highest
+ * this process may run on. Two servers on different CPUs of a busy machine wait behind
+ * different work; on one, the same run queue delays both alike. */
+static void shared_cpu(char *out, size_t cap) {
+    cpu_set_t set;
+    int cpu = -1;
+    if (sched_getaffinity(0, sizeof set, &set) == 0)
+        for (int i = 0; i < CPU_SETSIZE; i++)
+            if (CPU_ISSET(i, &set)) cpu = i;
+    snprintf(out, cap, "%d", cpu < 0 ? 0 : cpu);
+}
+
+/* Both arms of a paired fixture in one scratch directory, their servers told apart by
+ * their names (servera1, serverb1, ...) and on the same CPUs (shared_cpu); each result
+ * gets the run's whole time. */
+static void dispatch_pair(const gf_context *ctx, const gf_arm *const arms[2],
+                          gr_result *const res[2]) {
+    run_env env[2];
+    run_env *const e[2] = {&env[0], &env[1]};
+    char cpu[16];
+    shared_cpu(cpu, sizeof cpu);
+    for (int k = 0; k < 2; k++)
+        env[k] = (run_env){.ctx = ctx,
+                           .arm = arms[k],
+                           .res = res[k],
+                           .tag = k ? "b" : "a",
+                           .cpus = ctx->server_cpus ? NULL : cpu};
+    snprintf(env[0].dir, sizeof env[0].dir, "%s/%s-%u", ctx->scratch, res[0]->fixture, ++g_runs);
+    snprintf(env[1].dir, sizeof env[1].dir, "%s", env[0].dir);
+    if (!gx_mkdirs(env[0].dir)) {
+        for (int k = 0; k < 2; k++) gr_fail(res[k], GR_FAILED, "cannot create %s", env[0].dir);
+        return;
+    }
+    uint64_t t0 = fx_now_ns();
+    size_t i = table_index(res[0]->fixture);
+    if (i < NFIXTURES && TABLE[i].pair) TABLE[i].pair(e);
+    for (int k = 0; k < 2; k++) gx_server_stop(&env[k].sv);
+    for (int k = 0; k < 2; k++) res[k]->seconds = (double)(fx_now_ns() - t0) / 1e9;
+    if (res[0]->status == GR_OK && res[1]->status == GR_OK)
+        gx_rmtree(env[0].dir);
+    else
+        fprintf(stderr, "inputlayer-bench: %s: kept %s\n", res[0]->fixture, env[0].dir);
 }
 
 bool gf_profile_parse(const char *name, gf_profile *p) {

@@ -36,6 +36,10 @@ typedef struct gf_fixture {
     const char *name;
     const char *group; /* "gate", "engine" or "views" */
     void (*run)(const gf_context *ctx, const gf_arm *arm, gr_result *res);
+    /* For `compare`, NULL or both arms in one run (arms and results in the round's order):
+     * the durable-write fixtures, whose two arms' writes are interleaved so that both see
+     * the same disk (bench/README.md). */
+    void (*run_pair)(const gf_context *ctx, const gf_arm *const arms[2], gr_result *const res[2]);
 } gf_fixture;
 
 const gf_fixture *gf_all(size_t *n);

@@ -94,7 +94,10 @@ static bool judge_metric(const gr_report *r, const gp_policy *p, gj_metric *m) {
                        c->samples, need);
             continue;
         }
-        double ratio = gs_cost_ratio(b->value, c->value, b->higher_is_better);
+        /* Measured pair by pair (a paired run): the candidate's ratio to the baseline. */
+        double ratio = !isnan(c->paired_ratio)
+                           ? c->paired_ratio
+                           : gs_cost_ratio(b->value, c->value, b->higher_is_better);
         if (isnan(ratio)) {
             if (!m->why)
                 format(&m->why, "round %ld: no ratio of %g and %g", k + 1, b->value, c->value);

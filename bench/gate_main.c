@@ -13,7 +13,8 @@
  * all) against one server binary and prints a table; exit 0, or 3 when an answer was wrong
  * (INVALID), 1 when a run failed. `compare` runs each fixture on both arms in every round,
  * a fresh server and data directory each, the arms' order alternating by round and by
- * fixture (ABBA), and judges every metric against the policy (gate_judge.h): exit 0 PASS,
+ * fixture (ABBA; the durable writes' two arms at once, interleaved: gf_fixture.run_pair),
+ * and judges every metric against the policy (gate_judge.h): exit 0 PASS,
  * 1 FAIL, 2 INCONCLUSIVE, 3 INVALID. `--rejudge` judges a saved report again without
  * running anything. The Markdown report goes to stdout (and --markdown), the JSON report
  * to --json. */
@@ -449,6 +450,26 @@ static int compare(const options *o, const gf_context *ctx, const gf_fixture **s
             /* ABBA: the first arm alternates with the round and with the fixture, so that
              * neither arm always runs first (on a warmer or a busier machine). */
             int first = (int)((k + (long)s) % 2);
+            if (sel[s]->run_pair) {
+                /* Both arms at once, their writes interleaved (gate_fixtures.h). */
+                for (int pos = 0; pos < 2; pos++)
+                    if (!gr_add_result(&r, sel[s]->name, (int)k, pos ? 1 - first : first, pos)) {
+                        fputs("inputlayer-bench: out of memory\n", stderr);
+                        gr_free(&r);
+                        return 3;
+                    }
+                gr_result *const res[2] = {&r.results[r.n - 2], &r.results[r.n - 1]};
+                const gf_arm *const run_arms[2] = {&arms[first], &arms[1 - first]};
+                fprintf(stderr, "round %ld/%ld %s both arms, interleaved ...", k + 1, o->rounds,
+                        sel[s]->name);
+                sel[s]->run_pair(ctx, run_arms, res);
+                fprintf(stderr, " %.1f s %s%s%s\n", res[0]->seconds,
+                        res[0]->status == GR_OK        ? "ok"
+                        : res[0]->status == GR_INVALID ? "INVALID"
+                                                       : "FAILED",
+                        res[0]->message ? ": " : "", res[0]->message ? res[0]->message : "");
+                continue;
+            }
             for (int pos = 0; pos < 2; pos++) {
                 int a = pos == 0 ? first : 1 - first;
                 gr_result *res = gr_add_result(&r, sel[s]->name, (int)k, a, pos);

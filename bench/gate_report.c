@@ -39,8 +39,14 @@ bool gr_add_metric(gr_result *res, const char *name, double value, long samples,
     }
     char *copy = strdup(name);
     if (!copy) return false;
-    res->metrics[res->nmetrics++] = (gr_metric){copy, value, samples, higher_is_better};
+    res->metrics[res->nmetrics++] = (gr_metric){copy, value, samples, higher_is_better, NAN};
     return true;
+}
+
+bool gr_set_paired_ratio(gr_result *res, const char *name, double ratio) {
+    gr_metric *m = (gr_metric *)gr_find_metric(res, name);
+    if (m) m->paired_ratio = ratio;
+    return m != NULL;
 }
 
 void gr_fail(gr_result *res, int status, const char *fmt, ...) {
@@ -113,11 +119,12 @@ void *gr_to_json(const gr_report *r) {
         json_t *metrics = json_object();
         for (size_t m = 0; m < res->nmetrics; m++) {
             const gr_metric *mt = &res->metrics[m];
-            json_object_set_new(metrics, mt->name,
-                                json_pack("{s:o,s:I,s:b}", "value",
-                                          isnan(mt->value) ? json_null() : json_real(mt->value),
-                                          "samples", (json_int_t)mt->samples, "higher_is_better",
-                                          mt->higher_is_better));
+            json_t *one = json_pack(
+                "{s:o,s:I,s:b}", "value", isnan(mt->value) ? json_null() : json_real(mt->value),
+                "samples", (json_int_t)mt->samples, "higher_is_better", mt->higher_is_better);
+            if (!isnan(mt->paired_ratio))
+                json_object_set_new(one, "paired_ratio", json_real(mt->paired_ratio));
+            json_object_set_new(metrics, mt->name, one);
         }
         json_array_append_new(results, json_pack("{s:s,s:i,s:s,s:i,s:i,s:o,s:f,s:o}", "fixture",
                                                  res->fixture, "round", res->round, "arm",
@@ -162,12 +169,14 @@ static bool read_result(gr_report *r, const json_t *v, size_t index, char *err, 
     const json_t *m;
     json_object_foreach((json_t *)metrics, name, m) {
         const json_t *value = json_object_get(m, "value");
+        const json_t *paired = json_object_get(m, "paired_ratio");
         if (!json_is_object(m) || (!json_is_number(value) && !json_is_null(value)) ||
+            (paired && !json_is_number(paired)) ||
             !json_is_integer(json_object_get(m, "samples")) ||
             !json_is_boolean(json_object_get(m, "higher_is_better"))) {
             snprintf(err, errlen,
                      "results[%zu].metrics.%s: needs value (a number or null), samples and "
-                     "higher_is_better",
+                     "higher_is_better (and paired_ratio is a number when present)",
                      index, name);
             return false;
         }
@@ -177,6 +186,7 @@ static bool read_result(gr_report *r, const json_t *v, size_t index, char *err, 
             snprintf(err, errlen, "out of memory");
             return false;
         }
+        if (paired) gr_set_paired_ratio(res, name, json_number_value(paired));
     }
     return true;
 }

@@ -17,6 +17,11 @@ typedef struct gr_metric {
     double value; /* NaN: not measured (too few samples for the statistic) */
     long samples; /* raw samples behind the value */
     bool higher_is_better;
+    /* A `compare` run of both arms at once, their samples paired in time (the durable
+     * writes, gate_fixtures.h): the cost ratio of this arm to the other measured pair by
+     * pair (the median of the pairs' ratios); NaN otherwise. The judge takes the
+     * candidate's as the round's ratio. */
+    double paired_ratio;
 } gr_metric;
 
 typedef struct gr_result {
@@ -54,6 +59,8 @@ bool gr_add_metric(gr_result *res, const char *name, double value, long samples,
 void gr_fail(gr_result *res, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 const gr_metric *gr_find_metric(const gr_result *res, const char *name);
+/* Sets the paired_ratio of a metric added before; false when there is none of that name. */
+bool gr_set_paired_ratio(gr_result *res, const char *name, double ratio);
 
 /* Adds a fixture to the report's list of those asked for; false on OOM. */
 bool gr_add_fixture(gr_report *r, const char *name);

@@ -10,7 +10,8 @@
  * mode it authenticates with the API key, then sends {"type":"execute","id":"<n>",
  * "program":P} and checks every reply: a `result` with its id whose `rows` equal
  * --expect-rows exactly (or the JSON array in file PATH, for answers too long for an
- * argument). In echo mode (against ws_echo_server) it sends those same
+ * argument). With --expect-proofs-file (`.why` programs) every reply's `proof_trees` must
+ * also equal the JSON array in that file. In echo mode (against ws_echo_server) it sends those same
  * execute frames, byte for byte, and checks that each comes back unchanged; --echo-bytes
  * pads them to B bytes instead. Each client first sends W untimed requests; then all
  * clients start together and each times R round trips, from just before the send to the
@@ -48,8 +49,9 @@ typedef struct load_options {
     char host[256], port[16], path[2048]; /* from url */
     const char *api_key;
     const char *program;
-    char *program_json;  /* the program as a JSON string literal, quotes included */
-    json_t *expect_rows; /* server mode: the exact rows array every reply must have */
+    char *program_json;    /* the program as a JSON string literal, quotes included */
+    json_t *expect_rows;   /* server mode: the exact rows array every reply must have */
+    json_t *expect_proofs; /* NULL, or the proof_trees array every reply must have */
     long clients, warmup, requests;
     long echo_bytes; /* echo mode: frame size, 0 = the execute frame's own size */
     long timeout_ms;
@@ -120,6 +122,7 @@ static void usage(FILE *f) {
     fputs("usage: inputlayer-load server --url ws://HOST:PORT/ws[?kg=G] --api-key K\n"
           "                              --program P --expect-rows JSON [options]\n"
           "       (or --expect-rows-file PATH: the JSON array in a file)\n"
+          "       [--expect-proofs-file PATH: every reply's proof_trees, for .why]\n"
           "       inputlayer-load echo --url ws://HOST:PORT/ [--program P] [--echo-bytes B]\n"
           "                            [options]\n"
           "  options: --clients N (1) --warmup W (100) --requests R (1000)\n"
@@ -198,7 +201,7 @@ static int parse_args(int argc, char **argv, load_options *o) {
     o->requests = 1000;
     o->timeout_ms = 30000;
     o->api_key = getenv("INPUTLAYER_API_KEY");
-    const char *expect = NULL, *expect_file = NULL;
+    const char *expect = NULL, *expect_file = NULL, *proofs_file = NULL;
     /* Every option takes a value. */
     for (int i = 2; i < argc; i += 2) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -213,6 +216,8 @@ static int parse_args(int argc, char **argv, load_options *o) {
             expect = v;
         else if (ok && strcmp(a, "--expect-rows-file") == 0)
             expect_file = v;
+        else if (ok && strcmp(a, "--expect-proofs-file") == 0)
+            proofs_file = v;
         else if (ok && strcmp(a, "--clients") == 0)
             ok = parse_count(v, 1, &o->clients);
         else if (ok && strcmp(a, "--warmup") == 0)
@@ -274,6 +279,15 @@ static int parse_args(int argc, char **argv, load_options *o) {
                     o->expect_rows ? "not an array" : jerr.text);
             return EXIT_USAGE;
         }
+        if (proofs_file) {
+            o->expect_proofs = json_load_file(proofs_file, 0, &jerr);
+            if (!json_is_array(o->expect_proofs)) {
+                fprintf(stderr,
+                        "inputlayer-load: --expect-proofs-file must hold a JSON array: %s\n",
+                        o->expect_proofs ? "not an array" : jerr.text);
+                return EXIT_USAGE;
+            }
+        }
     }
     return -1;
 }
@@ -323,6 +337,11 @@ static int check_server_reply(client_run *r, const char *id, const char *msg, si
         rc = client_fail(r, EXIT_INVALID, "request %s: rows %s, expected %s", id,
                          json_brief(json_object_get(o, "rows"), brief, sizeof brief),
                          json_brief(r->opt->expect_rows, brief2, sizeof brief2));
+    else if (r->opt->expect_proofs &&
+             !json_equal(json_object_get(o, "proof_trees"), r->opt->expect_proofs))
+        rc = client_fail(r, EXIT_INVALID,
+                         "request %s: proof_trees %s differ from the first answer's", id,
+                         json_brief(json_object_get(o, "proof_trees"), brief, sizeof brief));
     json_decref(o);
     return rc;
 }
@@ -537,6 +556,7 @@ int main(int argc, char **argv) {
     int status = parse_args(argc, argv, &o);
     if (status < 0) status = run(&o);
     json_decref(o.expect_rows);
+    json_decref(o.expect_proofs);
     free(o.program_json);
     return status;
 }

@@ -15,6 +15,7 @@
 #include "gate_judge.h"
 #include "gate_policy.h"
 #include "gate_report.h"
+#include "gate_why.h"
 #include "gate_stats.h"
 
 #define NEAR(a, b) (fabs((a) - (b)) < 1e-9)
@@ -280,6 +281,59 @@ Test(gate_judge, verdicts_of_a_report) {
     gr_free(&r);
 }
 
+/* A paired run (both arms at once, samples paired in time) gives the round's ratio itself:
+ * the judge takes it over the ratio of the two arms' values. Here the two p50s swing
+ * between rounds as a bimodal disk makes them do (0.5 to 2.0), while the pairs say 1.2. */
+Test(gate_judge, paired_ratio_is_the_rounds_ratio) {
+    gr_report r = {.rounds = 10};
+    cr_assert(gr_add_fixture(&r, "w"));
+    for (int k = 0; k < 10; k++) {
+        double swing = k % 2 ? 2.0 : 0.5;
+        add_pair(&r, "w", k, "ack_us.p50", 300, 300 * swing, 400, false);
+        add_pair(&r, "w", k, "ack_us.p99", 3000, 3000 * swing, 400, false);
+        for (size_t i = 0; i < r.n; i++)
+            if (r.results[i].round == k)
+                cr_assert(gr_set_paired_ratio(&r.results[i], "ack_us.p50",
+                                              r.results[i].arm ? 1.2 + 0.01 * (k % 3) : 0.8));
+    }
+    cr_assert(!gr_set_paired_ratio(&r.results[0], "no_such_metric", 1.0));
+    gp_policy p;
+    char err[300];
+    cr_assert(parse("[required]\nmetrics = [\"w.ack_us.p50\", \"w.ack_us.p99\"]\n", &p, err));
+    gj_judgement j;
+    cr_assert(gj_judge(&r, &p, &j));
+    const gj_metric *m = judged(&j, "w.ack_us.p50");
+    cr_assert_eq(m->verdict, GS_FAIL);
+    cr_assert(m->est.lower >= 1.2 && m->est.upper <= 1.22, "%f %f", m->est.lower, m->est.upper);
+    /* Without paired ratios the same rounds are INCONCLUSIVE. */
+    cr_assert_eq(judged(&j, "w.ack_us.p99")->verdict, GS_INCONCLUSIVE);
+    gj_free(&j);
+
+    /* The paired ratio survives the JSON report; a paired_ratio that is not a number is
+     * an error. */
+    char path[] = "/tmp/gate-paired-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    close(fd);
+    json_t *o = gr_to_json(&r);
+    cr_assert_eq(json_dump_file(o, path, 0), 0);
+    gr_report back;
+    cr_assert(gr_read_file(path, &back, err, sizeof err), "%s", err);
+    const gr_metric *b = gr_find_metric(&back.results[1], "ack_us.p50");
+    cr_assert(b && NEAR(b->paired_ratio, 1.2), "%f", b ? b->paired_ratio : -1);
+    cr_assert(isnan(gr_find_metric(&back.results[1], "ack_us.p99")->paired_ratio));
+    gr_free(&back);
+    json_t *metrics = json_object_get(json_array_get(json_object_get(o, "results"), 0), "metrics");
+    json_object_set_new(json_object_get(metrics, "ack_us.p50"), "paired_ratio", json_string("1.2"));
+    cr_assert_eq(json_dump_file(o, path, 0), 0);
+    json_decref(o);
+    cr_assert(!gr_read_file(path, &back, err, sizeof err));
+    cr_assert(strstr(err, "paired_ratio"), "%s", err);
+    unlink(path);
+    gp_free(&p);
+    gr_free(&r);
+}
+
 Test(gate_judge, too_few_rounds_are_invalid) {
     gr_report r = {.rounds = 5};
     cr_assert(gr_add_fixture(&r, "q"));
@@ -348,4 +402,75 @@ Test(gate_report, json_round_trip) {
     cr_assert(!gr_read_file(bad, &back, err, sizeof err));
     cr_assert(strstr(err, "not a perf-gate report"), "%s", err);
     unlink(bad);
+}
+
+/* ---- the why fixture's proof check ---- */
+
+/* edge(1, 2), (1, 3), (2, 3), (3, 4), sorted; reach and two_hop over them. */
+static const gg_edge WHY_EDGES[] = {{1, 2}, {1, 3}, {2, 3}, {3, 4}};
+
+#define FACT(a, b)                                                                                 \
+    "{\"kind\":\"fact\",\"atom\":\"edge(" #a ", " #b ")\",\"relation\":\"edge\",\"tuple\":[" #a    \
+    "," #b "]}"
+#define RULE(clause, children)                                                                     \
+    "{\"kind\":\"rule\",\"rule\":\"r\",\"clause\":" #clause                                        \
+    ",\"bindings\":{},\"children\":[" children "]}"
+#define DERIVED(id, rel, a, b, derivations)                                                        \
+    "{\"kind\":\"derived\",\"id\":" #id ",\"atom\":\"x\",\"relation\":\"" rel "\",\"tuple\":[" #a  \
+    "," #b "],\"derivations\":[" derivations "],\"more\":false}"
+
+static bool proofs_hold(const char *trees, const char *rows, char *why) {
+    json_t *t = json_loads(trees, 0, NULL), *r = json_loads(rows, 0, NULL);
+    cr_assert(t && r, "bad test JSON: %s", trees);
+    bool ok = gw_check_proofs(t, r, WHY_EDGES, 4, why, 300);
+    json_decref(t);
+    json_decref(r);
+    return ok;
+}
+
+Test(gate_why, proofs_against_the_graph) {
+    char why[300];
+    /* two_hop(1, 3) through 2, two_hop(1, 4) through 3: as the server writes them. */
+    const char *two_hop = "[{\"row\":[1,3],\"proof\":" DERIVED(
+        0, "two_hop", 1, 3,
+        RULE(1, FACT(1, 2) "," FACT(
+                    2, 3))) "},{\"row\":[1,4],\"proof\":" DERIVED(1, "two_hop", 1, 4,
+                                                                  RULE(1, FACT(1, 3) "," FACT(
+                                                                              3, 4))) "}]";
+    cr_assert(proofs_hold(two_hop, "[[1,3],[1,4]]", why), "%s", why);
+    /* reach(1, 4) through reach(1, 3), written out before: a ref. */
+    const char *reach = "[{\"row\":[1,3],\"proof\":" DERIVED(
+        0, "reach", 1, 3,
+        RULE(1, FACT(1, 3)) "," RULE(
+            2, DERIVED(1, "reach", 1, 2, RULE(1, FACT(1, 2))) "," FACT(
+                   2, 3))) "},{\"row\":[1,4],\"proof\":" DERIVED(2, "reach", 1, 4,
+                                                                 RULE(2,
+                                                                      "{\"kind\":\"ref\",\"id\":0,"
+                                                                      "\"atom\":\"reach(1, 3)\"}"
+                                                                      "," FACT(3, 4))) "}]";
+    cr_assert(proofs_hold(reach, "[[1,3],[1,4]]", why), "%s", why);
+
+    /* A fact that is not an edge; children that do not join; a ref to nothing; a tree
+     * short; a tree for another row; a conclusion without derivations. */
+    cr_assert(!proofs_hold("[{\"row\":[1,4],\"proof\":" DERIVED(
+                               0, "two_hop", 1, 4, RULE(1, FACT(1, 2) "," FACT(2, 4))) "}]",
+                           "[[1,4]]", why));
+    cr_assert(strstr(why, "edge(2, 4)"), "%s", why);
+    cr_assert(!proofs_hold("[{\"row\":[1,4],\"proof\":" DERIVED(
+                               0, "two_hop", 1, 4, RULE(1, FACT(1, 2) "," FACT(3, 4))) "}]",
+                           "[[1,4]]", why));
+    cr_assert(strstr(why, "does not derive"), "%s", why);
+    cr_assert(!proofs_hold("[{\"row\":[1,4],\"proof\":" DERIVED(
+                               0, "reach", 1, 4,
+                               RULE(2, "{\"kind\":\"ref\",\"id\":7,\"atom\":\"reach(1, 3)\"}"
+                                       "," FACT(3, 4))) "}]",
+                           "[[1,4]]", why));
+    cr_assert(strstr(why, "ref"), "%s", why);
+    cr_assert(!proofs_hold("[]", "[[1,3]]", why));
+    cr_assert(!proofs_hold("[{\"row\":[1,3],\"proof\":" DERIVED(
+                               0, "two_hop", 1, 3, RULE(1, FACT(1, 2) "," FACT(2, 3))) "}]",
+                           "[[1,4]]", why));
+    cr_assert(!proofs_hold("[{\"row\":[1,3],\"proof\":" DERIVED(0, "two_hop", 1, 3, "") "}]",
+                           "[[1,3]]", why));
+    cr_assert(strstr(why, "no derivation"), "%s", why);
 }
