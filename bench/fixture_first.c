@@ -51,28 +51,14 @@ static void usage(FILE *f) {
 static int parse_args(int argc, char **argv, first_options *o) {
     fx_target_defaults(&o->target);
     o->cycles = 40, o->quiet_ms = 100, o->grace_ms = 50;
-    for (int a = 2; a < argc; a += 2) {
-        const char *k = argv[a], *v = a + 1 < argc ? argv[a + 1] : NULL;
-        if (strcmp(k, "--help") == 0 || strcmp(k, "-h") == 0) {
-            usage(stdout);
-            return FX_OK;
-        }
-        bool ok = v != NULL;
-        int taken = ok ? fx_target_arg(&o->target, &o->server_pid, k, v) : 0;
-        if (taken)
-            ok = taken > 0;
-        else if (ok && (strcmp(k, "--cycles") == 0 || strcmp(k, "--writes") == 0))
-            ok = fx_parse_long(v, 1, 100000, &o->cycles);
-        else if (ok && strcmp(k, "--quiet-ms") == 0)
-            ok = fx_parse_long(v, 0, 60000, &o->quiet_ms);
-        else if (ok && strcmp(k, "--grace-ms") == 0)
-            ok = fx_parse_long(v, 0, 60000, &o->grace_ms);
-        else
-            ok = false;
-        if (!ok) return fx_bad_arg("inputlayer-fixture", k, v, usage);
-    }
-    if (!fx_target_complete("inputlayer-fixture", &o->target)) return FX_USAGE;
-    return -1;
+    const fx_long_opt opts[] = {
+        {"--cycles", 1, 100000, &o->cycles},
+        {"--writes", 1, 100000, &o->cycles}, /* the other fixtures' name for their count */
+        {"--quiet-ms", 0, 60000, &o->quiet_ms},
+        {"--grace-ms", 0, 60000, &o->grace_ms},
+    };
+    return fx_parse_options(argc, argv, "inputlayer-fixture", &o->target, &o->server_pid, opts,
+                            sizeof opts / sizeof opts[0], usage);
 }
 
 static int load(ws_client *ws, const gg_edge *edges, size_t n, outcome *out) {

@@ -88,32 +88,15 @@ static int parse_args(int argc, char **argv, insert_options *o) {
     o->writes = o->kind == INSERT_SINGLE ? 2000 : o->kind == INSERT_BATCH ? 100 : 1000;
     if (o->kind == INSERT_BATCH) o->batch = 1000;
     fx_target_defaults(&o->target);
-    for (int a = 2; a < argc; a += 2) {
-        const char *k = argv[a], *v = a + 1 < argc ? argv[a + 1] : NULL;
-        if (strcmp(k, "--help") == 0 || strcmp(k, "-h") == 0) {
-            usage(stdout);
-            return FX_OK;
-        }
-        bool ok = v != NULL;
-        int taken = ok ? fx_target_arg(&o->target, &o->server_pid, k, v) : 0;
-        if (taken)
-            ok = taken > 0;
-        else if (ok && strcmp(k, "--warmup") == 0)
-            ok = fx_parse_long(v, 0, MAX_WRITES, &o->warmup);
-        else if (ok && strcmp(k, "--writes") == 0)
-            ok = fx_parse_long(v, 1, MAX_WRITES, &o->writes);
-        else if (ok && o->kind == INSERT_BATCH && strcmp(k, "--batch") == 0)
-            ok = fx_parse_long(v, 1, MAX_BATCH, &o->batch);
-        else if (ok && o->kind == WRITERS && strcmp(k, "--writers") == 0)
-            ok = fx_parse_long(v, 1, MAX_WRITERS, &o->writers);
-        else if (ok && o->kind == WRITERS && strcmp(k, "--rounds") == 0)
-            ok = fx_parse_long(v, 1, MAX_ROUNDS, &o->rounds);
-        else
-            ok = false;
-        if (!ok) return fx_bad_arg("inputlayer-fixture", k, v, usage);
-    }
-    if (!fx_target_complete("inputlayer-fixture", &o->target)) return FX_USAGE;
-    return -1;
+    const fx_long_opt opts[] = {
+        {"--warmup", 0, MAX_WRITES, &o->warmup},
+        {"--writes", 1, MAX_WRITES, &o->writes},
+        {"--batch", 1, MAX_BATCH, o->kind == INSERT_BATCH ? &o->batch : NULL},
+        {"--writers", 1, MAX_WRITERS, o->kind == WRITERS ? &o->writers : NULL},
+        {"--rounds", 1, MAX_ROUNDS, o->kind == WRITERS ? &o->rounds : NULL},
+    };
+    return fx_parse_options(argc, argv, "inputlayer-fixture", &o->target, &o->server_pid, opts,
+                            sizeof opts / sizeof opts[0], usage);
 }
 
 /* ---- a timed phase on one connection ------------------------------------------------ */

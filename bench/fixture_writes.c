@@ -64,25 +64,13 @@ static void usage(FILE *f) {
 static int parse_args(int argc, char **argv, writes_options *o) {
     *o = (writes_options){.facts = 2000, .writes = 150};
     fx_target_defaults(&o->target);
-    for (int a = 2; a < argc; a += 2) {
-        const char *k = argv[a], *v = a + 1 < argc ? argv[a + 1] : NULL;
-        if (strcmp(k, "--help") == 0 || strcmp(k, "-h") == 0) {
-            usage(stdout);
-            return FX_OK;
-        }
-        bool ok = v != NULL;
-        int taken = ok ? fx_target_arg(&o->target, &o->server_pid, k, v) : 0;
-        if (taken)
-            ok = taken > 0;
-        else if (ok && strcmp(k, "--facts") == 0)
-            ok = fx_parse_long(v, 3, MAX_FACTS, &o->facts);
-        else if (ok && strcmp(k, "--writes") == 0)
-            ok = fx_parse_long(v, 1, MAX_FACTS, &o->writes);
-        else
-            ok = false;
-        if (!ok) return fx_bad_arg("inputlayer-fixture", k, v, usage);
-    }
-    if (!fx_target_complete("inputlayer-fixture", &o->target)) return FX_USAGE;
+    const fx_long_opt opts[] = {
+        {"--facts", 3, MAX_FACTS, &o->facts},
+        {"--writes", 1, MAX_FACTS, &o->writes},
+    };
+    int rc = fx_parse_options(argc, argv, "inputlayer-fixture", &o->target, &o->server_pid, opts,
+                              sizeof opts / sizeof opts[0], usage);
+    if (rc != -1) return rc;
     if (3 * o->writes > o->facts) {
         fputs("inputlayer-fixture: writes: 3 x --writes exceeds --facts\n", stderr);
         return FX_USAGE;
