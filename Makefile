@@ -181,25 +181,29 @@ gate: build
 	  --json $(BUILD)/gate/report.json --markdown $(BUILD)/gate/report.md $(GATE_ARGS)
 
 # What `make test` runs of the gate: every fixture once at the smoke profile (every answer
-# checked, the figures mean nothing); one round of `compare` of the durable-write fixtures,
-# whose arms run together, interleaved (INVALID for its single round, exit 3, but all four
-# runs must have succeeded); and a rejudge of a canned report, which must FAIL (exit 1)
+# checked, the figures mean nothing); one round of `compare` of the durable-write and the
+# cheap and bound query fixtures, whose arms run together, interleaved (INVALID for its
+# single round, exit 3, but all eight runs must have succeeded, with their paired ratios);
+# paired_reads against two servers, which must end INVALID for a wrong row
+# (bench/check-paired-reads.sh); and a rejudge of a canned report, which must FAIL (exit 1)
 # with the verdicts written in bench/testdata/gate-expected.txt.
 gate-smoke: build
 	@$(BUILD)/inputlayer-bench run --server $(BUILD)/inputlayer-server --profile smoke \
 	  --json $(BUILD)/gate-smoke.json >$(BUILD)/gate-smoke.md
 	@status=0; $(BUILD)/inputlayer-bench compare --baseline $(BUILD)/inputlayer-server \
 	  --candidate $(BUILD)/inputlayer-server --profile smoke --rounds 1 \
-	  --fixtures insert_single,insert_batch --json $(BUILD)/gate-smoke-paired.json \
-	  >$(BUILD)/gate-smoke-paired.md 2>&1 || status=$$?; \
-	  if [ $$status -ne 3 ] || [ "$$(grep -c '"status": 0' $(BUILD)/gate-smoke-paired.json)" -ne 4 ]; then \
-	    echo "gate-smoke: the paired durable-write runs failed ($(BUILD)/gate-smoke-paired.md)"; exit 1; fi
+	  --fixtures insert_single,insert_batch,cheap_query,bound_query \
+	  --json $(BUILD)/gate-smoke-paired.json >$(BUILD)/gate-smoke-paired.md 2>&1 || status=$$?; \
+	  if [ $$status -ne 3 ] || [ "$$(grep -c '"status": 0' $(BUILD)/gate-smoke-paired.json)" -ne 8 ] || \
+	    [ "$$(grep -c '"paired_ratio"' $(BUILD)/gate-smoke-paired.json)" -lt 8 ]; then \
+	    echo "gate-smoke: the paired runs failed ($(BUILD)/gate-smoke-paired.md)"; exit 1; fi
+	@./bench/check-paired-reads.sh $(BUILD) >/dev/null
 	@status=0; $(BUILD)/inputlayer-bench compare --rejudge bench/testdata/gate-report.json \
 	  --policy bench/testdata/gate-policy.toml >$(BUILD)/gate-rejudge.md || status=$$?; \
 	  if [ $$status -ne 1 ]; then echo "gate-smoke: the canned report judged $$status, not 1 (FAIL)"; exit 1; fi; \
 	  while IFS= read -r line; do grep -qF -- "$$line" $(BUILD)/gate-rejudge.md || \
 	    { echo "gate-smoke: the rejudged report lacks: $$line"; exit 1; }; done <bench/testdata/gate-expected.txt
-	@echo "gate-smoke: every fixture ran at the smoke profile, every answer checked; the paired durable writes ran; the canned report rejudged"
+	@echo "gate-smoke: every fixture ran at the smoke profile, every answer checked; the paired durable writes and reads ran; the canned report rejudged"
 
 bench-views-smoke: build
 	@BENCH_VIEWS_SMOKE=1 ./bench/run-views.sh $(BUILD)

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fixture_data.h"
 #include "fixture_rows.h"
 
 enum { SLOW_READS = 8 };
@@ -27,32 +28,14 @@ struct fx_background {
     char why[512];
 };
 
-static size_t first_from(const gg_edge *e, size_t n, int64_t node) {
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (e[mid].src < node)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
-static bool has_edge(const gg_edge *e, size_t n, int64_t src, int64_t dst) {
-    for (size_t i = first_from(e, n, src); i < n && e[i].src == src; i++)
-        if (e[i].dst == dst) return true;
-    return false;
-}
-
 /* (X, Z) with X -> Y -> Z and Z -> X: for every edge Z -> X, the Y after X that reach Z. */
 static fx_row *long_join_rows(const gg_edge *e, size_t n, size_t *nrows) {
     size_t cap = 1024, k = 0;
     fx_row *rows = malloc(cap * sizeof *rows);
     for (size_t i = 0; rows && i < n; i++) {
         int64_t z = e[i].src, x = e[i].dst;
-        for (size_t j = first_from(e, n, x); j < n && e[j].src == x; j++) {
-            if (!has_edge(e, n, e[j].dst, z)) continue;
+        for (size_t j = fx_first_edge_from(e, n, x); j < n && e[j].src == x; j++) {
+            if (!fx_has_edge(e, n, e[j].dst, z)) continue;
             if (k == cap) {
                 fx_row *grown = realloc(rows, (cap *= 2) * sizeof *rows);
                 if (!grown) {

@@ -25,8 +25,7 @@ gg_edge *fx_delta_graph(long probes, size_t *n) {
     return edges;
 }
 
-/* The first edge with src >= node in the sorted edges. */
-static size_t first_edge_from(const gg_edge *edges, size_t n, int64_t node) {
+size_t fx_first_edge_from(const gg_edge *edges, size_t n, int64_t node) {
     size_t lo = 0, hi = n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
@@ -43,7 +42,7 @@ fx_row *fx_two_hop_rows(const gg_edge *edges, size_t n, size_t *nrows) {
 }
 
 bool fx_has_edge(const gg_edge *edges, size_t n, int64_t src, int64_t dst) {
-    for (size_t i = first_edge_from(edges, n, src); i < n && edges[i].src == src; i++)
+    for (size_t i = fx_first_edge_from(edges, n, src); i < n && edges[i].src == src; i++)
         if (edges[i].dst == dst) return true;
     return false;
 }
@@ -52,9 +51,9 @@ fx_row *fx_two_hop_rows_from(const gg_edge *edges, size_t n, int64_t source, siz
     size_t cap = 64;
     fx_row *rows = malloc(cap * sizeof *rows);
     *nrows = 0;
-    for (size_t i = first_edge_from(edges, n, source); rows && i < n && edges[i].src == source;
+    for (size_t i = fx_first_edge_from(edges, n, source); rows && i < n && edges[i].src == source;
          i++) {
-        for (size_t j = first_edge_from(edges, n, edges[i].dst);
+        for (size_t j = fx_first_edge_from(edges, n, edges[i].dst);
              j < n && edges[j].src == edges[i].dst; j++) {
             if (*nrows == cap) {
                 fx_row *bigger = realloc(rows, (cap *= 2) * sizeof *rows);

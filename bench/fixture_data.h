@@ -30,6 +30,9 @@ fx_row *fx_two_hop_rows(const gg_edge *edges, size_t n, size_t *nrows);
 /* The same from another source node: [source, Z] rows (the sessions fixture's keys). */
 fx_row *fx_two_hop_rows_from(const gg_edge *edges, size_t n, int64_t source, size_t *nrows);
 
+/* The index of the first edge with src >= node in the sorted edges (n when none). */
+size_t fx_first_edge_from(const gg_edge *edges, size_t n, int64_t node);
+
 /* Whether the sorted edges hold (src, dst). */
 bool fx_has_edge(const gg_edge *edges, size_t n, int64_t src, int64_t dst);
 

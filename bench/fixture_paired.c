@@ -1,10 +1,14 @@
-/* paired_writes: the durable-write fixtures (insert_single, insert_batch, writers) on two
- * servers at once, their writes interleaved, for the perf gate's comparison of two arms
- * (bench/README.md, "Durable writes: the arms interleaved write by write"). A durable
- * write's latency is mostly the disk's sync, and this disk's sync time swings by a factor
- * of ten within seconds while other work writes to it: run one arm after the other and
- * the two see different disks. Interleaved in blocks of a few writes, both arms see the
- * same disk state, so their ratio is the servers' difference alone.
+/* paired_writes and paired_reads: one fixture on two servers at once, its requests
+ * interleaved, for the perf gate's comparison of two arms (bench/README.md, "Durable
+ * writes: both arms at once" and "Serial reads: both arms at once"). paired_writes runs the
+ * durable-write fixtures (insert_single, insert_batch, writers), paired_reads one serial query
+ * (cheap_query, bound_query). A durable write's latency is mostly the disk's sync, and this disk's
+ * sync time swings by a factor of ten within seconds while other work writes to it: run one arm
+ * after the other and the two see different disks. Interleaved in blocks of a few writes, both arms
+ * see the same disk state, so their ratio is the servers' difference alone. A cheap query's latency
+ * on a virtual machine has levels that change from one server run to the next (whether the server's
+ * and the client's threads wake each other across CPUs): two servers up at once, their queries
+ * alternating one by one, are measured at the same level.
  *
  *   inputlayer-fixture paired_writes --port A --server-pid PA --pair-port B
  *       --pair-server-pid PB --api-key K [--host H] [--writers C (1)] [--batch F (1)]
@@ -33,7 +37,21 @@
  * the same block, connection and place in it), which the gate takes as the round's ratio
  * of ack p50 (gate_report.h). Every reply is checked as in insert_single (fixture_facts.h), no two
  * writes of a server share a revision, and each graph must hold exactly the facts written;
- * anything else makes the run INVALID (exit 3). */
+ * anything else makes the run INVALID (exit 3).
+ *
+ *   inputlayer-fixture paired_reads --port A --server-pid PA --pair-port B
+ *       --pair-server-pid PB --api-key K --program P --expect-rows-file FA
+ *       [--pair-expect-rows-file FB (FA)] [--host H] [--warmup W (20)] [--queries N (200)]
+ *       [--timeout-ms T]
+ *
+ * Both servers must hold knowledge graph `perf` with the data already. One connection per
+ * server runs program P: W untimed queries each, then N timed ones per server, one at a
+ * time, alternating A B B A A B ... Every reply's rows must be exactly the JSON array in
+ * the server's file (FA for --port, FB for --pair-port: each server's own order), as
+ * inputlayer-load checks them; anything else is INVALID (exit 3). Per server, one JSON
+ * line: latency_us (from just before the send to the moment the reply's frame was read),
+ * queries_per_sec (its queries over the sum of their latencies), server_cpu_us_per_query
+ * (with the PIDs, net of the idle rate) and paired_latency_ratio_p50, as for the writes. */
 #include "fixture_paired.h"
 
 #include <fcntl.h>
@@ -59,17 +77,22 @@ enum {
 };
 
 typedef struct paired_options {
+    bool reads; /* paired_reads, else paired_writes */
     fx_target target[2];
     pid_t pid[2];
-    long writers, batch, warmup, writes, block;
+    long writers, batch, warmup, writes, block; /* writes: the timed queries, for reads */
     const char *probe_dir;
+    const char *program;      /* reads */
+    const char *rows_file[2]; /* reads: each server's expected rows */
+    json_t *expect_rows[2];
 } paired_options;
 
-/* One server's side: its writers and what its timed writes took. */
+/* One server's side: its writers (or reader) and what its timed requests took. */
 typedef struct side {
     fx_fact_writer *w;
-    int64_t next; /* the next fact */
-    uint64_t *ack_ns;
+    ws_client *reader;
+    int64_t next;     /* the next fact */
+    uint64_t *ack_ns; /* each timed write's ack, or query's latency */
     size_t nacks;
     double paired_ratio; /* the median of its acks over the other side's, pair by pair */
     uint64_t busy_ns;    /* the sum of its blocks' times */
@@ -117,13 +140,23 @@ static void usage(FILE *f) {
           "         --pair-server-pid PB --api-key K [--host H (127.0.0.1)]\n"
           "         [--writers C (1)] [--batch F (1)] [--warmup W (20)] [--writes N (200)]\n"
           "         [--block K (1)] [--probe-dir DIR] [--timeout-ms T (60000)]\n"
-          "  The two servers' writes interleaved in blocks of K per connection, A B B A ...\n"
+          "       inputlayer-fixture paired_reads --port A --server-pid PA --pair-port B\n"
+          "         --pair-server-pid PB --api-key K --program P --expect-rows-file FA\n"
+          "         [--pair-expect-rows-file FB (FA)] [--host H (127.0.0.1)]\n"
+          "         [--warmup W (20)] [--queries N (200)] [--timeout-ms T (60000)]\n"
+          "  The two servers' writes interleaved in blocks of K per connection, A B B A ...;\n"
+          "  or their queries of P (graph perf, loaded), one by one, A B B A ...\n"
           "  Exit 3: a wrong reply or a wrong count of facts (the run is INVALID).\n",
           f);
 }
 
 static int parse_args(int argc, char **argv, paired_options *o) {
-    *o = (paired_options){.writers = 1, .batch = 1, .warmup = 20, .writes = 200, .block = 1};
+    *o = (paired_options){.reads = strcmp(argv[1], "paired_reads") == 0,
+                          .writers = 1,
+                          .batch = 1,
+                          .warmup = 20,
+                          .writes = 200,
+                          .block = 1};
     fx_target_defaults(&o->target[0]);
     for (int a = 2; a < argc; a += 2) {
         const char *k = argv[a], *v = a + 1 < argc ? argv[a + 1] : NULL;
@@ -140,17 +173,25 @@ static int parse_args(int argc, char **argv, paired_options *o) {
             o->target[1].port = v;
         else if (ok && strcmp(k, "--pair-server-pid") == 0)
             ok = fx_parse_long(v, 1, 1L << 30, &n), o->pid[1] = (pid_t)n;
-        else if (ok && strcmp(k, "--writers") == 0)
+        else if (ok && o->reads && strcmp(k, "--program") == 0)
+            o->program = v;
+        else if (ok && o->reads && strcmp(k, "--expect-rows-file") == 0)
+            o->rows_file[0] = v;
+        else if (ok && o->reads && strcmp(k, "--pair-expect-rows-file") == 0)
+            o->rows_file[1] = v;
+        else if (ok && o->reads && strcmp(k, "--queries") == 0)
+            ok = fx_parse_long(v, 1, MAX_WRITES, &o->writes);
+        else if (ok && !o->reads && strcmp(k, "--writers") == 0)
             ok = fx_parse_long(v, 1, MAX_WRITERS, &o->writers);
-        else if (ok && strcmp(k, "--batch") == 0)
+        else if (ok && !o->reads && strcmp(k, "--batch") == 0)
             ok = fx_parse_long(v, 1, MAX_BATCH, &o->batch);
         else if (ok && strcmp(k, "--warmup") == 0)
             ok = fx_parse_long(v, 0, MAX_WRITES, &o->warmup);
-        else if (ok && strcmp(k, "--writes") == 0)
+        else if (ok && !o->reads && strcmp(k, "--writes") == 0)
             ok = fx_parse_long(v, 1, MAX_WRITES, &o->writes);
-        else if (ok && strcmp(k, "--block") == 0)
+        else if (ok && !o->reads && strcmp(k, "--block") == 0)
             ok = fx_parse_long(v, 1, MAX_WRITES, &o->block);
-        else if (ok && strcmp(k, "--probe-dir") == 0)
+        else if (ok && !o->reads && strcmp(k, "--probe-dir") == 0)
             o->probe_dir = v;
         else
             ok = false;
@@ -158,7 +199,7 @@ static int parse_args(int argc, char **argv, paired_options *o) {
     }
     if (!fx_target_complete("inputlayer-fixture", &o->target[0])) return FX_USAGE;
     if (!o->target[1].port) {
-        fputs("inputlayer-fixture: paired_writes needs --pair-port\n", stderr);
+        fprintf(stderr, "inputlayer-fixture: %s needs --pair-port\n", argv[1]);
         usage(stderr);
         return FX_USAGE;
     }
@@ -166,9 +207,24 @@ static int parse_args(int argc, char **argv, paired_options *o) {
         fputs("inputlayer-fixture: --writes must be a multiple of --block\n", stderr);
         return FX_USAGE;
     }
+    if (o->reads && (!o->program || !o->rows_file[0])) {
+        fputs("inputlayer-fixture: paired_reads needs --program and --expect-rows-file\n", stderr);
+        usage(stderr);
+        return FX_USAGE;
+    }
     const char *port = o->target[1].port;
     o->target[1] = o->target[0];
     o->target[1].port = port;
+    for (int s = 0; o->reads && s < 2; s++) {
+        const char *file = o->rows_file[s] ? o->rows_file[s] : o->rows_file[0];
+        json_error_t jerr;
+        o->expect_rows[s] = json_load_file(file, 0, &jerr);
+        if (!json_is_array(o->expect_rows[s])) {
+            fprintf(stderr, "inputlayer-fixture: %s must hold a JSON array: %s\n", file,
+                    o->expect_rows[s] ? "not an array" : jerr.text);
+            return FX_USAGE;
+        }
+    }
     return -1;
 }
 
@@ -233,6 +289,33 @@ static int run_block(const paired_options *o, side *s, char *why, size_t why_len
     return status;
 }
 
+/* One query of a side, its reply's rows checked; its latency in *took_ns when not NULL. */
+static int run_query(const paired_options *o, side *s, int k, uint64_t *took_ns, char *why,
+                     size_t why_len) {
+    json_t *res = NULL;
+    uint64_t sent = fx_now_ns(), read_at = 0;
+    int status = fx_send_execute(s->reader, "q", o->program, why, why_len);
+    if (status == FX_OK) status = fx_await_result(s->reader, "q", &res, &read_at, why, why_len);
+    if (status == FX_OK && !json_equal(json_object_get(res, "rows"), o->expect_rows[k])) {
+        char *got = json_dumps(json_object_get(res, "rows"), JSON_COMPACT | JSON_ENCODE_ANY);
+        snprintf(why, why_len, "server %c: %s: rows %.200s differ from the expected ones",
+                 k ? 'B' : 'A', o->program, got ? got : "(missing)");
+        free(got);
+        status = FX_INVALID;
+    }
+    json_decref(res);
+    if (status == FX_OK && took_ns) *took_ns = read_at - sent;
+    return status;
+}
+
+/* One timed request of side k: a block of writes, or one query. */
+static int run_step(const paired_options *o, side *s, int k, char *why, size_t why_len) {
+    if (!o->reads) return run_block(o, s, why, why_len);
+    int status = run_query(o, s, k, &s->ack_ns[s->nacks], why, why_len);
+    if (status == FX_OK) s->busy_ns += s->ack_ns[s->nacks++];
+    return status;
+}
+
 /* The disk's floor: one 128-byte write into the preallocated probe file and its sync. */
 typedef struct probe {
     int fd;
@@ -270,8 +353,16 @@ static bool probe_sync(probe *p) {
 static int open_side(const paired_options *o, int k, side *s, char *why, size_t why_len) {
     ws_client *setup = NULL;
     s->next = 1;
-    s->w = calloc((size_t)o->writers, sizeof *s->w);
     s->ack_ns = calloc((size_t)(o->writers * o->writes), sizeof *s->ack_ns);
+    if (o->reads) {
+        s->reader = s->ack_ns ? fx_open(&o->target[k], "perf", why, why_len) : NULL;
+        int status = s->reader ? FX_OK : FX_FAILED;
+        if (!s->ack_ns) snprintf(why, why_len, "out of memory");
+        for (long i = 0; status == FX_OK && i < o->warmup; i++)
+            status = run_query(o, s, k, NULL, why, why_len);
+        return status;
+    }
+    s->w = calloc((size_t)o->writers, sizeof *s->w);
     if (!s->w || !s->ack_ns) {
         snprintf(why, why_len, "out of memory");
         return FX_FAILED;
@@ -326,7 +417,24 @@ static bool pair_ratios(side *s) {
     return true;
 }
 
+static void report_reads(side *s, int k) {
+    double rate = s->busy_ns ? (double)s->nacks * 1e9 / (double)s->busy_ns : 0;
+    printf("{\"fixture\":\"paired_reads\",\"arm\":%d,\"queries\":%zu", k, s->nacks);
+    fx_json_percentile(stdout, "latency_us_p50", s->ack_ns, s->nacks, 0.5);
+    fx_json_percentile(stdout, "latency_us_p99", s->ack_ns, s->nacks, 0.99);
+    if (s->nacks >= FX_MIN_P50_SAMPLES)
+        printf(",\"paired_latency_ratio_p50\":%.4f", s->paired_ratio);
+    printf(",\"queries_per_sec\":%.0f", rate);
+    if (s->meter.pid)
+        printf(",\"server_cpu_us_per_query\":%.3f", s->cpu_ms * 1000.0 / (double)s->nacks);
+    printf("}\n");
+}
+
 static void report(const paired_options *o, side *s, int k, probe *p) {
+    if (o->reads) {
+        report_reads(s, k);
+        return;
+    }
     long facts = (long)s->nacks * o->batch;
     double rate = s->busy_ns ? (double)facts * 1e9 / (double)s->busy_ns : 0;
     printf("{\"fixture\":\"paired_writes\",\"arm\":%d,\"writers\":%ld,\"facts_per_write\":%ld,"
@@ -345,8 +453,10 @@ static void report(const paired_options *o, side *s, int k, probe *p) {
     printf("}\n");
 }
 
-/* Both servers' idle rates over the same quiet period (fx_cpu_idle, once for both). */
+/* Both servers' idle rates over the same quiet period (fx_cpu_idle, once for both);
+ * nothing to wait for without their PIDs. */
 static void idle_both(side *s, const pid_t *pid) {
+    if (!pid[0] && !pid[1]) return;
     int64_t c0[2];
     for (int k = 0; k < 2; k++) {
         s[k].meter = (fx_cpu_meter){0};
@@ -366,13 +476,18 @@ static void idle_both(side *s, const pid_t *pid) {
 int fx_paired_main(int argc, char **argv) {
     paired_options o;
     int status = parse_args(argc, argv, &o);
-    if (status >= 0) return status;
+    if (status >= 0) {
+        for (int k = 0; k < 2; k++) json_decref(o.expect_rows[k]);
+        return status;
+    }
     side sides[2] = {{0}};
     probe pr = {.fd = -1};
     char why[512] = "";
     long blocks = o.writes / o.block;
-    for (int k = 0; status < 0 && k < 2; k++)
-        if (open_side(&o, k, &sides[k], why, sizeof why) != FX_OK) status = FX_FAILED;
+    for (int k = 0; status < 0 && k < 2; k++) {
+        int opened = open_side(&o, k, &sides[k], why, sizeof why);
+        if (opened != FX_OK) status = opened == FX_INVALID ? FX_INVALID : FX_FAILED;
+    }
     if (status < 0 && o.probe_dir && !probe_open(&pr, o.probe_dir, (size_t)blocks, why, sizeof why))
         status = FX_FAILED;
     if (status < 0) {
@@ -384,7 +499,8 @@ int fx_paired_main(int argc, char **argv) {
     for (long b = 0; status == FX_OK && b < blocks; b++) {
         int first = (int)(b % 2); /* A B, B A, A B, ... */
         for (int i = 0; status == FX_OK && i < 2; i++)
-            status = run_block(&o, &sides[i ? 1 - first : first], why, sizeof why);
+            status =
+                run_step(&o, &sides[i ? 1 - first : first], i ? 1 - first : first, why, sizeof why);
         if (status == FX_OK && pr.fd >= 0 && !probe_sync(&pr)) {
             snprintf(why, sizeof why, "the probe's write or sync failed");
             status = FX_FAILED;
@@ -395,28 +511,37 @@ int fx_paired_main(int argc, char **argv) {
         sides[k].cpu_ms = f.known ? f.per_op_ms * (double)sides[k].nacks : 0;
         if (!f.known) sides[k].meter.pid = 0;
     }
-    for (int k = 0; status == FX_OK && k < 2; k++)
+    for (int k = 0; status == FX_OK && !o.reads && k < 2; k++)
         status = check_side(&o, &sides[k], why, sizeof why);
     if (status == FX_OK && !pair_ratios(sides)) {
         snprintf(why, sizeof why, "out of memory");
         status = FX_FAILED;
     }
     if (status != FX_OK)
-        fprintf(stderr, "inputlayer-fixture: %spaired_writes: %s\n",
-                status == FX_INVALID ? "INVALID run: " : "", why);
+        fprintf(stderr, "inputlayer-fixture: %s%s: %s\n",
+                status == FX_INVALID ? "INVALID run: " : "", argv[1], why);
     else {
         for (int k = 0; k < 2; k++) report(&o, &sides[k], k, &pr);
-        printf("paired_writes: %ld blocks of %ld write%s x %ld connection%s per server, "
-               "alternating, every reply checked: ack p50 %.1f / %.1f µs\n",
-               blocks, o.block, o.block == 1 ? "" : "s", o.writers, o.writers == 1 ? "" : "s",
-               fx_percentile_us(sides[0].ack_ns, sides[0].nacks, 0.5),
-               fx_percentile_us(sides[1].ack_ns, sides[1].nacks, 0.5));
+        if (o.reads)
+            printf("paired_reads: %zu queries of %s per server, alternating, every reply "
+                   "checked: latency p50 %.1f / %.1f µs\n",
+                   sides[0].nacks, o.program,
+                   fx_percentile_us(sides[0].ack_ns, sides[0].nacks, 0.5),
+                   fx_percentile_us(sides[1].ack_ns, sides[1].nacks, 0.5));
+        else
+            printf("paired_writes: %ld blocks of %ld write%s x %ld connection%s per server, "
+                   "alternating, every reply checked: ack p50 %.1f / %.1f µs\n",
+                   blocks, o.block, o.block == 1 ? "" : "s", o.writers, o.writers == 1 ? "" : "s",
+                   fx_percentile_us(sides[0].ack_ns, sides[0].nacks, 0.5),
+                   fx_percentile_us(sides[1].ack_ns, sides[1].nacks, 0.5));
         status = fflush(stdout) == 0 ? FX_OK : FX_FAILED;
     }
     for (int k = 0; k < 2; k++) {
         for (long c = 0; sides[k].w && c < o.writers; c++) fx_writer_close(&sides[k].w[c]);
         free(sides[k].w);
         free(sides[k].ack_ns);
+        wsc_close(sides[k].reader);
+        json_decref(o.expect_rows[k]);
     }
     if (pr.fd >= 0) close(pr.fd);
     free(pr.ns);

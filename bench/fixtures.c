@@ -8,7 +8,7 @@
  *       [--grace-ms G] [--timeout-ms T]
  *   inputlayer-fixture delta_first ...   (bench/fixture_first.c)
  *   inputlayer-fixture insert_single|insert_batch|writers ...   (bench/fixture_insert.c)
- *   inputlayer-fixture paired_writes ...   (bench/fixture_paired.c)
+ *   inputlayer-fixture paired_writes|paired_reads ...   (bench/fixture_paired.c)
  *   inputlayer-fixture writes ...   (bench/fixture_writes.c)
  *
  * It creates knowledge graph `perf`, loads the fixture's dataset and rule through the
@@ -148,7 +148,7 @@ static void usage(FILE *f) {
           "         [--interval-ms I] [--grace-ms G (500)] [--timeout-ms T (60000)]\n"
           "       inputlayer-fixture delta_first --help\n"
           "       inputlayer-fixture insert_single|insert_batch|writers --help\n"
-          "       inputlayer-fixture paired_writes|writes --help\n"
+          "       inputlayer-fixture paired_writes|paired_reads|writes --help\n"
           "  Exit 3: a wrong, missing or extra row (the run is INVALID).\n",
           f);
 }
@@ -730,7 +730,9 @@ done:;
 int main(int argc, char **argv) {
     if (argc >= 2 && strcmp(argv[1], "delta_first") == 0) return fx_delta_first_main(argc, argv);
     if (argc >= 2 && fx_is_insert_fixture(argv[1])) return fx_insert_main(argc, argv);
-    if (argc >= 2 && strcmp(argv[1], "paired_writes") == 0) return fx_paired_main(argc, argv);
+    if (argc >= 2 &&
+        (strcmp(argv[1], "paired_writes") == 0 || strcmp(argv[1], "paired_reads") == 0))
+        return fx_paired_main(argc, argv);
     if (argc >= 2 && strcmp(argv[1], "writes") == 0) return fx_writes_main(argc, argv);
     options o = {0};
     int status = parse_args(argc, argv, &o);

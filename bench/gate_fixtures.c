@@ -150,18 +150,6 @@ static long count_of(const json_t *o, const char *field) {
 
 /* ---- datasets and answers ------------------------------------------------------------- */
 
-static size_t first_from(const gg_edge *e, size_t n, int64_t node) {
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (e[mid].src < node)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
 typedef struct rows {
     fx_row *r;
     size_t n, cap;
@@ -189,7 +177,7 @@ static bool reach_from(const gg_edge *e, size_t n, int64_t src, int64_t limit, r
     if (good) queue[tail++] = src;
     while (good && head < tail) {
         int64_t x = queue[head++];
-        for (size_t i = first_from(e, n, x); good && i < n && e[i].src == x; i++) {
+        for (size_t i = fx_first_edge_from(e, n, x); good && i < n && e[i].src == x; i++) {
             int64_t y = e[i].dst;
             if (y < 0 || y >= limit || seen[y]) continue;
             seen[y] = true;
@@ -301,51 +289,82 @@ static const json_t *load_run(run_env *e, const query_plan *q, const char *rows_
     return *lines ? json_array_get(*lines, 0) : NULL;
 }
 
-static void query_fixture(run_env *e, const gg_edge *edges, size_t n, size_t hot,
-                          const char *const *rules, fx_row *expected, size_t nexpected,
-                          const query_plan *q) {
+/* The rows file of a run: each arm of a paired run has its own (its server's order). */
+static void rows_file_of(const run_env *e, char *out, size_t cap) {
+    snprintf(out, cap, "%s/expected-rows%s.json", e->dir, e->tag ? e->tag : "");
+}
+
+/* A fresh server with the data and rules loaded and the first answer checked (its rows
+ * written to rows_file_of). */
+static bool query_server(run_env *e, const gg_edge *edges, size_t n, size_t hot,
+                         const char *const *rules, fx_row *expected, size_t nexpected,
+                         const query_plan *q) {
     char rows_file[700];
-    snprintf(rows_file, sizeof rows_file, "%s/expected-rows.json", e->dir);
+    rows_file_of(e, rows_file, sizeof rows_file);
     char proofs_file[720];
     snprintf(proofs_file, sizeof proofs_file, "%s.proofs", rows_file);
     proof_check proofs = {edges, n, proofs_file};
     ws_client *ws = NULL;
-    if (!server_up(e)) return;
+    if (!server_up(e)) return false;
     if (load(e, edges, n, hot, rules, &ws))
         check_answer(e, ws, q->program, expected, nexpected, rows_file, q->proofs ? &proofs : NULL);
     wsc_close(ws);
+    return ok(e);
+}
+
+/* A metric's name with the plan's prefix, in buf. */
+static const char *named(const query_plan *q, const char *metric, char *buf, size_t cap) {
+    snprintf(buf, cap, "%s%s", q->prefix ? q->prefix : "", metric);
+    return buf;
+}
+
+static void query_serial(run_env *e, const query_plan *q) {
+    char rows_file[700], name[120];
+    rows_file_of(e, rows_file, sizeof rows_file);
     json_t *lines = NULL;
     int64_t cpu0 = fx_process_cpu_ns(e->sv.pid);
-    const json_t *s = ok(e) ? load_run(e, q, rows_file, 1, q->warmup, q->serial, &lines) : NULL;
+    const json_t *s = load_run(e, q, rows_file, 1, q->warmup, q->serial, &lines);
     int64_t cpu1 = fx_process_cpu_ns(e->sv.pid);
-    const char *pre = q->prefix ? q->prefix : "";
-    char name[120];
-#define NAMED(metric) (snprintf(name, sizeof name, "%s%s", pre, metric), name)
     if (s) {
         long k = count_of(s, "samples");
-        take(e->res, s, "p50_us", NAMED("latency_us.p50"), k, false);
-        take(e->res, s, "p99_us", NAMED("latency_us.p99"), k, false);
-        take(e->res, s, "rate_per_sec", NAMED("serial_queries_per_sec"), k, true);
+        take(e->res, s, "p50_us", named(q, "latency_us.p50", name, sizeof name), k, false);
+        take(e->res, s, "p99_us", named(q, "latency_us.p99", name, sizeof name), k, false);
+        take(e->res, s, "rate_per_sec", named(q, "serial_queries_per_sec", name, sizeof name), k,
+             true);
         /* Warm-up included: the server cannot tell them apart. */
         if (cpu0 >= 0 && cpu1 >= cpu0)
-            gr_add_metric(e->res, NAMED("server_cpu_us_per_query"),
+            gr_add_metric(e->res, named(q, "server_cpu_us_per_query", name, sizeof name),
                           (double)(cpu1 - cpu0) / 1000.0 / (double)(q->warmup + q->serial), k,
                           false);
     }
     json_decref(lines);
-    lines = NULL;
-    if (ok(e) && q->clients > 0) {
-        const json_t *c = load_run(e, q, rows_file, q->clients, q->warmup > 5 ? 5 : q->warmup,
-                                   q->per_client, &lines);
-        if (c) {
-            long k = count_of(c, "samples");
-            take(e->res, c, "p50_us", NAMED("concurrent_latency_us.p50"), k, false);
-            take(e->res, c, "p99_us", NAMED("concurrent_latency_us.p99"), k, false);
-            take(e->res, c, "rate_per_sec", NAMED("queries_per_sec"), k, true);
-        }
-        json_decref(lines);
+}
+
+static void query_concurrent(run_env *e, const query_plan *q) {
+    char rows_file[700], name[120];
+    rows_file_of(e, rows_file, sizeof rows_file);
+    json_t *lines = NULL;
+    if (!ok(e) || q->clients <= 0) return;
+    const json_t *c =
+        load_run(e, q, rows_file, q->clients, q->warmup > 5 ? 5 : q->warmup, q->per_client, &lines);
+    if (c) {
+        long k = count_of(c, "samples");
+        take(e->res, c, "p50_us", named(q, "concurrent_latency_us.p50", name, sizeof name), k,
+             false);
+        take(e->res, c, "p99_us", named(q, "concurrent_latency_us.p99", name, sizeof name), k,
+             false);
+        take(e->res, c, "rate_per_sec", named(q, "queries_per_sec", name, sizeof name), k, true);
     }
-#undef NAMED
+    json_decref(lines);
+}
+
+static void query_fixture(run_env *e, const gg_edge *edges, size_t n, size_t hot,
+                          const char *const *rules, fx_row *expected, size_t nexpected,
+                          const query_plan *q) {
+    if (query_server(e, edges, n, hot, rules, expected, nexpected, q)) {
+        query_serial(e, q);
+        query_concurrent(e, q);
+    }
     /* A fixture of several queries (prefixed) runs several servers: no single RSS. */
     server_down(e, q->prefix == NULL);
 }
@@ -377,42 +396,64 @@ static void echo_peer(run_env *e, const query_plan *q) {
     gx_server_stop(&echo);
 }
 
+/* A query fixture's data, answer and plan. */
+typedef struct query_case {
+    gg_edge *edges;
+    size_t nedges;
+    rows expected;
+    query_plan q;
+} query_case;
+
+static void query_case_free(query_case *c) {
+    free(c->edges), free(c->expected.r);
+}
+
+/* `?edge(1, Y)` on the random 2,000 / 4,000; false (the result failed) on OOM. */
+static bool cheap_query_case(run_env *e, query_case *c) {
+    *c = (query_case){.edges = gg_random_graph(2000, 4000, SEED), .nedges = 4000};
+    for (size_t i = fx_first_edge_from(c->edges, c->edges ? 4000 : 0, 1);
+         c->edges && i < 4000 && c->edges[i].src == 1; i++)
+        push_row(&c->expected, 1, c->edges[i].dst);
+    c->q = (query_plan){"?edge(1, Y)",
+                        by_profile(e, 5, 50, 50),
+                        by_profile(e, 30, 400, 400),
+                        by_profile(e, 2, 8, 8),
+                        by_profile(e, 10, 150, 150),
+                        NULL,
+                        false};
+    if (c->edges && c->expected.r) return true;
+    gr_fail(e->res, GR_FAILED, "out of memory");
+    return false;
+}
+
+/* `?reach(1, Y)` on the same graph. */
+static bool bound_query_case(run_env *e, query_case *c) {
+    *c = (query_case){.edges = gg_random_graph(2000, 4000, SEED), .nedges = 4000};
+    c->q = (query_plan){"?reach(1, Y)",
+                        by_profile(e, 2, 10, 10),
+                        by_profile(e, 25, 150, 150),
+                        by_profile(e, 2, 8, 8),
+                        by_profile(e, 5, 25, 25),
+                        NULL,
+                        false};
+    if (c->edges && reach_from(c->edges, 4000, 1, 2001, &c->expected)) return true;
+    gr_fail(e->res, GR_FAILED, "out of memory");
+    return false;
+}
+
 static void run_cheap_query(run_env *e) {
-    gg_edge *edges = gg_random_graph(2000, 4000, SEED);
-    rows ex = {0};
-    for (size_t i = first_from(edges, edges ? 4000 : 0, 1); edges && i < 4000 && edges[i].src == 1;
-         i++)
-        push_row(&ex, 1, edges[i].dst);
-    query_plan q = {"?edge(1, Y)",
-                    by_profile(e, 5, 50, 50),
-                    by_profile(e, 30, 400, 400),
-                    by_profile(e, 2, 8, 8),
-                    by_profile(e, 10, 150, 150),
-                    NULL,
-                    false};
-    if (!edges || !ex.r)
-        gr_fail(e->res, GR_FAILED, "out of memory");
-    else
-        query_fixture(e, edges, 4000, 0, REACH_RULES, ex.r, ex.n, &q);
-    if (ok(e) && e->ctx->peers) echo_peer(e, &q);
-    free(edges), free(ex.r);
+    query_case c;
+    if (cheap_query_case(e, &c))
+        query_fixture(e, c.edges, c.nedges, 0, REACH_RULES, c.expected.r, c.expected.n, &c.q);
+    if (ok(e) && e->ctx->peers) echo_peer(e, &c.q);
+    query_case_free(&c);
 }
 
 static void run_bound_query(run_env *e) {
-    gg_edge *edges = gg_random_graph(2000, 4000, SEED);
-    rows ex = {0};
-    query_plan q = {"?reach(1, Y)",
-                    by_profile(e, 2, 10, 10),
-                    by_profile(e, 25, 150, 150),
-                    by_profile(e, 2, 8, 8),
-                    by_profile(e, 5, 25, 25),
-                    NULL,
-                    false};
-    if (!edges || !reach_from(edges, 4000, 1, 2001, &ex))
-        gr_fail(e->res, GR_FAILED, "out of memory");
-    else
-        query_fixture(e, edges, 4000, 0, REACH_RULES, ex.r, ex.n, &q);
-    free(edges), free(ex.r);
+    query_case c;
+    if (bound_query_case(e, &c))
+        query_fixture(e, c.edges, c.nedges, 0, REACH_RULES, c.expected.r, c.expected.n, &c.q);
+    query_case_free(&c);
 }
 
 static void run_rule_query(run_env *e) {
@@ -554,6 +595,15 @@ static const json_t *fixture_run(run_env *e, const char *name, const char *const
     return *lines ? json_array_get(*lines, 0) : NULL;
 }
 
+/* The serial figures of an insert_single, insert_batch or paired_writes line. */
+static void take_insert(gr_result *res, const json_t *o) {
+    long k = count_of(o, "writes");
+    take(res, o, "ack_us_p50", "ack_us.p50", k, false);
+    take(res, o, "ack_us_p99", "ack_us.p99", k, false);
+    take(res, o, "facts_per_sec", "facts_per_sec", k, true);
+    take(res, o, "server_cpu_per_write_ms", "server_cpu_per_write_ms", k, false);
+}
+
 /* fsync_probe in a fresh directory beside the fixture's (`run --peers`): the disk's floor. */
 static void fsync_peer(run_env *e) {
     char dir[700], path[700], out[720], err[720], why[600];
@@ -582,13 +632,7 @@ static void run_insert_single(run_env *e) {
     json_t *lines;
     const char *single[] = {"--warmup", w, "--writes", n, NULL};
     const json_t *o = fixture_run(e, "insert_single", single, &lines);
-    if (o) {
-        long k = count_of(o, "writes");
-        take(e->res, o, "ack_us_p50", "ack_us.p50", k, false);
-        take(e->res, o, "ack_us_p99", "ack_us.p99", k, false);
-        take(e->res, o, "facts_per_sec", "facts_per_sec", k, true);
-        take(e->res, o, "server_cpu_per_write_ms", "server_cpu_per_write_ms", k, false);
-    }
+    if (o) take_insert(e->res, o);
     json_decref(lines);
     server_down(e, true);
     if (!ok(e)) return;
@@ -612,13 +656,7 @@ static void run_insert_batch(run_env *e) {
     const char *args[] = {"--warmup", "2", "--writes", n, "--batch", "1000", NULL};
     json_t *lines;
     const json_t *o = fixture_run(e, "insert_batch", args, &lines);
-    if (o) {
-        long k = count_of(o, "writes");
-        take(e->res, o, "ack_us_p50", "ack_us.p50", k, false);
-        take(e->res, o, "ack_us_p99", "ack_us.p99", k, false);
-        take(e->res, o, "facts_per_sec", "facts_per_sec", k, true);
-        take(e->res, o, "server_cpu_per_write_ms", "server_cpu_per_write_ms", k, false);
-    }
+    if (o) take_insert(e->res, o);
     json_decref(lines);
     server_down(e, true);
     if (ok(e) && e->ctx->peers) fsync_peer(e);
@@ -661,26 +699,22 @@ static bool pair_ok(run_env *const e[2]) {
     return ok(e[0]) && ok(e[1]);
 }
 
-/* Starts a fresh server for each arm and runs `inputlayer-fixture paired_writes` on them
- * (the arms in the round's order, the probe file in the first's directory); the JSON
- * object of each arm in o[] (free *lines), or false. */
-static bool paired_writes(run_env *const e[2], const char *const *extra, json_t **lines,
-                          const json_t *o[2]) {
+/* Runs `inputlayer-fixture MODE` (paired_writes, paired_reads) on the arms' servers (the
+ * arms in the round's order); the JSON object of each arm in o[] (free *lines), or false. */
+static bool paired_client(run_env *const e[2], const char *mode, const char *const *extra,
+                          json_t **lines, const json_t *o[2]) {
     *lines = NULL;
-    for (int k = 0; k < 2; k++)
-        if (ok(e[k])) server_up(e[k]);
+    o[0] = o[1] = NULL;
     if (!pair_ok(e)) return false;
     char pid[2][24];
     for (int k = 0; k < 2; k++) snprintf(pid[k], sizeof pid[k], "%d", (int)e[k]->sv.pid);
-    const char *args[48] = {"paired_writes", "--port",      e[0]->sv.port, "--server-pid",
-                            pid[0],          "--pair-port", e[1]->sv.port, "--pair-server-pid",
-                            pid[1],          "--api-key",   GX_API_KEY,    "--probe-dir",
-                            e[0]->dir};
-    size_t k = 13;
+    const char *args[48] = {mode,   "--port",      e[0]->sv.port, "--server-pid",
+                            pid[0], "--pair-port", e[1]->sv.port, "--pair-server-pid",
+                            pid[1], "--api-key",   GX_API_KEY};
+    size_t k = 11;
     for (size_t i = 0; extra[i] && k < 47; i++) args[k++] = extra[i];
     args[k] = NULL;
     *lines = run_client(e[0], "inputlayer-fixture", args);
-    o[0] = o[1] = NULL;
     for (size_t i = 0; *lines && i < json_array_size(*lines); i++) {
         const json_t *line = json_array_get(*lines, i);
         const json_t *arm = json_object_get(line, "arm");
@@ -688,8 +722,21 @@ static bool paired_writes(run_env *const e[2], const char *const *extra, json_t 
             o[json_integer_value(arm)] = line;
     }
     if (*lines && (!o[0] || !o[1]))
-        gr_fail(e[0]->res, GR_FAILED, "paired_writes printed no line for an arm");
+        gr_fail(e[0]->res, GR_FAILED, "%s printed no line for an arm", mode);
     return pair_ok(e);
+}
+
+/* A fresh server for each arm, then paired_writes on them, the probe file in the first's
+ * directory. */
+static bool paired_writes(run_env *const e[2], const char *const *extra, json_t **lines,
+                          const json_t *o[2]) {
+    for (int k = 0; k < 2; k++)
+        if (ok(e[k])) server_up(e[k]);
+    const char *args[24] = {"--probe-dir", e[0]->dir};
+    size_t k = 2;
+    for (size_t i = 0; extra[i] && k < 23; i++) args[k++] = extra[i];
+    args[k] = NULL;
+    return paired_client(e, "paired_writes", args, lines, o);
 }
 
 static void pair_down(run_env *const e[2], bool record) {
@@ -697,22 +744,19 @@ static void pair_down(run_env *const e[2], bool record) {
     pair_ok(e);
 }
 
-/* Takes an arm's ack p50 with its ratio to the other arm measured pair by pair. */
-static void take_paired_p50(gr_result *res, const json_t *o, const char *name) {
-    take(res, o, "ack_us_p50", name, count_of(o, "writes"), false);
-    const json_t *ratio = json_object_get(o, "paired_ack_ratio_p50");
+/* Sets metric `name`'s ratio to the other arm, measured pair by pair, from `field`. */
+static void set_paired_ratio(gr_result *res, const json_t *o, const char *field, const char *name) {
+    const json_t *ratio = json_object_get(o, field);
     if (json_is_number(ratio)) gr_set_paired_ratio(res, name, json_number_value(ratio));
 }
 
 /* The serial figures of one arm's paired_writes line. */
 static void take_serial(gr_result *res, const json_t *o) {
     long k = count_of(o, "writes");
-    take_paired_p50(res, o, "ack_us.p50");
-    take(res, o, "ack_us_p99", "ack_us.p99", k, false);
-    take(res, o, "facts_per_sec", "facts_per_sec", k, true);
-    take(res, o, "server_cpu_per_write_ms", "server_cpu_per_write_ms", k, false);
-    take(res, o, "disk_fsync_us_p50", "disk_fsync_us.p50", count_of(o, "writes"), false);
-    take(res, o, "disk_fsync_us_p99", "disk_fsync_us.p99", count_of(o, "writes"), false);
+    take_insert(res, o);
+    set_paired_ratio(res, o, "paired_ack_ratio_p50", "ack_us.p50");
+    take(res, o, "disk_fsync_us_p50", "disk_fsync_us.p50", k, false);
+    take(res, o, "disk_fsync_us_p99", "disk_fsync_us.p99", k, false);
 }
 
 static void pair_insert_single(run_env *const e[2]) {
@@ -734,7 +778,8 @@ static void pair_insert_single(run_env *const e[2]) {
     if (paired_writes(e, writers, &lines, o))
         for (int k = 0; k < 2; k++) {
             long c = count_of(o[k], "writes");
-            take_paired_p50(e[k]->res, o[k], "concurrent_ack_us.p50");
+            take(e[k]->res, o[k], "ack_us_p50", "concurrent_ack_us.p50", c, false);
+            set_paired_ratio(e[k]->res, o[k], "paired_ack_ratio_p50", "concurrent_ack_us.p50");
             take(e[k]->res, o[k], "ack_us_p99", "concurrent_ack_us.p99", c, false);
             take(e[k]->res, o[k], "facts_per_sec", "concurrent_facts_per_sec", c, true);
         }
@@ -752,6 +797,61 @@ static void pair_insert_batch(run_env *const e[2]) {
         for (int k = 0; k < 2; k++) take_serial(e[k]->res, o[k]);
     json_decref(lines);
     pair_down(e, true);
+}
+
+/* ---- cheap and bound queries, both arms interleaved (compare) -------------------------- */
+
+/* Both arms' servers loaded at once; the serial queries by paired_reads, alternating
+ * query by query; then each arm's concurrent run (inputlayer-load), one after the other. */
+static void pair_query_fixture(run_env *const e[2], const query_case *c) {
+    for (int k = 0; k < 2; k++)
+        if (ok(e[k]))
+            query_server(e[k], c->edges, c->nedges, 0, REACH_RULES, c->expected.r, c->expected.n,
+                         &c->q);
+    char rows_file[2][700], warmup[24], queries[24];
+    for (int k = 0; k < 2; k++) rows_file_of(e[k], rows_file[k], sizeof rows_file[k]);
+    snprintf(warmup, sizeof warmup, "%ld", c->q.warmup);
+    snprintf(queries, sizeof queries, "%ld", c->q.serial);
+    const char *args[] = {"--program",
+                          c->q.program,
+                          "--expect-rows-file",
+                          rows_file[0],
+                          "--pair-expect-rows-file",
+                          rows_file[1],
+                          "--warmup",
+                          warmup,
+                          "--queries",
+                          queries,
+                          NULL};
+    json_t *lines;
+    const json_t *o[2];
+    if (paired_client(e, "paired_reads", args, &lines, o))
+        for (int k = 0; k < 2; k++) {
+            gr_result *res = e[k]->res;
+            long n = count_of(o[k], "queries");
+            take(res, o[k], "latency_us_p50", "latency_us.p50", n, false);
+            set_paired_ratio(res, o[k], "paired_latency_ratio_p50", "latency_us.p50");
+            take(res, o[k], "latency_us_p99", "latency_us.p99", n, false);
+            take(res, o[k], "queries_per_sec", "serial_queries_per_sec", n, true);
+            take(res, o[k], "server_cpu_us_per_query", "server_cpu_us_per_query", n, false);
+        }
+    json_decref(lines);
+    for (int k = 0; k < 2 && pair_ok(e); k++) query_concurrent(e[k], &c->q);
+    pair_down(e, true);
+}
+
+static void pair_cheap_query(run_env *const e[2]) {
+    query_case c;
+    if (cheap_query_case(e[0], &c)) pair_query_fixture(e, &c);
+    pair_ok(e);
+    query_case_free(&c);
+}
+
+static void pair_bound_query(run_env *const e[2]) {
+    query_case c;
+    if (bound_query_case(e[0], &c)) pair_query_fixture(e, &c);
+    pair_ok(e);
+    query_case_free(&c);
 }
 
 /* delta_single, delta_fanout, delta_keyed and interference: agents, writes, interval. */
@@ -885,7 +985,7 @@ static void run_recovery(run_env *e) {
     gg_edge *facts = malloc(nfacts * sizeof *facts);
     rows ex = {0};
     for (size_t i = 0; facts && i < nfacts; i++) facts[i] = (gg_edge){(int64_t)i, (int64_t)i};
-    for (size_t i = first_from(edges, edges ? 10000 : 0, 1);
+    for (size_t i = fx_first_edge_from(edges, edges ? 10000 : 0, 1);
          edges && i < 10000 && edges[i].src == 1; i++)
         push_row(&ex, 1, edges[i].dst);
     ws_client *ws = NULL;
@@ -1042,8 +1142,8 @@ static const struct {
     fixture_fn fn;
     pair_fn pair; /* compare: both arms in one run */
 } TABLE[] = {
-    FIXTURE(cheap_query, "gate"),
-    FIXTURE(bound_query, "gate"),
+    PAIRED_FIXTURE(cheap_query, "gate"),
+    PAIRED_FIXTURE(bound_query, "gate"),
     PAIRED_FIXTURE(insert_single, "gate"),
     PAIRED_FIXTURE(insert_batch, "gate"),
     FIXTURE(delta_single, "gate"),
