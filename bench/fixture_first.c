@@ -51,11 +51,11 @@ static void usage(FILE *f) {
 static int parse_args(int argc, char **argv, first_options *o) {
     fx_target_defaults(&o->target);
     o->cycles = 40, o->quiet_ms = 100, o->grace_ms = 50;
-    const fx_long_opt opts[] = {
-        {"--cycles", 1, 100000, &o->cycles},
-        {"--writes", 1, 100000, &o->cycles}, /* the other fixtures' name for their count */
-        {"--quiet-ms", 0, 60000, &o->quiet_ms},
-        {"--grace-ms", 0, 60000, &o->grace_ms},
+    const fx_opt opts[] = {
+        {"--cycles", 1, 100000, &o->cycles, NULL},
+        {"--writes", 1, 100000, &o->cycles, NULL}, /* the other fixtures' name for their count */
+        {"--quiet-ms", 0, 60000, &o->quiet_ms, NULL},
+        {"--grace-ms", 0, 60000, &o->grace_ms, NULL},
     };
     return fx_parse_options(argc, argv, "inputlayer-fixture", &o->target, &o->server_pid, opts,
                             sizeof opts / sizeof opts[0], usage);

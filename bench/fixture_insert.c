@@ -88,12 +88,12 @@ static int parse_args(int argc, char **argv, insert_options *o) {
     o->writes = o->kind == INSERT_SINGLE ? 2000 : o->kind == INSERT_BATCH ? 100 : 1000;
     if (o->kind == INSERT_BATCH) o->batch = 1000;
     fx_target_defaults(&o->target);
-    const fx_long_opt opts[] = {
-        {"--warmup", 0, MAX_WRITES, &o->warmup},
-        {"--writes", 1, MAX_WRITES, &o->writes},
-        {"--batch", 1, MAX_BATCH, o->kind == INSERT_BATCH ? &o->batch : NULL},
-        {"--writers", 1, MAX_WRITERS, o->kind == WRITERS ? &o->writers : NULL},
-        {"--rounds", 1, MAX_ROUNDS, o->kind == WRITERS ? &o->rounds : NULL},
+    const fx_opt opts[] = {
+        {"--warmup", 0, MAX_WRITES, &o->warmup, NULL},
+        {"--writes", 1, MAX_WRITES, &o->writes, NULL},
+        {"--batch", 1, MAX_BATCH, o->kind == INSERT_BATCH ? &o->batch : NULL, NULL},
+        {"--writers", 1, MAX_WRITERS, o->kind == WRITERS ? &o->writers : NULL, NULL},
+        {"--rounds", 1, MAX_ROUNDS, o->kind == WRITERS ? &o->rounds : NULL, NULL},
     };
     return fx_parse_options(argc, argv, "inputlayer-fixture", &o->target, &o->server_pid, opts,
                             sizeof opts / sizeof opts[0], usage);

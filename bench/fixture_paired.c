@@ -158,46 +158,26 @@ static int parse_args(int argc, char **argv, paired_options *o) {
                           .writes = 200,
                           .block = 1};
     fx_target_defaults(&o->target[0]);
-    for (int a = 2; a < argc; a += 2) {
-        const char *k = argv[a], *v = a + 1 < argc ? argv[a + 1] : NULL;
-        if (strcmp(k, "--help") == 0 || strcmp(k, "-h") == 0) {
-            usage(stdout);
-            return FX_OK;
-        }
-        bool ok = v != NULL;
-        long n = 0;
-        int taken = ok ? fx_target_arg(&o->target[0], &o->pid[0], k, v) : 0;
-        if (taken)
-            ok = taken > 0;
-        else if (ok && strcmp(k, "--pair-port") == 0)
-            o->target[1].port = v;
-        else if (ok && strcmp(k, "--pair-server-pid") == 0)
-            ok = fx_parse_long(v, 1, 1L << 30, &n), o->pid[1] = (pid_t)n;
-        else if (ok && o->reads && strcmp(k, "--program") == 0)
-            o->program = v;
-        else if (ok && o->reads && strcmp(k, "--expect-rows-file") == 0)
-            o->rows_file[0] = v;
-        else if (ok && o->reads && strcmp(k, "--pair-expect-rows-file") == 0)
-            o->rows_file[1] = v;
-        else if (ok && o->reads && strcmp(k, "--queries") == 0)
-            ok = fx_parse_long(v, 1, MAX_WRITES, &o->writes);
-        else if (ok && !o->reads && strcmp(k, "--writers") == 0)
-            ok = fx_parse_long(v, 1, MAX_WRITERS, &o->writers);
-        else if (ok && !o->reads && strcmp(k, "--batch") == 0)
-            ok = fx_parse_long(v, 1, MAX_BATCH, &o->batch);
-        else if (ok && strcmp(k, "--warmup") == 0)
-            ok = fx_parse_long(v, 0, MAX_WRITES, &o->warmup);
-        else if (ok && !o->reads && strcmp(k, "--writes") == 0)
-            ok = fx_parse_long(v, 1, MAX_WRITES, &o->writes);
-        else if (ok && !o->reads && strcmp(k, "--block") == 0)
-            ok = fx_parse_long(v, 1, MAX_WRITES, &o->block);
-        else if (ok && !o->reads && strcmp(k, "--probe-dir") == 0)
-            o->probe_dir = v;
-        else
-            ok = false;
-        if (!ok) return fx_bad_arg("inputlayer-fixture", k, v, usage);
-    }
-    if (!fx_target_complete("inputlayer-fixture", &o->target[0])) return FX_USAGE;
+    long pair_pid = 0;
+    bool r = o->reads, w = !o->reads;
+    const fx_opt opts[] = {
+        {"--pair-port", .text = &o->target[1].port},
+        {"--pair-server-pid", 1, 1L << 30, &pair_pid, NULL},
+        {"--program", .text = r ? &o->program : NULL},
+        {"--expect-rows-file", .text = r ? &o->rows_file[0] : NULL},
+        {"--pair-expect-rows-file", .text = r ? &o->rows_file[1] : NULL},
+        {"--queries", 1, MAX_WRITES, r ? &o->writes : NULL, NULL},
+        {"--writers", 1, MAX_WRITERS, w ? &o->writers : NULL, NULL},
+        {"--batch", 1, MAX_BATCH, w ? &o->batch : NULL, NULL},
+        {"--warmup", 0, MAX_WRITES, &o->warmup, NULL},
+        {"--writes", 1, MAX_WRITES, w ? &o->writes : NULL, NULL},
+        {"--block", 1, MAX_WRITES, w ? &o->block : NULL, NULL},
+        {"--probe-dir", .text = w ? &o->probe_dir : NULL},
+    };
+    int rc = fx_parse_options(argc, argv, "inputlayer-fixture", &o->target[0], &o->pid[0], opts,
+                              sizeof opts / sizeof opts[0], usage);
+    if (rc != -1) return rc;
+    o->pid[1] = (pid_t)pair_pid;
     if (!o->target[1].port) {
         fprintf(stderr, "inputlayer-fixture: %s needs --pair-port\n", argv[1]);
         usage(stderr);

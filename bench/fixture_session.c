@@ -49,7 +49,7 @@ int fx_bad_arg(const char *prog, const char *key, const char *value, void (*usag
 }
 
 int fx_parse_options(int argc, char **argv, const char *prog, fx_target *t, pid_t *server_pid,
-                     const fx_long_opt *opts, size_t nopts, void (*usage)(FILE *f)) {
+                     const fx_opt *opts, size_t nopts, void (*usage)(FILE *f)) {
     for (int a = 2; a < argc; a += 2) {
         const char *k = argv[a], *v = a + 1 < argc ? argv[a + 1] : NULL;
         if (strcmp(k, "--help") == 0 || strcmp(k, "-h") == 0) {
@@ -58,8 +58,12 @@ int fx_parse_options(int argc, char **argv, const char *prog, fx_target *t, pid_
         }
         int taken = v ? fx_target_arg(t, server_pid, k, v) : -1;
         for (size_t i = 0; i < nopts && taken == 0; i++)
-            if (opts[i].out && strcmp(k, opts[i].name) == 0)
-                taken = fx_parse_long(v, opts[i].min, opts[i].max, opts[i].out) ? 1 : -1;
+            if ((opts[i].num || opts[i].text) && strcmp(k, opts[i].name) == 0) {
+                if (opts[i].text) *opts[i].text = v;
+                taken = opts[i].text || fx_parse_long(v, opts[i].min, opts[i].max, opts[i].num)
+                            ? 1
+                            : -1;
+            }
         if (taken <= 0) return fx_bad_arg(prog, k, v, usage);
     }
     return fx_target_complete(prog, t) ? -1 : FX_USAGE;

@@ -49,20 +49,21 @@ int fx_target_arg(fx_target *t, pid_t *server_pid, const char *key, const char *
 /* For a key that was not taken or had a bad value: reports it with the program's usage
  * on stderr and returns FX_USAGE. */
 int fx_bad_arg(const char *prog, const char *key, const char *value, void (*usage)(FILE *f));
-/* A numeric option of one fixture: `--name N` with N in [min, max], into *out (an entry
- * with out NULL is not offered). */
-typedef struct fx_long_opt {
+/* An option of one fixture: `--name N` with N in [min, max] into *num, or `--name TEXT`
+ * into *text (an entry with neither is not offered). */
+typedef struct fx_opt {
     const char *name;
     long min, max;
-    long *out;
-} fx_long_opt;
+    long *num;
+    const char **text;
+} fx_opt;
 
 /* Parses argv[2..] as `--key value` pairs: the options every fixture has
  * (fx_target_arg) and opts, then checks the target is complete. Returns FX_OK after
  * --help (the usage printed), FX_USAGE for a bad or missing argument (reported), and -1
  * to go on. */
 int fx_parse_options(int argc, char **argv, const char *prog, fx_target *t, pid_t *server_pid,
-                     const fx_long_opt *opts, size_t nopts, void (*usage)(FILE *f));
+                     const fx_opt *opts, size_t nopts, void (*usage)(FILE *f));
 
 /* Whether the options every fixture program needs were given (--port, and --api-key or
  * $INPUTLAYER_API_KEY); says so on stderr when not. */

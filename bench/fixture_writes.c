@@ -64,9 +64,9 @@ static void usage(FILE *f) {
 static int parse_args(int argc, char **argv, writes_options *o) {
     *o = (writes_options){.facts = 2000, .writes = 150};
     fx_target_defaults(&o->target);
-    const fx_long_opt opts[] = {
-        {"--facts", 3, MAX_FACTS, &o->facts},
-        {"--writes", 1, MAX_FACTS, &o->writes},
+    const fx_opt opts[] = {
+        {"--facts", 3, MAX_FACTS, &o->facts, NULL},
+        {"--writes", 1, MAX_FACTS, &o->writes, NULL},
     };
     int rc = fx_parse_options(argc, argv, "inputlayer-fixture", &o->target, &o->server_pid, opts,
                               sizeof opts / sizeof opts[0], usage);

@@ -251,7 +251,8 @@ bool exec_filter(const plan_op *op, const val_t *regs) {
     return false;
 }
 
-bool exec_bounds_fail(const plan_op *assign, const plan_op *filter, const val_t *args) {
+/* exec_bounds_reject from the builtin's argument values. */
+static bool bounds_fail(const plan_op *assign, const plan_op *filter, const val_t *args) {
     double lo, hi;
     assign->bounds(args, 0, args, 0, 1, &lo, &hi);
     return exec_bounds_exclude(filter->cmp, val_to_f64(filter->rhs->c), lo, hi);
@@ -262,5 +263,5 @@ bool exec_bounds_reject(const plan_op *assign, const plan_op *filter, const val_
     val_t args[16];
     uint32_t n = call->nargs < 16 ? call->nargs : 16;
     for (uint32_t i = 0; i < n; i++) args[i] = exec_eval(call->args[i], regs);
-    return exec_bounds_fail(assign, filter, args);
+    return bounds_fail(assign, filter, args);
 }

@@ -22,8 +22,6 @@ bool exec_order_holds(iql_cmp_op op, int c);
  * linked to it (plan_op.bound_filter), so that the row can be dropped without the exact
  * value. False when undecided. */
 bool exec_bounds_reject(const plan_op *assign, const plan_op *filter, const val_t *regs);
-/* The same from the builtin's argument values. */
-bool exec_bounds_fail(const plan_op *assign, const plan_op *filter, const val_t *args);
 /* Whether every value in [lo, hi] fails `value cmp c`. */
 static inline bool exec_bounds_exclude(iql_cmp_op cmp, double c, double lo, double hi) {
     switch (cmp) {
