@@ -192,10 +192,10 @@ gate-smoke: build
 	  --json $(BUILD)/gate-smoke.json >$(BUILD)/gate-smoke.md
 	@status=0; $(BUILD)/inputlayer-bench compare --baseline $(BUILD)/inputlayer-server \
 	  --candidate $(BUILD)/inputlayer-server --profile smoke --rounds 1 \
-	  --fixtures insert_single,insert_batch,cheap_query,bound_query \
+	  --fixtures insert_single,insert_batch,cheap_query,bound_query,recursive_query \
 	  --json $(BUILD)/gate-smoke-paired.json >$(BUILD)/gate-smoke-paired.md 2>&1 || status=$$?; \
-	  if [ $$status -ne 3 ] || [ "$$(grep -c '"status": 0' $(BUILD)/gate-smoke-paired.json)" -ne 8 ] || \
-	    [ "$$(grep -c '"paired_ratio"' $(BUILD)/gate-smoke-paired.json)" -lt 8 ]; then \
+	  if [ $$status -ne 3 ] || [ "$$(grep -c '"status": 0' $(BUILD)/gate-smoke-paired.json)" -ne 10 ] || \
+	    [ "$$(grep -c '"paired_ratio"' $(BUILD)/gate-smoke-paired.json)" -lt 10 ]; then \
 	    echo "gate-smoke: the paired runs failed ($(BUILD)/gate-smoke-paired.md)"; exit 1; fi
 	@./bench/check-paired-reads.sh $(BUILD) >/dev/null
 	@status=0; $(BUILD)/inputlayer-bench compare --rejudge bench/testdata/gate-report.json \

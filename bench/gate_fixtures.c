@@ -399,7 +399,8 @@ static void echo_peer(run_env *e, const query_plan *q) {
 /* A query fixture's data, answer and plan. */
 typedef struct query_case {
     gg_edge *edges;
-    size_t nedges;
+    size_t nedges, hot; /* hot: the hot chains' heads, for hot_head (0: none) */
+    const char *const *rules;
     rows expected;
     query_plan q;
 } query_case;
@@ -410,7 +411,8 @@ static void query_case_free(query_case *c) {
 
 /* `?edge(1, Y)` on the random 2,000 / 4,000; false (the result failed) on OOM. */
 static bool cheap_query_case(run_env *e, query_case *c) {
-    *c = (query_case){.edges = gg_random_graph(2000, 4000, SEED), .nedges = 4000};
+    *c = (query_case){
+        .edges = gg_random_graph(2000, 4000, SEED), .nedges = 4000, .rules = REACH_RULES};
     for (size_t i = fx_first_edge_from(c->edges, c->edges ? 4000 : 0, 1);
          c->edges && i < 4000 && c->edges[i].src == 1; i++)
         push_row(&c->expected, 1, c->edges[i].dst);
@@ -428,7 +430,8 @@ static bool cheap_query_case(run_env *e, query_case *c) {
 
 /* `?reach(1, Y)` on the same graph. */
 static bool bound_query_case(run_env *e, query_case *c) {
-    *c = (query_case){.edges = gg_random_graph(2000, 4000, SEED), .nedges = 4000};
+    *c = (query_case){
+        .edges = gg_random_graph(2000, 4000, SEED), .nedges = 4000, .rules = REACH_RULES};
     c->q = (query_plan){"?reach(1, Y)",
                         by_profile(e, 2, 10, 10),
                         by_profile(e, 25, 150, 150),
@@ -441,18 +444,42 @@ static bool bound_query_case(run_env *e, query_case *c) {
     return false;
 }
 
+/* `?hot_reach(X, Y)` on the hot chains (the 3 rows of each hot head). */
+static bool recursive_query_case(run_env *e, query_case *c) {
+    size_t want = (size_t)by_profile(e, 10000, 100000, 100000), n = 0;
+    gg_edge *edges = gg_chains(want, &n);
+    *c = (query_case){.edges = edges, .nedges = n, .rules = HOT_REACH_RULES};
+    c->hot = gg_hot_count(gg_chain_count(want));
+    bool good = c->edges != NULL;
+    for (size_t i = 0; good && i < c->hot; i++)
+        for (int64_t k = 1; good && k <= 3; k++)
+            good = push_row(&c->expected, 400 * (int64_t)i, 400 * (int64_t)i + k);
+    c->q = (query_plan){"?hot_reach(X, Y)", 3, by_profile(e, 20, 50, 50), 0, 0, NULL, false};
+    if (good) return true;
+    gr_fail(e->res, GR_FAILED, "out of memory");
+    return false;
+}
+
+static void case_fixture(run_env *e, const query_case *c) {
+    query_fixture(e, c->edges, c->nedges, c->hot, c->rules, c->expected.r, c->expected.n, &c->q);
+}
+
 static void run_cheap_query(run_env *e) {
     query_case c;
-    if (cheap_query_case(e, &c))
-        query_fixture(e, c.edges, c.nedges, 0, REACH_RULES, c.expected.r, c.expected.n, &c.q);
+    if (cheap_query_case(e, &c)) case_fixture(e, &c);
     if (ok(e) && e->ctx->peers) echo_peer(e, &c.q);
     query_case_free(&c);
 }
 
 static void run_bound_query(run_env *e) {
     query_case c;
-    if (bound_query_case(e, &c))
-        query_fixture(e, c.edges, c.nedges, 0, REACH_RULES, c.expected.r, c.expected.n, &c.q);
+    if (bound_query_case(e, &c)) case_fixture(e, &c);
+    query_case_free(&c);
+}
+
+static void run_recursive_query(run_env *e) {
+    query_case c;
+    if (recursive_query_case(e, &c)) case_fixture(e, &c);
     query_case_free(&c);
 }
 
@@ -536,23 +563,6 @@ static void run_unbound_query(run_env *e) {
     else
         query_fixture(e, edges, 300, 0, REACH_RULES, ex.r, ex.n, &q);
     if (ok(e) && e->ctx->peers) sqlite_peer(e, edges, 300, ex.n);
-    free(edges), free(ex.r);
-}
-
-static void run_recursive_query(run_env *e) {
-    size_t want = (size_t)by_profile(e, 10000, 100000, 100000), n = 0;
-    gg_edge *edges = gg_chains(want, &n);
-    size_t hot = gg_hot_count(gg_chain_count(want));
-    rows ex = {0};
-    bool good = edges != NULL;
-    for (size_t i = 0; good && i < hot; i++)
-        for (int64_t k = 1; good && k <= 3; k++)
-            good = push_row(&ex, 400 * (int64_t)i, 400 * (int64_t)i + k);
-    query_plan q = {"?hot_reach(X, Y)", 3, by_profile(e, 5, 25, 25), 0, 0, NULL, false};
-    if (!good)
-        gr_fail(e->res, GR_FAILED, "out of memory");
-    else
-        query_fixture(e, edges, n, hot, HOT_REACH_RULES, ex.r, ex.n, &q);
     free(edges), free(ex.r);
 }
 
@@ -799,14 +809,14 @@ static void pair_insert_batch(run_env *const e[2]) {
     pair_down(e, true);
 }
 
-/* ---- cheap and bound queries, both arms interleaved (compare) -------------------------- */
+/* ---- serial queries, both arms interleaved (compare) ------------------------------------ */
 
 /* Both arms' servers loaded at once; the serial queries by paired_reads, alternating
  * query by query; then each arm's concurrent run (inputlayer-load), one after the other. */
 static void pair_query_fixture(run_env *const e[2], const query_case *c) {
     for (int k = 0; k < 2; k++)
         if (ok(e[k]))
-            query_server(e[k], c->edges, c->nedges, 0, REACH_RULES, c->expected.r, c->expected.n,
+            query_server(e[k], c->edges, c->nedges, c->hot, c->rules, c->expected.r, c->expected.n,
                          &c->q);
     char rows_file[2][700], warmup[24], queries[24];
     for (int k = 0; k < 2; k++) rows_file_of(e[k], rows_file[k], sizeof rows_file[k]);
@@ -850,6 +860,13 @@ static void pair_cheap_query(run_env *const e[2]) {
 static void pair_bound_query(run_env *const e[2]) {
     query_case c;
     if (bound_query_case(e[0], &c)) pair_query_fixture(e, &c);
+    pair_ok(e);
+    query_case_free(&c);
+}
+
+static void pair_recursive_query(run_env *const e[2]) {
+    query_case c;
+    if (recursive_query_case(e[0], &c)) pair_query_fixture(e, &c);
     pair_ok(e);
     query_case_free(&c);
 }
@@ -1151,7 +1168,7 @@ static const struct {
     FIXTURE(delta_first, "gate"),
     FIXTURE(interference, "gate"),
     FIXTURE(delta_keyed, "gate"),
-    FIXTURE(recursive_query, "gate"),
+    PAIRED_FIXTURE(recursive_query, "gate"),
     FIXTURE(rule_query, "engine"),
     FIXTURE(unbound_query, "engine"),
     FIXTURE(writes, "engine"),

@@ -57,8 +57,19 @@ static gj_metric *add_metric(gj_judgement *j, const char *name, const gp_policy 
     return m;
 }
 
+/* The confidence level of one metric's interval over n rounds. With simultaneous intervals,
+ * a required metric's is 1 - (1 - confidence) / family, so that an A/A run's intervals all
+ * hold at once with the policy's confidence; where n rounds cannot reach that, the widest
+ * interval they give, [min, max] (the family's confidence is then reported lower). */
+static double metric_level(const gp_policy *p, const gj_metric *m, size_t family, size_t n) {
+    if (!p->simultaneous || !m->required || family < 2) return p->confidence;
+    double level = 1.0 - (1.0 - p->confidence) / (double)family;
+    double widest = n >= 2 ? 1.0 - 2.0 * gs_binom_half_cdf(n, 0) : 0.0;
+    return n >= 2 && widest < level ? widest : level;
+}
+
 /* Judges one metric over the rounds. */
-static bool judge_metric(const gr_report *r, const gp_policy *p, gj_metric *m) {
+static bool judge_metric(const gr_report *r, const gp_policy *p, size_t family, gj_metric *m) {
     const char *dot = strchr(m->name, '.');
     char fixture[128];
     snprintf(fixture, sizeof fixture, "%.*s", (int)(dot - m->name), m->name);
@@ -110,15 +121,16 @@ static bool judge_metric(const gr_report *r, const gp_policy *p, gj_metric *m) {
     m->rounds = n;
     m->baseline = gs_median(base, n);
     m->candidate = gs_median(cand, n);
-    m->est = gs_estimate_ratios(ratios, n, p->confidence);
+    double level = metric_level(p, m, family, n);
+    m->est = gs_estimate_ratios(ratios, n, level);
     if (m->why) {
         /* A short or missing round: the metric cannot be judged. */
         m->verdict = GS_INVALID;
     } else {
         m->verdict = gs_judge(&m->est, m->budget, (size_t)p->min_rounds);
         if (m->verdict == GS_INVALID)
-            format(&m->why, "%zu rounds: at least %ld needed, and enough for a %.0f%% interval", n,
-                   p->min_rounds, p->confidence * 100);
+            format(&m->why, "%zu rounds: at least %ld needed, and enough for a %.1f%% interval", n,
+                   p->min_rounds, level * 100);
     }
     if (m->has_ceiling && n > 0 && m->candidate > m->ceiling) {
         m->verdict = gs_worse(m->verdict, GS_FAIL);
@@ -158,17 +170,23 @@ bool gj_judge(const gr_report *r, const gp_policy *p, gj_judgement *j) {
         snprintf(fixture, sizeof fixture, "%.*s", (int)(dot - p->required[i]), p->required[i]);
         if (gr_has_fixture(r, fixture) && !add_metric(j, p->required[i], p)) return false;
     }
+    for (size_t i = 0; i < j->n; i++) j->family += j->metrics[i].required;
+    double missed = 0; /* the sum of the required intervals' non-coverage */
     for (size_t i = 0; i < j->n; i++) {
         gj_metric *m = &j->metrics[i];
         if (!m->measured) {
             m->est = (gs_estimate){.median = NAN, .lower = NAN, .upper = NAN};
             m->baseline = m->candidate = NAN;
             if (!format(&m->why, "required but not measured")) return false;
-        } else if (!judge_metric(r, p, m)) {
+        } else if (!judge_metric(r, p, j->family, m)) {
             return false;
         }
-        if (m->required) j->verdict = gs_worse(j->verdict, m->verdict);
+        if (m->required) {
+            j->verdict = gs_worse(j->verdict, m->verdict);
+            missed += isnan(m->est.lower) ? 1.0 : 1.0 - m->est.coverage;
+        }
     }
+    j->family_confidence = j->family ? (missed < 1.0 ? 1.0 - missed : 0.0) : NAN;
     return true;
 }
 
@@ -189,6 +207,9 @@ void *gj_to_json(const gj_judgement *j, const gp_policy *p) {
     json_object_set_new(o, "verdict", json_string(gs_verdict_name(j->verdict)));
     json_object_set_new(o, "exit_status", json_integer(gj_exit_status(j->verdict)));
     json_object_set_new(o, "confidence", json_real(p->confidence));
+    json_object_set_new(o, "simultaneous", json_boolean(p->simultaneous));
+    json_object_set_new(o, "required_judged", json_integer((json_int_t)j->family));
+    json_object_set_new(o, "family_confidence", number_or_null(j->family_confidence));
     for (size_t i = 0; i < j->n; i++) {
         const gj_metric *m = &j->metrics[i];
         json_t *e =
@@ -198,6 +219,8 @@ void *gj_to_json(const gj_judgement *j, const gp_policy *p) {
                       "ratio_median", number_or_null(m->est.median), "ratio_lower",
                       number_or_null(m->est.lower), "ratio_upper", number_or_null(m->est.upper),
                       "budget", m->budget, "verdict", gs_verdict_name(m->verdict));
+        json_object_set_new(e, "coverage",
+                            number_or_null(isnan(m->est.lower) ? NAN : m->est.coverage));
         if (m->has_ceiling) json_object_set_new(e, "ceiling", json_real(m->ceiling));
         if (m->why) json_object_set_new(e, "why", json_string(m->why));
         json_array_append_new(metrics, e);
@@ -229,12 +252,20 @@ void gj_print_markdown(FILE *f, const gr_report *r, const gj_judgement *j, const
     if (r->started) fprintf(f, "- started %s", r->started);
     if (r->machine) fprintf(f, "; %s", r->machine);
     if (r->layout) fprintf(f, "; %s", r->layout);
-    fprintf(f,
-            "\n\nRatio: candidate / baseline for times, baseline / candidate for rates (above 1 "
-            "is worse); the median of the rounds' ratios with its exact %.0f%% interval "
-            "(binomial order statistics). PASS: the interval is within the budget; FAIL: "
-            "wholly above it; INCONCLUSIVE: across it.\n\n",
-            p->confidence * 100);
+    fprintf(f, "\n\nRatio: candidate / baseline for times, baseline / candidate for rates (above 1 "
+               "is worse); the median of the rounds' ratios with its exact interval (binomial "
+               "order statistics). PASS: the interval is within the budget; FAIL: wholly above "
+               "it; INCONCLUSIVE: across it. ");
+    if (p->simultaneous && j->family > 1)
+        fprintf(f,
+                "The %zu required metrics' intervals are simultaneous: each at %.2f%% (%.0f%% "
+                "shared among them, Bonferroni) where the rounds allow it, otherwise [min, "
+                "max]; all of them hold at once with %.1f%% confidence. The others' at %.0f%% "
+                "each.\n\n",
+                j->family, (1.0 - (1.0 - p->confidence) / (double)j->family) * 100,
+                p->confidence * 100, j->family_confidence * 100, p->confidence * 100);
+    else
+        fprintf(f, "Each interval at %.0f%%.\n\n", p->confidence * 100);
     fputs("| metric | required | rounds | baseline | candidate | ratio | interval | budget | "
           "verdict |\n|---|:-:|--:|--:|--:|--:|---|--:|---|\n",
           f);

@@ -33,6 +33,10 @@ typedef struct gj_judgement {
     char **problems; /* runs that failed, required metrics missing */
     size_t nproblems;
     gs_verdict verdict;
+    /* The required metrics judged and the confidence that all their intervals hold at
+     * once (Bonferroni: 1 - the sum of their intervals' non-coverage; NaN when none). */
+    size_t family;
+    double family_confidence;
 } gj_judgement;
 
 /* Judges a compare report. False only when memory runs out. */

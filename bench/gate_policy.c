@@ -11,6 +11,7 @@
 void gp_defaults(gp_policy *p) {
     *p = (gp_policy){
         .confidence = 0.95,
+        .simultaneous = true,
         .min_rounds = 6,
         .min_samples_p50 = 20,
         .min_samples_p99 = 100,
@@ -138,6 +139,14 @@ static bool parse_entry(const srv_toml_entry *e, gp_policy *p, char *err, size_t
             return false;
         }
         *counts[i].target = (long)e->v.i;
+        return true;
+    }
+    if (strcmp(e->key, "gate.simultaneous") == 0) {
+        if (e->v.type != SRV_TOML_BOOL) {
+            snprintf(err, errlen, "line %d: %s must be true or false", e->line, e->key);
+            return false;
+        }
+        p->simultaneous = e->v.b;
         return true;
     }
     if (strcmp(e->key, "budget.overrides") == 0) {

@@ -17,7 +17,10 @@ typedef struct gp_override {
 
 typedef struct gp_policy {
     double confidence; /* of the median's interval: 0.95 */
-    long min_rounds;   /* 6 */
+    /* The confidence holds for all the required metrics of a run at once (each one's
+     * interval at 1 - (1 - confidence) / M, M of them): bench/README.md. */
+    bool simultaneous;
+    long min_rounds; /* 6 */
     long min_samples_p50, min_samples_p99;
     double budget_p50, budget_p99, budget_rate, budget_other;
     gp_override *budgets; /* per-metric budgets */

@@ -334,6 +334,79 @@ Test(gate_judge, paired_ratio_is_the_rounds_ratio) {
     gr_free(&r);
 }
 
+/* An A/A run judges many required metrics at once: at 95 % each, one interval in twenty
+ * would miss 1.0 by chance. Simultaneous intervals (the default) share the 5 % among the
+ * required metrics; here metric "m0" has one round below 1.0 and nine above, and 27
+ * metrics are required. */
+static void many_metrics_report(gr_report *r, int nmetrics) {
+    *r = (gr_report){.rounds = 10};
+    cr_assert(gr_add_fixture(r, "f"));
+    for (int i = 0; i < nmetrics; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "m%d_us.p50", i);
+        for (int k = 0; k < 10; k++)
+            add_pair(r, "f", k, name, 100, k == 0 ? 99 : 101 + k, 400, false);
+    }
+}
+
+static void require_metrics(char *text, size_t size, int nmetrics, bool simultaneous) {
+    int len = snprintf(text, size, "[gate]\nsimultaneous = %s\n[required]\nmetrics = [",
+                       simultaneous ? "true" : "false");
+    for (int i = 0; i < nmetrics; i++)
+        len += snprintf(text + len, size - (size_t)len, "%s\"f.m%d_us.p50\"", i ? ", " : "", i);
+    snprintf(text + len, size - (size_t)len, "]\n");
+}
+
+Test(gate_judge, simultaneous_intervals_over_the_required_metrics) {
+    gr_report r;
+    many_metrics_report(&r, 27);
+    char text[2000], err[300];
+    gp_policy p;
+    gj_judgement j;
+
+    /* Each at 95 %: [x(2), x(9)] = [1.02, 1.09], which misses 1.0. */
+    require_metrics(text, sizeof text, 27, false);
+    cr_assert(parse(text, &p, err), "%s", err);
+    cr_assert(gj_judge(&r, &p, &j));
+    const gj_metric *m = judged(&j, "f.m0_us.p50");
+    cr_assert(NEAR(m->est.lower, 1.02) && NEAR(m->est.upper, 1.09), "%f %f", m->est.lower,
+              m->est.upper);
+    cr_assert(j.family_confidence < 0.6, "%f", j.family_confidence);
+    gj_free(&j);
+    gp_free(&p);
+
+    /* Simultaneous: 1 - 5 % / 27 is more than 10 rounds give, so [min, max] = [0.99, 1.10],
+     * and all 27 hold at once with 1 - 27 * 2 / 1024 = 94.7 %. */
+    require_metrics(text, sizeof text, 27, true);
+    cr_assert(parse(text, &p, err), "%s", err);
+    cr_assert(gj_judge(&r, &p, &j));
+    m = judged(&j, "f.m0_us.p50");
+    cr_assert(NEAR(m->est.lower, 0.99) && NEAR(m->est.upper, 1.10), "%f %f", m->est.lower,
+              m->est.upper);
+    cr_assert_eq(m->verdict, GS_INCONCLUSIVE);
+    cr_assert_eq(j.family, 27);
+    cr_assert(NEAR(j.family_confidence, 1 - 27 * 2.0 / 1024), "%f", j.family_confidence);
+    gj_free(&j);
+    gp_free(&p);
+    gr_free(&r);
+
+    /* Two required metrics: 97.5 % each, which [x(2), x(9)] (97.85 %) reaches. */
+    many_metrics_report(&r, 2);
+    require_metrics(text, sizeof text, 2, true);
+    cr_assert(parse(text, &p, err), "%s", err);
+    cr_assert(gj_judge(&r, &p, &j));
+    m = judged(&j, "f.m1_us.p50");
+    cr_assert(NEAR(m->est.lower, 1.02) && NEAR(m->est.upper, 1.09));
+    cr_assert(j.family_confidence > 0.95 && j.family_confidence < 0.96, "%f", j.family_confidence);
+    gj_free(&j);
+    gp_free(&p);
+    gr_free(&r);
+
+    cr_assert_not(parse("[gate]\nsimultaneous = 1\n", &p, err));
+    cr_assert(strstr(err, "true or false"), "%s", err);
+    gp_free(&p);
+}
+
 Test(gate_judge, too_few_rounds_are_invalid) {
     gr_report r = {.rounds = 5};
     cr_assert(gr_add_fixture(&r, "q"));
