@@ -6,7 +6,7 @@ BUILD_TSAN ?= build-tsan
 JOBS       ?= $(shell nproc)
 CONFORMANCE_DIR ?= ../shared/conformance
 
-.PHONY: all setup build build-san build-tsan protocol-tsan run test unit crash-test conformance conformance-san bench-engine bench-server bench-fixtures bench-durable bench-views bench-views-smoke bench-vectors bench-vectors-smoke bench gate gate-smoke fuzz fuzz-short format clean
+.PHONY: all setup build build-san build-tsan protocol-tsan run test unit crash-test conformance conformance-san bench-engine bench-server bench-fixtures bench-pacing bench-durable bench-views bench-views-smoke bench-vectors bench-vectors-smoke bench gate gate-smoke fuzz fuzz-short format clean
 
 all: build
 
@@ -130,6 +130,11 @@ bench-server: build
 # server each.
 bench-fixtures: build
 	@./bench/run-fixtures.sh $(BUILD)
+
+# What a paced write costs, beside the machine's floors at the same pace (the log's sync
+# alone, a WebSocket round trip to a bare echo server): BENCHMARKS.md, "Paced writes".
+bench-pacing: build
+	@./bench/run-pacing.sh $(BUILD)
 
 # The durable-write fixtures (insert_single, insert_batch, writers) in `immediate`
 # durability, a fresh server each on a fresh data directory, beside the fsync floor that

@@ -3,11 +3,15 @@
  * fdatasync, and prints the sync latency's percentiles:
  *
  *   fsync_probe [--dir D (.)] [--count N (2000)] [--bytes B (128)]
- *               [--prealloc fallocate|zeros (fallocate)]
+ *               [--prealloc fallocate|zeros (fallocate)] [--interval-us I (0)]
  *
  * The file is preallocated as the log's segments are, with posix_fallocate (its blocks
  * allocated, unwritten), or with zeros written and synced first. The two differ on some
  * disks, hence the choice.
+ *
+ * With --interval-us, a write starts every I µs (none waits when the last took longer), as a
+ * writer paced like the standing-query fixtures' makes the log's syncs: on a virtual machine
+ * an idle CPU between syncs makes each one cost more CPU and time than back to back.
  *
  * One JSON line and one line for people, times in µs, with the CPU time the process spent
  * per write and sync (mostly the kernel's work for the sync: part of what a durable write
@@ -47,7 +51,7 @@ static double pct(const uint64_t *sorted, size_t n, double p) {
 int main(int argc, char **argv) {
     const char *dir = ".";
     const char *prealloc = "fallocate";
-    long count = 2000, bytes = 128;
+    long count = 2000, bytes = 128, interval_us = 0;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (strcmp(argv[i], "--dir") == 0)
             dir = argv[i + 1];
@@ -57,17 +61,19 @@ int main(int argc, char **argv) {
             count = strtol(argv[i + 1], NULL, 10);
         else if (strcmp(argv[i], "--bytes") == 0)
             bytes = strtol(argv[i + 1], NULL, 10);
+        else if (strcmp(argv[i], "--interval-us") == 0)
+            interval_us = strtol(argv[i + 1], NULL, 10);
         else {
             fprintf(stderr, "usage: fsync_probe [--dir D] [--count N] [--bytes B] "
-                            "[--prealloc fallocate|zeros]\n");
+                            "[--prealloc fallocate|zeros] [--interval-us I]\n");
             return 2;
         }
     }
     bool zero_fill = strcmp(prealloc, "zeros") == 0;
-    if (count < 100 || bytes < 1 || bytes > 1 << 20 ||
+    if (count < 100 || bytes < 1 || bytes > 1 << 20 || interval_us < 0 || interval_us > 10000000 ||
         (!zero_fill && strcmp(prealloc, "fallocate") != 0)) {
         fprintf(stderr, "fsync_probe: --count at least 100, --bytes 1 to 1048576, --prealloc "
-                        "fallocate or zeros\n");
+                        "fallocate or zeros, --interval-us 0 to 10000000\n");
         return 2;
     }
     char path[4096];
@@ -92,8 +98,14 @@ int main(int argc, char **argv) {
         fprintf(stderr, "fsync_probe: preallocating %s: %s\n", path, strerror(err ? err : errno));
         rc = 1;
     }
-    uint64_t cpu_start = cpu_ns();
+    uint64_t cpu_start = cpu_ns(), first = now_ns();
     for (long i = 0; i < count && rc == 0; i++) {
+        uint64_t due = first + (uint64_t)i * (uint64_t)interval_us * 1000u;
+        if (interval_us > 0 && now_ns() < due) {
+            struct timespec ts = {(time_t)(due / 1000000000u), (long)(due % 1000000000u)};
+            while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR) {
+            }
+        }
         uint64_t t0 = now_ns();
         if (pwrite(fd, rec, (size_t)bytes, (off_t)i * bytes) != bytes || fdatasync(fd) != 0) {
             fprintf(stderr, "fsync_probe: %s: %s\n", path, strerror(errno));
@@ -109,11 +121,12 @@ int main(int argc, char **argv) {
         double p50 = pct(lat, (size_t)count, 0.50), p99 = pct(lat, (size_t)count, 0.99);
         double max = (double)lat[count - 1] / 1000.0;
         printf("{\"probe\":\"fsync\",\"count\":%ld,\"bytes\":%ld,\"prealloc\":\"%s\","
-               "\"p50_us\":%.1f,\"p99_us\":%.1f,\"max_us\":%.1f,\"cpu_us_per_sync\":%.1f}\n",
-               count, bytes, prealloc, p50, p99, max, cpu_per_sync);
-        printf("fsync floor: %ld writes of %ld bytes (%s), each then fdatasync: p50 %.1f µs, "
+               "\"interval_us\":%ld,\"p50_us\":%.1f,\"p99_us\":%.1f,\"max_us\":%.1f,"
+               "\"cpu_us_per_sync\":%.1f}\n",
+               count, bytes, prealloc, interval_us, p50, p99, max, cpu_per_sync);
+        printf("fsync floor: %ld writes of %ld bytes (%s)%s, each then fdatasync: p50 %.1f µs, "
                "p99 %.1f µs, max %.1f µs; CPU %.1f µs per sync\n",
-               count, bytes, prealloc, p50, p99, max, cpu_per_sync);
+               count, bytes, prealloc, interval_us ? ", paced" : "", p50, p99, max, cpu_per_sync);
     }
     free(zeros);
     free(rec);

@@ -4,7 +4,7 @@
  *                          --expect-rows JSON | --expect-rows-file PATH [common options]
  *   inputlayer-load echo   --url ws://HOST:PORT/ [--program P] [--echo-bytes B]
  *                          [common options]
- *   common: [--clients N] [--warmup W] [--requests R] [--timeout-ms T]
+ *   common: [--clients N] [--warmup W] [--requests R] [--timeout-ms T] [--interval-us I]
  *
  * Each client is a thread with its own connection and one request in flight. In server
  * mode it authenticates with the API key, then sends {"type":"execute","id":"<n>",
@@ -15,7 +15,9 @@
  * execute frames, byte for byte, and checks that each comes back unchanged; --echo-bytes
  * pads them to B bytes instead. Each client first sends W untimed requests; then all
  * clients start together and each times R round trips, from just before the send to the
- * moment the whole reply has been read (before it is checked).
+ * moment the whole reply has been read (before it is checked). With --interval-us each
+ * client starts a timed request every I µs (at once when the last reply came later), as a
+ * paced writer does, instead of back to back.
  *
  * Prints one JSON line (p50/p90/p99/mean/max in microseconds, nearest rank over every
  * client's samples; the rate over all clients from the first timed send to the last
@@ -53,7 +55,8 @@ typedef struct load_options {
     json_t *expect_rows;   /* server mode: the exact rows array every reply must have */
     json_t *expect_proofs; /* NULL, or the proof_trees array every reply must have */
     long clients, warmup, requests;
-    long echo_bytes; /* echo mode: frame size, 0 = the execute frame's own size */
+    long interval_us; /* 0: back to back; else a timed request every interval_us */
+    long echo_bytes;  /* echo mode: frame size, 0 = the execute frame's own size */
     long timeout_ms;
 } load_options;
 
@@ -127,6 +130,7 @@ static void usage(FILE *f) {
           "                            [options]\n"
           "  options: --clients N (1) --warmup W (100) --requests R (1000)\n"
           "           --timeout-ms T (30000: per send and per reply)\n"
+          "           --interval-us I (0: back to back; else a timed request every I µs)\n"
           "  The API key defaults to $INPUTLAYER_API_KEY. Exit 3: a wrong reply (INVALID).\n",
           f);
 }
@@ -224,6 +228,8 @@ static int parse_args(int argc, char **argv, load_options *o) {
             ok = parse_count(v, 0, &o->warmup);
         else if (ok && strcmp(a, "--requests") == 0)
             ok = parse_count(v, 1, &o->requests);
+        else if (ok && strcmp(a, "--interval-us") == 0)
+            ok = parse_count(v, 0, &o->interval_us) && o->interval_us <= 10000000;
         else if (ok && strcmp(a, "--echo-bytes") == 0)
             ok = parse_count(v, 1, &o->echo_bytes);
         else if (ok && strcmp(a, "--timeout-ms") == 0)
@@ -418,6 +424,13 @@ static int authenticate(client_run *r, ws_client *ws) {
     return rc;
 }
 
+static void wait_until(uint64_t due_ns) {
+    if (now_ns() >= due_ns) return;
+    struct timespec ts = {(time_t)(due_ns / 1000000000u), (long)(due_ns % 1000000000u)};
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR) {
+    }
+}
+
 static void *client_main(void *arg) {
     client_run *r = arg;
     const load_options *o = r->opt;
@@ -430,8 +443,12 @@ static void *client_main(void *arg) {
         atomic_store(r->stop, true);
         gate_abort(r->gate);
     } else if (gate_wait(r->gate)) {
-        for (long i = 0; r->status == 0 && i < o->requests && !atomic_load(r->stop); i++)
+        uint64_t first = now_ns();
+        for (long i = 0; r->status == 0 && i < o->requests && !atomic_load(r->stop); i++) {
+            if (o->interval_us > 0)
+                wait_until(first + (uint64_t)i * (uint64_t)o->interval_us * 1000u);
             round_trip(r, ws, o->warmup + i, true);
+        }
         if (r->status != 0) atomic_store(r->stop, true);
     }
     wsc_close(ws);

@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# What one paced durable write costs on this machine, and how much of it is the machine's:
+# ./bench/run-pacing.sh BUILD_DIR (make bench-pacing). Builds nothing.
+#
+# The standing-query fixtures write at a fixed pace (delta_keyed: one write every 5 ms for
+# its CPU figure), and on a virtual machine a CPU left idle between two writes makes the
+# next one dearer: the caches are cold and waking a halted virtual CPU is work. So for each
+# interval in BENCH_PACING_INTERVALS_MS (1 5 10) it measures, at that pace:
+#  - fsync_probe --interval-us: the log's own floor, a 128-byte write and fdatasync into a
+#    preallocated file, with nothing else: its CPU per sync and its p50;
+#  - ws_echo_server under `inputlayer-load echo --interval-us`: the transport's floor, one
+#    WebSocket round trip: the echo server's CPU per request (from
+#    /proc/PID/task/*/schedstat, net of its idle rate) and the round trip's p50;
+#  - inputlayer-server under delta_keyed with 1 agent and with 300 agents (300 is the
+#    fixture's own): the server's CPU per write (the fixture's figure, net of the idle rate)
+#    and the ack p50, every delta checked.
+# BENCH_PACING_WRITES (2000) writes, syncs or requests per measurement. Unpinned by default
+# (BENCH_SERVER_CPUS: none, split or shared, as in run-fixtures.sh). Prints a Markdown table.
+set -euo pipefail
+
+if [ $# -ne 1 ]; then
+    echo "usage: $0 BUILD_DIR" >&2
+    exit 2
+fi
+BUILD=$(cd "$1" && pwd)
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+SERVER=$BUILD/inputlayer-server
+FIXTURE=$BUILD/inputlayer-fixture
+ECHO=$BUILD/ws_echo_server
+LOAD=$BUILD/inputlayer-load
+PROBE=$BUILD/fsync_probe
+INTERVALS=${BENCH_PACING_INTERVALS_MS:-1 5 10}
+WRITES=${BENCH_PACING_WRITES:-2000}
+CPUS=${BENCH_SERVER_CPUS:-none}
+API_KEY=bench-pacing-key
+STARTUP_SECS=30
+
+BENCH_SCRIPT=run-pacing.sh
+# shellcheck source=bench/server-lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/server-lib.sh"
+bench_require "$SERVER" "$FIXTURE" "$ECHO" "$LOAD" "$PROBE"
+bench_cpu_layout "$CPUS" "the servers" "the clients"
+
+SERVER_PID=""
+CLIENT_PID=""
+ECHO_PID=""
+bench_scratch CLIENT_PID SERVER_PID ECHO_PID
+
+# The CPU nanoseconds process PID's threads have run: cpu_ns PID
+cpu_ns() {
+    cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ s += $1 } END { printf "%d", s }'
+}
+
+now_ns() { date +%s%N; }
+
+# The value of numeric field FIELD in the JSON line FILE's first line: field FILE FIELD
+field() {
+    head -n 1 "$1" | sed -n "s/.*\"$2\":\([0-9.]*\).*/\1/p"
+}
+
+# The log's floor at interval MS: sets PROBE_CPU (µs per sync) and PROBE_P50 (µs).
+probe() {
+    mkdir -p "$TMP/probe"
+    "${PIN_SERVER[@]}" "$PROBE" --dir "$TMP/probe" --count "$WRITES" --prealloc zeros \
+        --interval-us $(($1 * 1000)) >"$TMP/probe.out"
+    PROBE_CPU=$(field "$TMP/probe.out" cpu_us_per_sync)
+    PROBE_P50=$(field "$TMP/probe.out" p50_us)
+}
+
+# The transport's floor at interval MS: sets ECHO_CPU (µs per round trip) and ECHO_P50.
+echo_floor() {
+    local port idle0 idle1 t0 t1 c0 c1
+    "${PIN_SERVER[@]}" "$ECHO" --port 0 >"$TMP/echo.out" 2>"$TMP/echo.out.err" &
+    ECHO_PID=$!
+    port=$(bench_wait_listening "$TMP/echo.out" "$ECHO_PID" ws_echo_server "$STARTUP_SECS")
+    idle0=$(cpu_ns "$ECHO_PID")
+    t0=$(now_ns)
+    sleep 0.5
+    idle1=$(cpu_ns "$ECHO_PID")
+    t1=$(now_ns)
+    local idle_rate
+    idle_rate=$(awk -v c=$((idle1 - idle0)) -v t=$((t1 - t0)) 'BEGIN { print c / t }')
+    c0=$(cpu_ns "$ECHO_PID")
+    t0=$(now_ns)
+    "${PIN_CLIENT[@]}" "$LOAD" echo --url "ws://127.0.0.1:$port/" --warmup 1 \
+        --requests "$WRITES" --interval-us $(($1 * 1000)) >"$TMP/load.out" 2>"$TMP/load.err" || {
+        echo "$BENCH_SCRIPT: inputlayer-load echo failed: $(cat "$TMP/load.err")" >&2
+        exit 1
+    }
+    c1=$(cpu_ns "$ECHO_PID")
+    t1=$(now_ns)
+    ECHO_CPU=$(awk -v c=$((c1 - c0)) -v t=$((t1 - t0)) -v r="$idle_rate" -v n=$((WRITES + 1)) \
+        'BEGIN { printf "%.1f", (c - r * t) / n / 1000 }')
+    ECHO_P50=$(field "$TMP/load.out" p50_us)
+    bench_stop_process "$ECHO_PID"
+    ECHO_PID=""
+}
+
+# delta_keyed with AGENTS agents at interval MS: sets DK_CPU (µs per write), DK_ACK (µs).
+keyed() {
+    local agents=$1 ms=$2 port
+    rm -rf "$TMP/server"
+    bench_start_server "$SERVER" "$TMP/server" "$API_KEY"
+    port=$(bench_wait_listening "$TMP/server.out" "$SERVER_PID" inputlayer-server "$STARTUP_SECS")
+    bench_run_client "delta_keyed" "$FIXTURE" delta_keyed --port "$port" --api-key "$API_KEY" \
+        --server-pid "$SERVER_PID" --agents "$agents" --writes "$WRITES" --interval-ms "$ms"
+    DK_CPU=$(awk -v v="$(field "$TMP/run.out" server_cpu_per_write_ms)" 'BEGIN { printf "%.0f", v * 1000 }')
+    DK_ACK=$(field "$TMP/run.out" ack_us_p50)
+}
+
+load_before=$(cut -d' ' -f1 /proc/loadavg)
+rows=()
+for ms in $INTERVALS; do
+    echo "run-pacing.sh: one every $ms ms" >&2
+    probe "$ms"
+    echo_floor "$ms"
+    keyed 1 "$ms"
+    one_cpu=$DK_CPU one_ack=$DK_ACK
+    keyed 300 "$ms"
+    rows+=("| $ms | $PROBE_CPU | $ECHO_CPU | $one_cpu | $DK_CPU | $PROBE_P50 | $ECHO_P50 | $one_ack | $DK_ACK |")
+done
+load_after=$(cut -d' ' -f1 /proc/loadavg)
+
+bench_report_head "Paced writes: the machine's floor and the server"
+echo "$load_before before, $load_after after (1-minute)."
+echo
+echo "$WRITES per measurement. CPU in µs per write (sync, round trip): the log's floor is"
+echo "fsync_probe's write and fdatasync alone; the transport's is ws_echo_server's per round"
+echo "trip; delta_keyed's is the server's, net of its idle rate, every delta checked."
+echo
+echo "| one every (ms) | log floor CPU | echo CPU | delta_keyed 1 agent CPU | delta_keyed 300 agents CPU | log floor p50 | echo p50 | 1 agent ack p50 | 300 agents ack p50 |"
+echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+printf '%s\n' "${rows[@]}"
