@@ -76,6 +76,7 @@ typedef struct srv_counters {
     uint64_t pings;
     uint64_t overloaded, deadline_exceeded, cancelled, memory_refused;
     uint64_t delivery_rounds, notifications_delivered; /* srv_deliver.c */
+    uint64_t writes_inline, writes_pooled; /* srv_pipeline.c: where writing programs ran */
 } srv_counters;
 #define srv_count(field) __atomic_fetch_add(&(field), 1, __ATOMIC_RELAXED)
 
@@ -155,6 +156,7 @@ typedef struct srv_server {
     struct srv_member *sub_touched;   /* srv_subfam.c: members with rows not yet published */
     struct srv_group *groups_touched; /* srv_subgroup.c: groups of such members */
     uint64_t test_reply_delay_ns;     /* INPUTLAYER_TEST_REPLY_DELAY_NS (docs/server.md) */
+    uint64_t test_inline_stall_ns;    /* INPUTLAYER_TEST_INLINE_WRITE_STALL_NS (ditto) */
 } srv_server;
 
 /* Frames produced by a job: for its own connection, in order, and pushes (subscription

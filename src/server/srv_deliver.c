@@ -355,11 +355,29 @@ static void on_window(uv_timer_t *t) {
     start_round(s);
 }
 
+/* Whether every session has read through `last` already (a lone writer gets its own
+ * notifications with its replies): then a round would wake a worker for nothing. The
+ * cursors move under the engine lock (in jobs, and in writes run inline), so they are read
+ * under it; when it is taken, the answer is "perhaps not" and the round runs. */
+static bool all_caught_up(srv_server *s, uint64_t last) {
+    if (!srv_pool_try_engine(&s->pool)) return false;
+    bool caught_up = true;
+    for (const srv_conn *c = s->sessions; c && caught_up; c = c->next_session)
+        caught_up = c->notify_through >= last;
+    srv_pool_leave_engine(&s->pool);
+    return caught_up;
+}
+
 void srv_deliver_kick(srv_server *s) {
     if (s->stopping || !s->notify) return;
-    if (srv_notify_last_seq(s->notify) <= s->deliver_covered) return;
+    uint64_t last = srv_notify_last_seq(s->notify);
+    if (last <= s->deliver_covered) return;
     if (s->deliver_running) {
         s->deliver_again = true;
+        return;
+    }
+    if (all_caught_up(s, last)) {
+        s->deliver_covered = last;
         return;
     }
     if (srv_mono_ns() - s->deliver_last_ns >= window_ns(s))

@@ -118,6 +118,13 @@ void srv_metrics_prometheus(srv_conn *c) {
            "Notification frames sent to connections (replays excluded).");
     il_buf_printf(&b, "inputlayer_notifications_delivered_total %llu\n",
                   (unsigned long long)LOAD(s->counters.notifications_delivered));
+    family(&b, "inputlayer_writes_total", "counter",
+           "Programs that write, by where they ran: inline on the I/O thread, or in the "
+           "compute pool.");
+    il_buf_printf(&b, "inputlayer_writes_total{ran=\"inline\"} %llu\n",
+                  (unsigned long long)LOAD(s->counters.writes_inline));
+    il_buf_printf(&b, "inputlayer_writes_total{ran=\"pool\"} %llu\n",
+                  (unsigned long long)LOAD(s->counters.writes_pooled));
     family(&b, "inputlayer_log_records_total", "counter",
            "Write-ahead log records written (one per committed write) since the start.");
     il_buf_printf(&b, "inputlayer_log_records_total %llu\n",

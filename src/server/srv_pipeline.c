@@ -7,6 +7,7 @@
  * started exclusive request finish. Cheap reads run inline on the loop thread when the
  * engine is free, within a small budget; one that overruns it goes to the pool, and its
  * program is remembered so that it goes there directly next time. */
+#include <errno.h>
 #include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,8 +23,11 @@
 
 /* A read that has not finished within this on the loop thread moves to the pool. */
 #define INLINE_BUDGET_NS 1000000u
-/* An inline write that took longer than this (its views' upkeep is not bounded by the
- * budget) sends its connection's writes to the pool for the pause. */
+/* An inline write whose work took longer than this (its views' upkeep is not bounded by
+ * the budget) sends its connection's writes to the pool for the pause. Its work is the loop
+ * thread's CPU time: measured by the clock, a write the thread was preempted in (which, on a
+ * busy machine, is common) looked slow and moved its connection's next second of writes to
+ * the pool, two thread hand-offs each. */
 #define INLINE_WRITE_SLOW_NS  2000000u
 #define INLINE_WRITE_PAUSE_NS 1000000000u
 #define SWEEP_MS              5
@@ -36,11 +40,34 @@ uint64_t srv_mono_ns(void) {
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-uint64_t srv_test_reply_delay_ns(void) {
-    const char *v = getenv("INPUTLAYER_TEST_REPLY_DELAY_NS");
+static uint64_t thread_cpu_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t test_ns_from_env(const char *name) {
+    const char *v = getenv(name);
     if (!v || !*v) return 0;
     unsigned long long ns = strtoull(v, NULL, 10);
     return ns > 1000000000ull ? 1000000000ull : (uint64_t)ns;
+}
+
+uint64_t srv_test_reply_delay_ns(void) {
+    return test_ns_from_env("INPUTLAYER_TEST_REPLY_DELAY_NS");
+}
+
+uint64_t srv_test_inline_stall_ns(void) {
+    return test_ns_from_env("INPUTLAYER_TEST_INLINE_WRITE_STALL_NS");
+}
+
+/* Sleeps, unlike test_reply_delay: the thread is away, not working, as when preempted. */
+static void test_inline_stall(const srv_server *s) {
+    if (!s->test_inline_stall_ns) return;
+    struct timespec ts = {(time_t)(s->test_inline_stall_ns / 1000000000u),
+                          (long)(s->test_inline_stall_ns % 1000000000u)};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+    }
 }
 
 /* Spins rather than sleeps: a slower build costs CPU as well as time, as real extra work
@@ -318,6 +345,7 @@ static bool known_slow(const srv_conn *c, uint32_t h) {
 static void submit(srv_req *r) {
     srv_conn *c = r->conn;
     srv_server *s = c->srv;
+    if (r->access == SRV_EXCLUSIVE) srv_count(s->counters.writes_pooled);
     if (!srv_pool_submit(&s->pool, &r->job, false)) {
         srv_count(s->counters.overloaded);
         fail(r, "overloaded", "Server overloaded: the compute queue is full; retry later");
@@ -360,14 +388,16 @@ static void start(srv_req *r) {
     unsigned running;
     srv_pool_stats(&s->pool, &queued, &running);
     if (may_run_inline(c, r, queued)) {
-        uint64_t began = srv_mono_ns();
+        uint64_t began = srv_mono_ns(), began_cpu = thread_cpu_ns();
         r->inline_budget_ns = began + INLINE_BUDGET_NS;
         srv_exec_run(r);
+        if (r->access == SRV_EXCLUSIVE) test_inline_stall(s);
         /* Under the engine lock: it may have to wait for the log like a pool job. */
         bool waits = !r->inline_spilled && srv_pool_ran_inline(&s->pool, &r->job);
         srv_pool_leave_engine(&s->pool);
+        if (!r->inline_spilled && r->access == SRV_EXCLUSIVE) srv_count(s->counters.writes_inline);
         r->inline_budget_ns = 0;
-        if (r->access == SRV_EXCLUSIVE && srv_mono_ns() - began > INLINE_WRITE_SLOW_NS)
+        if (r->access == SRV_EXCLUSIVE && thread_cpu_ns() - began_cpu > INLINE_WRITE_SLOW_NS)
             c->inline_writes_after = srv_mono_ns() + INLINE_WRITE_PAUSE_NS;
         if (waits) {
             /* The pool finishes it (srv_pipe_job_done) once the log is synced. */

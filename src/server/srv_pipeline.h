@@ -16,6 +16,9 @@ uint64_t srv_mono_ns(void);
  * thread busy-waits before releasing each reply (0 when unset; at most one second), so
  * that a build can be made slower on purpose for the perf gate's own check. */
 uint64_t srv_test_reply_delay_ns(void);
+/* INPUTLAYER_TEST_INLINE_WRITE_STALL_NS: how long the I/O thread sleeps in each write it
+ * runs inline, standing for a preemption there (docs/server.md, testing aids); 0 unset. */
+uint64_t srv_test_inline_stall_ns(void);
 
 /* Appends a frame for connection `to` to a capture. */
 void srv_capture_frame(srv_capture *cap, srv_conn *to, const char *json, size_t len);

@@ -337,8 +337,38 @@ async def t_test_reply_delay(binary):
         await c.ws.close()
 
 
+async def t_preempted_inline_write_stays_inline(binary):
+    """A write run inline on the I/O thread that takes long by the clock but not by its CPU
+    time (the thread was away: INPUTLAYER_TEST_INLINE_WRITE_STALL_NS sleeps 5 ms in each,
+    as a preemption would) keeps its connection's writes inline: only a write whose own
+    work took over 2 ms sends them to the pool (docs/server.md, Threads). Where each write
+    ran is counted in inputlayer_writes_total."""
+    env = {"INPUTLAYER_TEST_INLINE_WRITE_STALL_NS": "5000000"}
+    with OwnServer(binary, env=env) as srv:
+        c = await connect(srv)
+        f = await c.call({"type": "execute", "program": "+st(-1, -1)"})
+        assert f["type"] == "result" and not f["errors"], f
+        before = prometheus(srv)
+        for i in range(6):
+            f = await c.call({"type": "execute", "program": f"+st({i}, {i})"})
+            assert f["type"] == "result" and not f["errors"], f
+        after = prometheus(srv)
+        ran = {k: after[f'inputlayer_writes_total{{ran="{k}"}}'] -
+               before[f'inputlayer_writes_total{{ran="{k}"}}'] for k in ("inline", "pool")}
+        assert ran == {"inline": 6, "pool": 0}, ran
+        f = await c.call({"type": "execute", "program": "?st(X, Y)"})
+        assert sorted(f["rows"]) == [[i, i] for i in range(-1, 6)], f
+        # A rule is a write the I/O thread never runs: it counts as the pool's.
+        f = await c.call({"type": "execute", "program": "+st2(X) <- st(X, _)"})
+        assert f["type"] == "result" and not f["errors"], f
+        final = prometheus(srv)
+        pooled = 'inputlayer_writes_total{ran="pool"}'
+        assert final[pooled] == after[pooled] + 1, (final[pooled], after[pooled])
+        await c.ws.close()
+
+
 TESTS = [t_rate_limit, t_connection_limits, t_heartbeat_and_lifetime, t_config_precedence,
          t_identities_persist, t_subscription_limit, t_durability_modes, t_group_commit,
-         t_test_reply_delay]
+         t_test_reply_delay, t_preempted_inline_write_stays_inline]
 
 assert json
