@@ -155,8 +155,10 @@ typedef struct srv_server {
     uint64_t sub_graph_changes;       /* srv_notify_graph_changes when subscriptions last looked */
     struct srv_member *sub_touched;   /* srv_subfam.c: members with rows not yet published */
     struct srv_group *groups_touched; /* srv_subgroup.c: groups of such members */
-    uint64_t test_reply_delay_ns;     /* INPUTLAYER_TEST_REPLY_DELAY_NS (docs/server.md) */
-    uint64_t test_inline_stall_ns;    /* INPUTLAYER_TEST_INLINE_WRITE_STALL_NS (ditto) */
+    const struct srv_conn *last_writer; /* srv_pipeline.c lone_writer: compared, never used */
+    uint64_t last_writer_since_ns;      /* when it became the last writer */
+    uint64_t test_reply_delay_ns;       /* INPUTLAYER_TEST_REPLY_DELAY_NS (docs/server.md) */
+    uint64_t test_inline_stall_ns;      /* INPUTLAYER_TEST_INLINE_WRITE_STALL_NS (ditto) */
 } srv_server;
 
 /* Frames produced by a job: for its own connection, in order, and pushes (subscription

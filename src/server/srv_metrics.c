@@ -134,6 +134,11 @@ void srv_metrics_prometheus(srv_conn *c) {
            "one covers every record written meanwhile).");
     il_buf_printf(&b, "inputlayer_log_syncs_total %llu\n",
                   (unsigned long long)il_engine_log_syncs(s->engine));
+    family(&b, "inputlayer_log_syncs_io_thread_total", "counter",
+           "Of those fdatasyncs, the ones the I/O thread made itself for a lone writer's "
+           "commit (no hand-off to the syncer thread).");
+    il_buf_printf(&b, "inputlayer_log_syncs_io_thread_total %llu\n",
+                  (unsigned long long)s->pool.lone_syncs);
     family(&b, "inputlayer_queries_total", "counter", "Statements executed by the engine.");
     il_buf_printf(&b, "inputlayer_queries_total %llu\n", (unsigned long long)LOAD(s->query_count));
     gauge(&b, "inputlayer_knowledge_graphs", "Knowledge graphs.", (long long)graph_count(s));

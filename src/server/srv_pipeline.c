@@ -30,7 +30,10 @@
  * the pool, two thread hand-offs each. */
 #define INLINE_WRITE_SLOW_NS  2000000u
 #define INLINE_WRITE_PAUSE_NS 1000000000u
-#define SWEEP_MS              5
+/* A connection that has been the only one to write for this long syncs its commits on the
+ * I/O thread (lone_writer). */
+#define LONE_WRITER_NS 5000000u
+#define SWEEP_MS       5
 
 _Thread_local srv_capture *srv_tl_capture;
 
@@ -280,6 +283,9 @@ static void fail(srv_req *r, const char *code, const char *msg) {
     r->phase = SRV_REQ_FINISHED;
 }
 
+static const char SYNC_FAILED_MSG[] = "Storage error: syncing the write-ahead log failed; the "
+                                      "program's effects may not survive a restart";
+
 static const char OVERLOADED_WAIT_MSG[] =
     "Server overloaded: no worker was free within admission.max_wait_ms; retry later";
 
@@ -369,6 +375,22 @@ static bool may_run_inline(srv_conn *c, const srv_req *r, size_t queued) {
     return !known_slow(c, program_hash(r)) && srv_pool_try_engine(&c->srv->pool);
 }
 
+/* Whether c has been the only connection to write for LONE_WRITER_NS. Its commits are then
+ * synced on the I/O thread itself: with no other writer, no other commit could share the
+ * sync, and the hand-off to the syncer thread and back costs two wake-ups (measured: a
+ * single durable fact acknowledged 6-25 % sooner, with 15-30 % less CPU, BENCHMARKS.md). While
+ * several connections write, the I/O thread must not block in a sync: it reads their
+ * requests meanwhile, and the syncer's one sync covers them all (group commit). */
+static bool lone_writer(srv_server *s, const srv_conn *c) {
+    uint64_t now = srv_mono_ns();
+    if (s->last_writer != c) {
+        s->last_writer = c;
+        s->last_writer_since_ns = now;
+        return false;
+    }
+    return now - s->last_writer_since_ns >= LONE_WRITER_NS;
+}
+
 static void start(srv_req *r) {
     srv_conn *c = r->conn;
     srv_server *s = c->srv;
@@ -384,6 +406,7 @@ static void start(srv_req *r) {
         apply_done_effects(r);
         return;
     }
+    bool lone = r->access == SRV_EXCLUSIVE && lone_writer(s, c);
     size_t queued;
     unsigned running;
     srv_pool_stats(&s->pool, &queued, &running);
@@ -393,7 +416,8 @@ static void start(srv_req *r) {
         srv_exec_run(r);
         if (r->access == SRV_EXCLUSIVE) test_inline_stall(s);
         /* Under the engine lock: it may have to wait for the log like a pool job. */
-        bool waits = !r->inline_spilled && srv_pool_ran_inline(&s->pool, &r->job);
+        bool synced = !r->inline_spilled && lone && srv_pool_sync_alone(&s->pool, &r->job);
+        bool waits = !r->inline_spilled && !synced && srv_pool_ran_inline(&s->pool, &r->job);
         srv_pool_leave_engine(&s->pool);
         if (!r->inline_spilled && r->access == SRV_EXCLUSIVE) srv_count(s->counters.writes_inline);
         r->inline_budget_ns = 0;
@@ -406,6 +430,8 @@ static void start(srv_req *r) {
             return;
         }
         if (!r->inline_spilled) {
+            if (r->job.sync_failed && r->access == SRV_EXCLUSIVE)
+                fail(r, "internal", SYNC_FAILED_MSG);
             r->phase = SRV_REQ_FINISHED;
             apply_done_effects(r);
             if (r->access == SRV_EXCLUSIVE) {
@@ -466,9 +492,7 @@ void srv_pipe_job_done(srv_job *j) {
             fail(r, "deadline_exceeded", il_stop_message(IL_STOP_DEADLINE));
     } else if (j->sync_failed && r->access == SRV_EXCLUSIVE) {
         /* Its writes are in memory but perhaps not on disk: no success may be claimed. */
-        fail(r, "internal",
-             "Storage error: syncing the write-ahead log failed; the program's effects may not "
-             "survive a restart");
+        fail(r, "internal", SYNC_FAILED_MSG);
     }
     r->phase = SRV_REQ_FINISHED;
     apply_done_effects(r);

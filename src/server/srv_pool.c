@@ -12,6 +12,8 @@
 /* How long the syncer waits for concurrent writers' commits to join a sync: about the
  * spread of their requests' arrival after the previous sync's replies. */
 enum { GATHER_NS = 100 * 1000 };
+/* A lone writer is synced on the loop thread only while syncs take less than this. */
+#define LONE_SYNC_MAX_NS 2000000u
 
 static void finish(srv_pool *p, srv_job *j) {
     /* Under p->mu. */
@@ -86,6 +88,23 @@ static void *worker(void *arg) {
     return NULL;
 }
 
+static uint64_t mono_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Syncs the log, noting how long it took (srv_pool_sync_alone reads it). */
+static bool timed_sync(srv_pool *p) {
+    char *err = NULL;
+    uint64_t began = mono_ns();
+    bool ok = il_engine_sync(p->log_engine, &err);
+    __atomic_store_n(&p->last_sync_ns, mono_ns() - began, __ATOMIC_RELAXED);
+    if (!ok) fprintf(stderr, "ERROR: syncing the log: %s\n", err ? err : "unknown error");
+    free(err);
+    return ok;
+}
+
 static void *syncer(void *arg) {
     srv_pool *p = arg;
     pthread_mutex_lock(&p->mu);
@@ -120,10 +139,7 @@ static void *syncer(void *arg) {
         bool ok = true;
         /* One fdatasync covers the whole batch, and whatever the workers wrote since. */
         if (need > il_engine_log_durable(p->log_engine)) {
-            char *err = NULL;
-            ok = il_engine_sync(p->log_engine, &err);
-            if (!ok) fprintf(stderr, "ERROR: syncing the log: %s\n", err ? err : "unknown error");
-            free(err);
+            ok = timed_sync(p);
         }
         pthread_mutex_lock(&p->mu);
         while (batch) {
@@ -149,6 +165,27 @@ bool srv_pool_group_commit(srv_pool *p, il_engine *e) {
         p->log_engine = NULL;
         return false;
     }
+    return true;
+}
+
+bool srv_pool_sync_alone(srv_pool *p, srv_job *j) {
+    if (!p->log_engine) return false;
+    if (il_engine_log_written(p->log_engine) <= il_engine_log_durable(p->log_engine)) return true;
+    /* A disk that has just been slow may stall again: the loop thread must not wait on it. */
+    if (__atomic_load_n(&p->last_sync_ns, __ATOMIC_RELAXED) > LONE_SYNC_MAX_NS) return false;
+    pthread_mutex_lock(&p->mu);
+    bool alone = !p->pend_head && !p->sync_busy && p->running == 0 && p->nqueued == 0;
+    if (alone) p->sync_busy = true; /* the syncer stays out */
+    pthread_mutex_unlock(&p->mu);
+    if (!alone) return false;
+    bool ok = timed_sync(p);
+    j->sync_failed = !ok;
+    p->lone_syncs++;
+    pthread_mutex_lock(&p->mu);
+    p->sync_busy = false;
+    p->last_batch = 1;
+    if (p->pend_head) pthread_cond_signal(&p->pend);
+    pthread_mutex_unlock(&p->mu);
     return true;
 }
 

@@ -47,6 +47,8 @@ typedef struct srv_pool {
     srv_job *pend_head, *pend_tail;
     unsigned npend, last_batch; /* jobs waiting; jobs the last sync covered */
     bool sync_busy;             /* the syncer holds a batch taken from the list */
+    uint64_t lone_syncs;        /* made by srv_pool_sync_alone (loop thread only) */
+    uint64_t last_sync_ns;      /* how long the last sync took (atomic) */
     bool sync_stopping;
     pthread_cond_t pend;
     pthread_t syncer;
@@ -89,6 +91,14 @@ bool srv_pool_group_commit(srv_pool *p, il_engine *e);
  * runs on the loop once they are durable, as a worker's job's would. False: nothing waits,
  * and the caller finishes it at once. */
 bool srv_pool_ran_inline(srv_pool *p, srv_job *j);
+/* For a write the loop thread ran (srv_pool_try_engine held) while nothing else is in
+ * flight (no job queued, running or waiting for a sync): syncs the log right there, so
+ * that a lone writer's commit costs no hand-off to the syncer and back (two thread
+ * wake-ups). Not after a sync that took over LONE_SYNC_MAX_NS: the loop thread serves
+ * every connection and must not stall on a slow disk. False, doing nothing, when not
+ * alone or the disk is slow; true when its records are durable (or the sync failed:
+ * j->sync_failed). */
+bool srv_pool_sync_alone(srv_pool *p, srv_job *j);
 /* Joins the workers (after the loop ended). */
 void srv_pool_stop(srv_pool *p);
 

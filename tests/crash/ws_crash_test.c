@@ -1,6 +1,7 @@
 /* The crash test over /ws with a simulated power loss. An inputlayer-server runs on a fresh
  * data directory with small checkpoint and segment thresholds and the synced-length hook
- * (INPUTLAYER_TEST_SYNCED_LENGTH_FILE, docs/durability.md). Four writers, each on its own
+ * (INPUTLAYER_TEST_SYNCED_LENGTH_FILE, docs/durability.md). Four writers (--writers N: 1 to
+ * 4; one alone has its commits synced by the server's I/O thread), each on its own
  * WebSocket, send numbered programs one after another: program n of writer w inserts
  * cw(w, n, 1), cw(w, n, 2), cw(w, n, 3), and every fifth also deletes the three tuples of
  * program n - 3. A program is acknowledged when its `result` arrives. At a random moment
@@ -18,7 +19,7 @@
  * `--set storage.persist.durability_mode=batched` (or `async`) acknowledged programs are
  * lost in the cut, and the test says so.
  *
- * usage: ws_crash_test SERVER_BIN KILLS [--single] [--seed N] [--set KEY=VALUE]...
+ * usage: ws_crash_test SERVER_BIN KILLS [--single] [--writers N] [--seed N] [--set KEY=VALUE]...
  * Prints a summary and "N passed, M failed" (N kills checked). */
 #include <jansson.h>
 #include <stdatomic.h>
@@ -37,7 +38,7 @@
 #include "crash_watch.h"
 
 enum {
-    WRITERS = 4,
+    MAX_WRITERS = 4,
     WS_TIMEOUT_MS = 30000,
     KILL_MIN_MS = 30,
     KILL_SPAN_MS = 400,
@@ -45,6 +46,9 @@ enum {
     CHECKPOINT_BYTES = 8 << 10,
     SEGMENT_BYTES = 8 << 10,
 };
+
+/* How many writers run (--writers): all four by default. */
+static int nwriters = MAX_WRITERS;
 
 /* What is known of a program number of a writer. */
 typedef enum prog_state {
@@ -313,7 +317,7 @@ static int check_all(const char *port, const char *key, writer *ws, tally *t, ch
     ws_client *c = connect_auth(port, key, err, errlen);
     if (!c) return -1;
     int bad = 0;
-    for (int i = 0; i < WRITERS && bad >= 0; i++) {
+    for (int i = 0; i < nwriters && bad >= 0; i++) {
         writer *w = &ws[i];
         long cap = w->next + 1;
         grow(w, cap);
@@ -379,15 +383,15 @@ static void sleep_ms(long ms) {
  * aimed event happens (within a bound). False when a writer failed for another reason. */
 static bool write_until_killed(crash_server *srv, writer *ws, const char *key, unsigned *seed,
                                crash_watch *watch, watch_aim aim, tally *t) {
-    pthread_t th[WRITERS];
+    pthread_t th[MAX_WRITERS];
     atomic_store(&killed, false);
     atomic_store(&ready, 0);
-    for (int i = 0; i < WRITERS; i++) {
+    for (int i = 0; i < nwriters; i++) {
         ws[i].port = srv->port;
         ws[i].key = key;
         pthread_create(&th[i], NULL, write_programs, &ws[i]);
     }
-    while (atomic_load(&ready) < WRITERS) sleep_ms(1);
+    while (atomic_load(&ready) < nwriters) sleep_ms(1);
     watch_drain(watch); /* what happened before the writing started is not aimed at */
     long ms =
         aim == AIM_TIME ? KILL_MIN_MS + (long)(rand_r(seed) % KILL_SPAN_MS) : AIMED_KILL_MAX_MS;
@@ -396,7 +400,7 @@ static bool write_until_killed(crash_server *srv, writer *ws, const char *key, u
     atomic_store(&killed, true);
     cs_kill(srv);
     bool ok = true;
-    for (int i = 0; i < WRITERS; i++) {
+    for (int i = 0; i < nwriters; i++) {
         pthread_join(th[i], NULL);
         if (ws[i].err[0]) {
             fprintf(stderr, "ws_crash_test: %s\n", ws[i].err);
@@ -408,7 +412,8 @@ static bool write_until_killed(crash_server *srv, writer *ws, const char *key, u
 
 int main(int argc, char **argv) {
     if (argc < 3) {
-        fputs("usage: ws_crash_test SERVER_BIN KILLS [--single] [--seed N] [--set KEY=VALUE]...\n",
+        fputs("usage: ws_crash_test SERVER_BIN KILLS [--single] [--writers N] [--seed N] "
+              "[--set KEY=VALUE]...\n",
               stderr);
         return 2;
     }
@@ -421,7 +426,13 @@ int main(int argc, char **argv) {
     for (int i = 3; i < argc; i++) {
         if (strcmp(argv[i], "--single") == 0)
             single = true;
-        else if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc)
+        else if (strcmp(argv[i], "--writers") == 0 && i + 1 < argc) {
+            nwriters = atoi(argv[++i]);
+            if (nwriters < 1 || nwriters > MAX_WRITERS) {
+                fprintf(stderr, "ws_crash_test: --writers must be 1..%d\n", MAX_WRITERS);
+                return 2;
+            }
+        } else if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc)
             seed0 = (unsigned)strtoul(argv[++i], NULL, 10);
         else if (strcmp(argv[i], "--set") == 0 && i + 1 < argc && nextra < MAX_EXTRA_SETS)
             extra_sets[nextra++] = argv[++i];
@@ -472,8 +483,8 @@ int main(int argc, char **argv) {
     for (int i = 0; i < nextra; i++) sets[8 + i] = extra_sets[i]; /* later ones win */
     const char *env[] = {synced_env, key_env, NULL};
 
-    writer ws[WRITERS] = {0};
-    for (int i = 0; i < WRITERS; i++) {
+    writer ws[MAX_WRITERS] = {0};
+    for (int i = 0; i < nwriters; i++) {
         ws[i].id = i;
         ws[i].single = single;
         ws[i].next = 1;
@@ -517,17 +528,18 @@ int main(int argc, char **argv) {
             failed++;
         }
     }
-    for (int i = 0; i < WRITERS; i++) {
+    for (int i = 0; i < nwriters; i++) {
         t.sent += ws[i].next - 1;
         t.acked += ws[i].acked;
     }
     watch_drain(&watch);
-    printf("ws crash test (%s programs, seed %u): %ld kills (%ld at a random moment, %ld aimed "
+    printf("ws crash test (%d writer%s, %s programs, seed %u): %ld kills (%ld at a random moment, "
+           "%ld aimed "
            "at a checkpoint write of which %ld hit, %ld at a deletion of old log or checkpoints "
            "of which %ld hit); %ld kills while a checkpoint file was being written\n",
-           single ? "single-statement" : "multi-statement", seed0, t.kills, t.aimed[AIM_TIME],
-           t.aimed[AIM_CKPT_WRITE], t.aimed_hit[AIM_CKPT_WRITE], t.aimed[AIM_DELETE],
-           t.aimed_hit[AIM_DELETE], t.kills_in_checkpoint);
+           nwriters, nwriters == 1 ? "" : "s", single ? "single-statement" : "multi-statement",
+           seed0, t.kills, t.aimed[AIM_TIME], t.aimed[AIM_CKPT_WRITE], t.aimed_hit[AIM_CKPT_WRITE],
+           t.aimed[AIM_DELETE], t.aimed_hit[AIM_DELETE], t.kills_in_checkpoint);
     printf("ws crash test: %ld programs sent, %ld acknowledged, in flight at a kill: %ld present "
            "after it and %ld absent; %ld checkpoints written, %ld log segments deleted; %ld "
            "records (%llu nonzero bytes) cut as unsynced\n",
@@ -552,7 +564,7 @@ int main(int argc, char **argv) {
         snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
         if (system(cmd) != 0) ok = false;
     }
-    for (int i = 0; i < WRITERS; i++) free(ws[i].state);
+    for (int i = 0; i < nwriters; i++) free(ws[i].state);
     free(bin);
     return ok ? 0 : 1;
 }

@@ -293,7 +293,8 @@ async def t_group_commit(binary):
     acknowledged write is there after a restart. Without group commit each record has a
     sync of its own (syncs == records). Each sync is made to take 2 ms more
     (INPUTLAYER_TEST_SYNC_DELAY_US), so that the other writers' commits arrive during it
-    however fast the disk and however slow the build."""
+    however fast the disk and however slow the build. While several connections write,
+    the I/O thread leaves the syncs to the syncer thread (it would block in them)."""
     data = tempfile.mkdtemp(prefix="il-group-commit-")
     writers, per = 8, 40
     with OwnServer(binary, data_dir=data, env={"INPUTLAYER_TEST_SYNC_DELAY_US": "2000"}) as srv:
@@ -310,12 +311,56 @@ async def t_group_commit(binary):
         syncs = after["inputlayer_log_syncs_total"] - before["inputlayer_log_syncs_total"]
         assert records == writers * per, (records, syncs)
         assert 1 <= syncs <= 0.5 * records, (records, syncs)
+        lone = after["inputlayer_log_syncs_io_thread_total"] - \
+            before["inputlayer_log_syncs_io_thread_total"]
+        assert lone <= 0.5 * syncs, (lone, syncs)
         for c in conns:
             await c.ws.close()
     with OwnServer(binary, data_dir=data) as srv:
         c = await connect(srv)
         f = await c.call({"type": "execute", "program": "?g(W, I)"})
         assert sorted(f["rows"]) == [[w, i] for w in range(writers) for i in range(per)], f
+        await c.ws.close()
+
+
+async def lone_writer_run(binary, data, env=None):
+    """Three writes, a pause, ten more from the same connection: the log's counters over
+    the ten."""
+    with OwnServer(binary, data_dir=data, env=env) as srv:
+        c = await connect(srv)
+        for i in range(3):
+            f = await c.call({"type": "execute", "program": "+lw(%d)" % i})
+            assert f["type"] == "result" and not f["errors"], f
+        await asyncio.sleep(0.02)
+        before = prometheus(srv)
+        for i in range(3, 13):
+            f = await c.call({"type": "execute", "program": "+lw(%d)" % i})
+            assert f["type"] == "result" and not f["errors"], f
+        after = prometheus(srv)
+        await c.ws.close()
+    return {k.replace("inputlayer_log_", ""): after[k] - before[k] for k in (
+        "inputlayer_log_records_total", "inputlayer_log_syncs_total",
+        "inputlayer_log_syncs_io_thread_total")}
+
+
+async def t_lone_writer_syncs_on_io_thread(binary):
+    """A connection that has been the only writer for 5 ms has its commits synced by the
+    I/O thread itself (no hand-off to the syncer and back: docs/durability.md, Group
+    commit); each write is still durable before its reply, and all are there after a
+    restart. On a disk whose syncs take over 2 ms (INPUTLAYER_TEST_SYNC_DELAY_US) the
+    syncer keeps them: the I/O thread must not stall on a slow disk."""
+    data = tempfile.mkdtemp(prefix="il-lone-writer-")
+    d = await lone_writer_run(binary, data)
+    # Every sync of the ten is the I/O thread's unless one of them took over 2 ms.
+    assert d["records_total"] == 10 and d["syncs_total"] == 10, d
+    assert d["syncs_io_thread_total"] >= 1, d
+    slow = await lone_writer_run(binary, tempfile.mkdtemp(prefix="il-lone-writer-slow-"),
+                                 {"INPUTLAYER_TEST_SYNC_DELAY_US": "3000"})
+    assert slow == {"records_total": 10, "syncs_total": 10, "syncs_io_thread_total": 0}, slow
+    with OwnServer(binary, data_dir=data) as srv:
+        c = await connect(srv)
+        f = await c.call({"type": "execute", "program": "?lw(X)"})
+        assert sorted(r[0] for r in f["rows"]) == list(range(13)), f
         await c.ws.close()
 
 
@@ -369,6 +414,7 @@ async def t_preempted_inline_write_stays_inline(binary):
 
 TESTS = [t_rate_limit, t_connection_limits, t_heartbeat_and_lifetime, t_config_precedence,
          t_identities_persist, t_subscription_limit, t_durability_modes, t_group_commit,
-         t_test_reply_delay, t_preempted_inline_write_stays_inline]
+         t_test_reply_delay, t_preempted_inline_write_stays_inline,
+         t_lone_writer_syncs_on_io_thread]
 
 assert json
