@@ -8,18 +8,12 @@
 #   bench/check-paired-reads.sh BUILD_DIR
 set -euo pipefail
 
-if [ $# -ne 1 ]; then
-    echo "usage: $0 BUILD_DIR" >&2
-    exit 2
-fi
-BUILD=$(cd "$1" && pwd)
+# shellcheck source=bench/server-lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/server-lib.sh"
+bench_init "$@"
 SERVER=$BUILD/inputlayer-server
 FIXTURE=$BUILD/inputlayer-fixture
 API_KEY=bench-paired-key
-STARTUP_SECS=30
-BENCH_SCRIPT=check-paired-reads.sh
-# shellcheck source=bench/server-lib.sh
-. "$(dirname "${BASH_SOURCE[0]}")/server-lib.sh"
 bench_require "$SERVER" "$FIXTURE"
 bench_cpu_layout none "the servers" "the client"
 

@@ -30,13 +30,10 @@
 # INVALID), 1 on any other failure.
 set -euo pipefail
 
-if [ $# -ne 1 ]; then
-    echo "usage: $0 BUILD_DIR" >&2
-    exit 2
-fi
+# shellcheck source=bench/server-lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/server-lib.sh"
+bench_init "$@"
 BUILD_ARG=$1
-BUILD=$(cd "$1" && pwd)
-REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 SERVER=$BUILD/inputlayer-server
 FIXTURE=$BUILD/inputlayer-fixture
 PROBE=$BUILD/fsync_probe
@@ -49,11 +46,7 @@ EXTRA_ARGS=(${BENCH_DURABLE_ARGS:-})
 PROBE_ARGS=(--count 2000 --bytes 128 --prealloc fallocate)
 # Only for this run's own servers, which listen on 127.0.0.1 with fresh data directories.
 API_KEY=bench-durable-key
-STARTUP_SECS=30
 
-BENCH_SCRIPT=run-durable.sh
-# shellcheck source=bench/server-lib.sh
-. "$(dirname "${BASH_SOURCE[0]}")/server-lib.sh"
 bench_require "$SERVER" "$FIXTURE" "$PROBE"
 bench_cpu_layout "$CPUS" "the server and the fsync probe" "the fixture client"
 if [ ! -d "$DATA_PARENT" ] || [ ! -w "$DATA_PARENT" ]; then

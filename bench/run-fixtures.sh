@@ -15,12 +15,9 @@
 # other failure.
 set -euo pipefail
 
-if [ $# -ne 1 ]; then
-    echo "usage: $0 BUILD_DIR" >&2
-    exit 2
-fi
-BUILD=$(cd "$1" && pwd)
-REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=bench/server-lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/server-lib.sh"
+bench_init "$@"
 SERVER=$BUILD/inputlayer-server
 FIXTURE=$BUILD/inputlayer-fixture
 FIXTURES=${BENCH_FIXTURES:-delta_single delta_fanout delta_first delta_keyed}
@@ -29,11 +26,7 @@ CPUS=${BENCH_SERVER_CPUS:-split}
 EXTRA_ARGS=(${BENCH_FIXTURE_ARGS:-})
 # Only for this run's own servers, which listen on 127.0.0.1 with fresh data directories.
 API_KEY=bench-fixture-key
-STARTUP_SECS=30
 
-BENCH_SCRIPT=run-fixtures.sh
-# shellcheck source=bench/server-lib.sh
-. "$(dirname "${BASH_SOURCE[0]}")/server-lib.sh"
 bench_require "$SERVER" "$FIXTURE"
 bench_cpu_layout "$CPUS" "the server" "the fixture client"
 

@@ -18,12 +18,9 @@
 # (BENCH_SERVER_CPUS: none, split or shared, as in run-fixtures.sh). Prints a Markdown table.
 set -euo pipefail
 
-if [ $# -ne 1 ]; then
-    echo "usage: $0 BUILD_DIR" >&2
-    exit 2
-fi
-BUILD=$(cd "$1" && pwd)
-REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=bench/server-lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/server-lib.sh"
+bench_init "$@"
 SERVER=$BUILD/inputlayer-server
 FIXTURE=$BUILD/inputlayer-fixture
 ECHO=$BUILD/ws_echo_server
@@ -33,11 +30,7 @@ INTERVALS=${BENCH_PACING_INTERVALS_MS:-1 5 10}
 WRITES=${BENCH_PACING_WRITES:-2000}
 CPUS=${BENCH_SERVER_CPUS:-none}
 API_KEY=bench-pacing-key
-STARTUP_SECS=30
 
-BENCH_SCRIPT=run-pacing.sh
-# shellcheck source=bench/server-lib.sh
-. "$(dirname "${BASH_SOURCE[0]}")/server-lib.sh"
 bench_require "$SERVER" "$FIXTURE" "$ECHO" "$LOAD" "$PROBE"
 bench_cpu_layout "$CPUS" "the servers" "the clients"
 

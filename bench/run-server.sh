@@ -26,12 +26,9 @@
 # Exits 3 when a reply was wrong (the run is INVALID), 1 on any other failure.
 set -euo pipefail
 
-if [ $# -ne 1 ]; then
-    echo "usage: $0 BUILD_DIR" >&2
-    exit 2
-fi
-BUILD=$(cd "$1" && pwd)
-REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=bench/server-lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/server-lib.sh"
+bench_init "$@"
 SERVER=$BUILD/inputlayer-server
 ECHO=$BUILD/ws_echo_server
 LOAD=$BUILD/inputlayer-load
@@ -47,11 +44,7 @@ PROGRAM='?edge(1, Y)'
 KG=perf
 # Only for this run's own server, which listens on 127.0.0.1 with a fresh data directory.
 API_KEY=bench-server-key
-STARTUP_SECS=30
 
-BENCH_SCRIPT=run-server.sh
-# shellcheck source=bench/server-lib.sh
-. "$(dirname "${BASH_SOURCE[0]}")/server-lib.sh"
 bench_require "$SERVER" "$ECHO" "$LOAD" "$CLIENT" "$GEN"
 bench_cpu_layout "$CPUS" "the servers" "the load client"
 

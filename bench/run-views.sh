@@ -20,12 +20,9 @@
 # other failure.
 set -euo pipefail
 
-if [ $# -ne 1 ]; then
-    echo "usage: $0 BUILD_DIR" >&2
-    exit 2
-fi
-BUILD=$(cd "$1" && pwd)
-REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=bench/server-lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/server-lib.sh"
+bench_init "$@"
 SERVER=$BUILD/inputlayer-server
 VIEWS=$BUILD/inputlayer-views
 CPUS=${BENCH_SERVER_CPUS:-split}
@@ -43,11 +40,7 @@ else
 fi
 # Only for this run's own servers, which listen on 127.0.0.1 with fresh data directories.
 API_KEY=bench-views-key
-STARTUP_SECS=30
 
-BENCH_SCRIPT=run-views.sh
-# shellcheck source=bench/server-lib.sh
-. "$(dirname "${BASH_SOURCE[0]}")/server-lib.sh"
 bench_require "$SERVER" "$VIEWS"
 bench_cpu_layout "$CPUS" "the server" "the views client"
 

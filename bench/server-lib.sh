@@ -6,6 +6,20 @@
 # The globals these functions set are the callers' (PIN_SERVER, PIN_CLIENT, LAYOUT, ...).
 # shellcheck disable=SC2034
 
+# bench_init "$@": the scripts' one argument, BUILD_DIR. Exits with the usage unless it is
+# given; sets BUILD (it, absolute), REPO (this source tree), BENCH_SCRIPT (the calling
+# script's name, for messages) and STARTUP_SECS (how long a server may take to listen).
+bench_init() {
+    if [ $# -ne 1 ]; then
+        echo "usage: $0 BUILD_DIR" >&2
+        exit 2
+    fi
+    BUILD=$(cd "$1" && pwd)
+    REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+    BENCH_SCRIPT=$(basename "$0")
+    STARTUP_SECS=30
+}
+
 # bench_require BINARY...: exits with an error unless each is built.
 bench_require() {
     local p
