@@ -471,16 +471,21 @@ static void run_cheap_query(run_env *e) {
     query_case_free(&c);
 }
 
-static void run_bound_query(run_env *e) {
+/* Builds a query fixture's case (cheap_query_case, ...); false when it failed the result. */
+typedef bool (*case_builder)(run_env *e, query_case *c);
+
+static void run_case(run_env *e, case_builder build) {
     query_case c;
-    if (bound_query_case(e, &c)) case_fixture(e, &c);
+    if (build(e, &c)) case_fixture(e, &c);
     query_case_free(&c);
 }
 
+static void run_bound_query(run_env *e) {
+    run_case(e, bound_query_case);
+}
+
 static void run_recursive_query(run_env *e) {
-    query_case c;
-    if (recursive_query_case(e, &c)) case_fixture(e, &c);
-    query_case_free(&c);
+    run_case(e, recursive_query_case);
 }
 
 static void run_rule_query(run_env *e) {
@@ -850,25 +855,23 @@ static void pair_query_fixture(run_env *const e[2], const query_case *c) {
     pair_down(e, true);
 }
 
-static void pair_cheap_query(run_env *const e[2]) {
+static void pair_case(run_env *const e[2], case_builder build) {
     query_case c;
-    if (cheap_query_case(e[0], &c)) pair_query_fixture(e, &c);
+    if (build(e[0], &c)) pair_query_fixture(e, &c);
     pair_ok(e);
     query_case_free(&c);
+}
+
+static void pair_cheap_query(run_env *const e[2]) {
+    pair_case(e, cheap_query_case);
 }
 
 static void pair_bound_query(run_env *const e[2]) {
-    query_case c;
-    if (bound_query_case(e[0], &c)) pair_query_fixture(e, &c);
-    pair_ok(e);
-    query_case_free(&c);
+    pair_case(e, bound_query_case);
 }
 
 static void pair_recursive_query(run_env *const e[2]) {
-    query_case c;
-    if (recursive_query_case(e[0], &c)) pair_query_fixture(e, &c);
-    pair_ok(e);
-    query_case_free(&c);
+    pair_case(e, recursive_query_case);
 }
 
 /* delta_single, delta_fanout, delta_keyed and interference: agents, writes, interval. */
