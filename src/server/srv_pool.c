@@ -9,6 +9,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "server/srv_pipeline.h"
+
 /* How long the syncer waits for concurrent writers' commits to join a sync: about the
  * spread of their requests' arrival after the previous sync's replies. */
 enum { GATHER_NS = 100 * 1000 };
@@ -88,18 +90,12 @@ static void *worker(void *arg) {
     return NULL;
 }
 
-static uint64_t mono_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* Syncs the log, noting how long it took (srv_pool_sync_alone reads it). */
 static bool timed_sync(srv_pool *p) {
     char *err = NULL;
-    uint64_t began = mono_ns();
+    uint64_t began = srv_mono_ns();
     bool ok = il_engine_sync(p->log_engine, &err);
-    __atomic_store_n(&p->last_sync_ns, mono_ns() - began, __ATOMIC_RELAXED);
+    __atomic_store_n(&p->last_sync_ns, srv_mono_ns() - began, __ATOMIC_RELAXED);
     if (!ok) fprintf(stderr, "ERROR: syncing the log: %s\n", err ? err : "unknown error");
     free(err);
     return ok;
