@@ -6,6 +6,7 @@
  * each counted as a character. Non-string input gives Null. */
 #include <ctype.h>
 #include <locale.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <wctype.h>
@@ -43,11 +44,19 @@ static size_t utf8_offset(const char *s, size_t n, uint64_t ci) {
     return i;
 }
 
-/* glibc's C.UTF-8 locale carries the Unicode case tables, whatever the process locale. */
+/* glibc's C.UTF-8 locale carries the Unicode case tables, whatever the process locale.
+ * One for the process, made once: the case functions only read it, from any thread. (One
+ * per thread leaked with each worker thread that ended.) */
+static locale_t g_unicode_locale;
+static pthread_once_t g_unicode_once = PTHREAD_ONCE_INIT;
+
+static void make_unicode_locale(void) {
+    g_unicode_locale = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
+}
+
 static locale_t unicode_locale(void) {
-    static _Thread_local locale_t loc;
-    if (!loc) loc = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
-    return loc;
+    pthread_once(&g_unicode_once, make_unicode_locale);
+    return g_unicode_locale;
 }
 
 static val_t fn_len(const val_t *a) {

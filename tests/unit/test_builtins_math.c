@@ -5,8 +5,16 @@
  * (iql-language.md 5.1 and 5.5). */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <string.h>
+
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#include <sanitizer/lsan_interface.h>
+#define HAVE_LEAK_CHECK 1
+#endif
+#endif
 
 #include "unit_fixture.h"
 #include "value/value.h"
@@ -179,6 +187,31 @@ Test(string_fn, case_mapping_is_unicode_and_keeps_invalid_bytes) {
                "B\xc3"); /* invalid kept */
     assert_str(UNIT_CALL("lower", S("")), "");
     cr_assert_eq(UNIT_CALL("upper", val_float(1.0)), VAL_NULL);
+}
+
+/* Case mapping on threads that then end, as the server's workers do at shutdown: the
+ * Unicode locale it uses is the process's, so nothing is left behind with the threads
+ * (in the sanitizer build, a leak check right after they ended sees it otherwise). */
+static void *upper_on_a_thread(void *arg) {
+    val_t v = UNIT_CALL("upper", S("\xc3\xa9t\xc3\xa9"));
+    size_t n;
+    const char *s = val_type_of(v) == VT_STR ? val_get_str(v, &n) : NULL;
+    *(bool *)arg = s && n == 5 && memcmp(s, "\xc3\x89T\xc3\x89", 5) == 0;
+    return NULL;
+}
+
+Test(string_fn, case_mapping_on_threads_that_end) {
+    pthread_t t[4];
+    bool ok[4] = {false};
+    for (int i = 0; i < 4; i++)
+        cr_assert_eq(pthread_create(&t[i], NULL, upper_on_a_thread, &ok[i]), 0);
+    for (int i = 0; i < 4; i++) {
+        pthread_join(t[i], NULL);
+        cr_assert(ok[i], "thread %d", i);
+    }
+#ifdef HAVE_LEAK_CHECK
+    cr_assert_eq(__lsan_do_recoverable_leak_check(), 0, "memory left behind by ended threads");
+#endif
 }
 
 Test(string_fn, trim_unicode_whitespace) {
