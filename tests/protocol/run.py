@@ -24,6 +24,7 @@ import asyncio
 import json
 import os
 import sys
+import traceback
 
 import websockets
 
@@ -235,6 +236,12 @@ async def run_tests(tests, arg):
         except Exception as e:  # report every failing check, then fail the run
             failed += 1
             print("FAIL %s: %r" % (t.__name__, e))
+            # Where in the tests it failed: a bare TimeoutError does not say which wait ran out.
+            here = os.path.dirname(os.path.abspath(__file__))
+            for f in traceback.extract_tb(e.__traceback__):
+                if os.path.abspath(f.filename).startswith(here):
+                    print("     at %s:%d %s: %s" % (os.path.basename(f.filename), f.lineno,
+                                                  f.name, f.line))
     return failed
 
 
