@@ -261,4 +261,7 @@ settings=""
 [ -n "${BENCH_DURABLE_ARGS:-}" ] && settings+="BENCH_DURABLE_ARGS='${BENCH_DURABLE_ARGS}' "
 [ -n "$SMOKE" ] && settings+="BENCH_DURABLE_SMOKE=$SMOKE "
 [ "$MODE" != immediate ] && settings+="BENCH_DURABLE_MODE=$MODE "
+# The servers inherit the environment: a setting that changes their figures is shown.
+[ "${INPUTLAYER_HTTP__BUSY_POLL_US:-0}" != 0 ] &&
+    settings+="INPUTLAYER_HTTP__BUSY_POLL_US=$INPUTLAYER_HTTP__BUSY_POLL_US "
 echo "Command: \`${settings}./bench/run-durable.sh $BUILD_ARG\`$([ -z "$settings" ] && [ "$BUILD_ARG" = build ] && echo " (= \`make bench-durable\`)")"

@@ -40,6 +40,8 @@ static const key_desc KEYS[SRV_CFG_NKEYS] = {
                                offsetof(srv_config, ws_auth_timeout_ms), 0, MS_MAX},
     [SRV_K_WS_PING_INTERVAL] = {"http.ws_ping_interval_ms", KT_INT,
                                 offsetof(srv_config, ws_ping_interval_ms), 0, MS_MAX},
+    [SRV_K_BUSY_POLL] = {"http.busy_poll_us", KT_INT, offsetof(srv_config, busy_poll_us), 0,
+                         1000000},
     [SRV_K_TRUSTED_PROXIES] = {"http.trusted_proxies", KT_STRS,
                                offsetof(srv_config, trusted_proxies), 0, 0},
     [SRV_K_CREDENTIALS_FILE] = {"http.auth.credentials_file", KT_OPT_STR,

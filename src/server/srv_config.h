@@ -27,6 +27,7 @@ typedef enum srv_cfg_key {
     SRV_K_WS_IDLE_TIMEOUT,
     SRV_K_WS_AUTH_TIMEOUT,
     SRV_K_WS_PING_INTERVAL,
+    SRV_K_BUSY_POLL,
     SRV_K_TRUSTED_PROXIES,
     SRV_K_CREDENTIALS_FILE,
     SRV_K_BOOTSTRAP_PASSWORD,
@@ -69,6 +70,7 @@ typedef struct srv_config {
     int64_t ws_idle_timeout_ms;
     int64_t ws_auth_timeout_ms;
     int64_t ws_ping_interval_ms;
+    int64_t busy_poll_us;   /* the I/O loop polls this long after its last work before it sleeps */
     char **trusted_proxies; /* IPv4 addresses or a.b.c.d/n */
     size_t ntrusted_proxies;
     /* [http.auth]; NULL = not set */
@@ -86,10 +88,8 @@ typedef struct srv_config {
     int64_t notification_buffer_size;
     int64_t notification_coalesce_ms;
     int64_t ws_max_subscriptions;
-    char *durability_mode; /* immediate | batched | async (srv_durability.c) */
-    int64_t batch_sync_ms; /* batched: the longest an acknowledged write waits */
-    /* per connection, a group counting per member; 0 = none */ /* srv_pace.c: one write per
-                                                                   connection per window */
+    char *durability_mode;             /* immediate | batched | async (srv_durability.c) */
+    int64_t batch_sync_ms;             /* batched: the longest an acknowledged write waits */
     int64_t ws_max_in_flight_requests; /* pipeline bound per connection (at least 1) */
     /* [admission] */
     int64_t compute_permits; /* worker threads; 0 = cores minus max(2, cores/4), at least 1 */

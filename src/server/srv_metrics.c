@@ -139,6 +139,10 @@ void srv_metrics_prometheus(srv_conn *c) {
            "commit (no hand-off to the syncer thread).");
     il_buf_printf(&b, "inputlayer_log_syncs_io_thread_total %llu\n",
                   (unsigned long long)s->pool.lone_syncs);
+    family(&b, "inputlayer_loop_busy_poll_seconds_total", "counter",
+           "Time the I/O loop spent polling instead of sleeping (http.busy_poll_us).");
+    il_buf_printf(&b, "inputlayer_loop_busy_poll_seconds_total %.6f\n",
+                  (double)s->busy_polled_ns / 1e9);
     family(&b, "inputlayer_queries_total", "counter", "Statements executed by the engine.");
     il_buf_printf(&b, "inputlayer_queries_total %llu\n", (unsigned long long)LOAD(s->query_count));
     gauge(&b, "inputlayer_knowledge_graphs", "Knowledge graphs.", (long long)graph_count(s));

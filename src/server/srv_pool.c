@@ -315,6 +315,13 @@ void srv_pool_stats(srv_pool *p, size_t *queued, unsigned *running) {
     pthread_mutex_unlock(&p->mu);
 }
 
+bool srv_pool_quiet(srv_pool *p) {
+    pthread_mutex_lock(&p->mu);
+    bool quiet = !p->nqueued && !p->running && !p->pend_head && !p->sync_busy;
+    pthread_mutex_unlock(&p->mu);
+    return quiet;
+}
+
 void srv_pool_close_when_idle(srv_pool *p) {
     p->close_requested = true;
     if (p->outstanding == 0 && !p->closed) {

@@ -73,6 +73,9 @@ bool srv_pool_try_engine(srv_pool *p);
 void srv_pool_leave_engine(srv_pool *p);
 /* Jobs waiting and workers busy, for metrics. */
 void srv_pool_stats(srv_pool *p, size_t *queued, unsigned *running);
+/* Whether no job is queued or running and no commit waits for a sync: the pool's threads
+ * need no CPU. */
+bool srv_pool_quiet(srv_pool *p);
 /* Closes the loop-side handle once nothing is outstanding (at shutdown): now, or after
  * the last outstanding job is done. */
 void srv_pool_close_when_idle(srv_pool *p);

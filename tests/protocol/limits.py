@@ -424,9 +424,51 @@ async def t_preempted_inline_write_stays_inline(binary):
         await c.ws.close()
 
 
+def cpu_seconds(pid):
+    """The process's user and system CPU time, from /proc (in clock ticks)."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def t_busy_poll(binary):
+    """http.busy_poll_us: after it reads a request or writes a reply, the I/O loop polls for
+    that long instead of sleeping (docs/server.md, Threads), and the time it spends so is
+    counted; then it sleeps again, and an idle server costs no CPU. Off by default."""
+    metric = "inputlayer_loop_busy_poll_seconds_total"
+    with OwnServer(binary) as srv:
+        c = await connect(srv)
+        for i in range(3):
+            f = await c.call({"type": "execute", "program": "+bp(%d)" % i})
+            assert f["type"] == "result" and not f["errors"], f
+        assert prometheus(srv)[metric] == 0, prometheus(srv)[metric]
+        await c.ws.close()
+    window = 0.05
+    env = {"INPUTLAYER_HTTP__BUSY_POLL_US": str(int(window * 1e6))}
+    with OwnServer(binary, env=env) as srv:
+        c = await connect(srv)
+        for i in range(3):
+            f = await c.call({"type": "execute", "program": "+bp(%d)" % i})
+            assert f["type"] == "result" and not f["errors"], f
+        await asyncio.sleep(0.3)
+        polled = prometheus(srv)[metric]
+        # At least the window after the last reply; the requests were answered meanwhile.
+        assert polled >= window, polled
+        cpu = cpu_seconds(srv.proc.pid)
+        await asyncio.sleep(1.0)
+        idle_cpu = cpu_seconds(srv.proc.pid) - cpu
+        # Idle, it sleeps: the second cost about one window (the read of the metric).
+        assert idle_cpu < 0.5, idle_cpu
+        later = prometheus(srv)[metric]
+        assert later - polled < 0.5, (polled, later)
+        f = await c.call({"type": "execute", "program": "?bp(X)"})
+        assert sorted(r[0] for r in f["rows"]) == [0, 1, 2], f
+        await c.ws.close()
+
+
 TESTS = [t_rate_limit, t_connection_limits, t_heartbeat_and_lifetime, t_config_precedence,
          t_identities_persist, t_subscription_limit, t_durability_modes, t_group_commit,
          t_test_reply_delay, t_preempted_inline_write_stays_inline,
-         t_lone_writer_syncs_on_io_thread]
+         t_lone_writer_syncs_on_io_thread, t_busy_poll]
 
 assert json

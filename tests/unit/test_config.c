@@ -195,6 +195,10 @@ Test(config, wrong_types_and_ranges_fail) {
     cr_expect_str_eq(err, "line 2: http.port must be an integer, not a string");
     cr_expect_not(apply("[http]\nport = 70000\n"));
     cr_expect_str_eq(err, "line 2: http.port must be between 0 and 65535, not 70000");
+    cr_expect_not(apply("[http]\nbusy_poll_us = 1000001\n"));
+    cr_expect_str_eq(err, "line 2: http.busy_poll_us must be between 0 and 1000000, not 1000001");
+    cr_expect(apply("[http]\nbusy_poll_us = 250\n"), "%s", err);
+    cr_expect_eq(cfg.busy_poll_us, 250);
     cr_expect_not(apply("[http.rate_limit]\nmax_connections = -1\n"));
     cr_expect_not(apply("[http.rate_limit]\nmax_connections = 1.5\n"));
     cr_expect_str_eq(err,
@@ -305,6 +309,7 @@ Test(config, example_file_is_the_defaults) {
     cr_expect_eq(cfg.ws_idle_timeout_ms, def.ws_idle_timeout_ms);
     cr_expect_eq(cfg.ws_auth_timeout_ms, def.ws_auth_timeout_ms);
     cr_expect_eq(cfg.ws_ping_interval_ms, def.ws_ping_interval_ms);
+    cr_expect_eq(cfg.busy_poll_us, def.busy_poll_us);
     cr_expect_eq(cfg.ntrusted_proxies, 0);
     cr_expect_eq(cfg.max_connections, def.max_connections);
     cr_expect_eq(cfg.max_ws_connections, def.max_ws_connections);
