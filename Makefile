@@ -113,10 +113,19 @@ $(BUILD)/fuzz_parser: setup $(wildcard src/base/*.c src/value/*.c src/iql/*.c sr
 	@clang -std=c11 -D_GNU_SOURCE -g -O1 -Wall -Wextra -Werror -fsanitize=fuzzer,address,undefined \
 	  -Isrc -Iinclude $(FUZZ_SOURCES) -o $@ -lxxhash -lm -lpthread
 
-fuzz: $(BUILD)/fuzz_parser
-	@mkdir -p $(BUILD)/fuzz-corpus
+# The request frame reader against jansson (differential: see tests/fuzz/fuzz_jsonflat.c).
+$(BUILD)/fuzz_jsonflat: setup src/server/srv_jsonflat.c src/server/srv_jsonflat.h $(wildcard src/base/*.c src/base/*.h) tests/fuzz/fuzz_jsonflat.c
+	@mkdir -p $(BUILD)
+	@clang -std=c11 -D_GNU_SOURCE -g -O1 -Wall -Wextra -Werror -fsanitize=fuzzer,address,undefined \
+	  -Isrc -Iinclude src/server/srv_jsonflat.c src/base/*.c tests/fuzz/fuzz_jsonflat.c \
+	  -o $@ -ljansson -lxxhash -lm -lpthread
+
+fuzz: $(BUILD)/fuzz_parser $(BUILD)/fuzz_jsonflat
+	@mkdir -p $(BUILD)/fuzz-corpus $(BUILD)/fuzz-corpus-jsonflat
 	@$(BUILD)/fuzz_parser -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -print_final_stats=1 \
 	  $(BUILD)/fuzz-corpus tests/fuzz/corpus
+	@$(BUILD)/fuzz_jsonflat -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -print_final_stats=1 \
+	  $(BUILD)/fuzz-corpus-jsonflat tests/fuzz/corpus-jsonflat
 
 fuzz-short:
 	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=20
