@@ -424,6 +424,43 @@ async def t_preempted_inline_write_stays_inline(binary):
         await c.ws.close()
 
 
+async def t_slow_inline_write_sends_writes_to_pool(binary):
+    """A write run inline whose own work took over 2 ms of the I/O thread's CPU time (here,
+    the upkeep of a maintained rule: one fact adds 20,000 rows to it) sends its connection's
+    writes to the pool for the next second (docs/server.md, Threads), counted in
+    inputlayer_writes_total."""
+    with OwnServer(binary) as srv:
+        c = await connect(srv)
+        for k in range(4):
+            rows = ", ".join("(%d)" % (k * 5000 + i) for i in range(5000))
+            f = await c.call({"type": "execute", "program": "+sa[%s]" % rows})
+            assert f["type"] == "result" and not f["errors"], f
+        # Maintained (docs/engine.md, the read policy) once read unbound, with every relation
+        # the test writes already holding facts (one that starts to would close the view).
+        for prog in ("+sb(0)", "+sz(0)", "+sab(X, Y) <- sa(X), sb(Y)", "?sab(X, Y)"):
+            f = await c.call({"type": "execute", "program": prog})
+            assert f["type"] == "result" and not f["errors"], f
+        await asyncio.sleep(1.2)  # past any pause the setup's own writes started
+        key = 'inputlayer_writes_total{ran="%s"}'
+        before = prometheus(srv)
+        f = await c.call({"type": "execute", "program": "+sz(1)"})
+        assert f["type"] == "result" and not f["errors"], f
+        quick = prometheus(srv)
+        assert quick[key % "inline"] == before[key % "inline"] + 1, (before, quick)
+        f = await c.call({"type": "execute", "program": "+sb(1)"})
+        assert f["type"] == "result" and not f["errors"], f
+        slow = prometheus(srv)
+        assert slow[key % "inline"] == quick[key % "inline"] + 1, (quick, slow)
+        # The next write goes to the pool, though it is as quick as +sz(1).
+        f = await c.call({"type": "execute", "program": "+sz(2)"})
+        assert f["type"] == "result" and not f["errors"], f
+        after = prometheus(srv)
+        assert after[key % "pool"] == slow[key % "pool"] + 1, (slow, after)
+        f = await c.call({"type": "execute", "program": "?sab(X, 1)"})
+        assert len(f["rows"]) == 20000 or f.get("truncated"), f
+        await c.ws.close()
+
+
 def cpu_seconds(pid):
     """The process's user and system CPU time, from /proc (in clock ticks)."""
     with open("/proc/%d/stat" % pid) as f:
@@ -469,6 +506,7 @@ async def t_busy_poll(binary):
 TESTS = [t_rate_limit, t_connection_limits, t_heartbeat_and_lifetime, t_config_precedence,
          t_identities_persist, t_subscription_limit, t_durability_modes, t_group_commit,
          t_test_reply_delay, t_preempted_inline_write_stays_inline,
+         t_slow_inline_write_sends_writes_to_pool,
          t_lone_writer_syncs_on_io_thread, t_busy_poll]
 
 assert json
