@@ -164,13 +164,18 @@ bool srv_pool_group_commit(srv_pool *p, il_engine *e) {
     return true;
 }
 
+/* With mu held: no job queued or running, none waiting for a sync, no sync running. */
+static bool idle(const srv_pool *p) {
+    return !p->nqueued && !p->running && !p->pend_head && !p->sync_busy;
+}
+
 bool srv_pool_sync_alone(srv_pool *p, srv_job *j) {
     if (!p->log_engine) return false;
     if (il_engine_log_written(p->log_engine) <= il_engine_log_durable(p->log_engine)) return true;
     /* A disk that has just been slow may stall again: the loop thread must not wait on it. */
     if (__atomic_load_n(&p->last_sync_ns, __ATOMIC_RELAXED) > LONE_SYNC_MAX_NS) return false;
     pthread_mutex_lock(&p->mu);
-    bool alone = !p->pend_head && !p->sync_busy && p->running == 0 && p->nqueued == 0;
+    bool alone = idle(p);
     if (alone) p->sync_busy = true; /* the syncer stays out */
     pthread_mutex_unlock(&p->mu);
     if (!alone) return false;
@@ -317,7 +322,7 @@ void srv_pool_stats(srv_pool *p, size_t *queued, unsigned *running) {
 
 bool srv_pool_quiet(srv_pool *p) {
     pthread_mutex_lock(&p->mu);
-    bool quiet = !p->nqueued && !p->running && !p->pend_head && !p->sync_busy;
+    bool quiet = idle(p);
     pthread_mutex_unlock(&p->mu);
     return quiet;
 }
