@@ -122,14 +122,28 @@ static void linger(srv_conn *c) {
     uv_timer_start(&c->timer, on_linger_timeout, LINGER_MS, 0);
 }
 
-/* With http.busy_poll_us, the loop keeps polling for that long after it last read a
- * request or wrote a reply, instead of sleeping in epoll_wait. On a virtual machine, waking
+/* With http.busy_poll_us, the loop keeps polling for that long after it last wrote (a reply,
+ * a notification), instead of sleeping in epoll_wait. On a virtual machine, waking
  * a thread that sleeps, and the idle CPU it sleeps on, takes tens of microseconds; a client
  * that sends its next request within the window finds the loop awake (measured: a durable
- * single-fact write acknowledged 40-90 us sooner, BENCHMARKS.md "Busy polling"). It costs
- * up to the window in CPU after each burst of work, so it is off by default. */
+ * single-fact write acknowledged 40-90 us sooner, BENCHMARKS.md "Busy polling"). A window
+ * that no request comes in is CPU spent for nothing, so after BUSY_POLL_MISSES reads in a
+ * row that came later than the window after the last write, the loop sleeps again until
+ * one comes within it (a client writing every few milliseconds is not polled for). Off by
+ * default all the same. */
+enum { BUSY_POLL_MISSES = 3 };
+
 static void note_work(srv_server *s) {
-    if (s->busy_poll_ns) s->busy_poll_until_ns = srv_mono_ns() + s->busy_poll_ns;
+    if (s->busy_poll_ns) s->busy_poll_last_ns = srv_mono_ns();
+}
+
+static void note_read(srv_server *s) {
+    if (!s->busy_poll_ns) return;
+    uint64_t now = srv_mono_ns();
+    if (now - s->busy_poll_last_ns <= s->busy_poll_ns)
+        s->busy_poll_misses = 0;
+    else if (s->busy_poll_misses < BUSY_POLL_MISSES)
+        s->busy_poll_misses++;
 }
 
 static void run_loop(srv_server *s) {
@@ -142,7 +156,8 @@ static void run_loop(srv_server *s) {
     for (;;) {
         uint64_t now = srv_mono_ns();
         /* Not while the pool's threads work: they may need this CPU more. */
-        bool poll = now < s->busy_poll_until_ns && srv_pool_quiet(&s->pool);
+        bool poll = s->busy_poll_misses < BUSY_POLL_MISSES &&
+                    now - s->busy_poll_last_ns < s->busy_poll_ns && srv_pool_quiet(&s->pool);
         if (poll && !polling_since) polling_since = now;
         if (!poll && polling_since) {
             s->busy_polled_ns += now - polling_since;
@@ -304,7 +319,7 @@ static void on_read(uv_stream_t *stream, ssize_t n, const uv_buf_t *buf) {
         return;
     }
     if (n > 0) {
-        note_work(c->srv);
+        note_read(c->srv);
         if (c->state == SRV_HTTP)
             srv_http_feed(c, buf->base, (size_t)n);
         else if (c->state == SRV_WS)

@@ -158,7 +158,8 @@ typedef struct srv_server {
     const struct srv_conn *last_writer; /* srv_pipeline.c lone_writer: compared, never used */
     uint64_t last_writer_since_ns;      /* when it became the last writer */
     uint64_t busy_poll_ns;         /* http.busy_poll_us (loop.c run_loop); 0: sleep when idle */
-    uint64_t busy_poll_until_ns;   /* the loop polls without sleeping until then */
+    uint64_t busy_poll_last_ns;    /* the loop's last write (with busy_poll_ns only) */
+    unsigned busy_poll_misses;     /* reads in a row that came too late to be caught */
     uint64_t busy_polled_ns;       /* time spent so (inputlayer_loop_busy_poll_seconds_total) */
     uint64_t test_reply_delay_ns;  /* INPUTLAYER_TEST_REPLY_DELAY_NS (docs/server.md) */
     uint64_t test_inline_stall_ns; /* INPUTLAYER_TEST_INLINE_WRITE_STALL_NS (ditto) */

@@ -469,9 +469,10 @@ def cpu_seconds(pid):
 
 
 async def t_busy_poll(binary):
-    """http.busy_poll_us: after it reads a request or writes a reply, the I/O loop polls for
-    that long instead of sleeping (docs/server.md, Threads), and the time it spends so is
-    counted; then it sleeps again, and an idle server costs no CPU. Off by default."""
+    """http.busy_poll_us: after it writes, the I/O loop polls for that long instead of
+    sleeping (docs/server.md, Threads), and the time it spends so is counted; then it
+    sleeps again, and an idle server costs no CPU; a client whose requests come further
+    apart than the window is not polled for. Off by default."""
     metric = "inputlayer_loop_busy_poll_seconds_total"
     with OwnServer(binary) as srv:
         c = await connect(srv)
@@ -500,6 +501,23 @@ async def t_busy_poll(binary):
         assert later - polled < 0.5, (polled, later)
         f = await c.call({"type": "execute", "program": "?bp(X)"})
         assert sorted(r[0] for r in f["rows"]) == [0, 1, 2], f
+        # Requests further apart than the window are not polled for: after three reads in
+        # a row that came too late, the loop sleeps. So the 6 below cost at most the window
+        # after the metric's read and two more (polling after each would make it 7 windows).
+        start = prometheus(srv)[metric]
+        for _ in range(6):
+            await asyncio.sleep(3 * window)
+            f = await c.call({"type": "execute", "program": "?bp(X)"})
+            assert f["type"] == "result", f
+        spaced = prometheus(srv)[metric] - start
+        assert spaced < 4 * window, spaced
+        # Back to back again, a request comes within the window: polling resumes.
+        for _ in range(5):
+            f = await c.call({"type": "execute", "program": "?bp(X)"})
+            assert f["type"] == "result", f
+        await asyncio.sleep(3 * window)
+        resumed = prometheus(srv)[metric] - start - spaced
+        assert resumed >= window, (spaced, resumed)
         await c.ws.close()
 
 
