@@ -133,7 +133,7 @@ static void linger(srv_conn *c) {
  * default all the same. */
 enum { BUSY_POLL_MISSES = 3 };
 
-static void note_work(srv_server *s) {
+static void note_write(srv_server *s) {
     if (s->busy_poll_ns) s->busy_poll_last_ns = srv_mono_ns();
 }
 
@@ -221,7 +221,7 @@ static void queue_write(srv_conn *c, char *data, size_t len, size_t done, void (
 }
 
 static void write_out(srv_conn *c, char *data, size_t len, void (*release)(void *), void *ctx) {
-    note_work(c->srv);
+    note_write(c->srv);
     if (c->corked) {
         if (c->ncorked == sizeof c->cork / sizeof c->cork[0]) {
             srv_conn_uncork(c); /* full: these go, and gathering goes on */

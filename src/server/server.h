@@ -155,8 +155,9 @@ typedef struct srv_server {
     uint64_t sub_graph_changes;       /* srv_notify_graph_changes when subscriptions last looked */
     struct srv_member *sub_touched;   /* srv_subfam.c: members with rows not yet published */
     struct srv_group *groups_touched; /* srv_subgroup.c: groups of such members */
-    const struct srv_conn *last_writer; /* srv_pipeline.c lone_writer: compared, never used */
-    uint64_t last_writer_since_ns;      /* when it became the last writer */
+    const struct srv_conn
+        *last_writer;              /* srv_pipeline.c lone_writer: compared, never dereferenced */
+    uint64_t last_writer_since_ns; /* when it became the last writer */
     uint64_t busy_poll_ns;         /* http.busy_poll_us (loop.c run_loop); 0: sleep when idle */
     uint64_t busy_poll_last_ns;    /* the loop's last write (with busy_poll_ns only) */
     unsigned busy_poll_misses;     /* reads in a row that came too late to be caught */

@@ -425,9 +425,10 @@ static void start(srv_req *r) {
         srv_pool_leave_engine(&s->pool);
         if (!r->inline_spilled && r->access == SRV_EXCLUSIVE) srv_count(s->counters.writes_inline);
         r->inline_budget_ns = 0;
-        if (r->access == SRV_EXCLUSIVE && srv_mono_ns() - began > INLINE_WRITE_SLOW_NS &&
+        uint64_t ended = srv_mono_ns();
+        if (r->access == SRV_EXCLUSIVE && ended - began > INLINE_WRITE_SLOW_NS &&
             thread_cpu_ns() - began_cpu > INLINE_WRITE_SLOW_NS)
-            c->inline_writes_after = srv_mono_ns() + INLINE_WRITE_PAUSE_NS;
+            c->inline_writes_after = ended + INLINE_WRITE_PAUSE_NS;
         if (waits) {
             /* The pool finishes it (srv_pipe_job_done) once the log is synced. */
             r->in_pool = true;
