@@ -4,6 +4,7 @@
  * is freed when no job refers to it any more. */
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -122,32 +123,35 @@ static void linger(srv_conn *c) {
     uv_timer_start(&c->timer, on_linger_timeout, LINGER_MS, 0);
 }
 
-/* With http.busy_poll_us, the loop keeps polling for that long after it last wrote (a reply,
- * a notification), instead of sleeping in epoll_wait. On a virtual machine, waking
- * a thread that sleeps, and the idle CPU it sleeps on, takes tens of microseconds; a client
- * that sends its next request within the window finds the loop awake (measured: a durable
- * single-fact write acknowledged 40-90 us sooner, BENCHMARKS.md "Busy polling"). A window
- * that no request comes in is CPU spent for nothing, so after BUSY_POLL_MISSES reads in a
- * row that came later than the window after the last write, the loop sleeps again until
- * one comes within it (a client writing every few milliseconds is not polled for). Off by
- * default all the same. */
+/* With http.busy_poll_us, the loop keeps polling for that long after it last read (a
+ * request) or wrote (a reply, a notification), instead of sleeping in epoll_wait. On a
+ * virtual machine, waking a thread that sleeps, and the idle CPU it sleeps on, takes tens
+ * of microseconds; a client that sends its next request within the window finds the loop
+ * awake, and a write's sync finishes sooner on a CPU that did not halt meanwhile
+ * (srv_pool_quiet; measured: a durable single-fact write acknowledged 40-90 us sooner,
+ * BENCHMARKS.md "Busy polling"). A window that no request comes in is CPU spent for
+ * nothing, so after BUSY_POLL_MISSES reads in a row that came later than the window after
+ * the loop's last write, the loop sleeps again until one comes within it (a client writing
+ * every few milliseconds is not polled for). Off by default all the same. */
 enum { BUSY_POLL_MISSES = 3 };
 
 static void note_write(srv_server *s) {
-    if (s->busy_poll_ns) s->busy_poll_last_ns = srv_mono_ns();
+    if (s->busy_poll_ns) s->busy_poll_last_ns = s->busy_poll_write_ns = srv_mono_ns();
 }
 
 static void note_read(srv_server *s) {
     if (!s->busy_poll_ns) return;
     uint64_t now = srv_mono_ns();
-    if (now - s->busy_poll_last_ns <= s->busy_poll_ns)
+    if (now - s->busy_poll_write_ns <= s->busy_poll_ns)
         s->busy_poll_misses = 0;
     else if (s->busy_poll_misses < BUSY_POLL_MISSES)
         s->busy_poll_misses++;
+    s->busy_poll_last_ns = now; /* the window covers the request's run and sync */
 }
 
 static void run_loop(srv_server *s) {
     s->busy_poll_ns = (uint64_t)s->cfg->busy_poll_us * 1000u;
+    s->pool.loop_polls = s->busy_poll_ns != 0;
     if (!s->busy_poll_ns) {
         uv_run(s->loop, UV_RUN_DEFAULT);
         return;
@@ -155,9 +159,13 @@ static void run_loop(srv_server *s) {
     uint64_t polling_since = 0;
     for (;;) {
         uint64_t now = srv_mono_ns();
-        /* Not while the pool's threads work: they may need this CPU more. */
-        bool poll = s->busy_poll_misses < BUSY_POLL_MISSES &&
-                    now - s->busy_poll_last_ns < s->busy_poll_ns && srv_pool_quiet(&s->pool);
+        bool poll =
+            s->busy_poll_misses < BUSY_POLL_MISSES && now - s->busy_poll_last_ns < s->busy_poll_ns;
+        /* Not while the pool's threads may need this CPU (srv_pool_activity_now). */
+        srv_pool_activity pool = poll ? srv_pool_activity_now(&s->pool, true) : SRV_POOL_IDLE;
+        if (pool == SRV_POOL_BUSY) poll = false;
+        /* The syncer, sharing this CPU, runs as soon as its sync ends. */
+        if (pool == SRV_POOL_SYNCING) sched_yield();
         if (poll && !polling_since) polling_since = now;
         if (!poll && polling_since) {
             s->busy_polled_ns += now - polling_since;

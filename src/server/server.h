@@ -159,7 +159,8 @@ typedef struct srv_server {
         *last_writer;              /* srv_pipeline.c lone_writer: compared, never dereferenced */
     uint64_t last_writer_since_ns; /* when it became the last writer */
     uint64_t busy_poll_ns;         /* http.busy_poll_us (loop.c run_loop); 0: sleep when idle */
-    uint64_t busy_poll_last_ns;    /* the loop's last write (with busy_poll_ns only) */
+    uint64_t busy_poll_last_ns;    /* the loop's last read or write (busy_poll_ns only) */
+    uint64_t busy_poll_write_ns;   /* the loop's last write (busy_poll_ns only) */
     unsigned busy_poll_misses;     /* reads in a row that came too late to be caught */
     uint64_t busy_polled_ns;       /* time spent so (inputlayer_loop_busy_poll_seconds_total) */
     uint64_t test_reply_delay_ns;  /* INPUTLAYER_TEST_REPLY_DELAY_NS (docs/server.md) */

@@ -1,11 +1,13 @@
 /* The compute pool: a FIFO of jobs, `permits` worker threads taking them, the engine
- * lock around every run, and a finished list drained on the loop thread through one
- * uv_async handle (libuv coalesces wake-ups, so a burst of finished jobs costs one);
- * with group commit, a syncer thread between the two for jobs that wait for the log. */
+ * lock around every run, and a finished list drained on the loop thread, woken through an
+ * eventfd once per batch of finished jobs; with group commit, a syncer thread between
+ * the two for jobs that wait for the log. */
 #include "server/srv_pool.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -14,25 +16,43 @@
 /* How long the syncer waits for concurrent writers' commits to join a sync: about the
  * spread of their requests' arrival after the previous sync's replies. */
 enum { GATHER_NS = 100 * 1000 };
+
 /* A lone writer is synced on the loop thread only while syncs take less than this. */
 #define LONE_SYNC_MAX_NS 2000000u
 
-static void finish(srv_pool *p, srv_job *j) {
-    /* Under p->mu. */
+/* Under p->mu. True when the caller must wake the loop (signal_loop, after unlocking):
+ * the first job finished since the loop last took the list. */
+static bool finish(srv_pool *p, srv_job *j) {
     j->next = NULL;
     if (p->done_tail)
         p->done_tail->next = j;
     else
         p->done_head = j;
     p->done_tail = j;
+    if (p->wake_pending) return false;
+    p->wake_pending = true;
+    return true;
+}
+
+/* Wakes the loop thread to take the finished list. Not uv_async_send: libuv 1.44's loop
+ * spins, up to 997 `pause`s and then sched_yield, on a handle whose sender is between its
+ * eventfd write and its release, which is where that write's wake-up preempts a sender
+ * on the loop's CPU (measured with `perf stat`, the server on one CPU, one run of the
+ * `writers` fixture: 331 such spins ran out and yielded, 40-50 us each). The flag above,
+ * under the list's own mutex, makes one write per batch and no spin. */
+static void signal_loop(srv_pool *p) {
+    uint64_t one = 1;
+    while (write(p->wake_fd, &one, sizeof one) < 0 && errno == EINTR) continue;
+    /* EAGAIN: the counter is full, so the loop is woken anyway. */
 }
 
 /* After a job ran, engine lock held: whatever it saw or wrote is in the log up to here,
  * and it may tell anyone only once that is on disk. Puts it on the waiting list (true)
  * when it must wait for a sync, or when jobs that ran before it wait (finished jobs keep
  * their run order); otherwise, on a worker, lists it as finished (false). */
-static bool after_run(srv_pool *p, srv_job *j, bool on_worker) {
-    bool wait = false;
+static bool after_run(srv_pool *p, srv_job *j, bool on_worker, bool *wake) {
+    bool wait = false, signal_syncer = false;
+    *wake = false;
     if (p->log_engine) {
         j->log_lsn = il_engine_log_written(p->log_engine);
         wait = j->log_lsn > il_engine_log_durable(p->log_engine);
@@ -49,12 +69,15 @@ static bool after_run(srv_pool *p, srv_job *j, bool on_worker) {
         p->npend++;
         /* The syncer needs waking for the first job, and once it gathered enough (a
            wake-up per job costs a context switch each). */
-        if (p->npend == 1 || p->npend >= p->last_batch) pthread_cond_signal(&p->pend);
+        signal_syncer = p->npend == 1 || p->npend >= p->last_batch;
         wait = true;
     } else if (on_worker) {
-        finish(p, j);
+        *wake = finish(p, j);
     }
     pthread_mutex_unlock(&p->mu);
+    /* Signalled after the unlock: the syncer, woken on this CPU, would otherwise run only
+       to wait for the mutex, and be woken once more by its release. */
+    if (signal_syncer) pthread_cond_signal(&p->pend);
     return wait;
 }
 
@@ -81,9 +104,10 @@ static void *worker(void *arg) {
          * job that closes that connection's session. */
         pthread_mutex_lock(&p->engine);
         j->run(j);
-        bool waits = after_run(p, j, true);
+        bool wake;
+        after_run(p, j, true, &wake);
         pthread_mutex_unlock(&p->engine);
-        if (!waits) uv_async_send(&p->wake);
+        if (wake) signal_loop(p);
         pthread_mutex_lock(&p->mu);
     }
     pthread_mutex_unlock(&p->mu);
@@ -135,18 +159,22 @@ static void *syncer(void *arg) {
         bool ok = true;
         /* One fdatasync covers the whole batch, and whatever the workers wrote since. */
         if (need > il_engine_log_durable(p->log_engine)) {
+            __atomic_store_n(&p->in_fsync, true, __ATOMIC_SEQ_CST);
+            if (__atomic_exchange_n(&p->wake_on_sync, false, __ATOMIC_SEQ_CST)) signal_loop(p);
             ok = timed_sync(p);
+            __atomic_store_n(&p->in_fsync, false, __ATOMIC_SEQ_CST);
         }
         pthread_mutex_lock(&p->mu);
+        bool wake = false;
         while (batch) {
             srv_job *next = batch->next;
             batch->sync_failed = !ok;
-            finish(p, batch);
+            if (finish(p, batch)) wake = true;
             batch = next;
         }
         p->sync_busy = false;
         pthread_mutex_unlock(&p->mu);
-        uv_async_send(&p->wake);
+        if (wake) signal_loop(p);
         pthread_mutex_lock(&p->mu);
     }
     pthread_mutex_unlock(&p->mu);
@@ -170,7 +198,7 @@ static bool idle(const srv_pool *p) {
 }
 
 bool srv_pool_sync_alone(srv_pool *p, srv_job *j) {
-    if (!p->log_engine) return false;
+    if (!p->log_engine || p->loop_polls) return false;
     if (il_engine_log_written(p->log_engine) <= il_engine_log_durable(p->log_engine)) return true;
     /* A disk that has just been slow may stall again: the loop thread must not wait on it. */
     if (__atomic_load_n(&p->last_sync_ns, __ATOMIC_RELAXED) > LONE_SYNC_MAX_NS) return false;
@@ -191,16 +219,23 @@ bool srv_pool_sync_alone(srv_pool *p, srv_job *j) {
 }
 
 bool srv_pool_ran_inline(srv_pool *p, srv_job *j) {
-    if (!after_run(p, j, false)) return false;
+    bool wake; /* never set off a worker */
+    if (!after_run(p, j, false, &wake)) return false;
     p->outstanding++;
     return true;
 }
 
-static void on_wake(uv_async_t *a) {
-    srv_pool *p = a->data;
+static void on_wake(uv_poll_t *h, int status, int events) {
+    (void)status;
+    (void)events;
+    srv_pool *p = h->data;
+    uint64_t count;
+    /* Emptied before the list is taken: a job finished after this wakes the loop again. */
+    while (read(p->wake_fd, &count, sizeof count) < 0 && errno == EINTR) continue;
     pthread_mutex_lock(&p->mu);
     srv_job *j = p->done_head;
     p->done_head = p->done_tail = NULL;
+    p->wake_pending = false;
     pthread_mutex_unlock(&p->mu);
     while (j) {
         srv_job *next = j->next;
@@ -238,7 +273,14 @@ bool srv_pool_start(srv_pool *p, uv_loop_t *loop, unsigned permits, size_t max_q
     pthread_cond_init(&p->pend, &attr);
     pthread_condattr_destroy(&attr);
     p->max_queued = max_queued;
-    if (uv_async_init(loop, &p->wake, on_wake) != 0) return false;
+    p->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (p->wake_fd < 0) return false;
+    if (uv_poll_init(loop, &p->wake, p->wake_fd) != 0 ||
+        uv_poll_start(&p->wake, UV_READABLE, on_wake) != 0) {
+        close(p->wake_fd);
+        p->wake_fd = -1;
+        return false;
+    }
     p->wake.data = p;
     p->nthreads = permits ? permits : 1;
     p->threads = calloc(p->nthreads, sizeof *p->threads);
@@ -269,8 +311,8 @@ bool srv_pool_submit(srv_pool *p, srv_job *j, bool force) {
     if (force) p->nforced++;
     j->queued = true;
     j->skipped = false;
-    pthread_cond_signal(&p->work);
     pthread_mutex_unlock(&p->mu);
+    pthread_cond_signal(&p->work); /* after the unlock, as in after_run */
     p->outstanding++;
     return true;
 }
@@ -278,6 +320,7 @@ bool srv_pool_submit(srv_pool *p, srv_job *j, bool force) {
 bool srv_pool_unqueue(srv_pool *p, srv_job *j) {
     pthread_mutex_lock(&p->mu);
     bool was = j->queued;
+    bool wake = false;
     if (was) {
         if (j->prev)
             j->prev->next = j->next;
@@ -291,10 +334,10 @@ bool srv_pool_unqueue(srv_pool *p, srv_job *j) {
         if (j->forced) p->nforced--;
         j->queued = false;
         j->skipped = true;
-        finish(p, j);
+        wake = finish(p, j);
     }
     pthread_mutex_unlock(&p->mu);
-    if (was) uv_async_send(&p->wake);
+    if (wake) signal_loop(p);
     return was;
 }
 
@@ -320,18 +363,31 @@ void srv_pool_stats(srv_pool *p, size_t *queued, unsigned *running) {
     pthread_mutex_unlock(&p->mu);
 }
 
-bool srv_pool_quiet(srv_pool *p) {
+srv_pool_activity srv_pool_activity_now(srv_pool *p, bool wake_on_sync) {
     pthread_mutex_lock(&p->mu);
-    bool quiet = idle(p);
+    srv_pool_activity a = SRV_POOL_BUSY;
+    if (idle(p))
+        a = SRV_POOL_IDLE;
+    else if (!p->nqueued && !p->running && !p->pend_head &&
+             __atomic_load_n(&p->in_fsync, __ATOMIC_SEQ_CST))
+        a = SRV_POOL_SYNCING;
+    else if (wake_on_sync)
+        __atomic_store_n(&p->wake_on_sync, true, __ATOMIC_SEQ_CST);
     pthread_mutex_unlock(&p->mu);
-    return quiet;
+    return a;
+}
+
+static void on_wake_closed(uv_handle_t *h) {
+    srv_pool *p = h->data;
+    close(p->wake_fd);
+    p->wake_fd = -1;
 }
 
 void srv_pool_close_when_idle(srv_pool *p) {
     p->close_requested = true;
     if (p->outstanding == 0 && !p->closed) {
         p->closed = true;
-        uv_close((uv_handle_t *)&p->wake, NULL);
+        uv_close((uv_handle_t *)&p->wake, on_wake_closed);
     }
 }
 

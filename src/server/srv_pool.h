@@ -36,8 +36,11 @@ typedef struct srv_pool {
     unsigned nthreads, running;
     bool stopping;
     pthread_mutex_t engine;
-    uv_async_t wake;
-    unsigned outstanding;       /* submitted and not yet done (loop thread only) */
+    /* Finished jobs wake the loop through an eventfd it polls (see signal_loop). */
+    uv_poll_t wake;
+    int wake_fd;
+    bool wake_pending;    /* written to wake_fd since the loop last took the list (under mu) */
+    unsigned outstanding; /* submitted and not yet done (loop thread only) */
     void (*drained)(void *ctx); /* after finished jobs' `done`s ran (loop thread) */
     void *drained_ctx;
     bool close_requested, closed;
@@ -47,6 +50,9 @@ typedef struct srv_pool {
     srv_job *pend_head, *pend_tail;
     unsigned npend, last_batch; /* jobs waiting; jobs the last sync covered */
     bool sync_busy;             /* the syncer holds a batch taken from the list */
+    bool in_fsync;              /* the syncer is inside its fdatasync (atomic) */
+    bool loop_polls;            /* set before the loop runs: http.busy_poll_us is on */
+    bool wake_on_sync;          /* the loop sleeps until the next fdatasync starts (atomic) */
     uint64_t lone_syncs;        /* made by srv_pool_sync_alone (loop thread only) */
     uint64_t last_sync_ns;      /* how long the last sync took (atomic) */
     bool sync_stopping;
@@ -73,9 +79,19 @@ bool srv_pool_try_engine(srv_pool *p);
 void srv_pool_leave_engine(srv_pool *p);
 /* Jobs waiting and workers busy, for metrics. */
 void srv_pool_stats(srv_pool *p, size_t *queued, unsigned *running);
-/* Whether no job is queued or running and no commit waits for a sync: the pool's threads
- * need no CPU. */
-bool srv_pool_quiet(srv_pool *p);
+/* What the pool's threads do, for a loop that busy-polls (http.busy_poll_us). */
+typedef enum {
+    SRV_POOL_BUSY,    /* a job queued or running, a commit waiting for a sync, or a sync
+                         about to start or ending: they may need the loop's CPU */
+    SRV_POOL_IDLE,    /* nothing */
+    SRV_POOL_SYNCING, /* only the syncer, inside its fdatasync: waiting for the disk */
+} srv_pool_activity;
+/* The loop polls unless BUSY: a CPU that keeps running while the disk works takes the
+ * sync's completion sooner than one that halted, on a virtual machine 25-30 us sooner
+ * (BENCHMARKS.md, "Busy polling"). With `wake_on_sync` (BUSY, and the loop about to
+ * sleep although it would poll), the syncer wakes the loop when it starts its next
+ * fdatasync, so that the loop polls through it. */
+srv_pool_activity srv_pool_activity_now(srv_pool *p, bool wake_on_sync);
 /* Closes the loop-side handle once nothing is outstanding (at shutdown): now, or after
  * the last outstanding job is done. */
 void srv_pool_close_when_idle(srv_pool *p);
@@ -98,9 +114,10 @@ bool srv_pool_ran_inline(srv_pool *p, srv_job *j);
  * flight (no job queued, running or waiting for a sync): syncs the log right there, so
  * that a lone writer's commit costs no hand-off to the syncer and back (two thread
  * wake-ups). Not after a sync that took over LONE_SYNC_MAX_NS: the loop thread serves
- * every connection and must not stall on a slow disk. False, doing nothing, when not
- * alone or the disk is slow; true when its records are durable (or the sync failed:
- * j->sync_failed). */
+ * every connection and must not stall on a slow disk. Not when the loop polls
+ * (loop_polls): it then waits for the syncer's sync polling, which is quicker. False,
+ * doing nothing, when not alone, the disk is slow or the loop polls; true when its records are
+ * durable (or the sync failed: j->sync_failed). */
 bool srv_pool_sync_alone(srv_pool *p, srv_job *j);
 /* Joins the workers (after the loop ended). */
 void srv_pool_stop(srv_pool *p);

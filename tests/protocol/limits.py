@@ -521,10 +521,43 @@ async def t_busy_poll(binary):
         await c.ws.close()
 
 
+async def t_busy_poll_during_sync(binary):
+    """With http.busy_poll_us, a lone writer's commit is synced by the syncer thread, and
+    the I/O loop keeps polling while that sync waits for the disk (srv_pool_quiet; docs/
+    server.md, Busy polling): the polled time covers the window after the write's request
+    as well as the one after its reply. Without it, the loop made the sync itself, or slept
+    through the syncer's, and only the window after the reply was polled."""
+    metric = "inputlayer_loop_busy_poll_seconds_total"
+    window = 0.1
+    env = {"INPUTLAYER_HTTP__BUSY_POLL_US": str(int(window * 1e6)),
+           "INPUTLAYER_TEST_SYNC_DELAY_US": "400000"}
+    with OwnServer(binary, env=env) as srv:
+        c = await connect(srv)
+        await asyncio.sleep(3 * window)
+        start = prometheus(srv)
+        await asyncio.sleep(3 * window)
+        # A query first and the write right after its reply: the write's request comes
+        # within the window, so the loop polls for it (two late reads in a row do not stop
+        # polling; three would).
+        f = await c.call({"type": "execute", "program": "?bp(X)"})
+        assert f["type"] == "result", f
+        f = await c.call({"type": "execute", "program": "+bp(1)"})
+        assert f["type"] == "result" and not f["errors"], f
+        await asyncio.sleep(3 * window)
+        end = prometheus(srv)
+        assert end["inputlayer_log_syncs_io_thread_total"] == 0, end
+        assert end["inputlayer_log_syncs_total"] > start["inputlayer_log_syncs_total"], end
+        # The window after the metrics' own request, the one during the 400 ms sync and the
+        # one after the reply: about 3 windows (2 when the loop sleeps through the sync).
+        polled = end[metric] - start[metric]
+        assert polled > 2.5 * window, polled
+        await c.ws.close()
+
+
 TESTS = [t_rate_limit, t_connection_limits, t_heartbeat_and_lifetime, t_config_precedence,
          t_identities_persist, t_subscription_limit, t_durability_modes, t_group_commit,
          t_test_reply_delay, t_preempted_inline_write_stays_inline,
          t_slow_inline_write_sends_writes_to_pool,
-         t_lone_writer_syncs_on_io_thread, t_busy_poll]
+         t_lone_writer_syncs_on_io_thread, t_busy_poll, t_busy_poll_during_sync]
 
 assert json
