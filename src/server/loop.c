@@ -128,8 +128,8 @@ static void linger(srv_conn *c) {
  * virtual machine, waking a thread that sleeps, and the idle CPU it sleeps on, takes tens
  * of microseconds; a client that sends its next request within the window finds the loop
  * awake, and a write's sync finishes sooner on a CPU that did not halt meanwhile
- * (srv_pool_quiet; measured: a durable single-fact write acknowledged 40-90 us sooner,
- * BENCHMARKS.md "Busy polling"). A window that no request comes in is CPU spent for
+ * (srv_pool_activity_now; measured: a durable single-fact write acknowledged 40-90 us
+ * sooner, BENCHMARKS.md "Busy polling"). A window that no request comes in is CPU spent for
  * nothing, so after BUSY_POLL_MISSES reads in a row that came later than the window after
  * the loop's last write, the loop sleeps again until one comes within it (a client writing
  * every few milliseconds is not polled for). Off by default all the same. */
