@@ -523,9 +523,9 @@ async def t_busy_poll(binary):
 
 async def t_busy_poll_during_sync(binary):
     """With http.busy_poll_us, a lone writer's commit is synced by the syncer thread, and
-    the I/O loop keeps polling while that sync waits for the disk (srv_pool_activity_now; docs/
-    server.md, Busy polling): the polled time covers the window after the write's request
-    as well as the one after its reply. Without it, the loop made the sync itself, or slept
+    the I/O loop keeps polling while that sync waits for the disk (srv_pool_activity_now;
+    docs/server.md, Busy polling): the polled time covers the window after the write's
+    request as well as the one after its reply. Without it, the loop made the sync itself, or slept
     through the syncer's, and only the window after the reply was polled."""
     metric = "inputlayer_loop_busy_poll_seconds_total"
     window = 0.1
