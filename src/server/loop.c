@@ -162,7 +162,7 @@ static void run_loop(srv_server *s) {
         bool poll =
             s->busy_poll_misses < BUSY_POLL_MISSES && now - s->busy_poll_last_ns < s->busy_poll_ns;
         /* Not while the pool's threads may need this CPU (srv_pool_activity_now). */
-        srv_pool_activity pool = poll ? srv_pool_activity_now(&s->pool, true) : SRV_POOL_IDLE;
+        srv_pool_activity pool = poll ? srv_pool_activity_now(&s->pool) : SRV_POOL_IDLE;
         if (pool == SRV_POOL_BUSY) poll = false;
         /* The syncer, sharing this CPU, runs as soon as its sync ends. */
         if (pool == SRV_POOL_SYNCING) sched_yield();

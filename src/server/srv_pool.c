@@ -363,7 +363,7 @@ void srv_pool_stats(srv_pool *p, size_t *queued, unsigned *running) {
     pthread_mutex_unlock(&p->mu);
 }
 
-srv_pool_activity srv_pool_activity_now(srv_pool *p, bool wake_on_sync) {
+srv_pool_activity srv_pool_activity_now(srv_pool *p) {
     pthread_mutex_lock(&p->mu);
     srv_pool_activity a = SRV_POOL_BUSY;
     if (idle(p))
@@ -371,7 +371,7 @@ srv_pool_activity srv_pool_activity_now(srv_pool *p, bool wake_on_sync) {
     else if (!p->nqueued && !p->running && !p->pend_head &&
              __atomic_load_n(&p->in_fsync, __ATOMIC_SEQ_CST))
         a = SRV_POOL_SYNCING;
-    else if (wake_on_sync)
+    else
         __atomic_store_n(&p->wake_on_sync, true, __ATOMIC_SEQ_CST);
     pthread_mutex_unlock(&p->mu);
     return a;

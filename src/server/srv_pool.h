@@ -88,10 +88,10 @@ typedef enum {
 } srv_pool_activity;
 /* The loop polls unless BUSY: a CPU that keeps running while the disk works takes the
  * sync's completion sooner than one that halted, on a virtual machine 25-30 us sooner
- * (BENCHMARKS.md, "Busy polling"). With `wake_on_sync` (BUSY, and the loop about to
- * sleep although it would poll), the syncer wakes the loop when it starts its next
- * fdatasync, so that the loop polls through it. */
-srv_pool_activity srv_pool_activity_now(srv_pool *p, bool wake_on_sync);
+ * (BENCHMARKS.md, "Busy polling"). Only a loop about to poll asks; when BUSY, it sleeps
+ * instead, and the syncer wakes it when it starts its next fdatasync, so that it polls
+ * through that. */
+srv_pool_activity srv_pool_activity_now(srv_pool *p);
 /* Closes the loop-side handle once nothing is outstanding (at shutdown): now, or after
  * the last outstanding job is done. */
 void srv_pool_close_when_idle(srv_pool *p);
