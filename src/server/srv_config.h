@@ -70,7 +70,7 @@ typedef struct srv_config {
     int64_t ws_idle_timeout_ms;
     int64_t ws_auth_timeout_ms;
     int64_t ws_ping_interval_ms;
-    int64_t busy_poll_us;   /* the I/O loop polls this long after its last write before it sleeps */
+    int64_t busy_poll_us;   /* the I/O loop polls this long after its last read or write */
     char **trusted_proxies; /* IPv4 addresses or a.b.c.d/n */
     size_t ntrusted_proxies;
     /* [http.auth]; NULL = not set */
