@@ -48,8 +48,11 @@ static void signal_loop(srv_pool *p) {
 
 /* After a job ran, engine lock held: whatever it saw or wrote is in the log up to here,
  * and it may tell anyone only once that is on disk. Puts it on the waiting list (true)
- * when it must wait for a sync, or when jobs that ran before it wait (finished jobs keep
- * their run order); otherwise, on a worker, lists it as finished (false). */
+ * when it must wait for a sync, or when jobs that ran before it wait; otherwise lists it
+ * as finished, on a worker (false), and on the loop thread when finished jobs are listed
+ * that the loop has not taken yet (true). Finished jobs keep their run order: each sends
+ * the deltas it computed to other connections when it is done, so a job that overtook an
+ * earlier one would send a later revision's deltas first. */
 static bool after_run(srv_pool *p, srv_job *j, bool on_worker, bool *wake) {
     bool wait = false, signal_syncer = false;
     *wake = false;
@@ -71,8 +74,9 @@ static bool after_run(srv_pool *p, srv_job *j, bool on_worker, bool *wake) {
            wake-up per job costs a context switch each). */
         signal_syncer = p->npend == 1 || p->npend >= p->last_batch;
         wait = true;
-    } else if (on_worker) {
+    } else if (on_worker || p->done_head) {
         *wake = finish(p, j);
+        wait = !on_worker;
     }
     pthread_mutex_unlock(&p->mu);
     /* Signalled after the unlock: the syncer, woken on this CPU, would otherwise run only
@@ -199,11 +203,15 @@ static bool idle(const srv_pool *p) {
 
 bool srv_pool_sync_alone(srv_pool *p, srv_job *j) {
     if (!p->log_engine || p->loop_polls) return false;
-    if (il_engine_log_written(p->log_engine) <= il_engine_log_durable(p->log_engine)) return true;
     /* A disk that has just been slow may stall again: the loop thread must not wait on it. */
     if (__atomic_load_n(&p->last_sync_ns, __ATOMIC_RELAXED) > LONE_SYNC_MAX_NS) return false;
     pthread_mutex_lock(&p->mu);
-    bool alone = idle(p);
+    /* Finished jobs the loop has not taken yet go first (after_run). */
+    bool alone = idle(p) && !p->done_head;
+    if (alone && il_engine_log_written(p->log_engine) <= il_engine_log_durable(p->log_engine)) {
+        pthread_mutex_unlock(&p->mu);
+        return true;
+    }
     if (alone) p->sync_busy = true; /* the syncer stays out */
     pthread_mutex_unlock(&p->mu);
     if (!alone) return false;
@@ -219,9 +227,10 @@ bool srv_pool_sync_alone(srv_pool *p, srv_job *j) {
 }
 
 bool srv_pool_ran_inline(srv_pool *p, srv_job *j) {
-    bool wake; /* never set off a worker */
+    bool wake;
     if (!after_run(p, j, false, &wake)) return false;
     p->outstanding++;
+    if (wake) signal_loop(p); /* listed as finished: taken on the loop's next turn */
     return true;
 }
 
@@ -230,18 +239,25 @@ static void on_wake(uv_poll_t *h, int status, int events) {
     (void)events;
     srv_pool *p = h->data;
     uint64_t count;
-    /* Emptied before the list is taken: a job finished after this wakes the loop again. */
     while (read(p->wake_fd, &count, sizeof count) < 0 && errno == EINTR) continue;
-    pthread_mutex_lock(&p->mu);
-    srv_job *j = p->done_head;
-    p->done_head = p->done_tail = NULL;
-    p->wake_pending = false;
-    pthread_mutex_unlock(&p->mu);
-    while (j) {
-        srv_job *next = j->next;
+    /* One job at a time, each taken off the list only as its turn comes: a `done` may start
+       the connection's next request inline, which must then find the jobs still to be done
+       on the list and queue behind them (after_run), not send its deltas before theirs. A
+       job finished meanwhile is taken here too; once the list is empty, the next one
+       wakes the loop again. */
+    for (;;) {
+        pthread_mutex_lock(&p->mu);
+        srv_job *j = p->done_head;
+        if (j) {
+            p->done_head = j->next;
+            if (!p->done_head) p->done_tail = NULL;
+        } else {
+            p->wake_pending = false;
+        }
+        pthread_mutex_unlock(&p->mu);
+        if (!j) break;
         p->outstanding--;
         j->done(j);
-        j = next;
     }
     if (p->drained) p->drained(p->drained_ctx);
     if (p->close_requested) srv_pool_close_when_idle(p);

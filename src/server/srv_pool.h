@@ -39,7 +39,7 @@ typedef struct srv_pool {
     /* Finished jobs wake the loop through an eventfd it polls (see signal_loop). */
     uv_poll_t wake;
     int wake_fd;
-    bool wake_pending;    /* written to wake_fd since the loop last took the list (under mu) */
+    bool wake_pending;    /* written to wake_fd since the loop last found the list empty (mu) */
     unsigned outstanding; /* submitted and not yet done (loop thread only) */
     void (*drained)(void *ctx); /* after finished jobs' `done`s ran (loop thread) */
     void *drained_ctx;
@@ -106,9 +106,9 @@ void srv_pool_close_when_idle(srv_pool *p);
  * A failed sync sets sync_failed on the jobs it covered. */
 bool srv_pool_group_commit(srv_pool *p, il_engine *e);
 /* The loop thread ran j inline, holding the engine lock (srv_pool_try_engine). True when
- * it must wait for a sync, or behind jobs that do: it is then the pool's, and its `done`
- * runs on the loop once they are durable, as a worker's job's would. False: nothing waits,
- * and the caller finishes it at once. */
+ * it must wait for a sync, or behind jobs that do, or behind finished jobs the loop has
+ * not taken yet: it is then the pool's, and its `done` runs on the loop after theirs, as
+ * a worker's job's would. False: nothing waits, and the caller finishes it at once. */
 bool srv_pool_ran_inline(srv_pool *p, srv_job *j);
 /* For a write the loop thread ran (srv_pool_try_engine held) while nothing else is in
  * flight (no job queued, running or waiting for a sync): syncs the log right there, so
@@ -116,8 +116,9 @@ bool srv_pool_ran_inline(srv_pool *p, srv_job *j);
  * wake-ups). Not after a sync that took over LONE_SYNC_MAX_NS: the loop thread serves
  * every connection and must not stall on a slow disk. Not when the loop polls
  * (loop_polls): it then waits for the syncer's sync polling, which is quicker. False,
- * doing nothing, when not alone, the disk is slow or the loop polls; true when its records are
- * durable (or the sync failed: j->sync_failed). */
+ * doing nothing, when not alone (finished jobs the loop has not taken count), the disk is
+ * slow or the loop polls; true when its records are durable (or the sync failed:
+ * j->sync_failed). */
 bool srv_pool_sync_alone(srv_pool *p, srv_job *j);
 /* Joins the workers (after the loop ended). */
 void srv_pool_stop(srv_pool *p);
