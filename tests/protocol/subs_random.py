@@ -52,6 +52,15 @@ RULESETS = [
                  "?edge(X, Y), label(Y, %K)"],
      "rels": ["edge", "label"],
      "later": ["+hot(X, Y) <- label(X, 2), edge(X, Y)"]},
+    {"name": "arithmetic",
+     "rules": ["+dbl(X, Z) <- edge(X, Y), Z = Y * 2 + 1", "+big(X, Y) <- edge(X, Y), Y > 3",
+               "+mx(X, max<Y>) <- edge(X, Y)", "+av(X, avg<Y>) <- edge(X, Y)",
+               "+cd(X, count_distinct<Z>) <- edge(X, Y), edge(Y, Z)",
+               "+both(X, Y) <- big(X, Y), !label(X, Y)"],
+     "queries": ["?dbl(%K, Z)", "?big(X, Y)", "?mx(%K, M)", "?av(X, A)", "?cd(%K, N)",
+                 "?both(X, Y)", "?dbl(X, Z), Z > 7"],
+     "rels": ["edge", "label"],
+     "later": ["+big(X, Y) <- label(X, Y), X < Y"]},
 ]
 
 SUBSCRIBERS = 3  # connections
