@@ -8,8 +8,10 @@ same text; a delta must insert only absent rows and retract only present ones, c
 write's revision, and follow the last seq, and deltas must reach each connection in
 revision order while two connections pipeline writes at once; subscribers write too
 (their reply first, then their deltas), and a `read` snapshot of each connection's
-queries must agree with its subscriptions; subscriptions come and go during the run, and
-each new snapshot must equal the fresh result too.
+queries must agree with its subscriptions; subscriptions come and go during the run
+(each new snapshot equal to the fresh result), and some open amid the pipelined writes
+(their deltas must start after their snapshot's revision and add up to the fresh
+state).
 
 Seeded: INPUTLAYER_TEST_SEED (default 1) and INPUTLAYER_TEST_SUBS_STEPS (writes per
 rule set, default 120); INPUTLAYER_TEST_SUBS_SET: more server settings (`key=value`
@@ -96,6 +98,7 @@ class Run:
         self.fresh_cache = {}
         self.serial = 0
         self.later_done = False
+        self.opening = {}  # name -> query of a `.subscribe` sent but not answered yet
 
     def where(self):
         return "seed %s, rule set %s, after %d writes:\n  %s" % (
@@ -226,6 +229,19 @@ class Run:
             if f.get("id") == "sync":
                 assert f["type"] == "pong", f
                 return
+            if f.get("id", "").startswith("open-"):
+                name = f["id"][5:]
+                if f["type"] != "result" or "subscribed" not in f:
+                    self.fail("subscribe %s: %s" % (self.opening[name], f))
+                self.subs[name] = {"conn": c, "query": self.opening.pop(name),
+                                   "rows": rows_of(f), "seq": 0,
+                                   "generation": f["subscribed"]["generation"],
+                                   "since": f["subscribed"]["revision"]}
+                continue
+            sub = self.subs.get(f.get("subscription"), {})
+            if f.get("revision", 0) <= sub.get("since", 0):
+                self.fail("delta at revision %s, not after its snapshot's %d: %s" % (
+                    f.get("revision"), sub["since"], f))
             if f.get("revision") not in revisions or f["revision"] < last:
                 self.fail("delta at revision %s (after %d), the writes' are %s: %s" % (
                     f.get("revision"), last, sorted(revisions), f))
@@ -296,6 +312,15 @@ class Run:
             self.log.append("(burst) " + prog.replace("\n", "; "))
             await c.send({"type": "execute", "program": prog, "id": "b%d" % i})
             sent[c].append((prog, fails))
+            if i == 5 and self.rng.randrange(2):
+                # a subscription opened amid the writes: its snapshot is exact at some
+                # revision among them, and its deltas follow from there (collect)
+                self.serial += 1
+                name, q = "s%d" % self.serial, self.query()
+                sc = self.rng.choice(self.conns)
+                self.opening[name] = q
+                await sc.send({"type": "execute", "program": ".subscribe %s %s" % (name, q),
+                               "id": "open-" + name})
         revisions = set()
         for c, progs in sent.items():
             for i, (prog, fails) in enumerate(progs):
