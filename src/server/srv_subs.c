@@ -31,7 +31,6 @@ typedef struct srv_sub {
     char name[NAME_MAX_LEN + 1];
     char kg[SRV_KG_NAME_MAX + 1];
     uint64_t generation, seq;
-    uint64_t held_revision; /* the revision its held changes bring the client to */
     uint32_t ncols;
     char **cols;
     bool errored; /* the view's error was reported */
@@ -482,7 +481,6 @@ static void deliver(srv_server *s, srv_sub *sb, uint64_t revision) {
     bool backpressured = srv_subs_must_hold(c);
     if (backpressured || !may_read) {
         srv_member_hold(m);
-        sb->held_revision = revision;
         int64_t cap = s->cfg->max_result_rows;
         if (cap > 0 && m->nheld_add + m->nheld_rem > (uint64_t)cap) {
             char msg[300];
@@ -494,10 +492,7 @@ static void deliver(srv_server *s, srv_sub *sb, uint64_t revision) {
         }
         return;
     }
-    if (srv_member_holds(m)) {
-        srv_member_hold(m);
-        revision = revision > sb->held_revision ? revision : sb->held_revision;
-    }
+    if (srv_member_holds(m)) srv_member_hold(m);
     const val_t *add, *rem;
     size_t nadd, nrem;
     srv_member_changes(m, &add, &nadd, &rem, &nrem);
@@ -546,9 +541,13 @@ void srv_subs_release(srv_conn *c) {
     /* Still not reading: holds_deltas stays set, and the next drain tries again. */
     if (__atomic_load_n(&c->backpressured, __ATOMIC_SEQ_CST)) return;
     __atomic_store_n(&c->holds_deltas, false, __ATOMIC_SEQ_CST);
+    /* Each held delta brings its subscription to the graph's revision now (nothing changed
+       it since its last held change), as the groups' deltas do: stamped with the revision
+       of its own last change instead, a subscription released after one whose last change
+       came later would go back in revision order. */
     for (srv_sub *sb = c->subs, *next; sb; sb = next) {
         next = sb->next;
-        if (srv_member_holds(&sb->member)) deliver(c->srv, sb, sb->held_revision);
+        if (srv_member_holds(&sb->member)) deliver(c->srv, sb, srv_revision(c->srv, sb->kg));
     }
     srv_groups_publish(c);
 }
