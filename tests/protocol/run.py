@@ -15,8 +15,9 @@ OWN_TESTS on servers of their own), the recovery tests after a damaged log or a 
 checkpoint in recovery.py and the randomized restarts (every stored type, checkpoints,
 stops and kills) in restart_random.py (servers of their own, restarted on one data
 directory), the backup and restore tests in backup.py (on servers of their own), the
-`.why` proof tree tests in why.py (on the shared server) and the randomized
-differential test of standing queries in subs_random.py (on a server of its own).
+`.why` proof tree tests in why.py (on the shared server), and the randomized tests of
+standing queries in subs_random.py and of proof trees in why_random.py (on servers of
+their own).
 
 Usage: tests/protocol/run.py --server-bin PATH. Needs python3-websockets (Debian's
 /usr/bin/python3). Exit status 0 when every check passes."""
@@ -46,6 +47,7 @@ import restart_random  # noqa: E402
 import subs  # noqa: E402
 import subs_random  # noqa: E402
 import why  # noqa: E402
+import why_random  # noqa: E402
 
 # ---------------------------------------------------------------------------
 
@@ -270,7 +272,8 @@ def main():
         failed += 1
     # Tests that start servers of their own (limits and configuration).
     own = (limits.TESTS + guards.TESTS + notify.TESTS + groups.OWN_SERVER_TESTS + read.OWN_TESTS
-           + recovery.TESTS + restart_random.TESTS + backup.TESTS + subs_random.TESTS)
+           + recovery.TESTS + restart_random.TESTS + backup.TESTS + subs_random.TESTS
+           + why_random.TESTS)
     failed += asyncio.run(run_tests(own, binary))
     total = len(TESTS) + len(own)
     passed = max(total - failed, 0)
