@@ -96,6 +96,8 @@ class Client:
         for _ in range(int(timeout / 0.005)):
             if rid in self.replies:
                 return self.replies[rid]
+            if self.reader.done():
+                self.reader.result()  # the reader's failed check, raised here
             await asyncio.sleep(0.005)
         raise AssertionError("no reply to %s: %s" % (rid, self.waiting[rid]))
 
