@@ -16,8 +16,9 @@ checkpoint in recovery.py and the randomized restarts (every stored type, checkp
 stops and kills) in restart_random.py (servers of their own, restarted on one data
 directory), the backup and restore tests in backup.py (on servers of their own), the
 `.why` proof tree tests in why.py (on the shared server), and the randomized tests of
-standing queries in subs_random.py, of proof trees in why_random.py and of concurrent
-mixed load in chaos_random.py (on servers of their own).
+standing queries in subs_random.py, of proof trees in why_random.py, of concurrent
+mixed load in chaos_random.py and of atomic programs against their statements run one
+by one in atomic_random.py (on servers of their own).
 
 Usage: tests/protocol/run.py --server-bin PATH. Needs python3-websockets (Debian's
 /usr/bin/python3). Exit status 0 when every check passes."""
@@ -36,6 +37,7 @@ from common import (KEY, PASSWORD, SANITIZER_MARKERS, Server, connect,  # noqa: 
                     http, still_answers)
 import access  # noqa: E402
 import atomic  # noqa: E402
+import atomic_random  # noqa: E402
 import backup  # noqa: E402
 import chaos_random  # noqa: E402
 import groups  # noqa: E402
@@ -274,7 +276,7 @@ def main():
     # Tests that start servers of their own (limits and configuration).
     own = (limits.TESTS + guards.TESTS + notify.TESTS + groups.OWN_SERVER_TESTS + read.OWN_TESTS
            + recovery.TESTS + restart_random.TESTS + backup.TESTS + subs_random.TESTS
-           + why_random.TESTS + chaos_random.TESTS)
+           + why_random.TESTS + chaos_random.TESTS + atomic_random.TESTS)
     failed += asyncio.run(run_tests(own, binary))
     total = len(TESTS) + len(own)
     passed = max(total - failed, 0)
