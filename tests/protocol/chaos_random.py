@@ -18,7 +18,8 @@ import random
 
 from common import OwnServer, connect, run
 
-GRAPHS = ["chaos_a", "chaos_b"]
+GRAPHS = ["chaos_a", "chaos_b", "chaos_c"]  # chaos_c is dropped and made again
+EPOCH = {g: 0 for g in GRAPHS}  # drops of each graph so far
 RULES = ["+reach(X, Y) <- edge(X, Y)", "+reach(X, Z) <- reach(X, Y), edge(Y, Z)",
          "+deg(X, count<Y>) <- edge(X, Y)", "+leaf(X) <- edge(_, X), !edge(X, _)"]
 QUERIES = ["?reach(X, Y)", "?reach(%d, Y)", "?deg(X, N)", "?deg(%d, N)", "?leaf(X)",
@@ -36,12 +37,13 @@ class Client:
 
     def __init__(self, name, rng, ws):
         self.name, self.rng, self.c = name, rng, ws
-        self.graph = None
+        self.graph, self.graph_epoch = None, None
         self.serial = 0
         self.waiting = {}  # id -> what was sent
         self.replies = {}  # id -> the terminal frame
         self.subs = {}     # name -> {query, rows, seq, broken}
-        self.opening = {}  # request id -> (name, query) of a .subscribe in flight
+        # request id -> (name, query, graph, its drops when sent) of a .subscribe in flight
+        self.opening = {}
         self.reader = None
 
     async def read_loop(self):
@@ -59,9 +61,10 @@ class Client:
                 self.replies[rid] = f
                 if rid in self.opening and "subscribed" in f:
                     # registered here, before the next frame: its deltas follow at once
-                    name, q = self.opening.pop(rid)
+                    name, q, graph, epoch = self.opening.pop(rid)
                     self.subs[name] = {"query": q, "rows": {row(r) for r in f["rows"]},
-                                       "seq": 0, "broken": None}
+                                       "seq": 0, "broken": None, "graph": graph,
+                                       "epoch": epoch}
 
     def push(self, f):
         s = self.subs.get(f.get("subscription"))
@@ -79,6 +82,18 @@ class Client:
                 s["rows"].add(r)
         elif f["type"] in ("subscription_error", "subscription_reset") and s:
             s["errored"] = True  # its rows are not followed from here on
+
+    def where(self):
+        """(graph, its drops so far) when the connection surely is on it; ("?", None) once
+        another connection dropped it (this one was moved to default meanwhile)."""
+        if self.graph in EPOCH and self.graph_epoch == EPOCH[self.graph]:
+            return self.graph, self.graph_epoch
+        return "?", None
+
+    def set_graph(self, g):
+        if self.where() != (g, EPOCH.get(g)):
+            self.subs.clear()  # switching graph drops them
+        self.graph, self.graph_epoch = g, EPOCH.get(g)
 
     async def request(self, frame, wait=True, opening=None):
         self.serial += 1
@@ -124,21 +139,32 @@ class Client:
         elif k < 67 and self.subs:
             name = rng.choice(sorted(self.subs))
             f = await self.execute(".unsubscribe %s" % name)
-            assert f["type"] == "result", f
-            del self.subs[name]
+            s = self.subs.pop(name)
+            # gone already when another connection dropped its graph
+            gone = s["epoch"] != EPOCH.get(s["graph"], -1) and f.get("code") == "not_found"
+            assert f["type"] == "result" or gone, f
         elif k < 70:
             g = rng.choice(GRAPHS)
             f = await self.execute(".kg use %s" % g)
-            assert f["type"] == "result", f
-            if g != self.graph:
-                self.subs.clear()  # switching graph drops them
-            self.graph = g
+            if f["type"] == "result" and not f["errors"]:  # chaos_c may be gone just now
+                self.set_graph(g)
         elif k < 73:
             # a rule goes and comes back: views over it fail, then rebuild
             await self.execute(".rule drop reach")
             await self.execute("\n".join(RULES[:2]))
-        elif k < 74:
+        elif k < 74 and rng.randrange(2):
             await self.execute(".rel drop edge")
+        elif k < 74:
+            # the graph goes, with whoever uses it, and comes back: `.kg create` moves this
+            # connection to it (its subscriptions go); others' views over it fail
+            EPOCH["chaos_c"] += 1
+            await self.execute(".kg drop chaos_c")
+            f = await self.execute(".kg create chaos_c")
+            if f["type"] == "result" and not f["errors"]:
+                self.subs.clear()
+                self.set_graph("chaos_c")
+                await self.execute("+edge[(1, 2), (2, 3)]")
+                await self.execute("\n".join(RULES))
         elif k < 76:
             await self.execute(".compact")
         elif k < 88:
@@ -165,7 +191,7 @@ class Client:
         q = self.rng.choice(QUERIES)
         q = q % self.value() if "%d" in q else q
         rid = await self.request({"type": "execute", "program": ".subscribe %s %s" % (name, q)},
-                                 wait=False, opening=(name, q))
+                                 wait=False, opening=(name, q) + self.where())
         await self.reply(rid)
         self.opening.pop(rid, None)  # refused: nothing registered
 
@@ -187,7 +213,7 @@ async def t_chaos_random(binary):
         for i in range(4):
             g = GRAPHS[i % 2]
             cl = Client("c%d" % i, random.Random(rng.random()), await connect(srv, kg=g))
-            cl.graph = g
+            cl.set_graph(g)
             cl.reader = asyncio.create_task(cl.read_loop())
             clients.append(cl)
 
@@ -201,8 +227,8 @@ async def t_chaos_random(binary):
             f = await cl.request({"type": "ping"})  # every push before it has arrived
             assert f["type"] == "pong", f
             for name, s in cl.subs.items():
-                if s.get("errored"):
-                    continue
+                if s.get("errored") or s["epoch"] != EPOCH.get(s["graph"], -1):
+                    continue  # its view failed, or its graph was dropped since
                 assert s["broken"] is None, (seed, cl.name, name, s["query"], s["broken"])
                 f = await cl.execute(s["query"])
                 assert f["type"] == "result", f
