@@ -23,6 +23,7 @@ import asyncio
 import json
 import os
 import random
+import re
 
 from common import OwnServer, connect, is_tsan, prometheus, run, still_answers
 from subs import next_push
@@ -56,6 +57,13 @@ RULESETS = [
                  "?edge(X, Y), label(Y, %K)"],
      "rels": ["edge", "label"],
      "later": ["+hot(X, Y) <- label(X, 2), edge(X, Y)"]},
+    {"name": "triples",
+     "rules": ["+link(X, Z) <- t(X, _, Z)", "+back(X, Y, Z) <- t(X, Y, Z), t(Z, Y, X)",
+               "+via(X, Y, W) <- t(X, Y, Z), t(Z, Y, W), X != W"],
+     "queries": ["?t(%K, %K, Z)", "?t(%K, Y, %K)", "?t(X, %K, Z)", "?back(%K, Y, Z)",
+                 "?via(%K, %K, W)", "?link(%K, Z)", "?via(X, Y, W)"],
+     "rels": ["t/3"],
+     "later": ["+link(X, Z) <- t(Z, _, X)"]},
     {"name": "arithmetic",
      "rules": ["+dbl(X, Z) <- edge(X, Y), Z = Y * 2 + 1", "+big(X, Y) <- edge(X, Y), Y > 3",
                "+mx(X, max<Y>) <- edge(X, Y)", "+av(X, avg<Y>) <- edge(X, Y)",
@@ -70,6 +78,12 @@ RULESETS = [
 SUBSCRIBERS = 3  # connections
 SINGLES = 6      # `.subscribe` subscriptions per connection at the start
 GROUP = 4        # members of the one `subscribe` group per connection
+
+
+def arity(rel):
+    """A rule set's relation: its name and width ("t/3"; binary when not given)."""
+    name, _, n = rel.partition("/")
+    return name, int(n or 2)
 
 
 class Failure(AssertionError):
@@ -115,7 +129,8 @@ class Run:
 
     def query(self):
         q = self.rng.choice(self.rs["queries"])
-        return q.replace("%K", str(self.rng.randint(1, self.domain + 1)))
+        # each %K a key of its own: a family keyed on one or two columns
+        return re.sub("%K", lambda m: str(self.rng.randint(1, self.domain + 1)), q)
 
     async def fresh(self, q):
         if q not in self.fresh_cache:
@@ -164,9 +179,10 @@ class Run:
         await run(self.w, ".kg use %s" % kg)
         self.w2 = await connect(srv, kg=kg)
         for rel in self.rs["rels"]:
-            await run(self.w, "+%s[%s]" % (rel, ", ".join(
-                "(%d, %d)" % (self.rng.randint(1, self.domain), self.rng.randint(1, self.domain))
-                for _ in range(self.domain))))
+            name, n = arity(rel)
+            await run(self.w, "+%s[%s]" % (name, ", ".join(
+                "(%s)" % ", ".join(str(self.rng.randint(1, self.domain)) for _ in range(n))
+                for _ in range(self.domain * n))))
         for rule in self.rs["rules"]:
             f = await run(self.w, rule)
             assert f["type"] == "result", (rule, f)
@@ -190,10 +206,11 @@ class Run:
     def write(self):
         """A random program: (text, whether it must fail and change nothing)."""
         rng = self.rng
-        rel = rng.choice(self.rs["rels"])
+        rel, n = arity(rng.choice(self.rs["rels"]))
+        cols = ", ".join("XYZ"[:n])
 
-        def fact():
-            return "(%s, %s)" % (self.value(True), self.value(False))
+        def fact(width=n):
+            return "(%s)" % ", ".join(self.value(i == 0) for i in range(width))
         kind = rng.randrange(13)
         if kind < 4:
             return "+%s%s" % (rel, fact()), False
@@ -202,13 +219,15 @@ class Run:
         if kind == 8:
             return "+%s[%s]" % (rel, ", ".join(fact() for _ in range(rng.randint(2, 4)))), False
         if kind == 9:
-            return "-%s(X, Y) <- %s(X, Y), X = %s" % (rel, rel, self.value(True)), False
+            return "-%s(%s) <- %s(%s), X = %s" % (rel, cols, rel, cols, self.value(True)), False
         if kind == 10:
-            other = rng.choice(self.rs["rels"])
-            return "-%s%s\n+%s%s\n+%s%s" % (rel, fact(), other, fact(), rel, fact()), False
+            other, m = arity(rng.choice(self.rs["rels"]))
+            return "-%s%s\n+%s%s\n+%s%s" % (rel, fact(), other, fact(m), rel, fact()), False
         if kind == 11:
-            # a failing statement after a write: the program is rolled back whole
-            return "+%s%s\n-%s%s\n+%s(1, 2, 3)" % (rel, fact(), rel, fact(), rel), True
+            # a failing statement (a fact of another width) after writes: the program is
+            # rolled back whole
+            wrong = "(1, 2, 3)" if n == 2 else "(1, 2)"
+            return "+%s%s\n-%s%s\n+%s%s" % (rel, fact(), rel, fact(), rel, wrong), True
         # a fact inserted and deleted in one program: nothing changes
         f = fact()
         return "+%s%s\n-%s%s" % (rel, f, rel, f), False
