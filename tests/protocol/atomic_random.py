@@ -1,7 +1,8 @@
 """Randomized differential test of atomic programs (a server of its own): random
 programs of two to five writing statements (inserts, deletes, conditional deletes, batch
 inserts, rule clauses, `.rule drop`, `.clear`), run whole in one knowledge graph and one
-statement at a time in a twin graph. A program that commits must leave the two graphs
+statement at a time in a twin graph (queried afresh: its connection has a session
+fact, so it reads no maintained relation). A program that commits must leave the two graphs
 equal (every base relation, every derived relation, the rule list), move the revision
 once, and push its net change to a subscriber as one delta per subscription (the
 difference of the subscription's rows before and after it). A program whose statement
@@ -88,6 +89,8 @@ async def t_atomic_random(binary):
             await run(c, "+edge[(1, 2), (2, 3)]\n+label[(3, 1)]")
             for clause in CLAUSES[:2]:
                 await run(c, clause)
+        # the twin's session fact makes its queries evaluate afresh (no maintained relation)
+        assert (await run(b, "twin_session_marker(0)"))["errors"] == []
         sub = await connect(srv, kg="atomic_a")
         subs = {}
         rev = None  # atomic_a's revision: only this connection writes to it
