@@ -39,6 +39,7 @@ class Client:
         self.name, self.rng, self.c = name, rng, ws
         self.graph, self.graph_epoch = None, None
         self.serial = 0
+        self.marks = self.checked_marks = self.refused = 0
         self.waiting = {}  # id -> what was sent
         self.replies = {}  # id -> the terminal frame
         self.subs = {}     # name -> {query, rows, seq, broken}
@@ -168,16 +169,34 @@ class Client:
         elif k < 76:
             await self.execute(".compact")
         elif k < 88:
-            # a burst: several requests pipelined, then their replies
-            ids = []
+            # a burst: several requests pipelined, some with a tiny deadline, one maybe
+            # cancelled; each writes a mark of its own, present afterwards exactly when
+            # its reply says it committed
+            ids, epoch = {}, dict(EPOCH)
             for _ in range(rng.randint(2, 6)):
-                ids.append(await self.execute("+edge(%d, %d)\n-edge(%d, %d)" % (
-                    self.value(), self.value(), self.value(), self.value()), wait=False))
+                self.marks += 1
+                frame = {"type": "execute", "program": '+mark("%s", %d)\n+edge(%d, %d)' % (
+                    self.name, self.marks, self.value(), self.value())}
+                if rng.randrange(8) == 0:
+                    frame["timeout_ms"] = 1
+                ids[await self.request(frame, wait=False)] = self.marks
             if rng.randrange(2):
-                f = await self.request({"type": "cancel", "target": rng.choice(ids)})
+                f = await self.request({"type": "cancel", "target": rng.choice(sorted(ids))})
                 assert f["type"] == "cancel_ack", f
-            for rid in ids:
-                await self.reply(rid)
+            outcome = {}
+            for rid, mark in ids.items():
+                f = await self.reply(rid)
+                ok = f["type"] == "result" and not f["errors"]
+                assert ok or f["type"] == "error", f
+                outcome[mark] = ok
+            f = await self.execute('?mark("%s", N)' % self.name)
+            if epoch == EPOCH and f["type"] == "result":  # no graph dropped meanwhile
+                present = {r[1] for r in f["rows"]}
+                for mark, ok in outcome.items():
+                    assert (mark in present) == ok, (self.name, mark, ok, "mark present" if
+                                                     mark in present else "mark absent")
+                self.checked_marks += len(outcome)
+                self.refused += sum(1 for ok in outcome.values() if not ok)
         elif k < 94:
             f = await self.request({"type": "ping"})
             assert f["type"] == "pong", f
@@ -241,8 +260,11 @@ async def t_chaos_random(binary):
             cl.reader.cancel()
             await cl.c.ws.close()
         await setup.ws.close()
-    print("     4 connections x %d random operations (seed %d): %d subscriptions checked"
-          % (ops, seed, checked))
+    marks = sum(cl.checked_marks for cl in clients)
+    refused = sum(cl.refused for cl in clients)
+    print("     4 connections x %d random operations (seed %d): %d subscriptions checked, %d "
+          "pipelined writes applied exactly when acknowledged (%d refused: cancelled or past "
+          "their deadline)" % (ops, seed, checked, marks, refused))
 
 
 TESTS = [t_chaos_random]
