@@ -1,11 +1,12 @@
 """Randomized concurrent load (a server of its own): several connections at once, each
 a random mix of writes, queries, `read` snapshots, subscriptions coming and going,
 graph switches, rules dropped and added back (their views fail and rebuild), relations
-dropped, `.compact`, pipelined bursts, cancels and pings. Whatever the interleaving:
+dropped, a graph dropped under others and made again, `.compact`, pipelined bursts
+(some with a 1 ms deadline, one maybe cancelled), and pings. Whatever the interleaving:
 every request gets exactly one reply with its id (a streamed one ends with
-result_end), pushes carry no id, the server stays up and answers, and at the end each
-subscription that never saw an error holds (snapshot plus deltas) what a fresh query
-returns. The server's own checks (sanitizers in those builds) and a clean exit are
+result_end), pushes carry no id, each pipelined write's mark is stored exactly when its
+reply says it committed, the server stays up and answers, and at the end each
+subscription that never saw an error holds (snapshot plus deltas) what a query returns. The server's own checks (sanitizers in those builds) and a clean exit are
 checked by OwnServer.
 
 Seeded: INPUTLAYER_TEST_SEED (default 1); INPUTLAYER_TEST_CHAOS_OPS (per connection,
