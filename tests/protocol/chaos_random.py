@@ -6,8 +6,9 @@ dropped, a graph dropped under others and made again, `.compact`, pipelined burs
 every request gets exactly one reply with its id (a streamed one ends with
 result_end), pushes carry no id, each pipelined write's mark is stored exactly when its
 reply says it committed, the server stays up and answers, and at the end each
-subscription that never saw an error holds (snapshot plus deltas) what a query returns. The server's own checks (sanitizers in those builds) and a clean exit are
-checked by OwnServer.
+subscription that never saw an error holds (snapshot plus deltas) what a query returns.
+The server's own checks (sanitizers in those builds) and a clean exit are checked by
+OwnServer.
 
 Seeded: INPUTLAYER_TEST_SEED (default 1); INPUTLAYER_TEST_CHAOS_OPS (per connection,
 default 150)."""
