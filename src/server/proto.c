@@ -359,10 +359,12 @@ void srv_proto_message(srv_conn *c, const char *msg, size_t len) {
     json_error_t je;
     json_t *root = srv_json_load_flat(msg, len);
     if (!root) root = json_loadb(msg, len, JSON_ALLOW_NUL, &je);
-    char bad[256] = {0};
+    char bad[256] = {0}, probed[72];
     const char *id = NULL, *type = NULL;
     if (!root) {
         snprintf(bad, sizeof bad, "Invalid message format: %s", je.text);
+        /* Not JSON, but the id is echoed when the text still tells it (docs/server.md). */
+        if (srv_json_probe_id(msg, len, probed, sizeof probed)) id = probed;
     } else if (!json_is_object(root)) {
         snprintf(bad, sizeof bad, "Invalid message format: not a JSON object");
     } else {

@@ -201,3 +201,180 @@ json_t *srv_json_load_flat(const char *text, size_t len) {
     }
     return obj;
 }
+
+/* Skips a string at r->p (its opening quote), \u escapes included, without decoding it. */
+static bool skip_string(reader *r) {
+    if (r->p >= r->end || *r->p != '"') return false;
+    for (r->p++; r->p < r->end; r->p++) {
+        if (*r->p == '"') {
+            r->p++;
+            return true;
+        }
+        if (*r->p < 0x20) return false;
+        if (*r->p == '\\' && ++r->p >= r->end) return false;
+    }
+    return false;
+}
+
+static int hex4(const unsigned char *p) {
+    int v = 0;
+    for (int i = 0; i < 4; i++) {
+        int c = p[i];
+        int d = c >= '0' && c <= '9'   ? c - '0'
+                : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                       : -1;
+        if (d < 0) return -1;
+        v = v * 16 + d;
+    }
+    return v;
+}
+
+/* The id's string at r->p, decoded into out (at most cap - 1 bytes, NUL-terminated), \u
+ * escapes and surrogate pairs included; false when it is not a valid string or does not
+ * fit. */
+static bool read_id(reader *r, char *out, size_t cap, size_t *len) {
+    const unsigned char *at = r->p;
+    size_t n;
+    if (read_string(r, &n)) {
+        if (n >= cap) return false;
+        memcpy(out, r->buf, n + 1);
+        *len = n;
+        return true;
+    }
+    r->p = at;
+    if (!skip_string(r)) return false;
+    /* a \u escape, which the fast reader leaves to jansson: decoded here */
+    const unsigned char *end = r->p - 1; /* the closing quote */
+    *len = 0;
+    for (const unsigned char *p = at + 1; p < end;) {
+        char u[IL_UTF8_MAX];
+        size_t k = 1;
+        if (*p != '\\') {
+            u[0] = (char)*p++;
+        } else if (p[1] != 'u') {
+            static const char from[] = "\"\\/bfnrt", to[] = "\"\\/\b\f\n\r\t";
+            const char *e = memchr(from, p[1], sizeof from - 1);
+            if (!e) return false;
+            u[0] = to[e - from];
+            p += 2;
+        } else {
+            if (end - p < 6) return false;
+            int cp = hex4(p + 2);
+            p += 6;
+            if (cp >= 0xD800 && cp < 0xDC00) { /* a high surrogate: its low one follows */
+                if (end - p < 6 || p[0] != '\\' || p[1] != 'u') return false;
+                int lo = hex4(p + 2);
+                if (lo < 0xDC00 || lo > 0xDFFF) return false;
+                cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+                p += 6;
+            } else if (cp < 0 || (cp >= 0xDC00 && cp <= 0xDFFF)) {
+                return false;
+            }
+            k = il_utf8_encode((uint32_t)cp, u);
+        }
+        if (*len + k >= cap) return false;
+        memcpy(out + *len, u, k);
+        *len += k;
+    }
+    out[*len] = 0;
+    /* the bytes copied as they were must be UTF-8 too, as jansson would have them */
+    for (size_t i = 0; i < *len;) {
+        int32_t cp;
+        size_t k = il_utf8_decode((const unsigned char *)out, *len, i, &cp);
+        if (cp < 0 || !k) return false;
+        i += k;
+    }
+    return true;
+}
+
+/* A member's key: whether it is "id" (\u escapes decoded, as jansson does). */
+static bool read_key(reader *r, bool *is_id) {
+    const unsigned char *at = r->p;
+    char key[8];
+    size_t n;
+    if (read_id(r, key, sizeof key, &n)) {
+        *is_id = n == 2 && memcmp(key, "id", 2) == 0;
+        return true;
+    }
+    r->p = at; /* longer than any "id", or not a string: skipped, or the text stops */
+    *is_id = false;
+    return skip_string(r);
+}
+
+/* Skips one value of any kind, nested ones included; a number is taken lexically, so
+ * one too large for jansson is skipped too. False at anything that is not JSON. */
+static bool skip_value(reader *r, int depth) {
+    skip_space(r);
+    if (r->p >= r->end || depth > 64) return false;
+    unsigned char c = *r->p;
+    if (c == '"') return skip_string(r);
+    if (c == '{' || c == '[') {
+        unsigned char close = c == '{' ? '}' : ']';
+        r->p++;
+        skip_space(r);
+        if (r->p < r->end && *r->p == close) {
+            r->p++;
+            return true;
+        }
+        for (;;) {
+            if (c == '{') {
+                skip_space(r);
+                if (!skip_string(r)) return false;
+                skip_space(r);
+                if (r->p >= r->end || *r->p != ':') return false;
+                r->p++;
+            }
+            if (!skip_value(r, depth + 1)) return false;
+            skip_space(r);
+            if (r->p >= r->end) return false;
+            if (*r->p == close) {
+                r->p++;
+                return true;
+            }
+            if (*r->p != ',') return false;
+            r->p++;
+        }
+    }
+    static const char *const words[] = {"true", "false", "null"};
+    for (size_t i = 0; i < 3; i++) {
+        size_t n = strlen(words[i]);
+        if ((size_t)(r->end - r->p) >= n && memcmp(r->p, words[i], n) == 0) {
+            r->p += n;
+            return true;
+        }
+    }
+    const unsigned char *s = r->p;
+    while (r->p < r->end && *r->p && (strchr("+-.eE", *r->p) || (*r->p >= '0' && *r->p <= '9')))
+        r->p++;
+    return r->p > s;
+}
+
+bool srv_json_probe_id(const char *text, size_t len, char *out, size_t cap) {
+    reader r = {(const unsigned char *)text, (const unsigned char *)text + len, NULL, 0};
+    bool found = false;
+    skip_space(&r);
+    if (r.p >= r.end || *r.p != '{') return false;
+    r.p++;
+    for (;;) {
+        size_t n;
+        bool is_id;
+        skip_space(&r);
+        if (!read_key(&r, &is_id)) break;
+        skip_space(&r);
+        if (r.p >= r.end || *r.p != ':') break;
+        r.p++;
+        skip_space(&r);
+        if (is_id) {
+            /* an id that is not such a string is not echoed */
+            found = read_id(&r, out, cap, &n) && n >= 1 && n <= 64 && !memchr(out, 0, n);
+            break;
+        }
+        if (!skip_value(&r, 0)) break;
+        skip_space(&r);
+        if (r.p >= r.end || *r.p != ',') break;
+        r.p++;
+    }
+    free(r.buf);
+    return found;
+}

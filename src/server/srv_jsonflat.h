@@ -4,6 +4,7 @@
 #define IL_SERVER_SRV_JSONFLAT_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 /* The object, as json_loadb(text, len, JSON_ALLOW_NUL) would build it, or NULL when the
@@ -11,5 +12,11 @@
  * of 19 digits or more, invalid UTF-8, a syntax error...): the caller then uses
  * json_loadb, which also reports the error. */
 json_t *srv_json_load_flat(const char *text, size_t len);
+
+/* For a frame that is not valid JSON (an integer too large, a truncated text...): the
+ * string `id` member of its top-level object, when the text up to that member reads as
+ * JSON and the id is 1 to 64 bytes without NUL; copied into out (cap bytes, at least
+ * 65). False when no such id can be told. */
+bool srv_json_probe_id(const char *text, size_t len, char *out, size_t cap);
 
 #endif

@@ -1,19 +1,45 @@
 /* libFuzzer target for the request frame reader (src/server/srv_jsonflat.c), against
- * jansson: whatever the bytes, the reader must not crash, leak or hang, and every object
- * it returns must be the one json_loadb builds from the same text. Where it declines (it
+ * jansson: whatever the bytes, the reader and the id probe must not crash, leak or hang,
+ * and every object the reader returns must be the one json_loadb builds from the same
+ * text. Where it declines (it
  * returns NULL), the server uses jansson itself, so declining is always allowed. Run with
  * `make fuzz`. */
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "server/srv_jsonflat.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    /* The id probe (frames that are not JSON): whatever it finds is an id the server may
+     * echo, 1 to 64 bytes without NUL. */
+    char id[72];
+    bool probed = srv_json_probe_id((const char *)data, size, id, sizeof id);
+    if (probed && (strnlen(id, sizeof id) < 1 || strnlen(id, sizeof id) > 64)) {
+        fprintf(stderr, "the probe found an id of %zu bytes\n", strnlen(id, sizeof id));
+        abort();
+    }
+    /* On JSON that jansson reads (without duplicate keys), the probe finds what it does. */
+    json_error_t perr;
+    json_t *obj =
+        json_loadb((const char *)data, size, JSON_ALLOW_NUL | JSON_REJECT_DUPLICATES, &perr);
+    if (obj && json_is_object(obj)) {
+        json_t *jid = json_object_get(obj, "id");
+        size_t n = json_is_string(jid) ? json_string_length(jid) : 0;
+        bool valid = n >= 1 && n <= 64 && !memchr(json_string_value(jid), 0, n);
+        if (valid != probed || (valid && strcmp(id, json_string_value(jid)) != 0)) {
+            fprintf(stderr, "the probe found %s where jansson reads %s\n", probed ? id : "no id",
+                    valid ? json_string_value(jid) : "no valid id");
+            abort();
+        }
+    }
+    json_decref(obj);
     json_t *flat = srv_json_load_flat((const char *)data, size);
     if (!flat) return 0;
     json_error_t err;

@@ -17,8 +17,9 @@ stops and kills) in restart_random.py (servers of their own, restarted on one da
 directory), the backup and restore tests in backup.py (on servers of their own), the
 `.why` proof tree tests in why.py (on the shared server), and the randomized tests of
 standing queries in subs_random.py, of proof trees in why_random.py, of concurrent
-mixed load in chaos_random.py and of atomic programs against their statements run one
-by one in atomic_random.py (on servers of their own).
+mixed load in chaos_random.py, of atomic programs against their statements run one by
+one in atomic_random.py and of malformed frames in frames_random.py (on servers of their
+own).
 
 Usage: tests/protocol/run.py --server-bin PATH. Needs python3-websockets (Debian's
 /usr/bin/python3). Exit status 0 when every check passes."""
@@ -51,6 +52,7 @@ import subs  # noqa: E402
 import subs_random  # noqa: E402
 import why  # noqa: E402
 import why_random  # noqa: E402
+import frames_random  # noqa: E402
 
 # ---------------------------------------------------------------------------
 
@@ -176,7 +178,15 @@ async def t_malformed(srv):
                           ({"type": "execute", "id": 7, "program": "?p(X)"}, None),
                           ({"type": "execute", "id": "", "program": "?p(X)"}, None),
                           ({"type": "execute", "id": "x" * 65, "program": "?p(X)"}, None),
-                          ({"type": "execute", "id": "m"}, "m")]:
+                          ({"type": "execute", "id": "m"}, "m"),
+                          # not JSON jansson takes, but the id reads before the problem
+                          ('{"type": "ping", "id": "b", "x": 18446744073709551616}', "b"),
+                          ('{"x": [1e999, {"y": "}"}], "id": "o"}', "o"),
+                          ('{"type": "execute", "id": "t"', "t"),
+                          ('{"\\u0069d": "k", "x": 1e999}', "k"),
+                          ('{"id": "\\u540d\\ud83d\\ude00", "x": 1e999}', "\u540d\U0001f600"),
+                          ('{"type": "ping", "id": 7, "x": 1e999}', None),
+                          ('{"x": tru, "id": "after"}', None)]:
         f = await c.call(frame)
         assert f["type"] == "error" and f["code"] == "invalid_request", (frame, f)
         assert f.get("id") == echoed, (frame, f)
@@ -276,7 +286,8 @@ def main():
     # Tests that start servers of their own (limits and configuration).
     own = (limits.TESTS + guards.TESTS + notify.TESTS + groups.OWN_SERVER_TESTS + read.OWN_TESTS
            + recovery.TESTS + restart_random.TESTS + backup.TESTS + subs_random.TESTS
-           + why_random.TESTS + chaos_random.TESTS + atomic_random.TESTS)
+           + why_random.TESTS + chaos_random.TESTS + atomic_random.TESTS
+           + frames_random.TESTS)
     failed += asyncio.run(run_tests(own, binary))
     total = len(TESTS) + len(own)
     passed = max(total - failed, 0)
