@@ -1,0 +1,117 @@
+"""Randomized odd HTTP over raw TCP (a server of its own): request lines with odd
+methods, paths, versions and encodings, headers that repeat, lack values or run long,
+bodies with wrong lengths or chunks, WebSocket upgrades with bad keys or versions,
+several requests on one connection, and requests cut short. Each connection must get
+HTTP responses (a status line each) or be closed by the server; none may hang past a
+bound, and the server keeps serving /health and /ws and exits cleanly (sanitizers, in
+those builds, report nothing).
+
+Seeded: INPUTLAYER_TEST_SEED (default 1); INPUTLAYER_TEST_HTTP_REQUESTS (default 400)."""
+
+import asyncio
+import os
+import random
+
+from common import KEY, OwnServer, connect, http, still_answers
+
+METHODS = ["GET", "POST", "PUT", "DELETE", "HEAD", "OPTIONS", "PATCH", "TRACE", "CONNECT",
+           "get", "G\x00T", "", "X" * 300]
+PATHS = ["/health", "/v1/health", "/live", "/ready", "/metrics", "/v1/metrics",
+         "/metrics/prometheus", "/ws", "/ws?kg=default", "/ws?kg=" + "%41" * 50, "/nope",
+         "/", "*", "//health", "/health?x=1&y", "/%00", "/" + "a" * 9000, "http://h/health",
+         "/health#frag", "/../../etc/passwd", "/ws?kg=%zz"]
+VERSIONS = ["HTTP/1.1", "HTTP/1.0", "HTTP/2.0", "HTTP/0.9", "HTTX/1.1", "", "HTTP/1.1 x"]
+
+
+def header(rng):
+    k = rng.randrange(12)
+    if k == 0:
+        return "Host: 127.0.0.1"
+    if k == 1:
+        return "Authorization: Bearer " + rng.choice([KEY, "wrong", "", "x" * 5000])
+    if k == 2:
+        return "Content-Length: %s" % rng.choice(["0", "5", "-1", "99999999999", "abc", "3"])
+    if k == 3:
+        return "Transfer-Encoding: " + rng.choice(["chunked", "gzip", "chunked, chunked", ""])
+    if k == 4:
+        return "Upgrade: " + rng.choice(["websocket", "WebSocket", "h2c", ""])
+    if k == 5:
+        return "Connection: " + rng.choice(["Upgrade", "keep-alive", "close", "upgrade, x"])
+    if k == 6:
+        return "Sec-WebSocket-Key: " + rng.choice(["dGhlIHNhbXBsZSBub25jZQ==", "", "short",
+                                                   "x" * 200])
+    if k == 7:
+        return "Sec-WebSocket-Version: " + rng.choice(["13", "8", "", "99999999999"])
+    if k == 8:
+        return "X-%d: %s" % (rng.randrange(1000), "v" * rng.choice([0, 10, 20000]))
+    if k == 9:
+        return rng.choice(["NoColon", ": novalue", "Bad Header: x", "X:\x01\x02"])
+    if k == 10:
+        return "Origin: " + rng.choice(["http://evil", "null", ""])
+    return "Accept: */*"
+
+
+def request(rng):
+    line = "%s %s %s" % (rng.choice(METHODS), rng.choice(PATHS), rng.choice(VERSIONS))
+    heads = [header(rng) for _ in range(rng.randint(0, 6))]
+    body = rng.choice(["", "hello", "5\r\nhello\r\n0\r\n\r\n", "zz\r\nx\r\n", "x" * 3000])
+    text = line + "\r\n" + "".join(h + "\r\n" for h in heads) + "\r\n" + body
+    if rng.randrange(10) == 0:
+        text = text[:rng.randrange(len(text) + 1)]  # cut short
+    if rng.randrange(8) == 0:
+        text = text.replace("\r\n", "\n")
+    return text.encode("utf-8", errors="surrogateescape")
+
+
+async def exchange(port, data, timeout):
+    """Sends data (then half-closes); the bytes the server sends until it closes."""
+    r, w = await asyncio.open_connection("127.0.0.1", port)
+    try:
+        w.write(data)
+        await w.drain()
+        if w.can_write_eof():
+            w.write_eof()
+        out = b""
+        while True:
+            chunk = await asyncio.wait_for(r.read(65536), timeout)
+            if not chunk:
+                return out
+            out += chunk
+    finally:
+        w.close()
+
+
+async def t_http_random(binary):
+    seed = int(os.environ.get("INPUTLAYER_TEST_SEED", "1"))
+    n = int(os.environ.get("INPUTLAYER_TEST_HTTP_REQUESTS", "400"))
+    rng = random.Random(seed)
+    statuses = {}
+    args = ["--set", "http.rate_limit.per_ip_max_rps=0",
+            "--set", "http.rate_limit.ws_max_preauth_per_ip=0"]
+    with OwnServer(binary, args) as srv:
+        for i in range(n):
+            data = b"".join(request(rng) for _ in range(rng.choice([1, 1, 1, 2, 3])))
+            try:
+                # the server closes a half-closed connection once it answered; an upgraded
+                # one waits for authentication (5 s): bounded well above that
+                out = await exchange(srv.port, data, 15)
+            except asyncio.TimeoutError:
+                raise AssertionError("seed %d, request %d: no close within 15 s: %r" % (
+                    seed, i, data[:300]))
+            except ConnectionResetError:
+                out = b""
+            for line in out.split(b"\r\n"):
+                if line.startswith(b"HTTP/1.1 "):
+                    code = line.split(b" ")[1].decode()
+                    statuses[code] = statuses.get(code, 0) + 1
+            assert out == b"" or out.startswith(b"HTTP/1.1 "), (seed, i, data[:200], out[:200])
+        st, _ = http(srv, "/health")
+        assert st == 200, st
+        c = await connect(srv)
+        await still_answers(c)
+        await c.ws.close()
+    print("     %d random HTTP exchanges (seed %d), statuses: %s" % (
+        n, seed, ", ".join("%s %d" % kv for kv in sorted(statuses.items()))))
+
+
+TESTS = [t_http_random]
