@@ -133,6 +133,12 @@ static void plan_scan(const plan_op *op, const uint32_t *order, scan_plan *sp) {
             sp->steps[sp->nsteps++] = (col_step){p, op->act_slot[col], 0, PCOL_BIND};
     }
     sp->nbind = sp->nsteps;
+    for (uint32_t p = 0; p < op->nprefix; p++) {
+        uint32_t col = order[p];
+        if (op->prefix_slot[col] < 0 && op->prefix_check[col] >= 0)
+            sp->steps[sp->nsteps++] =
+                (col_step){p, (uint32_t)op->prefix_check[col], 0, PCOL_CHECK_SLOT};
+    }
     for (uint32_t p = op->nprefix; p < op->arity; p++) {
         uint32_t col = order[p];
         if (op->act[col] == PCOL_CHECK_SLOT || op->act[col] == PCOL_CHECK_CONST)
@@ -323,7 +329,8 @@ static void scan_delta(runner *r, uint32_t i) {
             if (op->prefix_slot[col] >= 0)
                 ok = r->regs[op->prefix_slot[col]] == t[col];
             else
-                ok = exec_const_matches(t[col], op->prefix_const[col]);
+                ok = exec_const_matches(t[col], op->prefix_const[col]) &&
+                     (op->prefix_check[col] < 0 || r->regs[op->prefix_check[col]] == t[col]);
         }
         if (!ok) continue;
         for (uint32_t p = 0; p < op->nprefix; p++) {

@@ -279,11 +279,18 @@ static void compile_atom(compiler *k, const blit *l, bool *bound, plan_version v
             op->prefix_const[i] = t->c;
             op->prefix_bind[i] =
                 op->kind == POP_SCAN && t->bind >= 0 && !bound[t->bind] ? t->bind : -1;
+            /* bound already (by demand, say, whose values come in both numeric forms): the
+               constant matched numerically, but V's value must be the stored one */
+            op->prefix_check[i] =
+                op->kind == POP_SCAN && t->bind >= 0 && bound[t->bind] ? t->bind : -1;
+            /* `V = c` folded into this column (build.c): V's other columns in this atom
+               must hold the same stored value, so they check it rather than bind V again */
+            if (op->prefix_bind[i] >= 0) seen[t->bind] = true;
             n++;
         } else if (t->kind == BT_VAR && bound[t->var]) {
             op->order[n] = i;
             op->prefix_slot[i] = (int32_t)t->var;
-            op->prefix_bind[i] = -1;
+            op->prefix_bind[i] = op->prefix_check[i] = -1;
             n++;
         }
     }

@@ -92,6 +92,9 @@ typedef struct plan_op {
     val_t prefix_const[REL_MAX_ARITY];
     int32_t prefix_bind[REL_MAX_ARITY]; /* constant prefix column: slot taking the stored value, or
                                            -1 */
+    /* constant prefix column whose folded variable (`V = c`, build.c) is bound before the
+       atom: the slot the stored value must equal strictly, as a join on V would; or -1 */
+    int32_t prefix_check[REL_MAX_ARITY];
     plan_col_action act[REL_MAX_ARITY]; /* for index positions >= nprefix */
     uint32_t act_slot[REL_MAX_ARITY];
     val_t act_const[REL_MAX_ARITY];

@@ -59,7 +59,9 @@ static void plan_columns(const plan_op *op, bool seed, bool *bound, vcolplan *cp
             } else {
                 konst = true;
                 c = op->prefix_const[col];
-                cbind = op->prefix_bind[col];
+                /* the stored value binds the folded variable, or (bound before the atom
+                   when compiled) is checked against it: whichever it is at this step */
+                cbind = op->prefix_bind[col] >= 0 ? op->prefix_bind[col] : op->prefix_check[col];
             }
         } else if (op->act[col] == PCOL_BIND || op->act[col] == PCOL_CHECK_SLOT) {
             slot = (int32_t)op->act_slot[col];

@@ -18,8 +18,9 @@ directory), the backup and restore tests in backup.py (on servers of their own),
 `.why` proof tree tests in why.py (on the shared server), and the randomized tests of
 standing queries in subs_random.py, of proof trees in why_random.py, of concurrent
 mixed load in chaos_random.py, of atomic programs against their statements run one by
-one in atomic_random.py, of malformed frames in frames_random.py and of odd HTTP in
-http_random.py (on servers of their own).
+one in atomic_random.py, of malformed frames in frames_random.py, of odd HTTP in
+http_random.py and of rule evaluation against a naive evaluator in eval_random.py (on
+servers of their own).
 
 Usage: tests/protocol/run.py --server-bin PATH. Needs python3-websockets (Debian's
 /usr/bin/python3). Exit status 0 when every check passes."""
@@ -41,6 +42,7 @@ import atomic  # noqa: E402
 import atomic_random  # noqa: E402
 import backup  # noqa: E402
 import chaos_random  # noqa: E402
+import eval_random  # noqa: E402
 import groups  # noqa: E402
 import guards  # noqa: E402
 import http_random  # noqa: E402
@@ -288,7 +290,7 @@ def main():
     own = (limits.TESTS + guards.TESTS + notify.TESTS + groups.OWN_SERVER_TESTS + read.OWN_TESTS
            + recovery.TESTS + restart_random.TESTS + backup.TESTS + subs_random.TESTS
            + why_random.TESTS + chaos_random.TESTS + atomic_random.TESTS
-           + frames_random.TESTS + http_random.TESTS)
+           + frames_random.TESTS + http_random.TESTS + eval_random.TESTS)
     failed += asyncio.run(run_tests(own, binary))
     total = len(TESTS) + len(own)
     passed = max(total - failed, 0)

@@ -562,3 +562,18 @@ Test(stored, under_the_session_limits) {
     il_session_set_limits(S1, NULL);
     expect_stored("?p(X)", 0, IL_RESULT_TABLE, "X\n1");
 }
+
+/* `V = c` is folded into an atom's column (the column matches c numerically and V takes
+ * the stored value). Where V repeats in that atom, its other columns must hold the same
+ * stored value; where V is bound before the atom (a bound query's demand, which asks for
+ * both 1 and 1.0), the stored value must equal it strictly, as a join on V would. */
+Test(facts, folded_constant_equalities) {
+    MSG(S1, "+e[(5, 1), (5, 5), (1, 2), (5, 6), (4, 4)]", "Inserted 5 fact(s) into 'e'.");
+    TABLE(S1, "?e(X, X), X = 5", "X, X\n5, 5");
+    MSG(S1, "+p(X) <- e(X, X), X = 5", "Rule 'p' registered.");
+    TABLE(S1, "?p(X)", "X\n5");
+    MSG(S1, "+f[(3, 1)]", "Inserted 1 fact(s) into 'f'.");
+    MSG(S1, "+q(X) <- f(Z, X), X = 1", "Rule 'q' registered.");
+    TABLE(S1, "?q(1)", "1\n1");
+    TABLE(S1, "?q(X)", "X\n1");
+}

@@ -403,3 +403,20 @@ Test(views, aggregates_many_groups, .timeout = 120) {
         free(before[q].v);
     }
 }
+
+/* A constant folded into an atom where its variable repeats (`e(X, X), X = 5`): every
+ * column it stands for must hold it, as in a fresh query. */
+Test(views, folded_constant_in_repeated_variable) {
+    run("+e[(5, 1), (5, 5), (1, 2), (5, 6), (4, 4)]");
+    run("+p(X) <- e(X, X), X = 5");
+    view_t *v = open_view("?p(X)");
+    rows before = fresh("?p(X)");
+    cr_assert_eq(before.n, 1, "a fresh query gives p(5) alone");
+    check(v, "?p(X)", &before, "open");
+    run("+e(7, 5)");
+    check(v, "?p(X)", &before, "+e(7, 5)");
+    run("-e(5, 5)");
+    check(v, "?p(X)", &before, "-e(5, 5)");
+    free(before.v);
+    view_close(v);
+}
