@@ -54,10 +54,11 @@ uint64_t srv_key_hash(const val_t *key, uint32_t nkeys) {
     return h;
 }
 
+/* A group for `key` (nkeys values), or with key NULL the one for rows no key finds. */
 static group *group_new(const srv_keyrows *k, const val_t *key, uint64_t h) {
     group *g = calloc(1, sizeof *g + (k->nkeys + 1) * sizeof *key);
     g->node.hash = h;
-    if (k->nkeys) memcpy(g->key, key, k->nkeys * sizeof *key);
+    if (key && k->nkeys) memcpy(g->key, key, k->nkeys * sizeof *key);
     return g;
 }
 
@@ -73,8 +74,7 @@ srv_keyrows *srv_keyrows_new(uint32_t arity, uint32_t nkeys, const uint32_t *col
     k->cols = malloc((nkeys + 1) * sizeof *cols);
     if (nkeys) memcpy(k->cols, cols, nkeys * sizeof *cols);
     srv_keytab_init(&k->groups, 64, nkeys, offsetof(group, key));
-    val_t none = 0;
-    k->scan = group_new(k, &none, 0);
+    k->scan = group_new(k, NULL, 0); /* rows of keys only a scan finds: no key of its own */
     return k;
 }
 
