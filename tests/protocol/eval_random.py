@@ -1,10 +1,11 @@
 """Randomized differential test of rule evaluation (a server of its own) against a naive
 evaluator written here: random stratified programs (joins, constants, wildcards,
 positive recursion, negation of base and lower relations, comparisons) over random
-integer facts, each registered as persistent rules in a fresh knowledge graph. Every
-derived relation must answer exactly the naive fixpoint, queried whole and with one
-argument bound (the engine restricts bound queries by demand), and through a session
-fact so that nothing is read from maintained relations as well as without.
+facts, integers and now and then a float (2.0 is not 2 to a join or a set, but a
+constant 2 matches it), each registered as persistent rules in a fresh knowledge graph.
+Every derived relation must answer exactly the naive fixpoint, queried whole and with
+one argument bound (the engine restricts bound queries by demand), and through a
+session fact so that nothing is read from maintained relations as well as without.
 
 Seeded: INPUTLAYER_TEST_SEED (default 1); INPUTLAYER_TEST_EVAL_ROUNDS (default 100)."""
 
@@ -89,42 +90,59 @@ class Program:
 
 
 def value(t, env):
-    return env[t] if t in VARS else int(t)
+    """A term's value: a variable's binding, or an integer constant ("i", n)."""
+    return env[t] if t in VARS else ("i", int(t))
+
+
+def numeric_eq(v, c):
+    """A value against a number, as an atom's constant or `V = c` compares: numerically."""
+    return abs(v[1] - c[1]) < 1e-10
+
+
+def matches(args, t, env):
+    """Whether tuple t fits the atom's arguments under env: bound variables strictly (1
+    and 1.0 differ), constants numerically, `_` anything; returns the extended env or
+    None."""
+    e2 = dict(env)
+    for a, v in zip(args, t):
+        if a == "_":
+            continue
+        if a in VARS:
+            if a in e2 and e2[a] != v:
+                return None
+            e2[a] = v
+        elif not numeric_eq(v, value(a, e2)):
+            return None
+    return e2
+
+
+def holds(kind, op, args, env, db):
+    if kind == "cmp":
+        x, y = value(args[0], env), value(args[1], env)
+        if args[1] in VARS and op in ("=", "!="):
+            return (x == y) == (op == "=")  # variable against variable: strict
+        return OPS[op](x[1], y[1])
+    # a negation: no tuple fits (its variables are bound)
+    return not any(matches(args, t, env) is not None for t in db[op])
 
 
 def solutions(body, db, env=None):
     """Every binding of the body's variables over db (positive atoms first, in order;
-    negations and comparisons once their variables are bound)."""
+    negations and comparisons once their variables are bound). Values are ("i", n) or
+    ("f", x): joins are strict, constants numeric, as in the engine."""
     env = env or {}
     atoms = [lit for lit in body if lit[0] == "atom"]
     checks = [lit for lit in body if lit[0] != "atom"]
 
     def walk(k, env):
         if k == len(atoms):
-            for kind, rel, args in checks:
-                if kind == "cmp":
-                    if not OPS[rel](value(args[0], env), value(args[1], env)):
-                        return
-                elif tuple(value(a, env) for a in args) in db[rel]:
-                    return
-            yield env
+            if all(holds(kind, op, args, env, db) for kind, op, args in checks):
+                yield env
             return
         _, rel, args = atoms[k]
         for t in db[rel]:
-            e2 = dict(env)
-            ok = True
-            for a, v in zip(args, t):
-                if a == "_":
-                    continue
-                if a in VARS:
-                    if a in e2 and e2[a] != v:
-                        ok = False
-                        break
-                    e2[a] = v
-                elif int(a) != v:
-                    ok = False
-                    break
-            if ok:
+            e2 = matches(args, t, env)
+            if e2 is not None:
                 yield from walk(k + 1, e2)
     yield from walk(0, env)
 
@@ -144,6 +162,10 @@ def evaluate(prog, facts):
                 break
             db[name] |= new
     return db
+
+
+def text(v):
+    return "%d" % v[1] if v[0] == "i" else "%r" % v[1]
 
 
 def rows(f):
@@ -166,19 +188,23 @@ async def t_eval_random(binary):
             await run(fresh, "fresh_session_marker(0)")  # evaluate afresh, always
             facts = {}
             for rel, n in BASE.items():
-                ts = {tuple(rng.randint(1, DOMAIN) for _ in range(n))
+                # now and then a float: 2.0 is another value than 2, matched numerically
+                # by constants and strictly by joins
+                ts = {tuple(("f", float(k)) if rng.randrange(10) == 0 else ("i", k)
+                            for k in (rng.randint(1, DOMAIN) for _ in range(n)))
                       for _ in range(rng.randint(0, 10))}
                 facts[rel] = ts
                 if ts:
                     f = await run(c, "+%s[%s]" % (rel, ", ".join(
-                        "(%s)" % ", ".join(map(str, t)) for t in sorted(ts))))
+                        "(%s)" % ", ".join(text(v) for v in t) for t in sorted(ts))))
                     assert f["errors"] == [], f
                 else:
                     await run(c, "+%s(%s)\n-%s(%s)" % ((rel, ", ".join(["1"] * n)) * 2))
             prog = Program(rng)
             texts = [prog.text(cl) for cl in prog.clauses]
             where = "seed %d, round %d, facts %s, rules:\n  %s" % (
-                seed, r, {k: sorted(v) for k, v in facts.items()}, "\n  ".join(texts))
+                seed, r, {k: ["(%s)" % ", ".join(text(v) for v in t) for t in sorted(ts)]
+                          for k, ts in facts.items()}, "\n  ".join(texts))
             for t in texts:
                 f = await run(c, t)
                 assert f["type"] == "result" and f["errors"] == [], (where, t, f)
@@ -188,11 +214,13 @@ async def t_eval_random(binary):
                 for k in range(1, DOMAIN + 1):
                     args = [str(k)] + list(VARS[1:n])
                     queries.append(("?%s(%s)" % (name, ", ".join(args)),
-                                    lambda t, k=k: t[0] == k))
+                                    lambda t, k=k: numeric_eq(t[0], ("i", k))))
                     if n == 2:
-                        queries.append(("?%s(X, %d)" % (name, k), lambda t, k=k: t[1] == k))
+                        queries.append(("?%s(X, %d)" % (name, k),
+                                        lambda t, k=k: numeric_eq(t[1], ("i", k))))
                 for q, keep in queries:
-                    expect = sorted(json.dumps(list(t)) for t in want[name] if keep(t))
+                    expect = sorted(json.dumps([v[1] for v in t]) for t in want[name]
+                                    if keep(t))
                     for conn in (c, fresh):
                         f = await run(conn, q)
                         assert f["type"] == "result" and not f["truncated"], (where, q, f)
