@@ -12,10 +12,8 @@ Seeded: INPUTLAYER_TEST_SEED (default 1); INPUTLAYER_TEST_ATOMIC_PROGRAMS (defau
 
 import asyncio
 import json
-import os
-import random
 
-from common import OwnServer, connect, run
+from common import NO_MESSAGE_RATE, OwnServer, connect, run, seeded
 
 BASE = ["edge", "label"]
 DERIVED = {"reach": "?reach(X, Y)", "deg": "?deg(X, N)", "leaf": "?leaf(X)"}
@@ -76,11 +74,9 @@ async def pushes(c):
 
 
 async def t_atomic_random(binary):
-    seed = int(os.environ.get("INPUTLAYER_TEST_SEED", "1"))
-    n = int(os.environ.get("INPUTLAYER_TEST_ATOMIC_PROGRAMS", "150"))
-    rng = random.Random(seed)
+    seed, n, rng = seeded("INPUTLAYER_TEST_ATOMIC_PROGRAMS", 150)
     committed = failed = 0
-    with OwnServer(binary, ["--set", "http.rate_limit.ws_max_messages_per_sec=0"]) as srv:
+    with OwnServer(binary, NO_MESSAGE_RATE) as srv:
         a = await connect(srv)  # runs programs whole in atomic_a
         b = await connect(srv)  # the twin, one statement at a time in atomic_b
         for c, g in ((a, "atomic_a"), (b, "atomic_b")):

@@ -15,10 +15,9 @@ default 150)."""
 
 import asyncio
 import json
-import os
 import random
 
-from common import OwnServer, connect, run
+from common import NO_MESSAGE_RATE, OwnServer, connect, run, seeded
 
 GRAPHS = ["chaos_a", "chaos_b", "chaos_c"]  # chaos_c is dropped and made again
 EPOCH = {g: 0 for g in GRAPHS}  # drops of each graph so far
@@ -218,11 +217,8 @@ class Client:
 
 
 async def t_chaos_random(binary):
-    seed = int(os.environ.get("INPUTLAYER_TEST_SEED", "1"))
-    ops = int(os.environ.get("INPUTLAYER_TEST_CHAOS_OPS", "150"))
-    rng = random.Random(seed)
-    args = ["--set", "http.rate_limit.ws_max_messages_per_sec=0"]
-    with OwnServer(binary, args) as srv:
+    seed, ops, rng = seeded("INPUTLAYER_TEST_CHAOS_OPS", 150)
+    with OwnServer(binary, NO_MESSAGE_RATE) as srv:
         setup = await connect(srv)
         for g in GRAPHS:
             assert (await run(setup, ".kg create %s" % g))["type"] == "result"

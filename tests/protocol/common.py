@@ -4,6 +4,7 @@ directory, HTTP requests, and a WebSocket connection that reads JSON frames."""
 import asyncio
 import json
 import os
+import random
 import re
 import shutil
 import signal
@@ -16,6 +17,8 @@ import urllib.request
 import websockets
 
 KEY = "protocol-test-" + os.urandom(8).hex()
+# Servers of the tests that send many messages a second: the message rate limit off.
+NO_MESSAGE_RATE = ["--set", "http.rate_limit.ws_max_messages_per_sec=0"]
 PASSWORD = "protocol-test-password"
 SANITIZER_MARKERS = ("ERROR: AddressSanitizer", "runtime error:", "LeakSanitizer")
 
@@ -196,3 +199,10 @@ def prometheus(srv, key=KEY):
             name, value = line.rsplit(" ", 1)
             out[name] = float(value)
     return out
+
+
+def seeded(count_var, default):
+    """The randomized tests' settings: the seed (INPUTLAYER_TEST_SEED, default 1), a count
+    from the environment variable count_var (else default), and a Random of that seed."""
+    seed = int(os.environ.get("INPUTLAYER_TEST_SEED", "1"))
+    return seed, int(os.environ.get(count_var, str(default))), random.Random(seed)

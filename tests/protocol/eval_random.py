@@ -11,10 +11,8 @@ Seeded: INPUTLAYER_TEST_SEED (default 1); INPUTLAYER_TEST_EVAL_ROUNDS (default 1
 
 import json
 import operator
-import os
-import random
 
-from common import OwnServer, connect, run
+from common import NO_MESSAGE_RATE, OwnServer, connect, run, seeded
 
 BASE = {"e": 2, "f": 2, "g": 1}
 OPS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
@@ -173,11 +171,9 @@ def rows(f):
 
 
 async def t_eval_random(binary):
-    seed = int(os.environ.get("INPUTLAYER_TEST_SEED", "1"))
-    rounds = int(os.environ.get("INPUTLAYER_TEST_EVAL_ROUNDS", "100"))
-    rng = random.Random(seed)
+    seed, rounds, rng = seeded("INPUTLAYER_TEST_EVAL_ROUNDS", 100)
     compared = 0
-    with OwnServer(binary, ["--set", "http.rate_limit.ws_max_messages_per_sec=0"]) as srv:
+    with OwnServer(binary, NO_MESSAGE_RATE) as srv:
         c = await connect(srv)
         fresh = await connect(srv)
         for r in range(rounds):

@@ -10,12 +10,10 @@ Seeded: INPUTLAYER_TEST_SEED (default 1); INPUTLAYER_TEST_FRAMES (default 1500).
 
 import asyncio
 import json
-import os
-import random
 
 import websockets
 
-from common import OwnServer, connect, run, still_answers
+from common import NO_MESSAGE_RATE, OwnServer, connect, run, seeded, still_answers
 
 TYPES = ["execute", "read", "subscribe", "ping", "cancel", "authenticate", "login",
          "unsubscribe", "nope", "", None, 7]
@@ -85,11 +83,9 @@ async def one_reply(c, timeout=20):
 
 
 async def t_frames_random(binary):
-    seed = int(os.environ.get("INPUTLAYER_TEST_SEED", "1"))
-    n = int(os.environ.get("INPUTLAYER_TEST_FRAMES", "1500"))
-    rng = random.Random(seed)
+    seed, n, rng = seeded("INPUTLAYER_TEST_FRAMES", 1500)
     kinds = {}
-    with OwnServer(binary, ["--set", "http.rate_limit.ws_max_messages_per_sec=0"]) as srv:
+    with OwnServer(binary, NO_MESSAGE_RATE) as srv:
         c = await connect(srv)
         await run(c, "+e[(1, 2), (2, 3)]")
         for i in range(n):

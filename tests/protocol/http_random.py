@@ -9,10 +9,8 @@ those builds, report nothing).
 Seeded: INPUTLAYER_TEST_SEED (default 1); INPUTLAYER_TEST_HTTP_REQUESTS (default 400)."""
 
 import asyncio
-import os
-import random
 
-from common import KEY, OwnServer, connect, http, still_answers
+from common import KEY, OwnServer, connect, http, seeded, still_answers
 
 METHODS = ["GET", "POST", "PUT", "DELETE", "HEAD", "OPTIONS", "PATCH", "TRACE", "CONNECT",
            "get", "G\x00T", "", "X" * 300]
@@ -82,9 +80,7 @@ async def exchange(port, data, timeout):
 
 
 async def t_http_random(binary):
-    seed = int(os.environ.get("INPUTLAYER_TEST_SEED", "1"))
-    n = int(os.environ.get("INPUTLAYER_TEST_HTTP_REQUESTS", "400"))
-    rng = random.Random(seed)
+    seed, n, rng = seeded("INPUTLAYER_TEST_HTTP_REQUESTS", 400)
     statuses = {}
     args = ["--set", "http.rate_limit.per_ip_max_rps=0",
             "--set", "http.rate_limit.ws_max_preauth_per_ip=0"]

@@ -10,15 +10,12 @@ derived relations are rebuilt from them.
 Seeded: INPUTLAYER_TEST_SEED (default 1); INPUTLAYER_TEST_RESTARTS (rounds, default 6)."""
 
 import json
-import os
-import random
 import shutil
 import signal
 
-from common import OwnServer, connect, run
+from common import NO_MESSAGE_RATE, OwnServer, connect, run, seeded
 from recovery import DataDir
 
-UNLIMITED = ["--set", "http.rate_limit.ws_max_messages_per_sec=0"]
 RULES = ["+pair(X, Z) <- fact(X, Y), fact(Y, Z)",
          "+tagged(X, T) <- fact(X, _), tag(X, T)",
          "+n(X, count<Y>) <- fact(X, Y)",
@@ -76,12 +73,10 @@ async def answers(srv):
 
 
 async def t_restart_random(binary):
-    seed = int(os.environ.get("INPUTLAYER_TEST_SEED", "1"))
-    rounds = int(os.environ.get("INPUTLAYER_TEST_RESTARTS", "6"))
-    rng = random.Random(seed)
+    seed, rounds, rng = seeded("INPUTLAYER_TEST_RESTARTS", 6)
     written = rows = 0
     with DataDir() as data:
-        srv = OwnServer(binary, UNLIMITED, data_dir=data).srv
+        srv = OwnServer(binary, NO_MESSAGE_RATE, data_dir=data).srv
         try:
             c = await connect(srv)
             for rule in RULES:
@@ -109,7 +104,7 @@ async def t_restart_random(binary):
                 else:
                     status, _ = srv.stop()
                     assert status == 0, status
-                srv = OwnServer(binary, UNLIMITED, data_dir=data).srv
+                srv = OwnServer(binary, NO_MESSAGE_RATE, data_dir=data).srv
                 after = await answers(srv)
                 rows += sum(len(v) for v in after.values())
                 for q in QUERIES:

@@ -5,14 +5,14 @@ knowledge graphs with recursive, negated, aggregated and joined rules, watched b
 keyed families (queries that differ only in a goal constant). After every write each
 subscriber's state (its snapshot plus every delta) must equal a fresh `?query` of the
 same text (on a connection with a session fact, so evaluated afresh rather than read
-from a maintained relation); a delta must insert only absent rows and retract only present ones, carry the
-write's revision, and follow the last seq, and deltas must reach each connection in
-revision order while two connections pipeline writes at once; subscribers write too
-(their reply first, then their deltas), and a `read` snapshot of each connection's
-queries must agree with its subscriptions; subscriptions come and go during the run
-(each new snapshot equal to the fresh result), and some open amid the pipelined writes
-(their deltas must start after their snapshot's revision and add up to the fresh
-state). t_subs_random_held does the same while one subscriber connection does not read:
+from a maintained relation); a delta must insert only absent rows and retract only
+present ones, carry the write's revision, and follow the last seq, and deltas must
+reach each connection in revision order while two connections pipeline writes at once;
+subscribers write too (their reply first, then their deltas), and a `read` snapshot of
+each connection's queries must agree with its subscriptions; subscriptions come and go
+during the run (each new snapshot equal to the fresh result), and some open amid the
+pipelined writes (their deltas must start after their snapshot's revision and add up to
+the fresh state). t_subs_random_held does the same while one subscriber connection does not read:
 its subscriptions hold their changes, netted, and must still add up, in revision order.
 
 Seeded: INPUTLAYER_TEST_SEED (default 1) and INPUTLAYER_TEST_SUBS_STEPS (writes per

@@ -13,11 +13,9 @@ Seeded: INPUTLAYER_TEST_SEED (default 1); INPUTLAYER_TEST_WHY_ROUNDS (default 8)
 
 import json
 import operator
-import os
-import random
 import re
 
-from common import OwnServer, connect, run
+from common import NO_MESSAGE_RATE, OwnServer, connect, run, seeded
 
 RULES = ["+reach(X, Y) <- edge(X, Y)",
          "+reach(X, Z) <- reach(X, Y), edge(Y, Z)",
@@ -146,11 +144,9 @@ def value(rng, domain):
 
 
 async def t_why_random(binary):
-    seed = int(os.environ.get("INPUTLAYER_TEST_SEED", "1"))
-    rounds = int(os.environ.get("INPUTLAYER_TEST_WHY_ROUNDS", "8"))
-    rng = random.Random(seed)
+    seed, rounds, rng = seeded("INPUTLAYER_TEST_WHY_ROUNDS", 8)
     rows = nodes = 0
-    with OwnServer(binary, ["--set", "http.rate_limit.ws_max_messages_per_sec=0"]) as srv:
+    with OwnServer(binary, NO_MESSAGE_RATE) as srv:
         c = await connect(srv)
         for r in range(rounds):
             kg = "why_random_%d" % r
