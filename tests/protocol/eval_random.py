@@ -4,8 +4,9 @@ positive recursion, negation of base and lower relations, comparisons) over rand
 facts, integers and now and then a float (2.0 is not 2 to a join or a set, but a
 constant 2 matches it), each registered as persistent rules in a fresh knowledge graph.
 Every derived relation must answer exactly the naive fixpoint, queried whole and with
-one argument bound (the engine restricts bound queries by demand), and through a
-session fact so that nothing is read from maintained relations as well as without.
+one argument bound (the engine restricts bound queries by demand), both on a connection
+without session state (maintained relations may answer) and on one with session facts
+of its own, which its queries see and every rule evaluates over (evaluated afresh).
 
 Seeded: INPUTLAYER_TEST_SEED (default 1); INPUTLAYER_TEST_EVAL_ROUNDS (default 100)."""
 
@@ -204,7 +205,18 @@ async def t_eval_random(binary):
             for t in texts:
                 f = await run(c, t)
                 assert f["type"] == "result" and f["errors"] == [], (where, t, f)
+            # the fresh connection's own session facts: its queries see them, and every
+            # rule evaluates over the stored facts and them; the other connection's do not
+            session = {rel: {tuple(("i", rng.randint(1, DOMAIN)) for _ in range(n))
+                             for _ in range(rng.randint(0, 3))} for rel, n in BASE.items()}
+            for rel, ts in session.items():
+                for t in ts:
+                    f = await run(fresh, "%s(%s)" % (rel, ", ".join(text(v) for v in t)))
+                    assert f["type"] == "result" and f["errors"] == [], f
+            where += "\nsession facts of the fresh connection: %s" % {
+                k: sorted(v) for k, v in session.items() if v}
             want = evaluate(prog, facts)
+            want_fresh = evaluate(prog, {rel: facts[rel] | session[rel] for rel in BASE})
             for name, n in sorted(prog.arity.items()):
                 queries = [("?%s(%s)" % (name, ", ".join(VARS[:n])), lambda t: True)]
                 for k in range(1, DOMAIN + 1):
@@ -215,9 +227,9 @@ async def t_eval_random(binary):
                         queries.append(("?%s(X, %d)" % (name, k),
                                         lambda t, k=k: numeric_eq(t[1], ("i", k))))
                 for q, keep in queries:
-                    expect = sorted(json.dumps([v[1] for v in t]) for t in want[name]
-                                    if keep(t))
-                    for conn in (c, fresh):
+                    for conn, model in ((c, want), (fresh, want_fresh)):
+                        expect = sorted(json.dumps([v[1] for v in t]) for t in model[name]
+                                        if keep(t))
                         f = await run(conn, q)
                         assert f["type"] == "result" and not f["truncated"], (where, q, f)
                         assert rows(f) == expect, (where, q, "got", rows(f), "want", expect)
