@@ -6,7 +6,8 @@ constant 2 matches it), each registered as persistent rules in a fresh knowledge
 Every derived relation must answer exactly the naive fixpoint, queried whole and with
 one argument bound (the engine restricts bound queries by demand), both on a connection
 without session state (maintained relations may answer) and on one with session facts
-of its own, which its queries see and every rule evaluates over (evaluated afresh).
+and a session rule (one more clause of a derived relation) of its own, which its
+queries see and every rule evaluates over (evaluated afresh).
 
 Seeded: INPUTLAYER_TEST_SEED (default 1); INPUTLAYER_TEST_EVAL_ROUNDS (default 100)."""
 
@@ -215,7 +216,14 @@ async def t_eval_random(binary):
                     assert f["type"] == "result" and f["errors"] == [], f
             where += "\nsession facts of the fresh connection: %s" % {
                 k: sorted(v) for k, v in session.items() if v}
+            # and a session rule: one more clause of a derived relation, for its queries only
+            name = rng.choice(sorted(prog.arity))
+            extra = prog.clause(name, int(name[1:]))
+            f = await run(fresh, prog.text(extra)[1:])
+            assert f["type"] == "result" and f.get("statement_class") == "session_rule", f
+            where += "\nsession rule of the fresh connection: %s" % prog.text(extra)[1:]
             want = evaluate(prog, facts)
+            prog.clauses.append(extra)
             want_fresh = evaluate(prog, {rel: facts[rel] | session[rel] for rel in BASE})
             for name, n in sorted(prog.arity.items()):
                 queries = [("?%s(%s)" % (name, ", ".join(VARS[:n])), lambda t: True)]
