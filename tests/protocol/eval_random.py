@@ -1,6 +1,7 @@
 """Randomized differential test of rule evaluation (a server of its own) against a naive
 evaluator written here: random stratified programs (joins, constants, wildcards,
-positive recursion, negation of base and lower relations, comparisons) over random
+positive recursion, negation of base and lower relations, comparisons, aggregates:
+count, sum, min, max, count_distinct, avg, grouped or global) over random
 facts, integers and now and then a float (2.0 is not 2 to a join or a set, but a
 constant 2 matches it), each registered as persistent rules in a fresh knowledge graph.
 Every derived relation must answer exactly the naive fixpoint, queried whole and with
@@ -31,12 +32,41 @@ class Program:
     def __init__(self, rng):
         self.rng = rng
         self.arity = {}
-        self.clauses = []  # (head rel, head terms, body literals)
+        self.clauses = []  # (head rel, head terms, body literals, aggregate or None)
+        self.aggregated = set()
         for i in range(rng.randint(2, 4)):
             name = "p%d" % i
+            if i and rng.randrange(3) == 0:
+                # one clause over lower strata only, its head grouped (or global) with an
+                # aggregate of a body variable
+                self.arity[name] = rng.randint(1, 2)
+                self.aggregated.add(name)
+                self.clauses.append(self.aggregate_clause(name, i))
+                continue
             self.arity[name] = rng.randint(1, 2)
             for _ in range(rng.randint(1, 3)):
                 self.clauses.append(self.clause(name, i))
+
+    def aggregate_clause(self, name, i):
+        rng = self.rng
+        lower = dict(BASE)
+        lower.update({"p%d" % j: self.arity["p%d" % j] for j in range(i)})
+        while True:
+            body, bound = [], set()
+            for _ in range(rng.randint(1, 2)):
+                rel = rng.choice(sorted(lower))
+                args = [self.term(bound) for _ in range(lower[rel])]
+                body.append(("atom", rel, args))
+                bound |= {a for a in args if a in VARS}
+            if bound:
+                break
+        if rng.randrange(2):
+            a = rng.choice(sorted(bound))
+            body.append(("cmp", rng.choice(sorted(OPS)), [a, str(rng.randint(1, DOMAIN))]))
+        agg = (rng.choice(["count", "sum", "min", "max", "count_distinct", "avg"]),
+               rng.choice(sorted(bound)))
+        head = [rng.choice(sorted(bound))] if self.arity[name] == 2 else []
+        return name, head, body, agg
 
     def term(self, bound_pool):
         rng = self.rng
@@ -76,17 +106,18 @@ class Program:
                     a = rng.choice(sorted(bound))
                     b = rng.choice(sorted(bound)) if k == 1 else str(rng.randint(1, DOMAIN))
                     body.append(("cmp", rng.choice(sorted(OPS)), [a, b]))
-            return name, head, body
+            return name, head, body, None
 
     def text(self, c):
-        name, head, body = c
+        name, head, body, agg = c
         lits = []
         for kind, rel, args in body:
             if kind == "cmp":
                 lits.append("%s %s %s" % (args[0], rel, args[1]))
             else:
                 lits.append("%s%s(%s)" % ("!" if kind == "not" else "", rel, ", ".join(args)))
-        return "+%s(%s) <- %s" % (name, ", ".join(head), ", ".join(lits))
+        terms = head + (["%s<%s>" % agg] if agg else [])
+        return "+%s(%s) <- %s" % (name, ", ".join(terms), ", ".join(lits))
 
 
 def value(t, env):
@@ -99,13 +130,16 @@ def numeric_eq(v, c):
     return abs(v[1] - c[1]) < 1e-10
 
 
-def matches(args, t, env):
+def matches(args, t, env, atom=None):
     """Whether tuple t fits the atom's arguments under env: bound variables strictly (1
     and 1.0 differ), constants numerically, `_` anything; returns the extended env or
-    None."""
+    None. A positive atom's `_` is a column of the binding (it counts in aggregates):
+    recorded as "_<atom>_<position>"."""
     e2 = dict(env)
-    for a, v in zip(args, t):
+    for pos, (a, v) in enumerate(zip(args, t)):
         if a == "_":
+            if atom is not None:
+                e2["_%d_%d" % (atom, pos)] = v
             continue
         if a in VARS:
             if a in e2 and e2[a] != v:
@@ -141,10 +175,40 @@ def solutions(body, db, env=None):
             return
         _, rel, args = atoms[k]
         for t in db[rel]:
-            e2 = matches(args, t, env)
+            e2 = matches(args, t, env, k)
             if e2 is not None:
                 yield from walk(k + 1, e2)
     yield from walk(0, env)
+
+
+def aggregate(clause, db):
+    """An aggregating clause: per group (the head's variables), over its distinct full
+    body bindings (placeholders included): count them, sum the values as integers
+    (floats truncated), min and max in the value order (any int before any float), count
+    the distinct values, or average them as floats. An empty group has no row."""
+    _, head, body, (kind, var) = clause
+    groups = {}
+    for env in solutions(body, db):
+        groups.setdefault(tuple(env[h] for h in head), set()).add(
+            tuple(sorted(env.items())))
+    out = set()
+    for key, bindings in groups.items():
+        vals = [dict(b)[var] for b in bindings]
+        order = sorted(vals, key=lambda v: (v[0] != "i", v[1]))
+        if kind == "count":
+            r = ("i", len(bindings))
+        elif kind == "sum":
+            r = ("i", sum(int(v[1]) for v in vals))
+        elif kind == "min":
+            r = order[0]
+        elif kind == "max":
+            r = order[-1]
+        elif kind == "count_distinct":
+            r = ("i", len(set(vals)))
+        else:
+            r = ("f", sum(float(v[1]) for v in vals) / len(vals))
+        out.add(key + (r,))
+    return out
 
 
 def evaluate(prog, facts):
@@ -153,9 +217,12 @@ def evaluate(prog, facts):
         db[name] = set()
     for name in sorted(prog.arity):  # p0, p1, ...: each stratum to its fixpoint
         mine = [c for c in prog.clauses if c[0] == name]
+        if name in prog.aggregated:
+            db[name] = aggregate(mine[0], db)
+            continue
         while True:
             new = set()
-            for _, head, body in mine:
+            for _, head, body, _ in mine:
                 for env in solutions(body, db):
                     new.add(tuple(env[h] for h in head))
             if new <= db[name]:
@@ -217,7 +284,7 @@ async def t_eval_random(binary):
             where += "\nsession facts of the fresh connection: %s" % {
                 k: sorted(v) for k, v in session.items() if v}
             # and a session rule: one more clause of a derived relation, for its queries only
-            name = rng.choice(sorted(prog.arity))
+            name = rng.choice(sorted(set(prog.arity) - prog.aggregated))
             extra = prog.clause(name, int(name[1:]))
             f = await run(fresh, prog.text(extra)[1:])
             assert f["type"] == "result" and f.get("statement_class") == "session_rule", f
