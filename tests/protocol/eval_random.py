@@ -47,19 +47,29 @@ class Program:
             for _ in range(rng.randint(1, 3)):
                 self.clauses.append(self.clause(name, i))
 
-    def aggregate_clause(self, name, i):
-        rng = self.rng
-        lower = dict(BASE)
-        lower.update({"p%d" % j: self.arity["p%d" % j] for j in range(i)})
+    def relations(self, below):
+        """The base relations and p0..p(below - 1), with their arities."""
+        rels = dict(BASE)
+        rels.update({"p%d" % j: self.arity["p%d" % j] for j in range(below)
+                     if "p%d" % j in self.arity})
+        return rels
+
+    def atoms(self, rels, most):
+        """One to `most` positive atoms over rels, binding at least one variable; and the
+        variables they bind."""
         while True:
             body, bound = [], set()
-            for _ in range(rng.randint(1, 2)):
-                rel = rng.choice(sorted(lower))
-                args = [self.term(bound) for _ in range(lower[rel])]
+            for _ in range(self.rng.randint(1, most)):
+                rel = self.rng.choice(sorted(rels))
+                args = [self.term(bound) for _ in range(rels[rel])]
                 body.append(("atom", rel, args))
                 bound |= {a for a in args if a in VARS}
             if bound:
-                break
+                return body, bound
+
+    def aggregate_clause(self, name, i):
+        rng = self.rng
+        body, bound = self.atoms(self.relations(i), 2)
         if rng.randrange(2):
             a = rng.choice(sorted(bound))
             body.append(("cmp", rng.choice(sorted(OPS)), [a, str(rng.randint(1, DOMAIN))]))
@@ -79,34 +89,22 @@ class Program:
 
     def clause(self, name, i):
         rng = self.rng
-        usable = dict(BASE)
-        usable.update({"p%d" % j: self.arity["p%d" % j] for j in range(i + 1)
-                       if "p%d" % j in self.arity})
-        lower = dict(BASE)
-        lower.update({"p%d" % j: self.arity["p%d" % j] for j in range(i)})
-        while True:
-            body, bound = [], set()
-            for _ in range(rng.randint(1, 3)):
-                rel = rng.choice(sorted(usable))
-                args = [self.term(bound) for _ in range(usable[rel])]
-                body.append(("atom", rel, args))
-                bound |= {a for a in args if a in VARS}
-            if not bound:
-                continue
-            head = [rng.choice(sorted(bound)) for _ in range(self.arity[name])]
-            # a recursive clause needs a base case elsewhere to matter; fine either way
-            for _ in range(rng.randint(0, 2)):
-                k = rng.randrange(3)
-                if k == 0:
-                    rel = rng.choice(sorted(lower))
-                    args = [rng.choice(sorted(bound)) if rng.randrange(4) else
-                            str(rng.randint(1, DOMAIN)) for _ in range(lower[rel])]
-                    body.append(("not", rel, args))
-                else:
-                    a = rng.choice(sorted(bound))
-                    b = rng.choice(sorted(bound)) if k == 1 else str(rng.randint(1, DOMAIN))
-                    body.append(("cmp", rng.choice(sorted(OPS)), [a, b]))
-            return name, head, body, None
+        lower = self.relations(i)
+        body, bound = self.atoms(self.relations(i + 1), 3)
+        head = [rng.choice(sorted(bound)) for _ in range(self.arity[name])]
+        # a recursive clause needs a base case elsewhere to matter; fine either way
+        for _ in range(rng.randint(0, 2)):
+            k = rng.randrange(3)
+            if k == 0:
+                rel = rng.choice(sorted(lower))
+                args = [rng.choice(sorted(bound)) if rng.randrange(4) else
+                        str(rng.randint(1, DOMAIN)) for _ in range(lower[rel])]
+                body.append(("not", rel, args))
+            else:
+                a = rng.choice(sorted(bound))
+                b = rng.choice(sorted(bound)) if k == 1 else str(rng.randint(1, DOMAIN))
+                body.append(("cmp", rng.choice(sorted(OPS)), [a, b]))
+        return name, head, body, None
 
     def text(self, c):
         name, head, body, agg = c
