@@ -157,6 +157,19 @@ async def still_answers(c):
     assert f == {"type": "pong", "id": "alive"}, f
 
 
+async def still_serving(srv):
+    """The server answers /health and a new WebSocket connection."""
+    assert http(srv, "/health")[0] == 200
+    c = await connect(srv)
+    await still_answers(c)
+    await c.ws.close()
+
+
+def tally(counts):
+    """{"a": 2, "b": 1} as "a 2, b 1"."""
+    return ", ".join("%s %d" % kv for kv in sorted(counts.items()))
+
+
 class OwnServer:
     """A Server for one test (`with OwnServer(binary, args, env) as srv:`), stopped at the
     end; its exit status must be 0 and its output free of sanitizer reports."""
