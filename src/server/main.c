@@ -223,6 +223,7 @@ int main(int argc, char **argv) {
     srv_random_hex(s.epoch, 8);
     s.test_reply_delay_ns = srv_test_reply_delay_ns();
     s.test_inline_stall_ns = srv_test_inline_stall_ns();
+    s.test_release_delay_ns = srv_test_release_delay_ns();
     char *err = NULL;
     s.engine = il_engine_open(data_dir, &err);
     if (!s.engine) {

@@ -156,15 +156,16 @@ typedef struct srv_server {
     struct srv_member *sub_touched;   /* srv_subfam.c: members with rows not yet published */
     struct srv_group *groups_touched; /* srv_subgroup.c: groups of such members */
     const struct srv_conn
-        *last_writer;              /* srv_pipeline.c lone_writer: compared, never dereferenced */
-    uint64_t last_writer_since_ns; /* when it became the last writer */
-    uint64_t busy_poll_ns;         /* http.busy_poll_us (loop.c run_loop); 0: sleep when idle */
-    uint64_t busy_poll_last_ns;    /* the loop's last read or write (busy_poll_ns only) */
-    uint64_t busy_poll_write_ns;   /* the loop's last write (busy_poll_ns only) */
-    unsigned busy_poll_misses;     /* reads in a row that came too late to be caught */
-    uint64_t busy_polled_ns;       /* time spent so (inputlayer_loop_busy_poll_seconds_total) */
-    uint64_t test_reply_delay_ns;  /* INPUTLAYER_TEST_REPLY_DELAY_NS (docs/server.md) */
-    uint64_t test_inline_stall_ns; /* INPUTLAYER_TEST_INLINE_WRITE_STALL_NS (ditto) */
+        *last_writer;               /* srv_pipeline.c lone_writer: compared, never dereferenced */
+    uint64_t last_writer_since_ns;  /* when it became the last writer */
+    uint64_t busy_poll_ns;          /* http.busy_poll_us (loop.c run_loop); 0: sleep when idle */
+    uint64_t busy_poll_last_ns;     /* the loop's last read or write (busy_poll_ns only) */
+    uint64_t busy_poll_write_ns;    /* the loop's last write (busy_poll_ns only) */
+    unsigned busy_poll_misses;      /* reads in a row that came too late to be caught */
+    uint64_t busy_polled_ns;        /* time spent so (inputlayer_loop_busy_poll_seconds_total) */
+    uint64_t test_reply_delay_ns;   /* INPUTLAYER_TEST_REPLY_DELAY_NS (docs/server.md) */
+    uint64_t test_inline_stall_ns;  /* INPUTLAYER_TEST_INLINE_WRITE_STALL_NS (ditto) */
+    uint64_t test_release_delay_ns; /* INPUTLAYER_TEST_RELEASE_DELAY_NS (ditto) */
 } srv_server;
 
 /* Frames produced by a job: for its own connection, in order, and pushes (subscription
@@ -350,6 +351,8 @@ typedef struct srv_conn {
     uint64_t sub_generation;
     bool backpressured; /* atomic: over SRV_OUTBOUND_LIMIT unwritten (set on the loop) */
     bool holds_deltas;  /* atomic: a subscription holds changes for it (set in jobs) */
+    /* A job releasing the held changes is queued (loop thread): replies wait for it. */
+    bool release_pending;
     struct srv_conn *next_subscriber, *prev_subscriber;
 
     /* Notifications (srv_deliver.c): the replay cursor from the URL, and the last seq

@@ -64,13 +64,20 @@ uint64_t srv_test_inline_stall_ns(void) {
     return test_ns_from_env("INPUTLAYER_TEST_INLINE_WRITE_STALL_NS");
 }
 
+uint64_t srv_test_release_delay_ns(void) {
+    return test_ns_from_env("INPUTLAYER_TEST_RELEASE_DELAY_NS");
+}
+
 /* Sleeps, unlike test_reply_delay: the thread is away, not working, as when preempted. */
-static void test_inline_stall(const srv_server *s) {
-    if (!s->test_inline_stall_ns) return;
-    struct timespec ts = {(time_t)(s->test_inline_stall_ns / 1000000000u),
-                          (long)(s->test_inline_stall_ns % 1000000000u)};
+void srv_test_sleep(uint64_t ns) {
+    if (!ns) return;
+    struct timespec ts = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
     while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
     }
+}
+
+static void test_inline_stall(const srv_server *s) {
+    srv_test_sleep(s->test_inline_stall_ns);
 }
 
 /* Spins rather than sleeps: a slower build costs CPU as well as time, as real extra work
@@ -459,7 +466,7 @@ void srv_pipe_pump(srv_conn *c) {
         bool progress = false;
         if (srv_outbound(c) > SRV_OUTBOUND_LIMIT) break; /* the client is not reading */
         while (c->reqs && c->reqs->phase == SRV_REQ_FINISHED && !c->closed &&
-               srv_outbound(c) <= SRV_OUTBOUND_LIMIT) {
+               srv_outbound(c) <= SRV_OUTBOUND_LIMIT && !c->release_pending) {
             release(c, c->reqs);
             progress = true;
         }

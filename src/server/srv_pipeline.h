@@ -19,6 +19,11 @@ uint64_t srv_test_reply_delay_ns(void);
 /* INPUTLAYER_TEST_INLINE_WRITE_STALL_NS: how long the I/O thread sleeps in each write it
  * runs inline, standing for a preemption there (docs/server.md, testing aids); 0 unset. */
 uint64_t srv_test_inline_stall_ns(void);
+/* INPUTLAYER_TEST_RELEASE_DELAY_NS: how long a job releasing a connection's held deltas
+ * sleeps before it runs (docs/server.md, testing aids); 0 unset. */
+uint64_t srv_test_release_delay_ns(void);
+/* Sleeps ns (none when 0): a testing aid's stall, the thread away as when preempted. */
+void srv_test_sleep(uint64_t ns);
 
 /* Appends a frame for connection `to` to a capture. */
 void srv_capture_frame(srv_capture *cap, srv_conn *to, const char *json, size_t len);

@@ -16,6 +16,7 @@
 #include "kg/kg.h"
 #include "server/srv_authz.h"
 #include "server/srv_notify.h"
+#include "server/srv_pipeline.h"
 #include "server/srv_revision.h"
 #include "server/srv_rows.h"
 #include "server/srv_subfam.h"
@@ -511,6 +512,7 @@ typedef struct release_job {
 
 static void release_run(srv_job *j) {
     release_job *r = (release_job *)j;
+    srv_test_sleep(r->conn->srv->test_release_delay_ns);
     srv_tl_capture = &r->out;
     srv_subs_release(r->conn);
     srv_tl_capture = NULL;
@@ -522,12 +524,18 @@ static void release_done(srv_job *j) {
     srv_capture_flush(&r->out);
     srv_capture_free(&r->out);
     free(r);
+    c->release_pending = false;
+    srv_pipe_pump(c); /* the replies that waited for the held deltas */
     c->refs--;
     srv_conn_maybe_free(c);
 }
 
 void srv_subs_release_later(srv_conn *c) {
-    if (!__atomic_load_n(&c->holds_deltas, __ATOMIC_SEQ_CST)) return;
+    if (c->release_pending || !__atomic_load_n(&c->holds_deltas, __ATOMIC_SEQ_CST)) return;
+    /* Until it ran, the connection's replies wait (srv_pipe_pump): the held deltas are of
+       writes that finished before the requests answered after this point, and go first,
+       as any write's deltas go before a later reply. */
+    c->release_pending = true;
     release_job *r = calloc(1, sizeof *r);
     r->job.run = release_run;
     r->job.done = release_done;

@@ -468,7 +468,9 @@ async def t_subs_random_held(binary):
             "--set", "storage.performance.max_result_rows=%d" % HELD_CAP]
     STATS.update(changes=0, comparisons=0, resets=0)
     held = netted = 0
-    with OwnServer(binary, args) as srv:
+    # The job that releases held deltas starts 50 ms late: a reply sent meanwhile (the
+    # check's ping) must still wait for it, or the check would miss the held changes.
+    with OwnServer(binary, args, env={"INPUTLAYER_TEST_RELEASE_DELAY_NS": "50000000"}) as srv:
         for rs in (RULESETS[0], RULESETS[2]):
             r = Run(rng, rs, 4)
             await r.setup(srv)
