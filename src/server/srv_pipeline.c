@@ -76,10 +76,6 @@ void srv_test_sleep(uint64_t ns) {
     }
 }
 
-static void test_inline_stall(const srv_server *s) {
-    srv_test_sleep(s->test_inline_stall_ns);
-}
-
 /* Spins rather than sleeps: a slower build costs CPU as well as time, as real extra work
  * would, and a sleep's wake-up would add the scheduler's latency on top. */
 static void test_reply_delay(const srv_server *s) {
@@ -425,7 +421,7 @@ static void start(srv_req *r) {
         uint64_t began_cpu = r->access == SRV_EXCLUSIVE ? thread_cpu_ns() : 0;
         r->inline_budget_ns = began + INLINE_BUDGET_NS;
         srv_exec_run(r);
-        if (r->access == SRV_EXCLUSIVE) test_inline_stall(s);
+        if (r->access == SRV_EXCLUSIVE) srv_test_sleep(s->test_inline_stall_ns);
         /* Under the engine lock: it may have to wait for the log like a pool job. */
         bool synced = !r->inline_spilled && lone && srv_pool_sync_alone(&s->pool, &r->job);
         bool waits = !r->inline_spilled && !synced && srv_pool_ran_inline(&s->pool, &r->job);

@@ -469,8 +469,12 @@ bool srv_subs_may_read(srv_conn *c, const char *kg) {
 /* A connection over SRV_OUTBOUND_LIMIT unwritten is not reading: its subscriptions hold
  * their changes, netted, and get them as one delta once it reads again
  * (srv_subs_release); one whose held changes grow past max_result_rows rows is reset, so
- * that a connection that stops reading never costs unbounded memory. */
-static void deliver(srv_server *s, srv_sub *sb, uint64_t revision) {
+ * that a connection that stops reading never costs unbounded memory. A delta sent is
+ * stamped with the graph's revision now: it brings the subscription there, whether it
+ * is this request's change or changes held since earlier ones (nothing changed the
+ * subscription after them, and a release stamped with an older revision would go back
+ * in the connection's revision order). */
+static void deliver(srv_server *s, srv_sub *sb) {
     srv_conn *c = sb->conn;
     srv_member *m = &sb->member;
     /* Read access is asked before every push: a revoked grant stops deltas at once. The
@@ -497,7 +501,8 @@ static void deliver(srv_server *s, srv_sub *sb, uint64_t revision) {
     const val_t *add, *rem;
     size_t nadd, nrem;
     srv_member_changes(m, &add, &nadd, &rem, &nrem);
-    bool sent = nadd || nrem ? send_delta(c, sb, revision, add, nadd, rem, nrem) : true;
+    bool sent =
+        nadd || nrem ? send_delta(c, sb, srv_revision(s, sb->kg), add, nadd, rem, nrem) : true;
     if (sent) {
         srv_member_drop_held(m);
         srv_member_clear(m);
@@ -549,13 +554,9 @@ void srv_subs_release(srv_conn *c) {
     /* Still not reading: holds_deltas stays set, and the next drain tries again. */
     if (__atomic_load_n(&c->backpressured, __ATOMIC_SEQ_CST)) return;
     __atomic_store_n(&c->holds_deltas, false, __ATOMIC_SEQ_CST);
-    /* Each held delta brings its subscription to the graph's revision now (nothing changed
-       it since its last held change), as the groups' deltas do: stamped with the revision
-       of its own last change instead, a subscription released after one whose last change
-       came later would go back in revision order. */
     for (srv_sub *sb = c->subs, *next; sb; sb = next) {
         next = sb->next;
-        if (srv_member_holds(&sb->member)) deliver(c->srv, sb, srv_revision(c->srv, sb->kg));
+        if (srv_member_holds(&sb->member)) deliver(c->srv, sb);
     }
     srv_groups_publish(c);
 }
@@ -601,7 +602,7 @@ void srv_subs_publish(srv_server *s, srv_conn *own) {
             continue;
         }
         srv_sub *sb = m->owner;
-        deliver(s, sb, srv_revision(s, sb->kg));
+        deliver(s, sb);
     }
     srv_groups_publish_touched(s);
     if (!error_changed) return;
