@@ -307,7 +307,8 @@ void kg_query_shape(il_session *s, const iql_query *q, kg_query_opts opts, il_ar
                     query_shape *out);
 /* Runs a rule-shaped query (head = output columns) over persistent rules and stored
  * facts; rows come back in *rows (arity values each, in word order; a counted block to
- * free with il_mem_free). Returns NULL or an error text (static or arena); when the
+ * free with il_mem_free; a query without columns gets one row, of no values, when its
+ * body holds). Returns NULL or an error text (static or arena); when the
  * session's guard stopped it, the stop's text (il_stop_message). */
 const char *kg_query_rows(il_session *s, const iql_rule *q, bool with_session, val_t **rows,
                           size_t *nrows, uint32_t *arity);

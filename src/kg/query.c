@@ -136,7 +136,13 @@ const char *kg_query_rows(il_session *s, const iql_rule *q, bool with_session, v
             err = EXEC_STOPPED;
         } else {
             *arity = qp->arity;
-            if (qp->rows.n && qp->arity) {
+            if (qp->rows.n && !qp->arity) {
+                /* no columns (a conditional delete or update whose targets are constants):
+                   one empty row when the body holds, in a block of one value so that the
+                   callers index rows alike */
+                *rows = il_mem_alloc(sizeof **rows);
+                *nrows = 1;
+            } else if (qp->rows.n) {
                 /* hand the set's storage over, in word order (often the value order) */
                 *rows = qp->rows.tuples;
                 *nrows = qp->rows.n;

@@ -10,7 +10,15 @@ without session state (maintained relations may answer) and on one with session 
 and a session rule (one more clause of a derived relation) of its own, which its
 queries see and every rule evaluates over (evaluated afresh).
 
-Seeded: INPUTLAYER_TEST_SEED (default 1); INPUTLAYER_TEST_EVAL_ROUNDS (default 100)."""
+A second test keeps each program's relations maintained through a random sequence of
+writes: programs of inserts and deletes of base facts (one fact, a list, several
+statements in one atomic program; present, absent and repeated ones), conditional
+deletes over base and derived relations, clauses added to a rule and removed from it;
+after each write every derived relation must answer the naive fixpoint of the facts and
+clauses then in force.
+
+Seeded: INPUTLAYER_TEST_SEED (default 1); INPUTLAYER_TEST_EVAL_ROUNDS (default 100),
+INPUTLAYER_TEST_EVAL_WRITE_ROUNDS (default 40 programs, 25 writes each)."""
 
 import json
 import operator
@@ -313,4 +321,123 @@ async def t_eval_random(binary):
           % (rounds, seed, compared))
 
 
-TESTS = [t_eval_random]
+def fact_text(rel, t):
+    return "%s(%s)" % (rel, ", ".join(text(v) for v in t))
+
+
+def random_tuple(rng, n):
+    return tuple(("i", rng.randint(1, DOMAIN)) for _ in range(n))
+
+
+def fact_writes(rng, facts):
+    """A program of one to three statements inserting or deleting base facts (one fact or
+    a list; some present, some not), and the facts after it, statement by statement."""
+    after = {rel: set(ts) for rel, ts in facts.items()}
+    stmts = []
+    for _ in range(rng.randint(1, 3)):
+        rel = rng.choice(sorted(BASE))
+        n = BASE[rel]
+        present = sorted(after[rel])
+        ts = [rng.choice(present) if present and rng.randrange(2) else random_tuple(rng, n)
+              for _ in range(rng.choice([1, 1, 2, 4]))]
+        sign = rng.choice("+-")
+        if len(ts) == 1:
+            stmts.append(sign + fact_text(rel, ts[0]))
+        else:
+            stmts.append("%s%s[%s]" % (sign, rel, ", ".join(
+                "(%s)" % ", ".join(text(v) for v in t) for t in ts)))
+        if sign == "+":
+            after[rel] |= set(ts)
+        else:
+            after[rel] -= set(ts)
+    return "\n".join(stmts), after
+
+
+def conditional_delete(rng, prog, facts):
+    """`-rel(args) <- body` over base and derived relations: its text and the facts after
+    it (the target atom joins the body, evaluated over the state before)."""
+    rel = rng.choice(sorted(BASE))
+    args = [rng.choice(VARS[:3]) if rng.randrange(5) else str(rng.randint(1, DOMAIN))
+            for _ in range(BASE[rel])]
+    bound = {a for a in args if a in VARS}
+    rels = prog.relations(len(prog.arity))
+    body = []
+    for _ in range(rng.randint(1, 2)):
+        other = rng.choice(sorted(rels))
+        body.append(("atom", other, [rng.choice(sorted(bound) + ["Z", "_"]) if rng.randrange(4)
+                                     else str(rng.randint(1, DOMAIN))
+                                     for _ in range(rels[other])]))
+    db = evaluate(prog, facts)
+    gone = {tuple(value(a, env) for a in args)
+            for env in solutions([("atom", rel, args)] + body, db)}
+    after = {r: set(ts) for r, ts in facts.items()}
+    after[rel] -= gone
+    lits = ", ".join("%s(%s)" % (r, ", ".join(a)) for _, r, a in body)
+    return "-%s(%s) <- %s" % (rel, ", ".join(args), lits), after
+
+
+async def t_eval_random_writes(binary):
+    seed, rounds, rng = seeded("INPUTLAYER_TEST_EVAL_WRITE_ROUNDS", 40)
+    steps = 25
+    compared = writes = 0
+    with OwnServer(binary, NO_MESSAGE_RATE) as srv:
+        c = await connect(srv)
+        for r in range(rounds):
+            kg = "writes_%d" % r
+            assert (await run(c, ".kg create %s" % kg))["type"] == "result"
+            await run(c, ".kg use %s" % kg)
+            facts = {rel: {random_tuple(rng, n) for _ in range(rng.randint(0, 6))}
+                     for rel, n in BASE.items()}
+            for rel, ts in facts.items():
+                for t in ts:
+                    assert (await run(c, "+" + fact_text(rel, t)))["errors"] == []
+            prog = Program(rng)
+            clauses = []  # in the order the server lists them, duplicates dropped
+            for cl in prog.clauses:
+                f = await run(c, prog.text(cl))
+                assert f["type"] == "result" and f["errors"] == [], (prog.text(cl), f)
+                if cl not in clauses:
+                    clauses.append(cl)
+            prog.clauses = clauses
+            history = ["rules:"] + ["  " + prog.text(cl) for cl in clauses] + [
+                "facts: %s" % sorted(fact_text(rel, t) for rel, ts in facts.items() for t in ts)]
+            for step in range(steps + 1):
+                if step:
+                    k = rng.randrange(20)
+                    plain = sorted(set(prog.arity) - prog.aggregated)
+                    several = [n for n in plain if sum(cl[0] == n for cl in prog.clauses) > 1]
+                    if k < 14:
+                        stmt, facts = fact_writes(rng, facts)
+                    elif k < 17:
+                        stmt, facts = conditional_delete(rng, prog, facts)
+                    elif k < 19 or not several:
+                        name = rng.choice(plain)
+                        cl = prog.clause(name, int(name[1:]))
+                        stmt = prog.text(cl)
+                        if cl not in prog.clauses:
+                            prog.clauses.append(cl)
+                    else:
+                        name = rng.choice(several)
+                        mine = [cl for cl in prog.clauses if cl[0] == name]
+                        i = rng.randrange(len(mine))
+                        stmt = ".rule remove %s %d" % (name, i + 1)
+                        prog.clauses.remove(mine[i])
+                    history.append(stmt.replace("\n", "; "))
+                    f = await run(c, stmt)
+                    assert f["type"] == "result" and f["errors"] == [], (history, f)
+                    writes += 1
+                want = evaluate(prog, facts)
+                for name, n in sorted(prog.arity.items()):
+                    q = "?%s(%s)" % (name, ", ".join(VARS[:n]))
+                    f = await run(c, q)
+                    expect = sorted(json.dumps([v[1] for v in t]) for t in want[name])
+                    assert f["type"] == "result" and not f["truncated"], (q, f)
+                    assert rows(f) == expect, ("seed %d round %d" % (seed, r), history, q,
+                                               "got", rows(f), "want", expect)
+                    compared += 1
+        await c.ws.close()
+    print("     %d random programs x %d writes (seed %d): %d writes, %d answers equal to "
+          "the naive evaluation" % (rounds, steps, seed, writes, compared))
+
+
+TESTS = [t_eval_random, t_eval_random_writes]

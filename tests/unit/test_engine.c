@@ -408,6 +408,19 @@ Test(facts, conditional_delete_through_a_rule) {
     TABLE(S1, "?e(X, Y)", "X, Y\n3, 4");
 }
 
+/* Targets without variables: the body's query has no columns, and one solution of it
+ * deletes the target once (a maintained rule over it loses its row too). */
+Test(facts, conditional_delete_of_a_constant_target) {
+    MSG(S1, "+g[(1), (2)]", "Inserted 2 fact(s) into 'g'.");
+    MSG(S1, "+f[(2, 2), (2, 3)]", "Inserted 2 fact(s) into 'f'.");
+    MSG(S1, "+small(X) <- g(X), X <= 1", "Rule 'small' registered.");
+    MSG(S1, "-g(1) <- f(3, 3)", "Conditional delete: 0 fact(s) deleted from 'g'.");
+    MSG(S1, "-g(1) <- f(Z, Z)", "Conditional delete: 1 fact(s) deleted from 'g'.");
+    MSG(S1, "-g(9) <- f(Z, Z)", "Conditional delete: 0 fact(s) deleted from 'g'.");
+    TABLE(S1, "?g(X)", "X\n2");
+    TABLE(S1, "?small(X)", "X");
+}
+
 Test(facts, failing_rules_register_nothing) {
     MSG(S1, "+e[(1, 2)]", "Inserted 1 fact(s) into 'e'.");
     ERR(S1, "+bad(X) <- !e(X, 1)",
@@ -452,6 +465,15 @@ Test(atomic, move_between_relations) {
     TABLE(S1, "?todo(X)", "X\n1\n3");
     TABLE(S1, "?done(X)", "X\n2");
     MSG(S1, "-todo(X), +done(X) <- todo(X), finished(X)", "Update: 0 deleted, 0 inserted.");
+}
+
+Test(atomic, constant_targets) {
+    MSG(S1, "+state[(\"off\")]", "Inserted 1 fact(s) into 'state'.");
+    MSG(S1, "+switch[(1)]", "Inserted 1 fact(s) into 'switch'.");
+    MSG(S1, "-state(\"off\"), +state(\"on\") <- switch(2)", "Update: 0 deleted, 0 inserted.");
+    MSG(S1, "-state(\"off\"), +state(\"on\") <- switch(S), S > 0",
+        "Update: 1 deleted, 1 inserted.");
+    TABLE(S1, "?state(X)", "X\n\"on\"");
 }
 
 Test(atomic, failing_update_changes_nothing) {
