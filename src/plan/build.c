@@ -486,6 +486,20 @@ bool plan_cmp_ready(const blit *l, const bvars *v, bool *bound) {
     return false;
 }
 
+static bool is_var(const iql_term *t, const char *name) {
+    return t->kind == IQL_T_VAR && strcmp(t->u.var, name) == 0;
+}
+
+bool plan_cmp_waits(const blit *lits, uint32_t i, const bool *done, const char *var) {
+    for (uint32_t j = 0; j < i; j++) {
+        const blit *l = &lits[j];
+        if (done[j] || l->kind != IQL_LIT_CMP || l->op != IQL_CMP_EQ) continue;
+        const iql_term *other = is_var(l->lhs, var) ? l->rhs : is_var(l->rhs, var) ? l->lhs : NULL;
+        if (other && other->kind != IQL_T_VAR && !plan_term_is_const(other)) return true;
+    }
+    return false;
+}
+
 static uint64_t atom_bound_mask(const blit *l, const bool *bound) {
     uint64_t m = 0;
     for (uint32_t i = 0; i < l->nargs && i < 64; i++) {
@@ -601,6 +615,15 @@ static bool hnsw_lit_ready(const blit *l, const bool *bound) {
     return q->kind == BT_CONST || (q->kind == BT_VAR && bound[q->var]);
 }
 
+/* Whether lits[i], which just marked a variable bound (before -> bound), must leave that
+ * to an earlier `=` (plan_cmp_waits). */
+static bool binds_out_of_order(const blit *lits, uint32_t i, const bool *done, const bvars *v,
+                               const bool *before, const bool *bound) {
+    for (uint32_t s = 0; s < v->n; s++)
+        if (bound[s] && !before[s]) return plan_cmp_waits(lits, i, done, v->names[s]);
+    return false;
+}
+
 static void adorn_clause(builder *b, const bclause *src, uint32_t head_pred, const char *head_rel,
                          uint64_t mask) {
     il_arena *a = b->a;
@@ -638,6 +661,10 @@ static void adorn_clause(builder *b, const bclause *src, uint32_t head_pred, con
         for (uint32_t i = 0; i < src->nhead && i < 64; i++)
             if (((mask >> i) & 1) && mh[i].kind == BT_VAR) bound[mh[i].var] = true;
     }
+    /* in_order: `=` literals bind in the order of the text (plan_cmp_waits); dropped
+       only when that leaves a comparison that can never run, as the clause was then
+       written in an order no evaluation follows */
+    bool in_order = true;
     for (;;) {
         /* comparisons and index searches that can run now */
         for (uint32_t i = 0; i < src->nlits; i++) {
@@ -655,10 +682,15 @@ static void adorn_clause(builder *b, const bclause *src, uint32_t head_pred, con
                 continue;
             }
             if (lits[i].kind != IQL_LIT_CMP) continue;
-            if (plan_cmp_ready(&lits[i], src->vars, bound)) {
-                done[i] = true;
-                prefix[nprefix++] = lits[i];
+            bool before[nv + 1];
+            memcpy(before, bound, nv + 1);
+            if (!plan_cmp_ready(&lits[i], src->vars, bound)) continue;
+            if (in_order && binds_out_of_order(lits, i, done, src->vars, before, bound)) {
+                memcpy(bound, before, nv + 1);
+                continue;
             }
+            done[i] = true;
+            prefix[nprefix++] = lits[i];
         }
         int32_t best = -1;
         uint32_t best_score = 0;
@@ -670,7 +702,14 @@ static void adorn_clause(builder *b, const bclause *src, uint32_t head_pred, con
                 best_score = score;
             }
         }
-        if (best < 0) break;
+        if (best < 0) {
+            bool stuck = false;
+            for (uint32_t i = 0; i < src->nlits && !stuck; i++)
+                stuck = !done[i] && lits[i].kind == IQL_LIT_CMP;
+            if (!in_order || !stuck) break;
+            in_order = false;
+            continue;
+        }
         blit *l = &lits[best];
         uint64_t m = atom_bound_mask(l, bound);
         l->pred = resolve_atom(b, l, m);

@@ -415,6 +415,9 @@ void plan_compile_clause(plan_program *p, const bclause *c, int32_t delta_lit, p
         compile_atom(&k, &c->lits[delta_lit], bound, PV_DELTA, &ops[nops++]);
         done[delta_lit] = true;
     }
+    /* as in adorn_clause (build.c): `=` literals bind in the order of the text unless
+       that leaves a comparison that can never run */
+    bool in_order = true;
     for (;;) {
         bool progress = true;
         while (progress) {
@@ -430,6 +433,11 @@ void plan_compile_clause(plan_program *p, const bclause *c, int32_t delta_lit, p
                     int32_t assigned = -1;
                     for (uint32_t s = 0; s < nv; s++)
                         if (bound[s] && !before[s]) assigned = (int32_t)s;
+                    if (assigned >= 0 && in_order &&
+                        plan_cmp_waits(c->lits, i, done, c->vars->names[assigned])) {
+                        memcpy(bound, before, nv + 1);
+                        continue;
+                    }
                     plan_op *op = &ops[nops++];
                     if (assigned >= 0) {
                         op->kind = POP_ASSIGN;
@@ -468,7 +476,14 @@ void plan_compile_clause(plan_program *p, const bclause *c, int32_t delta_lit, p
                 best_score = s;
             }
         }
-        if (best < 0) break;
+        if (best < 0) {
+            bool stuck = false;
+            for (uint32_t i = 0; i < c->nlits && !stuck; i++)
+                stuck = !done[i] && c->lits[i].kind == IQL_LIT_CMP;
+            if (!in_order || !stuck) break;
+            in_order = false;
+            continue;
+        }
         compile_atom(&k, &c->lits[best], bound, PV_FULL, &ops[nops++]);
         done[best] = true;
     }

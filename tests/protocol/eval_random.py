@@ -1,6 +1,7 @@
 """Randomized differential test of rule evaluation (a server of its own) against a naive
 evaluator written here: random stratified programs (joins, constants, wildcards,
-positive recursion, negation of base and lower relations, comparisons, aggregates:
+positive recursion, negation of base and lower relations, comparisons, a value computed
+with + - * or % (W = X * Y, W = X % 2), aggregates:
 count, sum, min, max, count_distinct, avg, grouped or global) over random
 facts, integers and now and then a float (2.0 is not 2 to a join or a set, but a
 constant 2 matches it), each registered as persistent rules in a fresh knowledge graph.
@@ -21,6 +22,7 @@ Seeded: INPUTLAYER_TEST_SEED (default 1); INPUTLAYER_TEST_EVAL_ROUNDS (default 1
 INPUTLAYER_TEST_EVAL_WRITE_ROUNDS (default 40 programs, 25 writes each)."""
 
 import json
+import math
 import operator
 
 from common import NO_MESSAGE_RATE, OwnServer, connect, run, seeded
@@ -99,6 +101,15 @@ class Program:
         rng = self.rng
         lower = self.relations(i)
         body, bound = self.atoms(self.relations(i + 1), 3)
+        if rng.randrange(3) == 0 and all(lit[1] != name for lit in body):
+            # W computed from the body's values (not in a recursive clause: it could
+            # count up forever); a constant divisor, so never a division by zero
+            op = rng.choice("+-*%")
+            a = rng.choice(sorted(bound))
+            b = (str(rng.randint(1, 3)) if op == "%" or rng.randrange(2)
+                 else rng.choice(sorted(bound)))
+            body.append(("let", op, [a, b]))
+            bound = bound | {"W"}
         head = [rng.choice(sorted(bound)) for _ in range(self.arity[name])]
         # a recursive clause needs a base case elsewhere to matter; fine either way
         for _ in range(rng.randint(0, 2)):
@@ -120,6 +131,8 @@ class Program:
         for kind, rel, args in body:
             if kind == "cmp":
                 lits.append("%s %s %s" % (args[0], rel, args[1]))
+            elif kind == "let":
+                lits.append("W = %s %s %s" % (args[0], rel, args[1]))
             else:
                 lits.append("%s%s(%s)" % ("!" if kind == "not" else "", rel, ", ".join(args)))
         terms = head + (["%s<%s>" % agg] if agg else [])
@@ -156,6 +169,16 @@ def matches(args, t, env, atom=None):
     return e2
 
 
+def compute(op, args, env):
+    """`W = a op b`: integer arithmetic when both are integers, else floating point."""
+    (tx, x), (ty, y) = value(args[0], env), value(args[1], env)
+    if op == "%":
+        r = math.fmod(x, y)
+    else:
+        r = {"+": x + y, "-": x - y, "*": x * y}[op]
+    return ("i", int(r)) if tx == ty == "i" else ("f", float(r))
+
+
 def holds(kind, op, args, env, db):
     if kind == "cmp":
         x, y = value(args[0], env), value(args[1], env)
@@ -176,8 +199,13 @@ def solutions(body, db, env=None):
 
     def walk(k, env):
         if k == len(atoms):
-            if all(holds(kind, op, args, env, db) for kind, op, args in checks):
-                yield env
+            env = dict(env)
+            for kind, op, args in checks:  # in order: W is computed before its checks
+                if kind == "let":
+                    env["W"] = compute(op, args, env)
+                elif not holds(kind, op, args, env, db):
+                    return
+            yield env
             return
         _, rel, args = atoms[k]
         for t in db[rel]:
