@@ -16,7 +16,9 @@ writes: programs of inserts and deletes of base facts (one fact, a list, several
 statements in one atomic program; present, absent and repeated ones), conditional
 deletes over base and derived relations, clauses added to a rule and removed from it;
 after each write every derived relation must answer the naive fixpoint of the facts and
-clauses then in force.
+clauses then in force, and rules with ranking aggregates over them (top_k,
+top_k_threshold, within_radius), which the naive evaluator does not model, what a
+connection evaluating afresh answers.
 
 Seeded: INPUTLAYER_TEST_SEED (default 1); INPUTLAYER_TEST_EVAL_ROUNDS (default 100),
 INPUTLAYER_TEST_EVAL_WRITE_ROUNDS (default 40 programs, 25 writes each)."""
@@ -404,16 +406,35 @@ def conditional_delete(rng, prog, facts):
     return "-%s(%s) <- %s" % (rel, ", ".join(args), lits), after
 
 
+def ranking_clause(rng, prog, name):
+    """A clause of a ranking aggregate (top_k, top_k_threshold, within_radius) over the
+    program's relations, which the naive evaluator does not model: its text and arity."""
+    body, bound = prog.atoms(prog.relations(len(prog.arity)), 2)
+    score = rng.choice(sorted(bound))
+    group = [rng.choice(sorted(bound))] if rng.randrange(2) else []
+    outs = [v for v in sorted(bound) if v != score and rng.randrange(2)]
+    kind = rng.choice(["top_k", "top_k", "top_k_threshold", "within_radius"])
+    params = {"top_k": [str(rng.randint(1, 3))],
+              "top_k_threshold": [str(rng.randint(1, 3)), str(rng.randint(1, DOMAIN))],
+              "within_radius": [str(rng.randint(1, DOMAIN))]}[kind]
+    spec = "%s<%s>" % (kind, ", ".join(params + outs + [score + rng.choice([":asc", ":desc"])]))
+    lits = ", ".join("%s(%s)" % (r, ", ".join(a)) for _, r, a in body)
+    return "+%s(%s) <- %s" % (name, ", ".join(group + [spec]), lits), len(group) + len(outs) + 1
+
+
 async def t_eval_random_writes(binary):
     seed, rounds, rng = seeded("INPUTLAYER_TEST_EVAL_WRITE_ROUNDS", 40)
     steps = 25
     compared = writes = 0
     with OwnServer(binary, NO_MESSAGE_RATE) as srv:
         c = await connect(srv)
+        fresh = await connect(srv)
         for r in range(rounds):
             kg = "writes_%d" % r
             assert (await run(c, ".kg create %s" % kg))["type"] == "result"
             await run(c, ".kg use %s" % kg)
+            await run(fresh, ".kg use %s" % kg)
+            await run(fresh, "fresh_session_marker(0)")  # evaluate afresh, always
             facts = {rel: {random_tuple(rng, n) for _ in range(rng.randint(0, 6))}
                      for rel, n in BASE.items()}
             for rel, ts in facts.items():
@@ -427,7 +448,16 @@ async def t_eval_random_writes(binary):
                 if cl not in clauses:
                     clauses.append(cl)
             prog.clauses = clauses
-            history = ["rules:"] + ["  " + prog.text(cl) for cl in clauses] + [
+            # ranking aggregates over the program: the maintained answer against the one
+            # evaluated afresh on the other connection
+            ranked, texts = [], [prog.text(cl) for cl in clauses]
+            for k in range(rng.randint(0, 2)):
+                stmt, n = ranking_clause(rng, prog, "rank%d" % k)
+                f = await run(c, stmt)
+                assert f["type"] == "result" and f["errors"] == [], (stmt, f)
+                texts.append(stmt)
+                ranked.append(("rank%d" % k, n))
+            history = ["rules:"] + ["  " + t for t in texts] + [
                 "facts: %s" % sorted(fact_text(rel, t) for rel, ts in facts.items() for t in ts)]
             for step in range(steps + 1):
                 if step:
@@ -463,7 +493,16 @@ async def t_eval_random_writes(binary):
                     assert rows(f) == expect, ("seed %d round %d" % (seed, r), history, q,
                                                "got", rows(f), "want", expect)
                     compared += 1
+                for name, n in ranked:
+                    q = "?%s(%s)" % (name, ", ".join("V%d" % i for i in range(n)))
+                    got, again = await run(c, q), await run(fresh, q)
+                    assert got["type"] == again["type"] == "result", (q, got, again)
+                    assert rows(got) == rows(again), ("seed %d round %d" % (seed, r), history,
+                                                      q, "maintained", rows(got), "afresh",
+                                                      rows(again))
+                    compared += 1
         await c.ws.close()
+        await fresh.ws.close()
     print("     %d random programs x %d writes (seed %d): %d writes, %d answers equal to "
           "the naive evaluation" % (rounds, steps, seed, writes, compared))
 
