@@ -15,8 +15,10 @@ pipelined writes (their deltas must start after their snapshot's revision and ad
 the fresh state). t_subs_random_held does the same while one subscriber connection does not read:
 its subscriptions hold their changes, netted, and must still add up, in revision order.
 
+Besides the fixed rule sets, random programs (eval_random.Program).
+
 Seeded: INPUTLAYER_TEST_SEED (default 1) and INPUTLAYER_TEST_SUBS_STEPS (writes per
-rule set, default 120); INPUTLAYER_TEST_SUBS_SET: more server settings (`key=value`
+rule set, default 120), INPUTLAYER_TEST_SUBS_PROGRAMS (random programs, default 4); INPUTLAYER_TEST_SUBS_SET: more server settings (`key=value`
 separated by spaces, e.g. `storage.persist.durability_mode=async`). A failure prints the
 seed and the last writes."""
 
@@ -26,6 +28,7 @@ import os
 import random
 import re
 
+import eval_random
 from common import OwnServer, connect, is_tsan, prometheus, run, still_answers
 from subs import next_push
 
@@ -75,6 +78,25 @@ RULESETS = [
      "rels": ["edge", "label"],
      "later": ["+big(X, Y) <- label(X, Y), X < Y"]},
 ]
+
+def random_rulesets(rng, count):
+    """Rule sets of random stratified programs (eval_random.Program: joins, constants,
+    recursion, negation, comparisons, computed values, aggregates) over e, f and g/1, each
+    relation watched whole and keyed on a column."""
+    sets = []
+    for i in range(count):
+        prog = eval_random.Program(rng)
+        queries = []
+        for name, n in sorted(prog.arity.items()):
+            cols = ["X", "Y"][:n]
+            queries.append("?%s(%s)" % (name, ", ".join(cols)))
+            for k in range(n):
+                queries.append("?%s(%s)" % (name, ", ".join(
+                    "%K" if j == k else cols[j] for j in range(n))))
+        sets.append({"name": "program%d" % i, "rules": [prog.text(c) for c in prog.clauses],
+                     "queries": queries, "rels": ["e", "f", "g/1"]})
+    return sets
+
 
 SUBSCRIBERS = 3  # connections
 SINGLES = 6      # `.subscribe` subscriptions per connection at the start
@@ -422,6 +444,7 @@ class Run:
 STATS = {"changes": 0, "comparisons": 0, "resets": 0}
 SEED = int(os.environ.get("INPUTLAYER_TEST_SEED", "1"))
 STEPS = int(os.environ.get("INPUTLAYER_TEST_SUBS_STEPS", "120"))
+PROGRAMS = int(os.environ.get("INPUTLAYER_TEST_SUBS_PROGRAMS", "4"))
 
 
 async def differential(binary, settings):
@@ -431,14 +454,15 @@ async def differential(binary, settings):
         args += ["--set", setting]
     STATS.update(changes=0, comparisons=0, resets=0)
     with OwnServer(binary, args) as srv:
-        for i, rs in enumerate(RULESETS):
+        for i, rs in enumerate(RULESETS + random_rulesets(rng, PROGRAMS)):
             r = Run(rng, rs, 5 + i % 3)
             await r.setup(srv)
             for _ in range(STEPS):
                 await r.step()
             await r.close()
     print("     %s: %d rule sets x %d random writes (seed %d): %d delta rows applied, %d "
-          "states compared" % (" ".join(settings) or "defaults", len(RULESETS), STEPS, SEED,
+          "states compared" % (" ".join(settings) or "defaults", len(RULESETS) + PROGRAMS,
+                               STEPS, SEED,
                                STATS["changes"], STATS["comparisons"]))
     assert STATS["changes"] > STEPS and STATS["comparisons"] > STEPS, STATS
 
