@@ -82,7 +82,7 @@ RULESETS = [
 def random_rulesets(rng, count):
     """Rule sets of random stratified programs (eval_random.Program: joins, constants,
     recursion, negation, comparisons, computed values, aggregates) over e, f and g/1, each
-    relation watched whole and keyed on a column."""
+    relation watched whole and keyed on a column, and a clause added halfway."""
     sets = []
     for i in range(count):
         prog = eval_random.Program(rng)
@@ -93,8 +93,11 @@ def random_rulesets(rng, count):
             for k in range(n):
                 queries.append("?%s(%s)" % (name, ", ".join(
                     "%K" if j == k else cols[j] for j in range(n))))
+        # halfway, one more clause for a relation that is not aggregated
+        name = rng.choice(sorted(set(prog.arity) - prog.aggregated))
+        later = prog.text(prog.clause(name, int(name[1:])))
         sets.append({"name": "program%d" % i, "rules": [prog.text(c) for c in prog.clauses],
-                     "queries": queries, "rels": ["e", "f", "g/1"]})
+                     "queries": queries, "rels": ["e", "f", "g/1"], "later": [later]})
     return sets
 
 
