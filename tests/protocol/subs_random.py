@@ -18,9 +18,10 @@ its subscriptions hold their changes, netted, and must still add up, in revision
 Besides the fixed rule sets, random programs (eval_random.Program).
 
 Seeded: INPUTLAYER_TEST_SEED (default 1) and INPUTLAYER_TEST_SUBS_STEPS (writes per
-rule set, default 120), INPUTLAYER_TEST_SUBS_PROGRAMS (random programs, default 4); INPUTLAYER_TEST_SUBS_SET: more server settings (`key=value`
-separated by spaces, e.g. `storage.persist.durability_mode=async`). A failure prints the
-seed and the last writes."""
+rule set, default 120), INPUTLAYER_TEST_SUBS_PROGRAMS (random programs, default 4);
+INPUTLAYER_TEST_SUBS_SET: more server settings (`key=value` separated by spaces, e.g.
+`storage.persist.durability_mode=async`). A failure prints the seed and the last
+writes."""
 
 import asyncio
 import json
