@@ -495,7 +495,7 @@ bool plan_cmp_waits(const blit *lits, uint32_t i, const bool *done, const char *
         const blit *l = &lits[j];
         if (done[j] || l->kind != IQL_LIT_CMP || l->op != IQL_CMP_EQ) continue;
         const iql_term *other = is_var(l->lhs, var) ? l->rhs : is_var(l->rhs, var) ? l->lhs : NULL;
-        if (other && other->kind != IQL_T_VAR && !plan_term_is_const(other)) return true;
+        if (other && !plan_term_is_const(other) && !is_var(other, var)) return true;
     }
     return false;
 }

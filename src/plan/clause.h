@@ -69,10 +69,10 @@ int32_t bvars_find(const bvars *v, const char *name);
 bool plan_cmp_ready(const blit *l, const bvars *v, bool *bound);
 
 /* Whether lits[i], an `=` that would now bind variable var, must wait: an earlier `=`
- * not placed yet (done) defines var from an expression (`W = X * 2`, `W = abs(X)`). The
- * language binds a variable no atom binds at its first defining `=` in the text, so that
- * one computes it and a later `W = 3` compares with it (3.0 passes) rather than binding W
- * and making the expression a test of its own. */
+ * not placed yet (done) defines var from an expression or another variable (`W = X * 2`,
+ * `W = abs(X)`, `W = X`). The language binds a variable no atom binds at its first
+ * defining `=` in the text, so that one computes it and a later `W = 3` compares with it
+ * (3.0 passes) rather than binding W and making the first a test of its own. */
 bool plan_cmp_waits(const blit *lits, uint32_t i, const bool *done, const char *var);
 
 #endif

@@ -1,7 +1,7 @@
 """Randomized differential test of rule evaluation (a server of its own) against a naive
 evaluator written here: random stratified programs (joins, constants, wildcards,
 positive recursion, negation of base and lower relations, comparisons, a value computed
-with + - * or % (W = X * Y, W = X % 2), aggregates:
+with + - * or % or copied (W = X * Y, W = X % 2, W = X), aggregates:
 count, sum, min, max, count_distinct, avg, grouped or global) over random
 facts, integers and now and then a float (2.0 is not 2 to a join or a set, but a
 constant 2 matches it), each registered as persistent rules in a fresh knowledge graph.
@@ -106,7 +106,7 @@ class Program:
         if rng.randrange(3) == 0 and all(lit[1] != name for lit in body):
             # W computed from the body's values (not in a recursive clause: it could
             # count up forever); a constant divisor, so never a division by zero
-            op = rng.choice("+-*%")
+            op = rng.choice("+-*%=")  # "=": W = a, an alias
             a = rng.choice(sorted(bound))
             b = (str(rng.randint(1, 3)) if op == "%" or rng.randrange(2)
                  else rng.choice(sorted(bound)))
@@ -133,6 +133,8 @@ class Program:
         for kind, rel, args in body:
             if kind == "cmp":
                 lits.append("%s %s %s" % (args[0], rel, args[1]))
+            elif kind == "let" and rel == "=":
+                lits.append("W = %s" % args[0])
             elif kind == "let":
                 lits.append("W = %s %s %s" % (args[0], rel, args[1]))
             else:
@@ -173,6 +175,8 @@ def matches(args, t, env, atom=None):
 
 def compute(op, args, env):
     """`W = a op b`: integer arithmetic when both are integers, else floating point."""
+    if op == "=":
+        return value(args[0], env)
     (tx, x), (ty, y) = value(args[0], env), value(args[1], env)
     if op == "%":
         r = math.fmod(x, y)

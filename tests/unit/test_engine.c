@@ -602,11 +602,15 @@ Test(facts, folded_constant_equalities) {
 
 /* A variable no atom binds takes its value from its first `=` in the text: after
  * `W = X * 1` computed it, `W = 3` compares (3.0 passes, numerically); written the other
- * way round, W is 3 and `W = X * 1` is an integer test that a float fails. */
+ * way round, W is 3 and `W = X * 1` is an integer test that a float fails (and `W = X` a
+ * strict one). */
 Test(facts, first_equality_in_the_text_binds) {
     MSG(S1, "+f[(1, 3), (4, 3.0)]", "Inserted 2 fact(s) into 'f'.");
     TABLE(S1, "?f(Y, X), W = X * 1, W = 3", "Y, X, W\n1, 3, 3\n4, 3.0, 3.0");
     TABLE(S1, "?f(Y, X), W = 3, W = X * 1", "Y, X, W\n1, 3, 3");
+    /* an alias likewise: W takes X's value, and the constant compares */
+    TABLE(S1, "?f(Y, X), W = X, W = 3", "Y, X, W\n1, 3, 3\n4, 3.0, 3.0");
+    TABLE(S1, "?f(Y, X), W = 3, W = X", "Y, X, W\n1, 3, 3");
     MSG(S1, "+q(X, W) <- f(Y, X), W = X * 1, W = 3", "Rule 'q' registered.");
     TABLE(S1, "?q(X, W)", "X, W\n3, 3\n3.0, 3.0");
     MSG(S1, "-f(4, 3.0)", "Deleted 1 facts from 'f'.");
