@@ -6,6 +6,7 @@
 
 #include "iql/print.h"
 #include "iql/vars.h"
+#include "base/scc.h"
 #include "kg/kg.h"
 
 typedef IL_VEC(const char *) name_vec;
@@ -132,28 +133,58 @@ const char *kg_validate_rule(const iql_rule *r, il_arena *a) {
 
 /* ---- stratification of the persistent rule set ---- */
 
-typedef struct dep_edge {
-    uint32_t to;
-    bool negative;
-} dep_edge;
+/* The dependency graph of the rules: a node per relation name (found through an
+ * open-addressing table: a graph has a node per rule, and rules can be many), an edge
+ * from a head to each relation its body reads, marked when read through a negation. */
+typedef IL_VEC(uint32_t) node_vec;
+typedef IL_VEC(bool) flag_vec;
 
 typedef struct dep_graph {
     name_vec names;
-    IL_VEC(dep_edge) * edges; /* per node */
-    uint32_t cap;
+    node_vec *to;    /* per node: the relations its rules read */
+    flag_vec *neg;   /* per node and edge: read through a negation */
+    uint32_t cap;    /* of to and neg */
+    uint32_t *slots; /* node + 1 per slot, 0 when free; a power of two, at most half full */
+    uint32_t nslots;
 } dep_graph;
 
+static uint32_t name_hash(const char *n) {
+    uint32_t h = 2166136261u; /* FNV-1a */
+    for (; *n; n++) h = (h ^ (uint8_t)*n) * 16777619u;
+    return h;
+}
+
+static void slots_insert(dep_graph *g, uint32_t node) {
+    uint32_t i = name_hash(g->names.v[node]) & (g->nslots - 1);
+    while (g->slots[i]) i = (i + 1) & (g->nslots - 1);
+    g->slots[i] = node + 1;
+}
+
 static uint32_t node_of(dep_graph *g, const char *n) {
-    for (uint32_t i = 0; i < g->names.n; i++)
-        if (strcmp(g->names.v[i], n) == 0) return i;
+    if (g->nslots) {
+        uint32_t i = name_hash(n) & (g->nslots - 1);
+        for (; g->slots[i]; i = (i + 1) & (g->nslots - 1))
+            if (strcmp(g->names.v[g->slots[i] - 1], n) == 0) return g->slots[i] - 1;
+    }
     il_vec_push(g->names, n);
+    uint32_t node = g->names.n - 1;
     if (g->names.n > g->cap) {
         uint32_t cap = g->cap ? g->cap * 2 : 16;
-        g->edges = realloc(g->edges, cap * sizeof *g->edges);
-        memset(g->edges + g->cap, 0, (cap - g->cap) * sizeof *g->edges);
+        g->to = realloc(g->to, cap * sizeof *g->to);
+        g->neg = realloc(g->neg, cap * sizeof *g->neg);
+        memset(g->to + g->cap, 0, (cap - g->cap) * sizeof *g->to);
+        memset(g->neg + g->cap, 0, (cap - g->cap) * sizeof *g->neg);
         g->cap = cap;
     }
-    return g->names.n - 1;
+    if (2 * g->names.n > g->nslots) {
+        free(g->slots);
+        g->nslots = g->nslots ? g->nslots * 2 : 32;
+        g->slots = calloc(g->nslots, sizeof *g->slots);
+        for (uint32_t k = 0; k < g->names.n; k++) slots_insert(g, k);
+    } else {
+        slots_insert(g, node);
+    }
+    return node;
 }
 
 static void add_rule_edges(dep_graph *g, const iql_rule *r) {
@@ -161,46 +192,22 @@ static void add_rule_edges(dep_graph *g, const iql_rule *r) {
     for (uint32_t i = 0; i < r->nbody; i++) {
         const iql_literal *l = &r->body[i];
         if (l->kind == IQL_LIT_CMP) continue;
-        dep_edge e = {node_of(g, l->atom.rel), l->kind == IQL_LIT_NEG};
-        il_vec_push(g->edges[h], e);
+        uint32_t to = node_of(g, l->atom.rel);
+        il_vec_push(g->to[h], to);
+        il_vec_push(g->neg[h], l->kind == IQL_LIT_NEG);
     }
 }
 
-typedef struct scc_state {
-    dep_graph *g;
-    uint32_t *index, *low, *stack, *comp;
-    bool *on;
-    uint32_t next, sp, ncomp;
-} scc_state;
-
-static void scc_visit(scc_state *s, uint32_t v) {
-    s->index[v] = s->low[v] = s->next++;
-    s->stack[s->sp++] = v;
-    s->on[v] = true;
-    for (uint32_t i = 0; i < s->g->edges[v].n; i++) {
-        uint32_t w = s->g->edges[v].v[i].to;
-        if (s->index[w] == UINT32_MAX) {
-            scc_visit(s, w);
-            if (s->low[w] < s->low[v]) s->low[v] = s->low[w];
-        } else if (s->on[w] && s->index[w] < s->low[v]) {
-            s->low[v] = s->index[w];
-        }
+/* The first negated edge of v (by the name it reads) that stays inside component c, or
+ * UINT32_MAX. */
+static uint32_t negation_within(const dep_graph *g, const uint32_t *comp, uint32_t v, uint32_t c) {
+    uint32_t best = UINT32_MAX;
+    for (uint32_t e = 0; e < g->to[v].n; e++) {
+        uint32_t w = g->to[v].v[e];
+        if (!g->neg[v].v[e] || comp[w] != c) continue;
+        if (best == UINT32_MAX || strcmp(g->names.v[w], g->names.v[best]) < 0) best = w;
     }
-    if (s->low[v] == s->index[v]) {
-        uint32_t w;
-        do {
-            w = s->stack[--s->sp];
-            s->on[w] = false;
-            s->comp[w] = s->ncomp;
-        } while (w != v);
-        s->ncomp++;
-    }
-}
-
-static int cmp_edge_target(const void *a, const void *b, void *names) {
-    const dep_edge *x = a, *y = b;
-    const char **n = names;
-    return strcmp(n[x->to], n[y->to]);
+    return best;
 }
 
 const char *kg_check_stratification(kg_graph *kg, const iql_rule *extra, il_arena *a) {
@@ -210,57 +217,66 @@ const char *kg_check_stratification(kg_graph *kg, const iql_rule *extra, il_aren
             add_rule_edges(&g, kg->rules.v[i]->clauses.v[j]);
     if (extra) add_rule_edges(&g, extra);
     uint32_t n = g.names.n;
-    scc_state s = {.g = &g};
-    s.index = malloc((n + 1) * sizeof *s.index);
-    s.low = malloc((n + 1) * sizeof *s.low);
-    s.stack = malloc((n + 1) * sizeof *s.stack);
-    s.comp = malloc((n + 1) * sizeof *s.comp);
-    s.on = calloc(n + 1, 1);
-    for (uint32_t i = 0; i < n; i++) s.index[i] = UINT32_MAX;
-    for (uint32_t i = 0; i < n; i++)
-        if (s.index[i] == UINT32_MAX) scc_visit(&s, i);
+    uint32_t *nadj = malloc((n + 1) * sizeof *nadj);
+    uint32_t **adj = malloc((n + 1) * sizeof *adj);
+    for (uint32_t i = 0; i < n; i++) {
+        adj[i] = g.to[i].v;
+        nadj[i] = g.to[i].n;
+    }
+    uint32_t *comp = malloc((n + 1) * sizeof *comp);
+    uint32_t ncomp = il_scc(n, adj, nadj, comp);
+    /* each component's nodes, together: first[c] .. first[c + 1] in order */
+    uint32_t *first = calloc(ncomp + 2, sizeof *first);
+    uint32_t *order = malloc((n + 1) * sizeof *order);
+    for (uint32_t i = 0; i < n; i++) first[comp[i] + 1]++;
+    for (uint32_t c = 0; c < ncomp; c++) first[c + 1] += first[c];
+    uint32_t *fill = malloc((ncomp + 1) * sizeof *fill);
+    memcpy(fill, first, (ncomp + 1) * sizeof *fill);
+    for (uint32_t i = 0; i < n; i++) order[fill[comp[i]]++] = i;
     const char *msg = NULL;
     il_buf b;
     il_buf_init(&b);
-    for (uint32_t c = 0; c < s.ncomp && !msg; c++) {
+    for (uint32_t c = 0; c < ncomp && !msg; c++) {
         name_vec members = {0};
-        for (uint32_t i = 0; i < n; i++)
-            if (s.comp[i] == c) il_vec_push(members, g.names.v[i]);
+        for (uint32_t k = first[c]; k < first[c + 1]; k++)
+            il_vec_push(members, g.names.v[order[k]]);
         if (members.n > 1) qsort(members.v, members.n, sizeof *members.v, cmp_str);
         for (uint32_t m = 0; m < members.n && !msg; m++) {
             uint32_t v = node_of(&g, members.v[m]);
-            if (g.edges[v].n > 1)
-                qsort_r(g.edges[v].v, g.edges[v].n, sizeof(dep_edge), cmp_edge_target, g.names.v);
-            for (uint32_t e = 0; e < g.edges[v].n && !msg; e++) {
-                dep_edge *ed = &g.edges[v].v[e];
-                if (!ed->negative || s.comp[ed->to] != c) continue;
-                if (ed->to == v) {
-                    il_buf_printf(&b,
-                                  "Unstratified negation: '%s' negates itself. Self-negation is "
-                                  "not supported.",
-                                  g.names.v[v]);
-                } else {
-                    il_buf_printf(&b,
-                                  "Unstratified negation: '%s' negates '%s' within a recursive "
-                                  "cycle. Negation through recursion is not supported. Cycle: [",
-                                  g.names.v[v], g.names.v[ed->to]);
-                    for (uint32_t k = 0; k < members.n; k++)
-                        il_buf_printf(&b, "%s%s", k ? ", " : "", members.v[k]);
-                    il_buf_putc(&b, ']');
-                }
-                msg = il_arena_strdup(a, il_buf_str(&b));
+            uint32_t w = negation_within(&g, comp, v, c);
+            if (w == UINT32_MAX) continue;
+            if (w == v) {
+                il_buf_printf(&b,
+                              "Unstratified negation: '%s' negates itself. Self-negation is "
+                              "not supported.",
+                              g.names.v[v]);
+            } else {
+                il_buf_printf(&b,
+                              "Unstratified negation: '%s' negates '%s' within a recursive "
+                              "cycle. Negation through recursion is not supported. Cycle: [",
+                              g.names.v[v], g.names.v[w]);
+                for (uint32_t k = 0; k < members.n; k++)
+                    il_buf_printf(&b, "%s%s", k ? ", " : "", members.v[k]);
+                il_buf_putc(&b, ']');
             }
+            msg = il_arena_strdup(a, il_buf_str(&b));
         }
         il_vec_free(members);
     }
     il_buf_free(&b);
-    for (uint32_t i = 0; i < g.cap; i++) il_vec_free(g.edges[i]);
-    free(g.edges);
+    for (uint32_t i = 0; i < g.cap; i++) {
+        il_vec_free(g.to[i]);
+        il_vec_free(g.neg[i]);
+    }
+    free(g.to);
+    free(g.neg);
+    free(g.slots);
     il_vec_free(g.names);
-    free(s.index);
-    free(s.low);
-    free(s.stack);
-    free(s.comp);
-    free(s.on);
+    free(adj);
+    free(nadj);
+    free(comp);
+    free(first);
+    free(order);
+    free(fill);
     return msg;
 }
