@@ -121,10 +121,18 @@ void srv_deliver_batch_free(srv_note_batch *b) {
     }
 }
 
-/* Notifications c could not have: counted, and past notification_buffer_size in all the
- * connection is closed (`slow_consumer`). False when it was. */
-static bool missed(srv_conn *c, uint64_t n) {
+/* Notifications c could not have: counted, and, when c is not reading (slow), past
+ * notification_buffer_size in all the connection is closed (`slow_consumer`). False when
+ * it was. A connection that reads but whose notifications left the ring before a delivery
+ * reached it (one transaction of more than the ring holds, say) is told how many it
+ * missed and stays: that is the server's doing, and closing it would lose the reply of
+ * the very program that caused it. */
+static bool missed(srv_conn *c, uint64_t n, bool slow) {
     if (n == 0) return true;
+    if (!slow) {
+        c->missed += n;
+        return true;
+    }
     size_t capacity = srv_notify_ring_capacity(c->srv->notify);
     /* Counted one by one, it is closed at the first past the bound. */
     if (c->missed_total + n > capacity) n = capacity + 1 - c->missed_total;
@@ -222,9 +230,10 @@ static void send_one(srv_note_batch *b) {
     srv_conn *c = b->to;
     srv_note_frames *f = b->frames;
     bool open = c && c->state == SRV_WS && !c->closed;
-    if (open && missed(c, f->evicted)) {
-        if (srv_outbound(c) > SRV_OUTBOUND_LIMIT) {
-            missed(c, f->count);
+    bool slow = open && srv_outbound(c) > SRV_OUTBOUND_LIMIT;
+    if (open && missed(c, f->evicted, slow)) {
+        if (slow) {
+            missed(c, f->count, true);
         } else if (f->count) {
             if (c->missed) {
                 char msg[96];

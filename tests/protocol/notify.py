@@ -249,6 +249,40 @@ async def t_slow_consumer(binary):
         await w.ws.close()
 
 
+async def t_transaction_past_the_ring(binary):
+    """One program whose notifications outnumber the ring (12 rules, a ring of 5): the
+    connections that read are told how many they missed and keep the rest, and stay open;
+    the writer gets its reply (slow_consumer is for connections that do not read)."""
+    env = {"INPUTLAYER_HTTP__RATE_LIMIT__NOTIFICATION_BUFFER_SIZE": "5",
+           "INPUTLAYER_HTTP__RATE_LIMIT__WS_MAX_MESSAGES_PER_SEC": "0"}
+    with OwnServer(binary, env=env) as srv:
+        w, s = await connect(srv), await connect(srv)
+        await execute(w, "+e(1, 2)")
+        for c in (w, s):
+            assert (await frame(c))["type"] == "persistent_update"
+        program = "\n".join("+r%d(X, Y) <- e(X, Y)" % i for i in range(12))
+        await w.send({"type": "execute", "id": "big", "program": program})
+        for c in (w, s):
+            got, reply = [], None
+            while len([g for g in got if g["type"] == "rule_change"]) < 5 or (
+                    c is w and reply is None):
+                f = await frame(c)
+                if f.get("id") == "big":
+                    reply = f
+                else:
+                    got.append(f)
+            if c is w:
+                assert reply["type"] == "result" and len(reply["rows"]) == 12, reply
+            notices = [g for g in got if g["type"] == "notice"]
+            assert [n["message"] for n in notices] == [
+                "Missed 7 notification(s) due to backpressure"], got
+            names = [g["rule_name"] for g in got if g["type"] == "rule_change"]
+            assert names == ["r%d" % i for i in range(7, 12)], got
+            assert (await c.call({"type": "ping", "id": "alive"}))["type"] == "pong"
+        await w.ws.close()
+        await s.ws.close()
+
+
 async def t_notifications_paced(binary):
     """Under a stream of writes, notifications reach the other connections in paced
     rounds (one write per connection per round), every one of them, in seq order; the
@@ -374,5 +408,6 @@ async def t_slow_subscriber(binary):
             await c.ws.close()
 
 
-TESTS = [t_notifications, t_notification_evicted, t_slow_consumer, t_notifications_paced,
+TESTS = [t_notifications, t_notification_evicted, t_slow_consumer, t_transaction_past_the_ring,
+         t_notifications_paced,
          t_slow_subscriber]
