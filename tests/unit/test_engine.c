@@ -421,6 +421,32 @@ Test(facts, conditional_delete_of_a_constant_target) {
     TABLE(S1, "?small(X)", "X");
 }
 
+/* Each rule's registration checks the stratification of all of them: a program of
+ * thousands of chained rules must register in about linear time per rule (it took
+ * minutes once), and a cycle through a negation is still found among them. */
+Test(facts, long_rule_chain, .timeout = 60) {
+    enum { N = 3000 };
+    MSG(S1, "+e[(1, 2)]", "Inserted 1 fact(s) into 'e'.");
+    /* one transaction, as the server runs a program of N statements */
+    cr_assert(il_txn_begin(S1));
+    for (int i = 0; i < N; i++) {
+        char rule[64];
+        if (i)
+            snprintf(rule, sizeof rule, "+p%d(X, Y) <- p%d(X, Y)", i, i - 1);
+        else
+            snprintf(rule, sizeof rule, "+p0(X, Y) <- e(X, Y)");
+        il_result *r = il_execute(S1, rule, strlen(rule));
+        cr_assert_eq(il_result_kind_of(r), IL_RESULT_MESSAGE, "%s", il_result_line(r, 0));
+        il_result_free(r);
+    }
+    char *err = NULL;
+    cr_assert(il_txn_commit(S1, &err), "%s", err ? err : "?");
+    TABLE(S1, "?p2999(X, Y)", "X, Y\n1, 2");
+    ERR(S1, "+e(X, Y) <- p1(X, Y), !p0(Y, X)",
+        "Failed to register rule: Unstratified negation: 'e' negates 'p0' within a recursive "
+        "cycle. Negation through recursion is not supported. Cycle: [e, p0, p1]");
+}
+
 Test(facts, failing_rules_register_nothing) {
     MSG(S1, "+e[(1, 2)]", "Inserted 1 fact(s) into 'e'.");
     ERR(S1, "+bad(X) <- !e(X, 1)",
