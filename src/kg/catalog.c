@@ -1,5 +1,6 @@
-/* The catalog: knowledge graphs, their stored relations and persistent rules. Lookups
- * are linear: graphs and rules are few, and a query resolves each name once. */
+/* The catalog: knowledge graphs, their stored relations and persistent rules. Relations
+ * and rules are found by name through a hash map each (a graph may hold thousands, and
+ * every statement looks names up); graphs, at most max_knowledge_graphs, by a scan. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -45,8 +46,10 @@ void kg_graph_drop(il_engine *e, kg_graph *g) {
         free(r);
     }
     il_vec_free(g->rels);
+    il_strmap_free(&g->rel_names);
     for (uint32_t i = 0; i < g->rules.n; i++) kg_rule_free(g->rules.v[i]);
     il_vec_free(g->rules);
+    il_strmap_free(&g->rule_names);
     read_policy_graph_free(g);
     kg_indexes_free(g);
     kg_plan_cache_free(g);
@@ -59,9 +62,7 @@ void kg_graph_drop(il_engine *e, kg_graph *g) {
 }
 
 kg_relation *kg_rel_find(kg_graph *g, const char *name) {
-    for (uint32_t i = 0; i < g->rels.n; i++)
-        if (strcmp(g->rels.v[i]->name, name) == 0) return g->rels.v[i];
-    return NULL;
+    return il_strmap_get(&g->rel_names, name);
 }
 
 kg_relation *kg_rel_get(kg_graph *g, const char *name) {
@@ -70,6 +71,7 @@ kg_relation *kg_rel_get(kg_graph *g, const char *name) {
     r = calloc(1, sizeof *r);
     r->name = strdup(name);
     il_vec_push(g->rels, r);
+    il_strmap_put(&g->rel_names, r->name, r);
     kg_undo_rel_created(g, r);
     return r;
 }
@@ -92,9 +94,7 @@ void kg_rel_drop_data(kg_graph *g, kg_relation *r) {
 }
 
 kg_rule *kg_rule_find(kg_graph *g, const char *name) {
-    for (uint32_t i = 0; i < g->rules.n; i++)
-        if (strcmp(g->rules.v[i]->name, name) == 0) return g->rules.v[i];
-    return NULL;
+    return il_strmap_get(&g->rule_names, name);
 }
 
 kg_rule *kg_rule_get(kg_graph *g, const char *name) {
@@ -104,6 +104,7 @@ kg_rule *kg_rule_get(kg_graph *g, const char *name) {
     r->name = strdup(name);
     il_arena_init(&r->arena);
     il_vec_push(g->rules, r);
+    il_strmap_put(&g->rule_names, r->name, r);
     g->version++;
     kg_undo_rule_created(g, r);
     return r;
@@ -118,6 +119,7 @@ void kg_rule_drop(kg_graph *g, kg_rule *r) {
         at = i;
         break;
     }
+    if (il_strmap_get(&g->rule_names, r->name) == r) il_strmap_del(&g->rule_names, r->name);
     /* an open transaction keeps it until it commits, to put it back on a rollback */
     if (!kg_undo_rule_dropped(g, r, at)) kg_rule_free(r);
     g->version++;

@@ -8,6 +8,7 @@
 
 #include "base/arena.h"
 #include "base/buf.h"
+#include "base/strmap.h"
 #include "base/vec.h"
 #include "exec/guard.h"
 #include "exec/hnsw.h"
@@ -73,6 +74,8 @@ struct kg_graph {
     il_engine *e; /* the engine it belongs to (its durable store) */
     IL_VEC(kg_relation *) rels;
     IL_VEC(kg_rule *) rules; /* catalog order: by first registration */
+    il_strmap rel_names;     /* name -> kg_relation *, of every entry of rels */
+    il_strmap rule_names;    /* name -> kg_rule *, of every entry of rules */
     il_arena arena;          /* schemas */
     uint64_t version;        /* bumped by every change to rules or to which relations hold facts */
     kg_plan_entry plans[KG_PLAN_CACHE_SIZE];

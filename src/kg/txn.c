@@ -164,6 +164,7 @@ static void rel_unlink(kg_graph *g, kg_relation *r) {
         g->rels.n--;
         break;
     }
+    if (il_strmap_get(&g->rel_names, r->name) == r) il_strmap_del(&g->rel_names, r->name);
     if (r->data) rel_free(r->data);
     free(r->name);
     free(r);
@@ -176,6 +177,7 @@ static void rule_unlink(kg_graph *g, kg_rule *r) {
         g->rules.n--;
         break;
     }
+    if (il_strmap_get(&g->rule_names, r->name) == r) il_strmap_del(&g->rule_names, r->name);
 }
 
 /* Puts p at index i of a vector of pointers. */
@@ -226,6 +228,7 @@ static void undo_one(struct kg_txn *t, undo *u) {
         break;
     case U_RULE_DROPPED:
         VEC_INSERT(g->rules, u->index, u->rule);
+        il_strmap_put(&g->rule_names, u->rule->name, u->rule);
         u->rule = NULL; /* the catalog's again */
         g->version++;
         break;

@@ -7,6 +7,7 @@
 #include "iql/print.h"
 #include "iql/vars.h"
 #include "base/scc.h"
+#include "base/strmap.h"
 #include "kg/kg.h"
 
 typedef IL_VEC(const char *) name_vec;
@@ -133,58 +134,30 @@ const char *kg_validate_rule(const iql_rule *r, il_arena *a) {
 
 /* ---- stratification of the persistent rule set ---- */
 
-/* The dependency graph of the rules: a node per relation name (found through an
- * open-addressing table: a graph has a node per rule, and rules can be many), an edge
- * from a head to each relation its body reads, marked when read through a negation. */
-typedef IL_VEC(uint32_t) node_vec;
-typedef IL_VEC(bool) flag_vec;
+/* The dependency graph of the rules: a node per relation name (found through a hash
+ * map: a graph has a node per rule, and rules can be many), an edge from a head to each
+ * relation its body reads, marked when read through a negation. Edges are gathered in
+ * one list, then grouped by their source (adj), so that building it allocates little. */
+typedef struct dep_edge {
+    uint32_t from, to;
+    bool negative;
+} dep_edge;
 
 typedef struct dep_graph {
     name_vec names;
-    node_vec *to;    /* per node: the relations its rules read */
-    flag_vec *neg;   /* per node and edge: read through a negation */
-    uint32_t cap;    /* of to and neg */
-    uint32_t *slots; /* node + 1 per slot, 0 when free; a power of two, at most half full */
-    uint32_t nslots;
+    il_strmap nodes; /* name -> node + 1 */
+    IL_VEC(dep_edge) edges;
+    uint32_t *first; /* node v's edges: to[first[v] .. first[v + 1]) */
+    uint32_t *to;
+    bool *neg;
 } dep_graph;
 
-static uint32_t name_hash(const char *n) {
-    uint32_t h = 2166136261u; /* FNV-1a */
-    for (; *n; n++) h = (h ^ (uint8_t)*n) * 16777619u;
-    return h;
-}
-
-static void slots_insert(dep_graph *g, uint32_t node) {
-    uint32_t i = name_hash(g->names.v[node]) & (g->nslots - 1);
-    while (g->slots[i]) i = (i + 1) & (g->nslots - 1);
-    g->slots[i] = node + 1;
-}
-
 static uint32_t node_of(dep_graph *g, const char *n) {
-    if (g->nslots) {
-        uint32_t i = name_hash(n) & (g->nslots - 1);
-        for (; g->slots[i]; i = (i + 1) & (g->nslots - 1))
-            if (strcmp(g->names.v[g->slots[i] - 1], n) == 0) return g->slots[i] - 1;
-    }
+    uintptr_t known = (uintptr_t)il_strmap_get(&g->nodes, n);
+    if (known) return (uint32_t)(known - 1);
     il_vec_push(g->names, n);
-    uint32_t node = g->names.n - 1;
-    if (g->names.n > g->cap) {
-        uint32_t cap = g->cap ? g->cap * 2 : 16;
-        g->to = realloc(g->to, cap * sizeof *g->to);
-        g->neg = realloc(g->neg, cap * sizeof *g->neg);
-        memset(g->to + g->cap, 0, (cap - g->cap) * sizeof *g->to);
-        memset(g->neg + g->cap, 0, (cap - g->cap) * sizeof *g->neg);
-        g->cap = cap;
-    }
-    if (2 * g->names.n > g->nslots) {
-        free(g->slots);
-        g->nslots = g->nslots ? g->nslots * 2 : 32;
-        g->slots = calloc(g->nslots, sizeof *g->slots);
-        for (uint32_t k = 0; k < g->names.n; k++) slots_insert(g, k);
-    } else {
-        slots_insert(g, node);
-    }
-    return node;
+    il_strmap_put(&g->nodes, n, (void *)(uintptr_t)g->names.n);
+    return g->names.n - 1;
 }
 
 static void add_rule_edges(dep_graph *g, const iql_rule *r) {
@@ -192,19 +165,36 @@ static void add_rule_edges(dep_graph *g, const iql_rule *r) {
     for (uint32_t i = 0; i < r->nbody; i++) {
         const iql_literal *l = &r->body[i];
         if (l->kind == IQL_LIT_CMP) continue;
-        uint32_t to = node_of(g, l->atom.rel);
-        il_vec_push(g->to[h], to);
-        il_vec_push(g->neg[h], l->kind == IQL_LIT_NEG);
+        dep_edge e = {h, node_of(g, l->atom.rel), l->kind == IQL_LIT_NEG};
+        il_vec_push(g->edges, e);
     }
+}
+
+/* Groups the edges by source (a counting sort). */
+static void group_edges(dep_graph *g) {
+    uint32_t n = g->names.n, m = g->edges.n;
+    g->first = calloc(n + 2, sizeof *g->first);
+    g->to = malloc((m + 1) * sizeof *g->to);
+    g->neg = malloc((m + 1) * sizeof *g->neg);
+    for (uint32_t e = 0; e < m; e++) g->first[g->edges.v[e].from + 1]++;
+    for (uint32_t v = 0; v < n; v++) g->first[v + 1] += g->first[v];
+    uint32_t *fill = malloc((n + 1) * sizeof *fill);
+    memcpy(fill, g->first, (n + 1) * sizeof *fill);
+    for (uint32_t e = 0; e < m; e++) {
+        const dep_edge *d = &g->edges.v[e];
+        g->to[fill[d->from]] = d->to;
+        g->neg[fill[d->from]++] = d->negative;
+    }
+    free(fill);
 }
 
 /* The first negated edge of v (by the name it reads) that stays inside component c, or
  * UINT32_MAX. */
 static uint32_t negation_within(const dep_graph *g, const uint32_t *comp, uint32_t v, uint32_t c) {
     uint32_t best = UINT32_MAX;
-    for (uint32_t e = 0; e < g->to[v].n; e++) {
-        uint32_t w = g->to[v].v[e];
-        if (!g->neg[v].v[e] || comp[w] != c) continue;
+    for (uint32_t e = g->first[v]; e < g->first[v + 1]; e++) {
+        uint32_t w = g->to[e];
+        if (!g->neg[e] || comp[w] != c) continue;
         if (best == UINT32_MAX || strcmp(g->names.v[w], g->names.v[best]) < 0) best = w;
     }
     return best;
@@ -216,12 +206,13 @@ const char *kg_check_stratification(kg_graph *kg, const iql_rule *extra, il_aren
         for (uint32_t j = 0; j < kg->rules.v[i]->clauses.n; j++)
             add_rule_edges(&g, kg->rules.v[i]->clauses.v[j]);
     if (extra) add_rule_edges(&g, extra);
+    group_edges(&g);
     uint32_t n = g.names.n;
     uint32_t *nadj = malloc((n + 1) * sizeof *nadj);
     uint32_t **adj = malloc((n + 1) * sizeof *adj);
     for (uint32_t i = 0; i < n; i++) {
-        adj[i] = g.to[i].v;
-        nadj[i] = g.to[i].n;
+        adj[i] = &g.to[g.first[i]];
+        nadj[i] = g.first[i + 1] - g.first[i];
     }
     uint32_t *comp = malloc((n + 1) * sizeof *comp);
     uint32_t ncomp = il_scc(n, adj, nadj, comp);
@@ -237,6 +228,10 @@ const char *kg_check_stratification(kg_graph *kg, const iql_rule *extra, il_aren
     il_buf b;
     il_buf_init(&b);
     for (uint32_t c = 0; c < ncomp && !msg; c++) {
+        /* a component of one node can only negate itself */
+        if (first[c + 1] - first[c] == 1 &&
+            negation_within(&g, comp, order[first[c]], c) == UINT32_MAX)
+            continue;
         name_vec members = {0};
         for (uint32_t k = first[c]; k < first[c + 1]; k++)
             il_vec_push(members, g.names.v[order[k]]);
@@ -264,13 +259,11 @@ const char *kg_check_stratification(kg_graph *kg, const iql_rule *extra, il_aren
         il_vec_free(members);
     }
     il_buf_free(&b);
-    for (uint32_t i = 0; i < g.cap; i++) {
-        il_vec_free(g.to[i]);
-        il_vec_free(g.neg[i]);
-    }
+    il_vec_free(g.edges);
+    free(g.first);
     free(g.to);
     free(g.neg);
-    free(g.slots);
+    il_strmap_free(&g.nodes);
     il_vec_free(g.names);
     free(adj);
     free(nadj);

@@ -18,6 +18,7 @@
 
 #include "base/buf.h"
 #include "base/meter.h"
+#include "base/strmap.h"
 #include "exec/expr.h"
 #include "iql/vars.h"
 #include "plan/clause.h"
@@ -45,6 +46,7 @@ typedef struct builder {
     il_arena *a;
     IL_VEC(pred_key) keys; /* parallel to p->preds */
     IL_VEC(rule_group) groups;
+    il_strmap group_of;    /* head relation -> index in groups + 1 */
     IL_VEC(bclause) out;   /* final clauses */
     IL_VEC(uint32_t) work; /* derived instances still to expand */
     bclause *norm;         /* normalised source rules, by rule index (lazily) */
@@ -142,9 +144,8 @@ static uint32_t head_effective_arity(const iql_atom *h, bool *is_agg) {
 }
 
 static rule_group *find_group(builder *b, const char *rel) {
-    for (uint32_t i = 0; i < b->groups.n; i++)
-        if (strcmp(b->groups.v[i].rel, rel) == 0) return &b->groups.v[i];
-    return NULL;
+    uintptr_t i = (uintptr_t)il_strmap_get(&b->group_of, rel);
+    return i ? &b->groups.v[i - 1] : NULL;
 }
 
 static void build_groups(builder *b) {
@@ -159,6 +160,7 @@ static void build_groups(builder *b) {
             bool agg;
             ng.arity = head_effective_arity(&s->rules[i]->head, &agg);
             il_vec_push(b->groups, ng);
+            il_strmap_put(&b->group_of, rel, (void *)(uintptr_t)b->groups.n);
             g = &b->groups.v[b->groups.n - 1];
         }
         gid[i] = (uint32_t)(g - b->groups.v);
@@ -819,6 +821,7 @@ static bool build_program(plan_program *p, const plan_source *src, const iql_rul
     p->src = NULL;
     il_vec_free(b.keys);
     il_vec_free(b.groups);
+    il_strmap_free(&b.group_of);
     il_vec_free(b.out);
     il_vec_free(b.work);
     return p->error == NULL;

@@ -447,6 +447,32 @@ Test(facts, long_rule_chain, .timeout = 60) {
         "cycle. Negation through recursion is not supported. Cycle: [e, p0, p1]");
 }
 
+/* A query compiles against every rule of its graph (to find those it reads): with 4,000
+ * rules, each of 3,000 distinct queries (compiled afresh: constants are part of a plan's
+ * key) must stay cheap (about 40 ms each once, from a linear search per rule). */
+Test(facts, queries_among_many_rules, .timeout = 60) {
+    enum { RULES = 4000, QUERIES = 3000 };
+    MSG(S1, "+big[(5, 1)]", "Inserted 1 fact(s) into 'big'.");
+    MSG(S1, "+r[(1)]", "Inserted 1 fact(s) into 'r'.");
+    cr_assert(il_txn_begin(S1));
+    for (int i = 0; i < RULES; i++) {
+        char rule[64];
+        snprintf(rule, sizeof rule, "+q%d(X) <- r(X)", i);
+        il_result *r = il_execute(S1, rule, strlen(rule));
+        cr_assert_eq(il_result_kind_of(r), IL_RESULT_MESSAGE, "%s", il_result_line(r, 0));
+        il_result_free(r);
+    }
+    char *err = NULL;
+    cr_assert(il_txn_commit(S1, &err), "%s", err ? err : "?");
+    for (int i = 0; i < QUERIES; i++) {
+        char q[64], want[64];
+        snprintf(q, sizeof q, "?big(%d, Y)", 5 + i);
+        snprintf(want, sizeof want, i ? "%d, Y" : "%d, Y\n5, 1", 5 + i);
+        TABLE(S1, q, want);
+    }
+    TABLE(S1, "?q3999(X)", "X\n1");
+}
+
 Test(facts, failing_rules_register_nothing) {
     MSG(S1, "+e[(1, 2)]", "Inserted 1 fact(s) into 'e'.");
     ERR(S1, "+bad(X) <- !e(X, 1)",
