@@ -4,10 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "iql/print.h"
-#include "iql/vars.h"
 #include "base/scc.h"
 #include "base/strmap.h"
+#include "iql/print.h"
+#include "iql/vars.h"
 #include "kg/kg.h"
 
 typedef IL_VEC(const char *) name_vec;
