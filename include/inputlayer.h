@@ -29,6 +29,13 @@ typedef uint64_t il_value;
 il_engine *il_engine_open(const char *data_dir, char **err);
 void il_engine_close(il_engine *e);
 
+/* The longest the views of the engine may take to catch up with one commit (or to be
+ * built); 0, the default, is no bound. A view whose rows a write would make grow past it
+ * (a recursion that no longer reaches a fixpoint, say `dist(X, Z, D) <- dist(X, Y, D0),
+ * edge(Y, Z), D = D0 + 1` once the edges have a cycle) stops being maintained: it fails
+ * with an error (view_error) until the rules change, and the write itself stands. */
+void il_engine_set_view_budget(il_engine *e, uint64_t ns);
+
 /* When a write's result may be returned (docs/durability.md). IMMEDIATE (the default):
  * after its log record is on disk (fdatasync). BATCHED: the log is synced at most every
  * batch_ms, so a power loss may lose that window of acknowledged writes. ASYNC: the

@@ -115,6 +115,7 @@ struct il_engine {
     void *change_ctx;
     IL_VEC(kg_change) changes; /* of the statement (or transaction) running now */
     struct kg_txn *txn;        /* the open transaction (txn.c), or NULL */
+    uint64_t view_budget_ns;   /* il_engine_set_view_budget: 0 = unbounded */
 };
 
 /* Session facts of one relation: distinct tuples in insertion order. */

@@ -40,6 +40,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "exec/aggregate.h"
 #include "exec/builtin.h"
@@ -85,10 +86,34 @@ struct view {
     rel_t *pend_plus;           /* rows appeared since the last view_take_delta */
     rel_t *pend_minus;          /* rows vanished since then */
     char *error;                /* why the view is empty, or NULL */
+    bool overran;               /* the error: the maintenance budget ran out */
     uint64_t groups_recomputed; /* aggregate groups recomputed by writes (for tests) */
 };
 
 static _Thread_local char g_err[1024];
+
+/* The maintenance budget of the views being brought up to date now (one commit, or one
+ * build): its end on CLOCK_MONOTONIC (0: none), and whether it ran out. Checked once per
+ * round of a recursion (the only work that may not end) and per stratum. */
+static _Thread_local uint64_t g_budget_end;
+static _Thread_local bool g_overrun;
+
+static bool out_of_budget(void) {
+    if (!g_budget_end || g_overrun) return g_overrun;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    g_overrun = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec >= g_budget_end;
+    return g_overrun;
+}
+
+static void budget_start(uint64_t ns) {
+    g_overrun = false;
+    g_budget_end = 0;
+    if (!ns) return;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    g_budget_end = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec + ns;
+}
 
 /* ---- small helpers ---- */
 
@@ -473,7 +498,7 @@ static void seed_from_inputs(dred *d, bool breaking, bool new_state,
 
 /* Semi-naive rounds: each positive atom over the stratum reads the frontier in turn. */
 static void propagate(dred *d, bool new_state, void (*take)(dred *, vpred *, const val_t *)) {
-    while (advance(d)) {
+    while (!out_of_budget() && advance(d)) {
         for (uint32_t i = 0; i < d->st->nclauses; i++) {
             const plan_clause *c = &d->v->prog.clauses.v[d->st->clauses[i]];
             if (c->delta_op >= 0) continue;
@@ -564,7 +589,7 @@ static bool stratum_inputs_changed(const view_t *v, const plan_stratum *st) {
 }
 
 static void run_strata(view_t *v, bool init) {
-    for (uint32_t s = 0; s < v->prog.strata.n; s++) {
+    for (uint32_t s = 0; s < v->prog.strata.n && !out_of_budget(); s++) {
         const plan_stratum *st = &v->prog.strata.v[s];
         if (!st->nclauses) continue;
         if (!init && !stratum_inputs_changed(v, st)) continue;
@@ -661,12 +686,29 @@ static void bind_base(view_t *v, bool with_delta) {
     }
 }
 
+static const char *overrun_message(const view_t *v) {
+    snprintf(g_err, sizeof g_err,
+             "The view is not maintained: its rows took more than %llu ms to compute (a "
+             "recursion that keeps deriving new rows?); it fails until the rules change",
+             (unsigned long long)(v->e->view_budget_ns / 1000000u));
+    return g_err;
+}
+
+static void drop_state(view_t *v);
+
 static void maintain(view_t *v) {
     bind_base(v, true);
     bool any = false;
     for (uint32_t i = 0; i < v->prog.preds.n && !any; i++) any = changed(&v->preds[i]);
     if (any) {
         run_strata(v, false);
+        if (g_overrun) {
+            /* nothing was applied: the half-done change goes with the rest */
+            drop_state(v);
+            v->error = strdup(overrun_message(v));
+            v->overran = true;
+            return;
+        }
         const vpred *q = &v->preds[v->prog.query_pred];
         note_pending(v, q->plus, q->minus);
     }
@@ -780,6 +822,7 @@ static const char *build(view_t *v) {
     }
     bind_base(v, false);
     run_strata(v, true);
+    if (g_overrun) return overrun_message(v);
     apply(v);
     return NULL;
 }
@@ -791,10 +834,12 @@ static void rebuild(view_t *v) {
     drop_state(v);
     free(v->error);
     v->error = NULL;
+    v->overran = false;
     const char *err = v->g ? build(v) : "the knowledge graph was dropped";
     rel_t *now = rel_new(rel_arity(old));
     if (err) {
         v->error = strdup(err);
+        v->overran = g_overrun;
     } else if (v->arity == rel_arity(old)) {
         FOR_TUPLES(v->preds[v->prog.query_pred].main, t) rel_insert(now, t);
     }
@@ -825,6 +870,7 @@ view_t *view_open(il_session *s, const char *query_text, const char **err) {
     v->e = s->e;
     v->g = s->kg;
     v->text = strdup(query_text);
+    budget_start(s->e->view_budget_ns);
     const char *e = build(v);
     if (e) {
         *err = e;
@@ -933,6 +979,10 @@ void view_engine_commit(il_engine *e) {
         kg_graph *g = e->graphs.v[i];
         for (uint32_t k = 0; k < g->views.n; k++) {
             view_t *v = g->views.v[k];
+            /* one that ran out of budget stays failed until the rules change: trying it
+               again would cost every write the whole budget */
+            if (v->overran && v->version == g->version) continue;
+            budget_start(e->view_budget_ns);
             if (!v->built || v->error || v->version != g->version)
                 rebuild(v);
             else if (g->delta.n)
@@ -940,6 +990,10 @@ void view_engine_commit(il_engine *e) {
         }
         if (g->delta.n) kg_delta_clear(g);
     }
+}
+
+void il_engine_set_view_budget(il_engine *e, uint64_t ns) {
+    e->view_budget_ns = ns;
 }
 
 void view_graph_detach(kg_graph *g) {

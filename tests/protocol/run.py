@@ -287,7 +287,8 @@ def main():
         print("FAIL sanitizer report from the server:\n" + out[-6000:])
         failed += 1
     # Tests that start servers of their own (limits and configuration).
-    own = (limits.TESTS + guards.TESTS + notify.TESTS + groups.OWN_SERVER_TESTS + read.OWN_TESTS
+    own = (limits.TESTS + guards.TESTS + notify.TESTS + groups.OWN_SERVER_TESTS
+           + subs.OWN_SERVER_TESTS + read.OWN_TESTS
            + recovery.TESTS + restart_random.TESTS + backup.TESTS + subs_random.TESTS
            + why_random.TESTS + chaos_random.TESTS + atomic_random.TESTS
            + frames_random.TESTS + http_random.TESTS + eval_random.TESTS)

@@ -9,7 +9,7 @@ the shared server and ends with the server answering."""
 import asyncio
 import json
 
-from common import connect, login, prometheus, run, still_answers
+from common import NO_MESSAGE_RATE, OwnServer, connect, login, prometheus, run, still_answers
 
 
 NOTES = ("persistent_update", "rule_change", "kg_change", "schema_change")
@@ -481,6 +481,38 @@ async def t_subs_limit(srv):
     assert f["type"] == "result", f
     await still_answers(b)
 
+
+async def t_subs_runaway_recursion(binary):
+    """A write that sends a subscribed recursion past any fixpoint (a cycle under a
+    counter) is acknowledged within the maintenance budget (the query timeout, 300 ms
+    here) instead of holding the server forever; the subscription gets
+    subscription_error, queries evaluate (and time out, as they would), and once the
+    cycle is gone a new subscription works."""
+    args = NO_MESSAGE_RATE + ["--set", "storage.performance.query_timeout_ms=300"]
+    with OwnServer(binary, args) as srv:
+        a, b = await pair(srv, "runaway")
+        for p in ["+edge[(1, 2), (2, 3)]", "+dist(X, Y, 1) <- edge(X, Y)",
+                  "+dist(X, Z, D) <- dist(X, Y, D0), edge(Y, Z), D = D0 + 1"]:
+            assert (await run(a, p))["errors"] == []
+        f = await run(b, ".subscribe d ?dist(X, Y, D)")
+        assert f["type"] == "result" and len(f["rows"]) == 3 and f["subscribed"], f
+        f = await a.call({"type": "execute", "program": "+edge(2, 2)"}, 30)
+        assert f["type"] == "result" and f["errors"] == [], f
+        f = await next_push(b, 10)
+        assert f["type"] == "subscription_error" and f["subscription"] == "d", f
+        assert "is not maintained" in f["message"], f
+        f = await run(a, "?dist(1, Y, D)")
+        assert f["type"] == "error" and f["code"] == "deadline_exceeded", f
+        assert (await run(a, "-edge(2, 2)"))["errors"] == []
+        f = await run(b, ".subscribe d2 ?dist(1, Y, D)")
+        assert f["type"] == "result" and sorted(f["rows"]) == [[1, 2, 1], [1, 3, 2]], f
+        await still_answers(a)
+        await still_answers(b)
+        await a.ws.close()
+        await b.ws.close()
+
+
+OWN_SERVER_TESTS = [t_subs_runaway_recursion]
 
 TESTS = [t_subs_snapshot_and_deltas, t_subs_diamond, t_subs_unsubscribe_and_errors,
          t_subs_close_frees, t_subs_keyed_family, t_subs_access_revoked, t_subs_streamed,

@@ -177,6 +177,45 @@ Test(views, aggregate_groups) {
     view_close(v);
 }
 
+/* A write that sends a recursion past any fixpoint (a cycle under a counter) would keep
+ * maintenance busy forever: with a budget, the view fails instead, the write stands, and
+ * later writes do not try again until the rules change. (The test's timeout is the
+ * liveness bound.) */
+Test(views, runaway_recursion_fails_the_view, .timeout = 60) {
+    il_engine_set_view_budget(unit_engine, 50 * 1000000u);
+    run("+edge[(1, 2), (2, 3)]");
+    run("+dist(X, Y, 1) <- edge(X, Y)");
+    run("+dist(X, Z, D) <- dist(X, Y, D0), edge(Y, Z), D = D0 + 1");
+    view_t *v = open_view("?dist(X, Y, D)");
+    cr_assert_eq(nrows(v), 3);
+    cr_assert_null(view_error(v));
+    run("+edge(2, 2)");
+    cr_assert_not_null(view_error(v));
+    cr_expect(strstr(view_error(v), "is not maintained") != NULL, "%s", view_error(v));
+    cr_assert_eq(nrows(v), 0);
+    rows e = fresh("?edge(X, Y)");
+    cr_assert_eq(e.n, 3, "the write stands");
+    free(e.v);
+    /* more writes leave it failed, without spending the budget again */
+    for (int i = 0; i < 100; i++) {
+        char w[32];
+        snprintf(w, sizeof w, "+other(%d)", i);
+        run(w);
+    }
+    cr_assert_not_null(view_error(v));
+    /* without the cycle, a change of rules builds it again */
+    run("-edge(2, 2)");
+    run("+dist(X, Y, 0) <- edge(X, Y), X = Y");
+    cr_assert_null(view_error(v), "%s", view_error(v));
+    cr_assert_eq(nrows(v), 3);
+    view_close(v);
+    /* a view opened over the runaway state fails to open */
+    run("+edge(3, 3)");
+    const char *err = NULL;
+    cr_assert_null(view_open(unit_session, "?dist(X, Y, D)", &err));
+    cr_expect(err && strstr(err, "is not maintained"), "%s", err ? err : "?");
+}
+
 Test(views, top_k_boundary) {
     run("+score[(1, 10), (2, 20), (3, 30)]");
     run("+best(top_k<2, X, S:desc>) <- score(X, S)");
