@@ -120,12 +120,23 @@ $(BUILD)/fuzz_jsonflat: setup src/server/srv_jsonflat.c src/server/srv_jsonflat.
 	  -Isrc -Iinclude src/server/srv_jsonflat.c src/base/*.c tests/fuzz/fuzz_jsonflat.c \
 	  -o $@ -ljansson -lxxhash -lm -lpthread
 
-fuzz: $(BUILD)/fuzz_parser $(BUILD)/fuzz_jsonflat
-	@mkdir -p $(BUILD)/fuzz-corpus $(BUILD)/fuzz-corpus-jsonflat
+# The engine: scripts run statement by statement in an in-memory engine (tests/fuzz/fuzz_engine.c).
+ENGINE_SOURCES = src/base/*.c src/value/*.c src/iql/*.c src/plan/*.c src/exec/*.c src/views/*.c \
+  src/kg/*.c src/store/*.c
+$(BUILD)/fuzz_engine: setup $(wildcard src/*/*.c src/*/*.h include/*.h) tests/fuzz/fuzz_engine.c
+	@mkdir -p $(BUILD)
+	@clang -std=c11 -D_GNU_SOURCE -g -O1 -Wall -Wextra -Werror -fsanitize=fuzzer,address,undefined \
+	  -Isrc -Iinclude $(ENGINE_SOURCES) tests/fuzz/fuzz_engine.c -o $@ \
+	  -lxxhash -lzstd -lcrypto -ljansson -lm -lpthread
+
+fuzz: $(BUILD)/fuzz_parser $(BUILD)/fuzz_jsonflat $(BUILD)/fuzz_engine
+	@mkdir -p $(BUILD)/fuzz-corpus $(BUILD)/fuzz-corpus-jsonflat $(BUILD)/fuzz-corpus-engine
 	@$(BUILD)/fuzz_parser -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -print_final_stats=1 \
 	  $(BUILD)/fuzz-corpus tests/fuzz/corpus
 	@$(BUILD)/fuzz_jsonflat -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -print_final_stats=1 \
 	  $(BUILD)/fuzz-corpus-jsonflat tests/fuzz/corpus-jsonflat
+	@$(BUILD)/fuzz_engine -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -timeout=20 \
+	  -print_final_stats=1 $(BUILD)/fuzz-corpus-engine tests/fuzz/corpus-engine tests/iql
 
 fuzz-short:
 	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=20

@@ -1,6 +1,7 @@
 /* libFuzzer target for the engine: the input is a script, run statement by statement in
  * a session of a fresh in-memory engine, each statement under a deadline and a memory
- * limit (a recursion without end is stopped, not a hang). Nothing may crash, leak or
+ * limit and the views' maintenance under a budget (a recursion without end is stopped,
+ * not a hang). Nothing may crash, leak or
  * trip a sanitizer, whatever the statements. Commands that reach outside the engine
  * (.load reads files, .backup writes them) are skipped. Run with `make fuzz`. */
 #include <stddef.h>
@@ -28,6 +29,7 @@ static bool outside(const char *text, size_t len) {
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     il_engine *e = il_engine_open(NULL, NULL);
     if (!e) return 0;
+    il_engine_set_view_budget(e, 50 * 1000000u); /* as the server bounds maintenance */
     il_session *s = il_session_open(e);
     iql_script sc;
     iql_script_init(&sc, (const char *)data, size);
