@@ -686,11 +686,15 @@ static void bind_base(view_t *v, bool with_delta) {
     }
 }
 
-static const char *overrun_message(const view_t *v) {
+/* Why a view stopped: while maintained (it stays failed until the rules change) or while
+ * being built. */
+static const char *overrun_message(const view_t *v, bool maintained) {
     snprintf(g_err, sizeof g_err,
-             "The view is not maintained: its rows took more than %llu ms to compute (a "
-             "recursion that keeps deriving new rows?); it fails until the rules change",
-             (unsigned long long)(v->e->view_budget_ns / 1000000u));
+             "%sts rows took more than %llu ms to compute (a recursion that keeps deriving "
+             "new rows?)%s",
+             maintained ? "The view is not maintained: i" : "I",
+             (unsigned long long)(v->e->view_budget_ns / 1000000u),
+             maintained ? "; it fails until the rules change" : "");
     return g_err;
 }
 
@@ -705,7 +709,7 @@ static void maintain(view_t *v) {
         if (g_overrun) {
             /* nothing was applied: the half-done change goes with the rest */
             drop_state(v);
-            v->error = strdup(overrun_message(v));
+            v->error = strdup(overrun_message(v, true));
             v->overran = true;
             return;
         }
@@ -822,7 +826,7 @@ static const char *build(view_t *v) {
     }
     bind_base(v, false);
     run_strata(v, true);
-    if (g_overrun) return overrun_message(v);
+    if (g_overrun) return overrun_message(v, v->pend_plus != NULL);
     apply(v);
     return NULL;
 }

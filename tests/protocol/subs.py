@@ -503,6 +503,9 @@ async def t_subs_runaway_recursion(binary):
         assert "is not maintained" in f["message"], f
         f = await run(a, "?dist(1, Y, D)")
         assert f["type"] == "error" and f["code"] == "deadline_exceeded", f
+        # subscribing meanwhile fails within the budget too
+        f = await run(b, ".subscribe d3 ?dist(X, Y, D)")
+        assert f["type"] == "error" and "took more than 300 ms" in f["message"], f
         assert (await run(a, "-edge(2, 2)"))["errors"] == []
         f = await run(b, ".subscribe d2 ?dist(1, Y, D)")
         assert f["type"] == "result" and sorted(f["rows"]) == [[1, 2, 1], [1, 3, 2]], f
