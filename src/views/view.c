@@ -92,9 +92,10 @@ struct view {
 
 static _Thread_local char g_err[1024];
 
-/* The maintenance budget of the views being brought up to date now (one commit, or one
- * build): its end on CLOCK_MONOTONIC (0: none), and whether it ran out. Checked once per
- * round of a recursion (the only work that may not end) and per stratum. */
+/* The maintenance budget of the view being brought up to date now (for one commit, or
+ * one build): its end on CLOCK_MONOTONIC (0: none), and whether it ran out. Checked per
+ * stratum, per round of a recursion (the only work that may not end) and every few
+ * thousand tuples a clause walks (a stratum that is merely huge). */
 static _Thread_local uint64_t g_budget_end;
 static _Thread_local bool g_overrun;
 
@@ -190,7 +191,7 @@ static void run_variant(const view_t *v, const plan_clause *c, int32_t seed, vsr
                         const bool *prebound) {
     vstep small[16];
     vstep *steps = c->nops + 1 <= 16 ? small : malloc((c->nops + 1) * sizeof *steps);
-    vexec x = {.c = c, .emit = emit, .ctx = ctx};
+    vexec x = {.c = c, .emit = emit, .ctx = ctx, .spent = out_of_budget};
     x.steps = steps;
     x.nsteps = make_steps(v, c, seed, seed_src, new_state, steps);
     vx_run(&x, pre, prebound);

@@ -10,6 +10,10 @@
 
 #include "exec/expr.h"
 
+/* Tuples walked on this thread; every TICK_MASK + 1 of them the run's `spent` is asked. */
+static _Thread_local uint32_t g_ticks;
+#define TICK_MASK 4095u
+
 /* How an atom's columns are matched at one step, for one relation it reads. */
 typedef struct vcolplan {
     uint32_t np;                   /* leading index columns sought */
@@ -129,6 +133,10 @@ static bool walk(vrun *r, uint32_t k, const rel_t *rel, int idx, const rel_t *sk
         rel_seek(rel, idx, prefix, full ? 0 : cp->np, &cur);
         const val_t *t;
         while ((t = rel_next(&cur, NULL))) {
+            if ((++g_ticks & TICK_MASK) == 0 && r->x->spent && r->x->spent()) {
+                r->x->stop = true;
+                return false;
+            }
             val_t nat[REL_MAX_ARITY];
             for (uint32_t p = 0; p < w; p++) nat[order[p]] = t[p];
             bool ok = true;

@@ -40,6 +40,9 @@ struct vexec {
     vemit_fn emit;
     void *ctx;
     bool stop; /* set by an emitter that has seen enough */
+    /* Asked every few thousand tuples walked (may be NULL): true stops the run, as
+       `stop` does (its output is then incomplete: the caller must throw it away). */
+    bool (*spent)(void);
 };
 
 /* Runs the steps. `pre` (nslots values) and `prebound` (nslots flags) give variables
