@@ -279,6 +279,15 @@ def rows(f):
     return sorted(json.dumps(r) for r in f["rows"])
 
 
+async def fresh_graph(c, fresh, kg):
+    """A new knowledge graph kg, current on both connections; `fresh` gets a session
+    fact of its own there, so that its queries always evaluate afresh."""
+    assert (await run(c, ".kg create %s" % kg))["type"] == "result"
+    await run(c, ".kg use %s" % kg)
+    await run(fresh, ".kg use %s" % kg)
+    await run(fresh, "fresh_session_marker(0)")
+
+
 async def t_eval_random(binary):
     seed, rounds, rng = seeded("INPUTLAYER_TEST_EVAL_ROUNDS", 100)
     compared = 0
@@ -286,11 +295,7 @@ async def t_eval_random(binary):
         c = await connect(srv)
         fresh = await connect(srv)
         for r in range(rounds):
-            kg = "eval_%d" % r
-            assert (await run(c, ".kg create %s" % kg))["type"] == "result"
-            await run(c, ".kg use %s" % kg)
-            await run(fresh, ".kg use %s" % kg)
-            await run(fresh, "fresh_session_marker(0)")  # evaluate afresh, always
+            await fresh_graph(c, fresh, "eval_%d" % r)
             facts = {}
             for rel, n in BASE.items():
                 # now and then a float: 2.0 is another value than 2, matched numerically
@@ -434,11 +439,7 @@ async def t_eval_random_writes(binary):
         c = await connect(srv)
         fresh = await connect(srv)
         for r in range(rounds):
-            kg = "writes_%d" % r
-            assert (await run(c, ".kg create %s" % kg))["type"] == "result"
-            await run(c, ".kg use %s" % kg)
-            await run(fresh, ".kg use %s" % kg)
-            await run(fresh, "fresh_session_marker(0)")  # evaluate afresh, always
+            await fresh_graph(c, fresh, "writes_%d" % r)
             facts = {rel: {random_tuple(rng, n) for _ in range(rng.randint(0, 6))}
                      for rel, n in BASE.items()}
             for rel, ts in facts.items():

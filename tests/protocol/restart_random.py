@@ -68,6 +68,20 @@ def canon(rows):
     return sorted(json.dumps(r) for r in rows)
 
 
+def restart(srv, binary, data, kill):
+    """A new server on the same data directory after stopping this one, by SIGTERM or,
+    with kill, SIGKILL (what was acknowledged is synced, so nothing may be lost)."""
+    if kill:
+        srv.proc.send_signal(signal.SIGKILL)
+        srv.proc.wait()
+        srv.log.close()
+        shutil.rmtree(srv.dir, ignore_errors=True)
+    else:
+        status, _ = srv.stop()
+        assert status == 0, status
+    return OwnServer(binary, NO_MESSAGE_RATE, data_dir=data).srv
+
+
 async def answers(srv):
     c = await connect(srv)
     out = {}
@@ -102,16 +116,7 @@ async def t_restart_random(binary):
                         assert f["type"] == "result", f
                 await c.ws.close()
                 before = await answers(srv)
-                # Every other round the process is killed: what was acknowledged is synced.
-                if r % 2:
-                    srv.proc.send_signal(signal.SIGKILL)
-                    srv.proc.wait()
-                    srv.log.close()
-                    shutil.rmtree(srv.dir, ignore_errors=True)
-                else:
-                    status, _ = srv.stop()
-                    assert status == 0, status
-                srv = OwnServer(binary, NO_MESSAGE_RATE, data_dir=data).srv
+                srv = restart(srv, binary, data, kill=r % 2 == 1)
                 after = await answers(srv)
                 rows += sum(len(v) for v in after.values())
                 for q in QUERIES:
@@ -231,15 +236,7 @@ async def t_restart_catalog_random(binary):
                         failed += 1
                 await c.ws.close()
                 before = await catalog(srv)
-                if r % 2:
-                    srv.proc.send_signal(signal.SIGKILL)
-                    srv.proc.wait()
-                    srv.log.close()
-                    shutil.rmtree(srv.dir, ignore_errors=True)
-                else:
-                    status, _ = srv.stop()
-                    assert status == 0, status
-                srv = OwnServer(binary, NO_MESSAGE_RATE, data_dir=data).srv
+                srv = restart(srv, binary, data, kill=r % 2 == 1)
                 after = await catalog(srv)
                 for key in sorted(set(before) | set(after), key=str):
                     assert before.get(key) == after.get(key), (
