@@ -284,7 +284,10 @@ void kg_query_shape(il_session *s, const iql_query *q, kg_query_opts opts, il_ar
     iql_rule rule;
     memset(&rule, 0, sizeof rule);
     rule.head.rel = "__query__";
-    uint32_t cap = ng + 8;
+    bool known;
+    uint32_t karity = known_arity(s, goal->rel, opts.with_session, &known);
+    /* the head takes the goal's columns, or the relation's when the quirk below applies */
+    uint32_t cap = (karity > ng ? karity : ng) + 8;
     for (uint32_t i = 0; i < q->nextra; i++) {
         const iql_literal *l = &q->extra[i];
         cap += l->kind == IQL_LIT_CMP ? 8 : l->atom.nargs * 4;
@@ -301,8 +304,6 @@ void kg_query_shape(il_session *s, const iql_query *q, kg_query_opts opts, il_ar
     il_buf hb;
     il_buf_init(&hb);
 
-    bool known;
-    uint32_t karity = known_arity(s, goal->rel, opts.with_session, &known);
     bool quirk_all = false; /* arity mismatch with distinct variables: all stored rows */
     if (known && karity != ng) {
         bool distinct_vars = q->nextra == 0;

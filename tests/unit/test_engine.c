@@ -473,6 +473,27 @@ Test(facts, queries_among_many_rules, .timeout = 60) {
     TABLE(S1, "?q3999(X)", "X\n1");
 }
 
+/* A goal of distinct variables narrower than its relation answers every column
+ * (iql-language.md 3.3): the query's head must have room for all of them, however few
+ * the goal names (a 20-column relation asked with two overran it, and crashed the server
+ * that ran the query). */
+Test(facts, narrow_goal_of_a_wide_relation) {
+    MSG(S1, "+wide(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20)",
+        "Inserted 1 fact(s) into 'wide'.");
+    const char *want = "col0, col1, col2, col3, col4, col5, col6, col7, col8, col9, col10, "
+                       "col11, col12, col13, col14, col15, col16, col17, col18, col19\n"
+                       "1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20";
+    TABLE(S1, "?wide(A, B)", want);
+    TABLE(S1, "?wide(A, B, C, D, E, F, T)", want);
+    MSG(S1,
+        "+w(A, B, C, D, E, F, G, H, I, J, K, L) <- wide(A, B, C, D, E, F, G, H, I, J, K, L, "
+        "_, _, _, _, _, _, _, _)",
+        "Rule 'w' registered.");
+    TABLE(S1, "?w(X, Y)",
+          "col0, col1, col2, col3, col4, col5, col6, col7, col8, col9, col10, "
+          "col11\n1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12");
+}
+
 Test(facts, failing_rules_register_nothing) {
     MSG(S1, "+e[(1, 2)]", "Inserted 1 fact(s) into 'e'.");
     ERR(S1, "+bad(X) <- !e(X, 1)",
