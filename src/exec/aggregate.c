@@ -112,6 +112,7 @@ static uint32_t rank_rows(const plan_clause *c, const plan_agg *ag, const group_
     if (n > 1 && !exec_stable_sort(kept, n, sizeof *kept, cmp_binding)) *stopped = true;
     sort_ctx = NULL;
     if (*stopped || ag->kind == IQL_AGG_WITHIN_RADIUS || n <= ag->k) return n;
+    if (ag->k == 0) return 0; /* top_k<0, ...>: a heap of no rows keeps none */
     /* The rows, in binding order, pass through a heap of K: the worst kept row (lowest
        score for :desc, earliest binding among equal scores) gives way only to a row
        with a strictly better score (iql-language.md 3.6). */

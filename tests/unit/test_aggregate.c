@@ -288,6 +288,18 @@ Test(ranking, top_k_more_than_rows) {
     EXPECT_TABLE("?t(P, S)", "P, S\n\"a\", 1\n\"b\", 2");
 }
 
+/* K = 0 keeps nothing (it read a heap slot never filled, and crashed, before), in a
+ * query and in a maintained view alike. */
+Test(ranking, top_k_of_zero_keeps_no_row) {
+    ok("+v[(\"a\", 1), (\"b\", 2)]");
+    ok("+t(top_k<0, P, S:desc>) <- v(P, S)");
+    ok("+th(top_k_threshold<0, 1, P, S:desc>) <- v(P, S)");
+    EXPECT_TABLE("?t(P, S)", "P, S");
+    EXPECT_TABLE("?th(P, S)", "P, S");
+    ok("+v(\"c\", 3)");
+    EXPECT_TABLE("?t(P, S)", "P, S");
+}
+
 Test(ranking, top_k_ties_keep_the_first_rows) {
     /* the reference case 14_aggregations/91: ties at the boundary keep the earlier ids */
     ok("+scores[(1, 100), (2, 100), (3, 90), (4, 90), (5, 80)]");
