@@ -194,7 +194,8 @@ bool exec_numeric_alternative(val_t c, val_t *alt) {
     }
     if (t == VT_FLOAT) {
         double d = val_get_float(c);
-        if (d == (double)(int64_t)d && d > -9.2e18 && d < 9.2e18) {
+        /* in range first: converting a float beyond int64 is undefined */
+        if (d > -9.2e18 && d < 9.2e18 && d == (double)(int64_t)d) {
             *alt = val_int((int64_t)d);
             return true;
         }

@@ -477,6 +477,19 @@ Test(facts, queries_among_many_rules, .timeout = 60) {
  * (iql-language.md 3.3): the query's head must have room for all of them, however few
  * the goal names (a 20-column relation asked with two overran it, and crashed the server
  * that ran the query). */
+/* A float constant in an atom is also sought as the integer of the same value; one far
+ * beyond the integers must not be converted (undefined behaviour, which UBSan stops). */
+Test(facts, huge_float_constant_in_an_atom) {
+    MSG(S1, "+f[(1, 4.5e72), (2, 3.0)]", "Inserted 2 fact(s) into 'f'.");
+    /* (the constant's column is headed by the number as the original displays it) */
+    TABLE(
+        S1, "?f(X, 4.5e72)",
+        "X, 4500000000000000000000000000000000000000000000000000000000000000000000000\n1, 4.5e72");
+    TABLE(S1, "?f(X, -4.5e72)",
+          "X, -4500000000000000000000000000000000000000000000000000000000000000000000000");
+    TABLE(S1, "?f(X, 3.0)", "X, 3\n2, 3.0");
+}
+
 Test(facts, narrow_goal_of_a_wide_relation) {
     MSG(S1, "+wide(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20)",
         "Inserted 1 fact(s) into 'wide'.");
