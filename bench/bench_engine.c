@@ -268,6 +268,30 @@ static void workload_random200(void) {
     db_close(&db);
 }
 
+/* e) 10,000 names `name(i, "user-i")`: queries that make strings of their own (freed with
+   their results, docs/engine.md "Values") and one whose constant is stored. */
+static void workload_strings10k(void) {
+    if (!selected("strings10k")) return;
+    double t0 = now_us();
+    bench_db db = db_open();
+    enum { NAMES = 10000, CHUNK = 1000 };
+    char *stmt = malloc((size_t)CHUNK * 40 + 16);
+    if (!stmt) die("out of memory");
+    for (int base = 0; base < NAMES; base += CHUNK) {
+        size_t n = (size_t)sprintf(stmt, "+name[");
+        for (int i = base; i < base + CHUNK; i++)
+            n += (size_t)sprintf(stmt + n, "%s(%d, \"user-%d\")", i > base ? ", " : "", i, i);
+        n += (size_t)sprintf(stmt + n, "]");
+        exec_ok(db.s, stmt, n);
+    }
+    free(stmt);
+    print_setup("strings10k", NAMES, t0);
+    measure(&db, "strings10k_concat", "?name(I, N), G = concat(N, \"-\", \"x\")", NAMES);
+    measure(&db, "strings10k_absent_constant", "?name(I, \"nobody\")", 0);
+    measure(&db, "strings10k_stored_constant", "?name(I, \"user-77\")", 1);
+    db_close(&db);
+}
+
 /* Loads hot chains of `requested` edges with their hot labels; returns the edge count. */
 static size_t load_chains(bench_db *db, size_t requested) {
     size_t n;
@@ -510,7 +534,8 @@ static void usage(void) {
                     "random2k_reach1_after_all random2k_write_after_all chains100k_hot_reach "
                     "chains100k_path400 chains100k_r1_400 chains1m_r1_400 random200_why_reach1 "
                     "random200_why_two_hop1 vectors10k_cosine_query vectors10k_kernel "
-                    "vectors10k_kernel_exact vectors10k_scalar_loop memory_chains1m\n");
+                    "vectors10k_kernel_exact vectors10k_scalar_loop strings10k_concat "
+                    "strings10k_absent_constant strings10k_stored_constant memory_chains1m\n");
     exit(2);
 }
 
@@ -540,6 +565,7 @@ int main(int argc, char **argv) {
     workload_chains100k();
     workload_chains1m();
     workload_random200();
+    workload_strings10k();
     workload_vectors10k();
     /* Last: on this machine, touching a lot of memory slows the next seconds' timings
        (the kernel reclaims and compacts behind it). */

@@ -3,9 +3,13 @@
  * The table is split into shards chosen by the top bits of the hash, each with its own
  * mutex, so threads interning different strings rarely wait for each other. An id is
  * (index within its shard << SHARD_BITS) | shard. A shard keeps its entries in segments
- * whose sizes double and which never move, and the bytes in chunks that never move, so
- * il_intern_get can read without a lock: whoever holds an id got it, directly or through
- * other synchronisation, after the entry was written under the shard lock. */
+ * whose sizes double and which never move, so il_intern_get can read without a lock:
+ * whoever holds an id got it, directly or through other synchronisation, after the entry
+ * was written under the shard lock. Permanent strings' bytes go to chunks that never move;
+ * a transient string's bytes have an allocation of their own, freed with it, and its index
+ * goes to the shard's free list for the next new string. Builds with AddressSanitizer
+ * never give an index out again, so that a freed string read through a stale id is
+ * reported rather than read as another string. */
 #include "base/intern.h"
 
 #include <pthread.h>
@@ -14,6 +18,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <xxhash.h>
+
+#if defined(__SANITIZE_ADDRESS__)
+#define REUSE_FREED_IDS 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define REUSE_FREED_IDS 0
+#endif
+#endif
+#ifndef REUSE_FREED_IDS
+#define REUSE_FREED_IDS 1
+#endif
 
 #define SHARD_BITS  4
 #define SHARD_COUNT (1u << SHARD_BITS)
@@ -28,9 +43,16 @@
 
 #define INITIAL_SLOTS 256u
 
+/* entry state: the number of scopes holding a transient string, and flags */
+#define ST_TRANSIENT 1u /* held by scopes only */
+#define ST_OWN_BYTES 2u /* bytes allocated for this entry alone (made transient) */
+#define ST_FREED     4u
+#define ST_REF       8u /* one scope's reference */
+
 typedef struct intern_entry {
     const char *bytes; /* NUL-terminated copy, BYTE_ALIGN-aligned */
-    size_t len;
+    uint32_t len;
+    uint32_t state; /* ST_* flags plus ST_REF per holding scope; under the shard lock */
 } intern_entry;
 
 typedef struct intern_slot {
@@ -47,7 +69,12 @@ typedef struct intern_shard {
     alignas(64) pthread_mutex_t lock; /* guards everything below except reads of entries */
     intern_slot *slots;               /* open addressing, linear probing; NULL until used */
     uint32_t mask;                    /* slots has mask + 1 entries, a power of two */
-    uint32_t count;                   /* strings held; also the next index */
+    uint32_t live;                    /* strings held */
+    uint32_t next;                    /* indexes given out so far */
+    uint32_t transient;               /* strings held by scopes only */
+    uint64_t live_bytes;
+    uint32_t *free_ids; /* indexes of freed strings, to give out again */
+    uint32_t nfree, free_cap;
     intern_entry *segments[SEGMENT_COUNT];
     byte_chunk *chunks; /* every chunk, for shutdown */
     char *cur, *end;    /* free space in the chunk being filled */
@@ -57,6 +84,15 @@ typedef struct intern_shard {
     { .lock = PTHREAD_MUTEX_INITIALIZER }
 #define SHARD_INIT4 SHARD_INIT, SHARD_INIT, SHARD_INIT, SHARD_INIT
 static intern_shard shards[SHARD_COUNT] = {SHARD_INIT4, SHARD_INIT4, SHARD_INIT4, SHARD_INIT4};
+
+/* The ids a scope holds: an open-addressing set of id + 1 (0: empty). */
+struct il_intern_scope {
+    uint32_t *ids;
+    uint32_t mask, n;
+};
+
+/* The scope the calling thread's new strings go to, or NULL. */
+static _Thread_local il_intern_scope *current_scope;
 
 static void out_of_memory(void) {
     fputs("inputlayer: out of memory in the intern table\n", stderr);
@@ -76,7 +112,7 @@ static inline void locate(uint32_t local, unsigned *segment, uint32_t *offset) {
     *offset = local - (((uint32_t)1 << SEGMENT0_BITS << k) - ((uint32_t)1 << SEGMENT0_BITS));
 }
 
-static inline const intern_entry *entry_at(const intern_shard *sh, uint32_t local) {
+static inline intern_entry *entry_at(const intern_shard *sh, uint32_t local) {
     unsigned k;
     uint32_t off;
     locate(local, &k, &off);
@@ -93,8 +129,12 @@ static intern_entry *entry_new(intern_shard *sh, uint32_t local) {
     return &sh->segments[k][off];
 }
 
+static size_t padded(size_t len) {
+    return (len + 1 + BYTE_ALIGN - 1) & ~(size_t)(BYTE_ALIGN - 1);
+}
+
 static char *copy_bytes(intern_shard *sh, const char *s, size_t len) {
-    size_t need = (len + 1 + BYTE_ALIGN - 1) & ~(size_t)(BYTE_ALIGN - 1);
+    size_t need = padded(len);
     char *dst;
     if (need > CHUNK_SOLO_BYTES) {
         byte_chunk *c = xmalloc(sizeof(byte_chunk) + need);
@@ -117,6 +157,14 @@ static char *copy_bytes(intern_shard *sh, const char *s, size_t len) {
     return dst;
 }
 
+/* A transient string's bytes, freed with it (malloc aligns to 16). */
+static char *copy_own_bytes(const char *s, size_t len) {
+    char *dst = xmalloc(padded(len));
+    if (len) memcpy(dst, s, len);
+    dst[len] = 0;
+    return dst;
+}
+
 static void grow_slots(intern_shard *sh) {
     uint32_t old_n = sh->slots ? sh->mask + 1 : 0;
     uint32_t n = old_n ? old_n * 2 : INITIAL_SLOTS;
@@ -134,41 +182,202 @@ static void grow_slots(intern_shard *sh) {
     sh->mask = n - 1;
 }
 
+/* Removes index `local` from the hash slots: backward-shift deletion, so that probes for
+ * the strings after it still find them without tombstones. */
+static void slot_remove(intern_shard *sh, uint32_t h32, uint32_t local) {
+    uint32_t j = h32 & sh->mask;
+    while (sh->slots[j].local_plus1 != local + 1) j = (j + 1) & sh->mask;
+    for (;;) {
+        sh->slots[j].local_plus1 = 0;
+        uint32_t k = j;
+        for (;;) {
+            k = (k + 1) & sh->mask;
+            intern_slot s = sh->slots[k];
+            if (!s.local_plus1) return;
+            uint32_t home = s.hash & sh->mask;
+            /* s may move back to j unless its home lies cyclically in (j, k] */
+            bool stays = j <= k ? (home > j && home <= k) : (home > j || home <= k);
+            if (!stays) {
+                sh->slots[j] = s;
+                j = k;
+                break;
+            }
+        }
+    }
+}
+
+/* Frees a transient string no scope holds any more. Under the shard lock. */
+static void entry_free(intern_shard *sh, uint32_t local, intern_entry *e) {
+    uint32_t h32 = (uint32_t)XXH3_64bits(e->len ? e->bytes : "", e->len);
+    slot_remove(sh, h32, local);
+    free((void *)e->bytes);
+    e->state = ST_FREED;
+    sh->live--;
+    sh->transient--;
+    sh->live_bytes -= e->len;
+    if (!REUSE_FREED_IDS) return;
+    if (sh->nfree == sh->free_cap) {
+        sh->free_cap = sh->free_cap ? sh->free_cap * 2 : 64;
+        sh->free_ids = realloc(sh->free_ids, sizeof *sh->free_ids * sh->free_cap);
+        if (!sh->free_ids) out_of_memory();
+    }
+    sh->free_ids[sh->nfree++] = local;
+}
+
+/* ---- scopes ---- */
+
+static uint32_t id_hash(uint32_t id) {
+    return (id * 2654435761u) >> 7;
+}
+
+/* Adds id to sc; false when sc holds it already. Only the thread inside sc calls it. */
+static bool scope_add(il_intern_scope *sc, uint32_t id) {
+    if (!sc->ids || (sc->n + 1) * 4 > (sc->mask + 1) * 3) {
+        uint32_t old_n = sc->ids ? sc->mask + 1 : 0, n = old_n ? old_n * 2 : 16;
+        uint32_t *ids = calloc(n, sizeof *ids);
+        if (!ids) out_of_memory();
+        for (uint32_t i = 0; i < old_n; i++) {
+            if (!sc->ids[i]) continue;
+            uint32_t j = id_hash(sc->ids[i] - 1) & (n - 1);
+            while (ids[j]) j = (j + 1) & (n - 1);
+            ids[j] = sc->ids[i];
+        }
+        free(sc->ids);
+        sc->ids = ids;
+        sc->mask = n - 1;
+    }
+    uint32_t j = id_hash(id) & sc->mask;
+    while (sc->ids[j]) {
+        if (sc->ids[j] == id + 1) return false;
+        j = (j + 1) & sc->mask;
+    }
+    sc->ids[j] = id + 1;
+    sc->n++;
+    return true;
+}
+
+il_intern_scope *il_intern_scope_new(void) {
+    il_intern_scope *sc = calloc(1, sizeof *sc);
+    if (!sc) out_of_memory();
+    return sc;
+}
+
+void il_intern_scope_enter(il_intern_scope *sc) {
+    current_scope = sc;
+}
+
+void il_intern_scope_leave(void) {
+    current_scope = NULL;
+}
+
+il_intern_scope *il_intern_scope_share(void) {
+    il_intern_scope *from = current_scope;
+    if (!from || !from->n) return NULL;
+    il_intern_scope *sc = il_intern_scope_new();
+    for (uint32_t i = 0; i <= from->mask; i++) {
+        if (!from->ids[i]) continue;
+        uint32_t id = from->ids[i] - 1;
+        intern_shard *sh = &shards[id & (SHARD_COUNT - 1)];
+        pthread_mutex_lock(&sh->lock);
+        intern_entry *e = entry_at(sh, id >> SHARD_BITS);
+        if ((e->state & ST_TRANSIENT) && scope_add(sc, id)) e->state += ST_REF;
+        pthread_mutex_unlock(&sh->lock);
+    }
+    return sc;
+}
+
+/* Lets go of every string of sc: `keep` makes them permanent first. */
+static void scope_release(il_intern_scope *sc, bool keep) {
+    if (!sc) return;
+    for (uint32_t i = 0; sc->ids && i <= sc->mask; i++) {
+        if (!sc->ids[i]) continue;
+        uint32_t id = sc->ids[i] - 1;
+        intern_shard *sh = &shards[id & (SHARD_COUNT - 1)];
+        uint32_t local = id >> SHARD_BITS;
+        pthread_mutex_lock(&sh->lock);
+        intern_entry *e = entry_at(sh, local);
+        e->state -= ST_REF;
+        if (keep && (e->state & ST_TRANSIENT)) {
+            e->state &= ~ST_TRANSIENT;
+            sh->transient--;
+        }
+        if ((e->state & ST_TRANSIENT) && e->state < ST_REF) entry_free(sh, local, e);
+        pthread_mutex_unlock(&sh->lock);
+    }
+    free(sc->ids);
+    free(sc);
+}
+
+void il_intern_scope_keep(il_intern_scope *sc) {
+    scope_release(sc, true);
+}
+
+void il_intern_scope_free(il_intern_scope *sc) {
+    scope_release(sc, false);
+}
+
 uint32_t il_intern(const char *s, size_t len) {
+    if (len >= UINT32_MAX) out_of_memory();
     uint64_t h = XXH3_64bits(len ? s : "", len);
     uint32_t shard_index = (uint32_t)(h >> (64 - SHARD_BITS));
     uint32_t h32 = (uint32_t)h;
     intern_shard *sh = &shards[shard_index];
+    il_intern_scope *sc = current_scope;
 
     pthread_mutex_lock(&sh->lock);
-    if (!sh->slots || (uint64_t)(sh->count + 1) * 4 > (uint64_t)(sh->mask + 1) * 3) grow_slots(sh);
+    if (!sh->slots || (uint64_t)(sh->live + 1) * 4 > (uint64_t)(sh->mask + 1) * 3) grow_slots(sh);
     uint32_t j = h32 & sh->mask;
     for (;;) {
         intern_slot slot = sh->slots[j];
         if (!slot.local_plus1) break;
         if (slot.hash == h32) {
             uint32_t local = slot.local_plus1 - 1;
-            const intern_entry *e = entry_at(sh, local);
+            intern_entry *e = entry_at(sh, local);
             if (e->len == len && (len == 0 || memcmp(e->bytes, s, len) == 0)) {
+                uint32_t id = (local << SHARD_BITS) | shard_index;
+                if (e->state & ST_TRANSIENT) {
+                    if (!sc) {
+                        /* interned for good now: the scopes holding it no longer free it */
+                        e->state &= ~ST_TRANSIENT;
+                        sh->transient--;
+                    } else if (scope_add(sc, id)) {
+                        e->state += ST_REF;
+                    }
+                }
                 pthread_mutex_unlock(&sh->lock);
-                return (local << SHARD_BITS) | shard_index;
+                return id;
             }
         }
         j = (j + 1) & sh->mask;
     }
-    if (sh->count >= LOCAL_LIMIT) {
-        fputs("inputlayer: intern table full (too many distinct strings)\n", stderr);
-        abort();
+    uint32_t local;
+    if (sh->nfree) {
+        local = sh->free_ids[--sh->nfree];
+    } else {
+        if (sh->next >= LOCAL_LIMIT) {
+            fputs("inputlayer: intern table full (too many distinct strings)\n", stderr);
+            abort();
+        }
+        local = sh->next++;
     }
-    uint32_t local = sh->count;
+    uint32_t id = (local << SHARD_BITS) | shard_index;
     intern_entry *e = entry_new(sh, local);
-    e->bytes = copy_bytes(sh, s, len);
-    e->len = len;
+    if (sc) {
+        e->bytes = copy_own_bytes(s, len);
+        e->state = ST_TRANSIENT | ST_OWN_BYTES | ST_REF;
+        scope_add(sc, id);
+        sh->transient++;
+    } else {
+        e->bytes = copy_bytes(sh, s, len);
+        e->state = 0;
+    }
+    e->len = (uint32_t)len;
     sh->slots[j].hash = h32;
     sh->slots[j].local_plus1 = local + 1;
-    sh->count++;
+    sh->live++;
+    sh->live_bytes += len;
     pthread_mutex_unlock(&sh->lock);
-    return (local << SHARD_BITS) | shard_index;
+    return id;
 }
 
 const char *il_intern_get(uint32_t id, size_t *len) {
@@ -177,14 +386,35 @@ const char *il_intern_get(uint32_t id, size_t *len) {
     return e->bytes;
 }
 
+il_intern_stats il_intern_stats_now(void) {
+    il_intern_stats st = {0};
+    for (uint32_t i = 0; i < SHARD_COUNT; i++) {
+        intern_shard *sh = &shards[i];
+        pthread_mutex_lock(&sh->lock);
+        st.strings += sh->live;
+        st.transient += sh->transient;
+        st.bytes += sh->live_bytes;
+        pthread_mutex_unlock(&sh->lock);
+    }
+    return st;
+}
+
 void il_intern_shutdown(void) {
     for (uint32_t i = 0; i < SHARD_COUNT; i++) {
         intern_shard *sh = &shards[i];
         pthread_mutex_lock(&sh->lock);
+        for (uint32_t local = 0; local < sh->next; local++) {
+            intern_entry *e = entry_at(sh, local);
+            if ((e->state & ST_OWN_BYTES) && !(e->state & ST_FREED)) free((void *)e->bytes);
+        }
         free(sh->slots);
         sh->slots = NULL;
         sh->mask = 0;
-        sh->count = 0;
+        sh->live = sh->next = sh->transient = 0;
+        sh->live_bytes = 0;
+        free(sh->free_ids);
+        sh->free_ids = NULL;
+        sh->nfree = sh->free_cap = 0;
         for (unsigned k = 0; k < SEGMENT_COUNT; k++) {
             free(sh->segments[k]);
             sh->segments[k] = NULL;

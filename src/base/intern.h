@@ -1,23 +1,59 @@
-/* String interning: every distinct byte string gets one stable 32-bit id for the life of
- * the process, so values can carry ids instead of bytes and compare strings by id.
- * The table is global and thread-safe. Looking an id up (il_intern_get) takes no lock;
- * interning takes one short lock on one of several shards. */
+/* String interning: every distinct byte string gets one 32-bit id while anything holds it,
+ * so values can carry ids instead of bytes and compare strings by id. The table is global
+ * and thread-safe. Looking an id up (il_intern_get) takes no lock; interning takes one
+ * short lock on one of several shards.
+ *
+ * A string is interned for good (permanent), or for a scope (transient): while a thread
+ * is inside a scope (il_intern_scope_enter), the strings it interns that the table does
+ * not hold yet are held by that scope only, and freed when the last scope holding them is
+ * freed, unless something interned them for good meanwhile. A query runs in a scope owned
+ * by its result (docs/engine.md, "Values"), so the strings only a query made do not stay
+ * in memory after it. Ids of freed strings are given out again. */
 #ifndef IL_BASE_INTERN_H
 #define IL_BASE_INTERN_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 /* The id of the byte string s[0..len) (it may contain NUL bytes; s may be NULL when len
- * is 0). Equal bytes always give the same id. The bytes are copied; storage for them is
- * at least 8-byte aligned, so an interned array of 8-byte (or smaller) elements can be read in
- * place. */
+ * is 0; len under 4 GiB). Equal bytes always give the same id while the string is held.
+ * The bytes are copied; storage for them is at least 8-byte aligned, so an interned array
+ * of 8-byte (or smaller) elements can be read in place. Outside a scope, or inside a
+ * suspended one, the string is held for good; inside a scope, a string not held for good
+ * is held by the scope. */
 uint32_t il_intern(const char *s, size_t len);
 
-/* The bytes of an id returned by il_intern: stable for the life of the process (until
- * il_intern_shutdown) and followed by a NUL. *len (when len is not NULL) receives the
- * length. Ids never returned by il_intern must not be passed. */
+/* The bytes of an id returned by il_intern: stable while the string is held (for good:
+ * until il_intern_shutdown) and followed by a NUL. *len (when len is not NULL) receives
+ * the length. Ids never returned by il_intern, or of freed strings, must not be passed. */
 const char *il_intern_get(uint32_t id, size_t *len);
+
+/* The strings a statement made for itself. */
+typedef struct il_intern_scope il_intern_scope;
+
+il_intern_scope *il_intern_scope_new(void);
+/* The calling thread's new strings belong to sc until il_intern_scope_leave; one scope per
+ * thread at a time. */
+void il_intern_scope_enter(il_intern_scope *sc);
+void il_intern_scope_leave(void);
+/* A new scope holding every string the calling thread's scope holds now, or NULL when
+ * there is none: for what is kept beyond the statement but not for good (a cached
+ * program of a query). */
+il_intern_scope *il_intern_scope_share(void);
+/* Makes every string of sc permanent and frees sc. */
+void il_intern_scope_keep(il_intern_scope *sc);
+/* Frees sc and every string no other scope holds and nothing interned for good. Any
+ * thread; sc must not be entered. */
+void il_intern_scope_free(il_intern_scope *sc);
+
+/* Counts, for metrics and tests. */
+typedef struct il_intern_stats {
+    uint64_t strings;   /* held now */
+    uint64_t transient; /* of which held by scopes only */
+    uint64_t bytes;     /* of the strings held now */
+} il_intern_stats;
+il_intern_stats il_intern_stats_now(void);
 
 /* Frees every interned string; all ids become invalid. For process exit, so that leak
  * checkers stay quiet; no other thread may be using the table. */

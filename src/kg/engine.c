@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/intern.h"
 #include "iql/parser.h"
 #include "kg/kg.h"
 #include "store/store.h"
@@ -118,6 +119,15 @@ bool il_engine_has_graph(il_engine *e, const char *name) {
     return kg_graph_find(e, name) != NULL;
 }
 
+/* Statements whose strings can die with their result: queries and explanations, which
+ * keep nothing (a rule a query makes maintained is built outside the query's scope). */
+static bool reads_only(const iql_stmt *st) {
+    if (st->kind == IQL_STMT_QUERY) return true;
+    if (st->kind != IQL_STMT_META) return false;
+    iql_meta_kind k = st->u.meta.kind;
+    return k == IQL_META_WHY || k == IQL_META_WHY_FULL || k == IQL_META_WHY_NOT;
+}
+
 /* One statement under the session's guard; `stored`: a query over stored state only,
  * cut to max_rows (il_query_stored). */
 static il_result *statement(il_session *s, const char *text, size_t len, bool stored,
@@ -125,6 +135,9 @@ static il_result *statement(il_session *s, const char *text, size_t len, bool st
     exec_guard guard;
     kg_guard_begin(s, &guard);
     il_result *r = NULL;
+    /* The strings only a query makes (its constants, what its functions compute) are
+       held by its result and freed with it; any other statement keeps what it interned. */
+    il_intern_scope *strings = NULL;
     /* cancelled or out of time before it started (say, while it waited its turn): it
        never runs */
     if (!exec_guard_check(&guard)) {
@@ -132,17 +145,29 @@ static il_result *statement(il_session *s, const char *text, size_t len, bool st
         il_arena_init(&a);
         iql_stmt st;
         const char *err = NULL;
-        if (!iql_parse(&a, text, len, &st, &err))
+        strings = il_intern_scope_new();
+        il_intern_scope_enter(strings);
+        bool parsed = iql_parse(&a, text, len, &st, &err);
+        il_intern_scope_leave();
+        if (!parsed)
             r = res_parse_error(err ? err : "Parse error");
         else {
+            if (!reads_only(&st)) {
+                il_intern_scope_keep(strings);
+                strings = NULL;
+            }
             s->text = text;
             s->text_len = len;
+            s->strings = strings;
             r = stored ? kg_exec_stored_query(s, &st, max_rows) : kg_exec_stmt(s, &st, &a);
+            s->strings = NULL;
             s->text = NULL;
         }
         il_arena_destroy(&a);
     }
-    return kg_guard_end(s, &guard, r);
+    r = kg_guard_end(s, &guard, r);
+    r->strings = strings;
+    return r;
 }
 
 il_result *il_execute(il_session *s, const char *text, size_t len) {

@@ -8,6 +8,7 @@
 
 #include "base/arena.h"
 #include "base/buf.h"
+#include "base/intern.h"
 #include "base/strmap.h"
 #include "base/vec.h"
 #include "exec/guard.h"
@@ -57,6 +58,7 @@ typedef struct kg_plan_entry {
     size_t stored_tuples; /* stored facts it read when built (join order estimates) */
     uint64_t used;        /* last use, for eviction */
     plan_program *prog;
+    il_intern_scope *strings; /* the query's own strings its constants may be, or NULL */
 } kg_plan_entry;
 
 enum { KG_PLAN_CACHE_SIZE = 64 };
@@ -137,7 +139,17 @@ struct il_session {
     IL_VEC(iql_schema *) schemas; /* session schemas, in rules_arena */
     il_limits limits;             /* guards of the statements it runs next; zero: none */
     exec_guard *guard;            /* the running statement's (guards.c), or NULL */
+    /* the running query's own strings (base/intern.h), entered while it evaluates, or NULL */
+    il_intern_scope *strings;
 };
+
+/* A query's evaluation runs inside its scope of strings, when it has one (engine.c). */
+static inline void kg_strings_enter(il_session *s) {
+    if (s->strings) il_intern_scope_enter(s->strings);
+}
+static inline void kg_strings_leave(il_session *s) {
+    if (s->strings) il_intern_scope_leave();
+}
 
 struct il_result {
     il_result_kind kind;
@@ -151,9 +163,10 @@ struct il_result {
     uint32_t rule_arity;
     il_stop stop; /* why the statement was stopped, or IL_STOP_NONE */
     char *title;
-    uint64_t peak_bytes; /* the peak of its counted working data (base/meter.h) */
-    size_t total_rows;   /* a query's table: its rows before the cut to nrows (0: not cut) */
-    char *proof_json;    /* `.why`: the rows' proof trees as a JSON array (why.c), or NULL */
+    uint64_t peak_bytes;      /* the peak of its counted working data (base/meter.h) */
+    size_t total_rows;        /* a query's table: its rows before the cut to nrows (0: not cut) */
+    char *proof_json;         /* `.why`: the rows' proof trees as a JSON array (why.c), or NULL */
+    il_intern_scope *strings; /* strings only this result's query made, freed with it */
 };
 
 /* ---- catalog (catalog.c) ---- */
@@ -259,8 +272,10 @@ void kg_index_def_free(kg_index_def *d);
 /* A cached program for this query text, built against the graph as it is now, or NULL.
  * The caller runs it, then resets it (plan_program_reset) before anything else. */
 plan_program *kg_plan_lookup(kg_graph *g, const char *key);
-/* Keeps a built program (taking ownership); evicts the least recently used one. */
-void kg_plan_store(kg_graph *g, const char *key, plan_program *p);
+/* Keeps a built program (taking ownership); evicts the least recently used one.
+ * `strings` (taken too, may be NULL) holds the query's own strings (base/intern.h) that
+ * p's constants may be, as long as p is kept. */
+void kg_plan_store(kg_graph *g, const char *key, plan_program *p, il_intern_scope *strings);
 void kg_plan_cache_free(kg_graph *g);
 
 /* ---- sessions (session.c) ---- */

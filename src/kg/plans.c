@@ -24,6 +24,7 @@ static void entry_free(kg_plan_entry *e) {
         plan_program_free(e->prog);
         free(e->prog);
     }
+    il_intern_scope_free(e->strings);
     memset(e, 0, sizeof *e);
 }
 
@@ -44,7 +45,7 @@ plan_program *kg_plan_lookup(kg_graph *g, const char *key) {
     return NULL;
 }
 
-void kg_plan_store(kg_graph *g, const char *key, plan_program *p) {
+void kg_plan_store(kg_graph *g, const char *key, plan_program *p, il_intern_scope *strings) {
     kg_plan_entry *slot = &g->plans[0];
     for (uint32_t i = 0; i < KG_PLAN_CACHE_SIZE; i++) {
         kg_plan_entry *e = &g->plans[i];
@@ -60,6 +61,7 @@ void kg_plan_store(kg_graph *g, const char *key, plan_program *p) {
     slot->stored_tuples = stored_tuples(p);
     slot->used = ++g->plan_clock;
     slot->prog = p;
+    slot->strings = strings;
 }
 
 void kg_plan_cache_free(kg_graph *g) {

@@ -76,6 +76,7 @@ void il_result_free(il_result *r) {
     free(r->rule_head);
     free(r->title);
     free(r->proof_json);
+    il_intern_scope_free(r->strings);
     free(r);
 }
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/intern.h"
 #include "server/server.h"
 
 /* Counters that jobs increment on worker threads (srv_count). */
@@ -151,6 +152,14 @@ void srv_metrics_prometheus(srv_conn *c) {
           LOAD(s->nsessions) - LOAD(s->ndirty));
     gauge(&b, "inputlayer_sessions_dirty", "Sessions with session facts or rules.",
           LOAD(s->ndirty));
+    il_intern_stats in = il_intern_stats_now();
+    gauge(&b, "inputlayer_interned_values",
+          "Distinct strings, long integers and vectors held by the intern table.",
+          (long long)in.strings);
+    gauge(&b, "inputlayer_interned_bytes", "Their bytes.", (long long)in.bytes);
+    gauge(&b, "inputlayer_interned_transient_values",
+          "Of those, the ones held only by query results and cached query programs.",
+          (long long)in.transient);
     long long rss = rss_bytes(), limit = memory_limit();
     if (rss >= 0) gauge(&b, "inputlayer_memory_usage_bytes", "Resident set size.", rss);
     if (limit >= 0) gauge(&b, "inputlayer_memory_limit_bytes", "The cgroup memory limit.", limit);

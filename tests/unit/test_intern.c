@@ -1,0 +1,191 @@
+/* Unit tests of the intern table (base/intern.h): strings a scope made are freed with it
+ * unless something interned them for good or another scope still holds them; the table
+ * keeps finding every held string through the deletions; threads with scopes of their own
+ * agree on ids with a thread interning for good. */
+#include <criterion/criterion.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/intern.h"
+
+static void expect_bytes(uint32_t id, const char *want) {
+    size_t len;
+    const char *got = il_intern_get(id, &len);
+    cr_assert_eq(len, strlen(want));
+    cr_assert_str_eq(got, want);
+}
+
+Test(intern, a_scope_frees_only_its_own_strings) {
+    uint32_t kept = il_intern("kept", 4);
+    il_intern_stats before = il_intern_stats_now();
+    il_intern_scope *sc = il_intern_scope_new();
+    il_intern_scope_enter(sc);
+    cr_assert_eq(il_intern("kept", 4), kept);
+    cr_assert_null(il_intern_scope_share(), "a string held for good is not the scope's");
+    uint32_t mine = il_intern("mine", 4);
+    cr_assert_eq(il_intern("mine", 4), mine, "equal bytes, equal ids, inside the scope too");
+    il_intern_scope_leave();
+    il_intern_stats during = il_intern_stats_now();
+    cr_assert_eq(during.strings, before.strings + 1);
+    cr_assert_eq(during.transient, before.transient + 1);
+    expect_bytes(mine, "mine");
+    il_intern_scope_free(sc);
+    il_intern_stats after = il_intern_stats_now();
+    cr_assert_eq(after.strings, before.strings);
+    cr_assert_eq(after.transient, 0);
+    cr_assert_eq(after.bytes, before.bytes);
+    expect_bytes(kept, "kept");
+}
+
+Test(intern, interning_for_good_outlives_the_scope) {
+    il_intern_scope *sc = il_intern_scope_new();
+    il_intern_scope_enter(sc);
+    uint32_t id = il_intern("stored later", 12);
+    il_intern_scope_leave();
+    /* a write stores the same string while the query's result is alive */
+    cr_assert_eq(il_intern("stored later", 12), id);
+    il_intern_scope_free(sc);
+    expect_bytes(id, "stored later");
+    cr_assert_eq(il_intern("stored later", 12), id);
+    cr_assert_eq(il_intern_stats_now().transient, 0);
+}
+
+Test(intern, two_scopes_share_a_string_until_both_end) {
+    il_intern_scope *a = il_intern_scope_new(), *b = il_intern_scope_new();
+    il_intern_scope_enter(a);
+    uint32_t id = il_intern("shared", 6);
+    il_intern_scope_leave();
+    il_intern_scope_enter(b);
+    cr_assert_eq(il_intern("shared", 6), id);
+    il_intern_scope_leave();
+    il_intern_scope_free(a);
+    expect_bytes(id, "shared");
+    uint64_t held = il_intern_stats_now().strings;
+    il_intern_scope_free(b);
+    cr_assert_eq(il_intern_stats_now().strings, held - 1);
+}
+
+Test(intern, a_shared_scope_holds_what_the_scope_held) {
+    il_intern_scope *sc = il_intern_scope_new();
+    il_intern_scope_enter(sc);
+    uint32_t id = il_intern("a cached constant", 17);
+    il_intern_scope *cache = il_intern_scope_share();
+    cr_assert_not_null(cache);
+    il_intern_scope_leave();
+    il_intern_scope_free(sc);
+    expect_bytes(id, "a cached constant");
+    cr_assert_eq(il_intern_stats_now().transient, 1);
+    il_intern_scope_free(cache);
+    cr_assert_eq(il_intern_stats_now().transient, 0);
+}
+
+Test(intern, keep_makes_a_scope_permanent) {
+    il_intern_scope *sc = il_intern_scope_new();
+    il_intern_scope_enter(sc);
+    uint32_t id = il_intern("a rule's constant", 17);
+    il_intern_scope_leave();
+    il_intern_scope_keep(sc);
+    cr_assert_eq(il_intern_stats_now().transient, 0);
+    expect_bytes(id, "a rule's constant");
+}
+
+/* Random scopes against a model: every held string keeps its bytes and its id, every
+ * freed one is gone from the counts, and the table finds each held string again after
+ * thousands of deletions (backward shifts across wrapped probe runs). */
+Test(intern, random_scopes_against_a_model) {
+    enum { NAMES = 3000, SCOPES = 8, STEPS = 200000 };
+    static char names[NAMES][24];
+    static uint32_t id_of[NAMES];
+    static int holders[NAMES]; /* scopes holding the name; -1: interned for good */
+    static unsigned char in_scope[SCOPES][NAMES];
+    for (int i = 0; i < NAMES; i++) snprintf(names[i], sizeof names[i], "name-%d", i);
+    il_intern_scope *scopes[SCOPES] = {0};
+    uint64_t base = il_intern_stats_now().strings;
+    srand(11);
+    for (int step = 0; step < STEPS; step++) {
+        int k = rand() % SCOPES, n = rand() % NAMES, op = rand() % 100;
+        const char *name = names[n];
+        if (op < 70) {
+            if (!scopes[k]) scopes[k] = il_intern_scope_new();
+            il_intern_scope_enter(scopes[k]);
+            uint32_t id = il_intern(name, strlen(name));
+            il_intern_scope_leave();
+            if (holders[n] != 0) cr_assert_eq(id, id_of[n], "step %d: %s", step, name);
+            id_of[n] = id;
+            if (holders[n] >= 0 && !in_scope[k][n]) {
+                holders[n]++;
+                in_scope[k][n] = 1;
+            }
+        } else if (op < 72) {
+            uint32_t id = il_intern(name, strlen(name));
+            if (holders[n] != 0) cr_assert_eq(id, id_of[n]);
+            id_of[n] = id;
+            holders[n] = -1;
+        } else if (op < 75 && scopes[k]) {
+            il_intern_scope_free(scopes[k]);
+            scopes[k] = NULL;
+            for (int i = 0; i < NAMES; i++)
+                if (in_scope[k][i]) {
+                    in_scope[k][i] = 0;
+                    if (holders[i] > 0) holders[i]--;
+                }
+        }
+        if (step % 20000 == 0 || step == STEPS - 1) {
+            uint64_t held = 0;
+            for (int i = 0; i < NAMES; i++) {
+                if (!holders[i]) continue;
+                held++;
+                expect_bytes(id_of[i], names[i]);
+            }
+            cr_assert_eq(il_intern_stats_now().strings, base + held, "step %d", step);
+        }
+    }
+    for (int k = 0; k < SCOPES; k++) il_intern_scope_free(scopes[k]);
+    cr_assert_eq(il_intern_stats_now().transient, 0);
+}
+
+enum { THREAD_NAMES = 500, THREAD_ROUNDS = 200 };
+
+static void *scoped_worker(void *arg) {
+    uint32_t *ids = arg;
+    char name[24];
+    for (int round = 0; round < THREAD_ROUNDS; round++) {
+        il_intern_scope *sc = il_intern_scope_new();
+        il_intern_scope_enter(sc);
+        for (int i = 0; i < THREAD_NAMES; i++) {
+            snprintf(name, sizeof name, "t-%d", i);
+            uint32_t id = il_intern(name, strlen(name));
+            /* once the permanent thread has interned it, everyone gets its id */
+            uint32_t stored = __atomic_load_n(&ids[i], __ATOMIC_ACQUIRE);
+            if (stored && id != stored) return (void *)1;
+            size_t len;
+            if (strcmp(il_intern_get(id, &len), name) != 0) return (void *)1;
+        }
+        il_intern_scope_leave();
+        il_intern_scope_free(sc);
+    }
+    return NULL;
+}
+
+Test(intern, threads_with_scopes_agree_with_permanent_ids) {
+    static uint32_t ids[THREAD_NAMES];
+    pthread_t t[3];
+    for (int i = 0; i < 3; i++) pthread_create(&t[i], NULL, scoped_worker, ids);
+    char name[24];
+    for (int i = 0; i < THREAD_NAMES; i++) {
+        snprintf(name, sizeof name, "t-%d", i);
+        __atomic_store_n(&ids[i], il_intern(name, strlen(name)), __ATOMIC_RELEASE);
+    }
+    for (int i = 0; i < 3; i++) {
+        void *bad;
+        pthread_join(t[i], &bad);
+        cr_assert_null(bad);
+    }
+    cr_assert_eq(il_intern_stats_now().transient, 0);
+    for (int i = 0; i < THREAD_NAMES; i++) {
+        snprintf(name, sizeof name, "t-%d", i);
+        expect_bytes(ids[i], name);
+    }
+}
