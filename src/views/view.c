@@ -40,7 +40,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "exec/aggregate.h"
 #include "exec/builtin.h"
@@ -101,19 +100,13 @@ static _Thread_local bool g_overrun;
 
 static bool out_of_budget(void) {
     if (!g_budget_end || g_overrun) return g_overrun;
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    g_overrun = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec >= g_budget_end;
+    g_overrun = exec_clock_ns() >= g_budget_end;
     return g_overrun;
 }
 
 static void budget_start(uint64_t ns) {
     g_overrun = false;
-    g_budget_end = 0;
-    if (!ns) return;
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    g_budget_end = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec + ns;
+    g_budget_end = ns ? exec_clock_ns() + ns : 0;
 }
 
 /* ---- small helpers ---- */
