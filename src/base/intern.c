@@ -262,12 +262,14 @@ il_intern_scope *il_intern_scope_new(void) {
     return sc;
 }
 
-void il_intern_scope_enter(il_intern_scope *sc) {
+il_intern_scope *il_intern_scope_enter(il_intern_scope *sc) {
+    il_intern_scope *previous = current_scope;
     current_scope = sc;
+    return previous;
 }
 
-void il_intern_scope_leave(void) {
-    current_scope = NULL;
+void il_intern_scope_leave(il_intern_scope *previous) {
+    current_scope = previous;
 }
 
 il_intern_scope *il_intern_scope_share(void) {
@@ -286,8 +288,7 @@ il_intern_scope *il_intern_scope_share(void) {
     return sc;
 }
 
-/* Lets go of every string of sc: `keep` makes them permanent first. */
-static void scope_release(il_intern_scope *sc, bool keep) {
+void il_intern_scope_free(il_intern_scope *sc) {
     if (!sc) return;
     for (uint32_t i = 0; sc->ids && i <= sc->mask; i++) {
         if (!sc->ids[i]) continue;
@@ -297,23 +298,11 @@ static void scope_release(il_intern_scope *sc, bool keep) {
         pthread_mutex_lock(&sh->lock);
         intern_entry *e = entry_at(sh, local);
         e->state -= ST_REF;
-        if (keep && (e->state & ST_TRANSIENT)) {
-            e->state &= ~ST_TRANSIENT;
-            sh->transient--;
-        }
         if ((e->state & ST_TRANSIENT) && e->state < ST_REF) entry_free(sh, local, e);
         pthread_mutex_unlock(&sh->lock);
     }
     free(sc->ids);
     free(sc);
-}
-
-void il_intern_scope_keep(il_intern_scope *sc) {
-    scope_release(sc, true);
-}
-
-void il_intern_scope_free(il_intern_scope *sc) {
-    scope_release(sc, false);
 }
 
 uint32_t il_intern(const char *s, size_t len) {

@@ -33,16 +33,14 @@ const char *il_intern_get(uint32_t id, size_t *len);
 typedef struct il_intern_scope il_intern_scope;
 
 il_intern_scope *il_intern_scope_new(void);
-/* The calling thread's new strings belong to sc until il_intern_scope_leave; one scope per
- * thread at a time. */
-void il_intern_scope_enter(il_intern_scope *sc);
-void il_intern_scope_leave(void);
+/* The calling thread's new strings belong to sc until il_intern_scope_leave(the scope
+ * returned), which goes back to the scope entered before (or none). */
+il_intern_scope *il_intern_scope_enter(il_intern_scope *sc);
+void il_intern_scope_leave(il_intern_scope *previous);
 /* A new scope holding every string the calling thread's scope holds now, or NULL when
  * there is none: for what is kept beyond the statement but not for good (a cached
  * program of a query). */
 il_intern_scope *il_intern_scope_share(void);
-/* Makes every string of sc permanent and frees sc. */
-void il_intern_scope_keep(il_intern_scope *sc);
 /* Frees sc and every string no other scope holds and nothing interned for good. Any
  * thread; sc must not be entered. */
 void il_intern_scope_free(il_intern_scope *sc);

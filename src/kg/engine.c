@@ -135,8 +135,9 @@ static il_result *statement(il_session *s, const char *text, size_t len, bool st
     exec_guard guard;
     kg_guard_begin(s, &guard);
     il_result *r = NULL;
-    /* The strings only a query makes (its constants, what its functions compute) are
-       held by its result and freed with it; any other statement keeps what it interned. */
+    /* The strings only a query makes (its constants, compiled from the text, and what its
+       functions compute) are held by its result and freed with it; any other statement
+       interns for good. */
     il_intern_scope *strings = NULL;
     /* cancelled or out of time before it started (say, while it waited its turn): it
        never runs */
@@ -145,17 +146,10 @@ static il_result *statement(il_session *s, const char *text, size_t len, bool st
         il_arena_init(&a);
         iql_stmt st;
         const char *err = NULL;
-        strings = il_intern_scope_new();
-        il_intern_scope_enter(strings);
-        bool parsed = iql_parse(&a, text, len, &st, &err);
-        il_intern_scope_leave();
-        if (!parsed)
+        if (!iql_parse(&a, text, len, &st, &err))
             r = res_parse_error(err ? err : "Parse error");
         else {
-            if (!reads_only(&st)) {
-                il_intern_scope_keep(strings);
-                strings = NULL;
-            }
+            if (reads_only(&st)) strings = il_intern_scope_new();
             s->text = text;
             s->text_len = len;
             s->strings = strings;

@@ -144,11 +144,11 @@ struct il_session {
 };
 
 /* A query's evaluation runs inside its scope of strings, when it has one (engine.c). */
-static inline void kg_strings_enter(il_session *s) {
-    if (s->strings) il_intern_scope_enter(s->strings);
+static inline il_intern_scope *kg_strings_enter(il_session *s) {
+    return s->strings ? il_intern_scope_enter(s->strings) : NULL;
 }
-static inline void kg_strings_leave(il_session *s) {
-    if (s->strings) il_intern_scope_leave();
+static inline void kg_strings_leave(il_session *s, il_intern_scope *previous) {
+    if (s->strings) il_intern_scope_leave(previous);
 }
 
 struct il_result {

@@ -565,11 +565,11 @@ il_result *kg_exec_meta(il_session *s, const iql_meta *m, il_arena *a) {
     case IQL_META_WHY:
     case IQL_META_WHY_FULL:
     case IQL_META_WHY_NOT: {
-        kg_strings_enter(s);
+        il_intern_scope *previous = kg_strings_enter(s);
         il_result *r = m->kind == IQL_META_WHY_NOT
                            ? kg_why_not(s, m->text, a)
                            : kg_why(s, m->text, a, m->kind == IQL_META_WHY_FULL);
-        kg_strings_leave(s);
+        kg_strings_leave(s, previous);
         return r;
     }
     case IQL_META_DEBUG:

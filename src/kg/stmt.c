@@ -600,9 +600,9 @@ static il_result *check_width(const iql_stmt *st) {
  * recursion without a fixpoint, a memory limit) never gets there. */
 static il_result *exec_query(il_session *s, const iql_query *q, kg_query_opts o) {
     /* only the query's own evaluation: maintaining its rule below keeps what it makes */
-    kg_strings_enter(s);
+    il_intern_scope *previous = kg_strings_enter(s);
     il_result *r = kg_query(s, q, o);
-    kg_strings_leave(s);
+    kg_strings_leave(s, previous);
     /* Nor does a read inside a transaction: it sees state that may be rolled back, and
        the views catch up with the transaction's writes only when it commits. */
     if (il_result_kind_of(r) != IL_RESULT_ERROR && !(s->guard && s->guard->stop) && !s->e->txn)

@@ -10,7 +10,7 @@ import asyncio
 import time
 
 from common import (NO_MESSAGE_RATE, OwnServer as Server, connect, expect_closed, is_sanitized,
-                    prometheus, run, still_answers)
+                    login, prometheus, run, still_answers)
 
 # A recursion without a fixpoint: every round derives one more number.
 NAT = "+nat(0)\n+nat(Y) <- nat(X), Y = X + 1"
@@ -241,45 +241,55 @@ async def t_memory_returned(binary):
 async def t_query_strings_freed(binary):
     """Strings, long integers and vectors that only queries, `read` snapshots and
     explanations made are freed with their replies (the graph's plan cache holds its last
-    64 programs' own, until they leave it or the graph goes): thousands of such requests
+    64 programs' own, until they leave it or the graph goes), from an admin and from a
+    viewer (whose statements the server parses to check its rights), alone or several in
+    a program; so are those of writes the viewer is denied. Thousands of such requests
     leave the intern table as they found it, and a string a write stores meanwhile
     stays."""
     with Server(binary, NO_MESSAGE_RATE) as srv:
-        c = await connect(srv)
+        a = await connect(srv)
         for stmt in (".kg create strs", ".kg use strs", '+f("a", 1)', '+name("alice")',
-                     "+doc(1, [0.5, 0.25])"):
-            assert (await run(c, stmt))["type"] == "result"
+                     "+doc(1, [0.5, 0.25])", ".user create vic pw-vic-1 viewer",
+                     ".kg acl grant strs vic viewer"):
+            assert (await run(a, stmt))["type"] == "result", stmt
+        v, f = await login(srv, "vic", "pw-vic-1", kg="strs")
+        assert f["type"] == "authenticated", f
         base = prometheus(srv)
-        for i in range(400):
-            pad = "x" * 1000
-            for text in ('?f("probe-%d-%s", X)' % (i, pad),
-                         '?name(N), G = concat(N, "-", "%d")' % i,
-                         "?f(X, Y), Z = Y + %d" % (100000000000000 + i),
-                         "?doc(I, V), D = euclidean(V, [%d.5, 1.0])" % i,
-                         '.why ?f(X, Y), Z = concat(X, "why-", "%d")' % i,
-                         '.why_not f("absent-%d", 1)' % i):
-                f = await run(c, text)
-                assert f["type"] == "result", (text, f)
-            f = await c.call({"type": "read", "id": "r%d" % i, "queries": [
-                {"name": "a", "query": '?f(X, Y), X = "read-%d"' % i},
-                {"name": "b", "query": '?name(N), G = concat(N, "+", "%d")' % i}]})
-            assert f["type"] == "snapshot", f
+        pad = "x" * 1000
+        for i in range(300):
+            for c in (a, v):
+                for text in ('?f("probe-%d-%s", X)' % (i, pad),
+                             '?name(N), G = concat(N, "-", "%d")' % i,
+                             "?f(X, Y), Z = Y + %d" % (500000000000000 + i),
+                             "?doc(I, V), D = euclidean(V, [%d.5, 1.0])" % i,
+                             '.why ?f(X, Y), Z = concat(X, "why-", "%d")' % i,
+                             '.why_not f("absent-%d", 1)' % i,
+                             '?f("m1-%d", X)\n?f(X, Y), X = "m2-%d"' % (i, i)):
+                    f = await run(c, text)
+                    assert f["type"] == "result", (text, f)
+                f = await c.call({"type": "read", "id": "r%d" % i, "queries": [
+                    {"name": "a", "query": '?f(X, Y), X = "read-%d"' % i},
+                    {"name": "b", "query": '?name(N), G = concat(N, "+", "%d")' % i}]})
+                assert f["type"] == "snapshot", f
+            f = await run(v, '+f("denied-%d", 1)' % i)
+            assert f["type"] == "error" and "viewer access" in f["message"], f
         cached = prometheus(srv)
         assert cached["inputlayer_interned_bytes"] - base["inputlayer_interned_bytes"] < 80000
         # a string a query holds and a write stores, then read back
-        f = await run(c, '?name(N), G = concat(N, "!", "kept")')
+        f = await run(a, '?name(N), G = concat(N, "!", "kept")')
         assert f["rows"] == [["alice", "alice!kept"]], f
-        assert (await run(c, '+g("alice!kept")'))["type"] == "result"
-        assert (await run(c, "?g(X)"))["rows"] == [["alice!kept"]]
+        assert (await run(a, '+g("alice!kept")'))["type"] == "result"
+        assert (await run(v, "?g(X)"))["rows"] == [["alice!kept"]]
+        await v.ws.close()
         for stmt in (".kg use default", ".kg drop strs"):
-            assert (await run(c, stmt))["type"] == "result"
+            assert (await run(a, stmt))["type"] == "result"
         now = prometheus(srv)
         grew = now["inputlayer_interned_values"] - base["inputlayer_interned_values"]
         # "alice!kept" is the one value interned for good since the base
         assert grew == 1, (base["inputlayer_interned_values"], now["inputlayer_interned_values"])
         assert now["inputlayer_interned_transient_values"] == 0, now
         assert now["inputlayer_interned_bytes"] - base["inputlayer_interned_bytes"] < 100, now
-        await c.ws.close()
+        await a.ws.close()
 
 
 async def t_slow_reader(binary):
