@@ -19,9 +19,9 @@
 /* The id of the byte string s[0..len) (it may contain NUL bytes; s may be NULL when len
  * is 0; len under 4 GiB). Equal bytes always give the same id while the string is held.
  * The bytes are copied; storage for them is at least 8-byte aligned, so an interned array
- * of 8-byte (or smaller) elements can be read in place. Outside a scope, or inside a
- * suspended one, the string is held for good; inside a scope, a string not held for good
- * is held by the scope. */
+ * of 8-byte (or smaller) elements can be read in place. Outside a scope the string is
+ * held for good from then on; inside one, a string not held for good is held by the scope
+ * (as well as by any other scope holding it). */
 uint32_t il_intern(const char *s, size_t len);
 
 /* The bytes of an id returned by il_intern: stable while the string is held (for good:
