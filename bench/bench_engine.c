@@ -271,7 +271,9 @@ static void workload_random200(void) {
 /* e) 10,000 names `name(i, "user-i")`: queries that make strings of their own (freed with
    their results, docs/engine.md "Values") and one whose constant is stored. */
 static void workload_strings10k(void) {
-    if (!selected("strings10k")) return;
+    if (!selected("strings10k_concat") && !selected("strings10k_absent_constant") &&
+        !selected("strings10k_stored_constant"))
+        return;
     double t0 = now_us();
     bench_db db = db_open();
     enum { NAMES = 10000, CHUNK = 1000 };

@@ -7,9 +7,11 @@
  * whoever holds an id got it, directly or through other synchronisation, after the entry
  * was written under the shard lock. Permanent strings' bytes go to chunks that never move;
  * a transient string's bytes have an allocation of their own, freed with it, and its index
- * goes to the shard's free list for the next new string. Builds with AddressSanitizer
- * never give an index out again, so that a freed string read through a stale id is
- * reported rather than read as another string. */
+ * goes to the shard's free list for the next new string. A transient string that no
+ * scope holds any more stays idle for a while (a query run again makes the same strings),
+ * within limits on how many and how many bytes, oldest freed first. Builds with
+ * AddressSanitizer keep nothing idle and never give an index out again, so that a freed
+ * string read through a stale id is reported rather than read as another string. */
 #include "base/intern.h"
 
 #include <pthread.h>
@@ -20,15 +22,19 @@
 #include <xxhash.h>
 
 #if defined(__SANITIZE_ADDRESS__)
-#define REUSE_FREED_IDS 0
+#define CHECKED_BUILD 1
 #elif defined(__has_feature)
 #if __has_feature(address_sanitizer)
-#define REUSE_FREED_IDS 0
+#define CHECKED_BUILD 1
 #endif
 #endif
-#ifndef REUSE_FREED_IDS
-#define REUSE_FREED_IDS 1
+#ifndef CHECKED_BUILD
+#define CHECKED_BUILD 0
 #endif
+/* Under AddressSanitizer nothing freed is kept idle or given out again (see above). */
+#define REUSE_FREED_IDS   (!CHECKED_BUILD)
+#define IDLE_VALUES_LIMIT (CHECKED_BUILD ? 0u : 65536u)
+#define IDLE_BYTES_LIMIT  (CHECKED_BUILD ? 0u : 16u << 20)
 
 #define SHARD_BITS  4
 #define SHARD_COUNT (1u << SHARD_BITS)
@@ -47,7 +53,9 @@
 #define ST_TRANSIENT 1u /* held by scopes only */
 #define ST_OWN_BYTES 2u /* bytes allocated for this entry alone (made transient) */
 #define ST_FREED     4u
-#define ST_REF       8u /* one scope's reference */
+#define ST_IDLE      8u  /* transient, held by no scope: kept for the next to make it */
+#define ST_IN_RING   16u /* in the shard's ring of idle strings */
+#define ST_REF       32u /* one scope's reference */
 
 typedef struct intern_entry {
     const char *bytes; /* NUL-terminated copy, BYTE_ALIGN-aligned */
@@ -71,8 +79,12 @@ typedef struct intern_shard {
     uint32_t mask;                    /* slots has mask + 1 entries, a power of two */
     uint32_t live;                    /* strings held */
     uint32_t next;                    /* indexes given out so far */
-    uint32_t transient;               /* strings held by scopes only */
-    uint64_t live_bytes;
+    uint32_t transient;               /* strings held by scopes only, or idle */
+    uint32_t idle;                    /* of those, held by no scope */
+    uint64_t live_bytes, idle_bytes;
+    /* idle strings oldest first (and strings that were idle and are held again) */
+    uint32_t *ring;
+    uint32_t ring_head, ring_n, ring_cap;
     uint32_t *free_ids; /* indexes of freed strings, to give out again */
     uint32_t nfree, free_cap;
     intern_entry *segments[SEGMENT_COUNT];
@@ -84,6 +96,10 @@ typedef struct intern_shard {
     { .lock = PTHREAD_MUTEX_INITIALIZER }
 #define SHARD_INIT4 SHARD_INIT, SHARD_INIT, SHARD_INIT, SHARD_INIT
 static intern_shard shards[SHARD_COUNT] = {SHARD_INIT4, SHARD_INIT4, SHARD_INIT4, SHARD_INIT4};
+
+/* How many idle strings, and bytes of them, a shard keeps (il_intern_set_idle_limits). */
+static uint32_t idle_values_per_shard = (IDLE_VALUES_LIMIT + SHARD_COUNT - 1) / SHARD_COUNT;
+static uint64_t idle_bytes_per_shard = (IDLE_BYTES_LIMIT + SHARD_COUNT - 1) / SHARD_COUNT;
 
 /* The ids a scope holds: an open-addressing set of id + 1 (0: empty). */
 struct il_intern_scope {
@@ -206,7 +222,7 @@ static void slot_remove(intern_shard *sh, uint32_t h32, uint32_t local) {
     }
 }
 
-/* Frees a transient string no scope holds any more. Under the shard lock. */
+/* Frees an idle string. Under the shard lock. */
 static void entry_free(intern_shard *sh, uint32_t local, intern_entry *e) {
     uint32_t h32 = (uint32_t)XXH3_64bits(e->len ? e->bytes : "", e->len);
     slot_remove(sh, h32, local);
@@ -224,10 +240,85 @@ static void entry_free(intern_shard *sh, uint32_t local, intern_entry *e) {
     sh->free_ids[sh->nfree++] = local;
 }
 
+static void ring_push(intern_shard *sh, uint32_t local) {
+    if (sh->ring_n == sh->ring_cap) {
+        uint32_t cap = sh->ring_cap ? sh->ring_cap * 2 : 64;
+        uint32_t *ring = malloc(sizeof *ring * cap);
+        if (!ring) out_of_memory();
+        for (uint32_t i = 0; i < sh->ring_n; i++)
+            ring[i] = sh->ring[(sh->ring_head + i) % sh->ring_cap];
+        free(sh->ring);
+        sh->ring = ring;
+        sh->ring_cap = cap;
+        sh->ring_head = 0;
+    }
+    sh->ring[(sh->ring_head + sh->ring_n) % sh->ring_cap] = local;
+    sh->ring_n++;
+}
+
+/* Frees the oldest idle strings while the shard keeps more than its limits. A string that
+ * was held again since it went into the ring only leaves the ring (it goes back in when it
+ * is idle again). Under the shard lock. */
+static void idle_trim(intern_shard *sh) {
+    uint32_t max_values = __atomic_load_n(&idle_values_per_shard, __ATOMIC_RELAXED);
+    uint64_t max_bytes = __atomic_load_n(&idle_bytes_per_shard, __ATOMIC_RELAXED);
+    while ((sh->idle > max_values || sh->idle_bytes > max_bytes) && sh->ring_n) {
+        uint32_t local = sh->ring[sh->ring_head];
+        sh->ring_head = (sh->ring_head + 1) % sh->ring_cap;
+        sh->ring_n--;
+        intern_entry *e = entry_at(sh, local);
+        e->state &= ~ST_IN_RING;
+        if (!(e->state & ST_IDLE)) continue;
+        sh->idle--;
+        sh->idle_bytes -= e->len;
+        entry_free(sh, local, e);
+    }
+}
+
+/* A transient string the last scope holding it let go: idle, so that the next statement
+ * making it again (the same query run again) finds it, until the shard's limits push it
+ * out. Under the shard lock. */
+static void entry_release(intern_shard *sh, uint32_t local, intern_entry *e) {
+    e->state |= ST_IDLE;
+    sh->idle++;
+    sh->idle_bytes += e->len;
+    if (!(e->state & ST_IN_RING)) {
+        e->state |= ST_IN_RING;
+        ring_push(sh, local);
+    }
+    idle_trim(sh);
+}
+
+/* An idle string held again (by a scope, or for good). Under the shard lock. */
+static void entry_wake(intern_shard *sh, intern_entry *e) {
+    e->state &= ~ST_IDLE;
+    sh->idle--;
+    sh->idle_bytes -= e->len;
+}
+
+void il_intern_set_idle_limits(uint32_t values, uint64_t bytes) {
+    __atomic_store_n(&idle_values_per_shard, (values + SHARD_COUNT - 1) / SHARD_COUNT,
+                     __ATOMIC_RELAXED);
+    __atomic_store_n(&idle_bytes_per_shard, (bytes + SHARD_COUNT - 1) / SHARD_COUNT,
+                     __ATOMIC_RELAXED);
+    for (uint32_t i = 0; i < SHARD_COUNT; i++) {
+        pthread_mutex_lock(&shards[i].lock);
+        idle_trim(&shards[i]);
+        pthread_mutex_unlock(&shards[i].lock);
+    }
+}
+
 /* ---- scopes ---- */
 
+/* A mix of all of id's bits (MurmurHash3's finalizer): ids come in arithmetic runs per
+ * shard, which a multiplicative hash alone lays out in clusters at some table sizes. */
 static uint32_t id_hash(uint32_t id) {
-    return (id * 2654435761u) >> 7;
+    id ^= id >> 16;
+    id *= 0x85ebca6bu;
+    id ^= id >> 13;
+    id *= 0xc2b2ae35u;
+    id ^= id >> 16;
+    return id;
 }
 
 /* Adds id to sc; false when sc holds it already. Only the thread inside sc calls it. */
@@ -298,7 +389,7 @@ void il_intern_scope_free(il_intern_scope *sc) {
         pthread_mutex_lock(&sh->lock);
         intern_entry *e = entry_at(sh, local);
         e->state -= ST_REF;
-        if ((e->state & ST_TRANSIENT) && e->state < ST_REF) entry_free(sh, local, e);
+        if ((e->state & ST_TRANSIENT) && e->state < ST_REF) entry_release(sh, local, e);
         pthread_mutex_unlock(&sh->lock);
     }
     free(sc->ids);
@@ -325,6 +416,7 @@ uint32_t il_intern(const char *s, size_t len) {
             if (e->len == len && (len == 0 || memcmp(e->bytes, s, len) == 0)) {
                 uint32_t id = (local << SHARD_BITS) | shard_index;
                 if (e->state & ST_TRANSIENT) {
+                    if (e->state & ST_IDLE) entry_wake(sh, e);
                     if (!sc) {
                         /* interned for good now: the scopes holding it no longer free it */
                         e->state &= ~ST_TRANSIENT;
@@ -381,7 +473,9 @@ il_intern_stats il_intern_stats_now(void) {
         intern_shard *sh = &shards[i];
         pthread_mutex_lock(&sh->lock);
         st.strings += sh->live;
-        st.transient += sh->transient;
+        st.transient += sh->transient - sh->idle;
+        st.idle += sh->idle;
+        st.idle_bytes += sh->idle_bytes;
         st.bytes += sh->live_bytes;
         pthread_mutex_unlock(&sh->lock);
     }
@@ -399,8 +493,11 @@ void il_intern_shutdown(void) {
         free(sh->slots);
         sh->slots = NULL;
         sh->mask = 0;
-        sh->live = sh->next = sh->transient = 0;
-        sh->live_bytes = 0;
+        sh->live = sh->next = sh->transient = sh->idle = 0;
+        sh->live_bytes = sh->idle_bytes = 0;
+        free(sh->ring);
+        sh->ring = NULL;
+        sh->ring_head = sh->ring_n = sh->ring_cap = 0;
         free(sh->free_ids);
         sh->free_ids = NULL;
         sh->nfree = sh->free_cap = 0;

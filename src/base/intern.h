@@ -6,9 +6,10 @@
  * A string is interned for good (permanent), or for a scope (transient): while a thread
  * is inside a scope (il_intern_scope_enter), the strings it interns that the table does
  * not hold yet are held by that scope only, and freed when the last scope holding them is
- * freed, unless something interned them for good meanwhile. A query runs in a scope owned
- * by its result (docs/engine.md, "Values"), so the strings only a query made do not stay
- * in memory after it. Ids of freed strings are given out again. */
+ * freed (kept idle for a while, il_intern_set_idle_limits), unless something interned them
+ * for good meanwhile. A query runs in a scope owned by its result (docs/engine.md,
+ * "Values"), so the strings only a query made do not stay in memory after it. Ids of freed
+ * strings are given out again. */
 #ifndef IL_BASE_INTERN_H
 #define IL_BASE_INTERN_H
 
@@ -45,11 +46,19 @@ il_intern_scope *il_intern_scope_share(void);
  * thread; sc must not be entered. */
 void il_intern_scope_free(il_intern_scope *sc);
 
+/* A transient string no scope holds any more is kept idle, for a statement that makes it
+ * again, while there are at most `values` idle strings of at most `bytes` in all (roughly:
+ * the limits are kept per shard); the oldest go first. The defaults: 65,536 and 16 MiB
+ * (none under AddressSanitizer). Lowering them frees what is over at once. */
+void il_intern_set_idle_limits(uint32_t values, uint64_t bytes);
+
 /* Counts, for metrics and tests. */
 typedef struct il_intern_stats {
-    uint64_t strings;   /* held now */
-    uint64_t transient; /* of which held by scopes only */
-    uint64_t bytes;     /* of the strings held now */
+    uint64_t strings;    /* held now, idle ones included */
+    uint64_t bytes;      /* of the strings held now */
+    uint64_t transient;  /* held by scopes only */
+    uint64_t idle;       /* held by nothing, kept for reuse */
+    uint64_t idle_bytes; /* of those */
 } il_intern_stats;
 il_intern_stats il_intern_stats_now(void);
 

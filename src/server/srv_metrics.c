@@ -160,6 +160,10 @@ void srv_metrics_prometheus(srv_conn *c) {
     gauge(&b, "inputlayer_interned_transient_values",
           "Of those, the ones held only by query results and cached query programs.",
           (long long)in.transient);
+    gauge(&b, "inputlayer_interned_idle_values",
+          "Of those, the ones queries made that nothing holds, kept for queries run again.",
+          (long long)in.idle);
+    gauge(&b, "inputlayer_interned_idle_bytes", "Their bytes.", (long long)in.idle_bytes);
     long long rss = rss_bytes(), limit = memory_limit();
     if (rss >= 0) gauge(&b, "inputlayer_memory_usage_bytes", "Resident set size.", rss);
     if (limit >= 0) gauge(&b, "inputlayer_memory_limit_bytes", "The cgroup memory limit.", limit);

@@ -29,7 +29,8 @@ static void expect_answer(const char *q, const char *want) {
 
 Test(query_strings, queries_of_their_own_strings_leave_nothing) {
     /* the graph's plan cache holds the last 64 programs' constants: dropping the graph
-       at the end frees them */
+       at the end frees them; nothing is kept idle here */
+    il_intern_set_idle_limits(0, 0);
     unit_run(unit_session, ".kg create probes");
     unit_run(unit_session, ".kg use probes");
     unit_run(unit_session, "+f(\"a\", 1)");
@@ -66,6 +67,22 @@ Test(query_strings, queries_of_their_own_strings_leave_nothing) {
         cr_assert_leq(after.strings, before.strings);
         cr_assert_eq(after.transient, 0);
     }
+}
+
+Test(query_strings, a_query_run_again_finds_its_strings_idle) {
+    unit_run(unit_session, "+name(\"alice\")");
+    unit_run(unit_session, "+name(\"bob\")");
+    const char *q = "?name(N), G = concat(N, \"-\", \"again\")";
+    expect_answer(q, "?name(N), G = concat(N, \"-\", \"again\") -> (\"alice\", \"alice-again\") "
+                     "(\"bob\", \"bob-again\")\n");
+    il_intern_stats first = il_intern_stats_now();
+    cr_assert_geq(first.idle, 2);
+    expect_answer(q, "?name(N), G = concat(N, \"-\", \"again\") -> (\"alice\", \"alice-again\") "
+                     "(\"bob\", \"bob-again\")\n");
+    il_intern_stats second = il_intern_stats_now();
+    cr_assert_eq(second.strings, first.strings, "the same strings, found idle");
+    /* (its program may be cached by now, holding its constants) */
+    cr_assert_eq(second.idle + second.transient, first.idle + first.transient);
 }
 
 Test(query_strings, a_write_of_a_string_a_live_result_holds_keeps_it) {
