@@ -379,7 +379,12 @@ il_intern_scope *il_intern_scope_share(void) {
     return sc;
 }
 
-void il_intern_scope_free(il_intern_scope *sc) {
+bool il_intern_in_scope(void) {
+    return current_scope != NULL;
+}
+
+/* Lets go of every string of sc, interning them for good first when `keep`. */
+static void scope_release(il_intern_scope *sc, bool keep) {
     if (!sc) return;
     for (uint32_t i = 0; sc->ids && i <= sc->mask; i++) {
         if (!sc->ids[i]) continue;
@@ -389,11 +394,23 @@ void il_intern_scope_free(il_intern_scope *sc) {
         pthread_mutex_lock(&sh->lock);
         intern_entry *e = entry_at(sh, local);
         e->state -= ST_REF;
+        if (keep && (e->state & ST_TRANSIENT)) {
+            e->state &= ~ST_TRANSIENT;
+            sh->transient--;
+        }
         if ((e->state & ST_TRANSIENT) && e->state < ST_REF) entry_release(sh, local, e);
         pthread_mutex_unlock(&sh->lock);
     }
     free(sc->ids);
     free(sc);
+}
+
+void il_intern_scope_free(il_intern_scope *sc) {
+    scope_release(sc, false);
+}
+
+void il_intern_scope_keep(il_intern_scope *sc) {
+    scope_release(sc, true);
 }
 
 uint32_t il_intern(const char *s, size_t len) {

@@ -45,6 +45,10 @@ il_intern_scope *il_intern_scope_share(void);
 /* Frees sc and every string no other scope holds and nothing interned for good. Any
  * thread; sc must not be entered. */
 void il_intern_scope_free(il_intern_scope *sc);
+/* Interns every string of sc for good, then frees sc. */
+void il_intern_scope_keep(il_intern_scope *sc);
+/* Whether the calling thread is inside a scope. */
+bool il_intern_in_scope(void);
 
 /* A transient string no scope holds any more is kept idle, for a statement that makes it
  * again, while there are at most `values` idle strings of at most `bytes` in all (roughly:

@@ -40,6 +40,13 @@ plan_program *kg_plan_lookup(kg_graph *g, const char *key) {
             return NULL;
         }
         e->used = ++g->plan_clock;
+        /* Its constants may be a query's own strings; only reads run inside a scope, and
+           anything else may store what the program yields (keys keep query programs and
+           others apart today: this holds whatever the keys become). */
+        if (e->strings && !il_intern_in_scope()) {
+            il_intern_scope_keep(e->strings);
+            e->strings = NULL;
+        }
         return e->prog;
     }
     return NULL;

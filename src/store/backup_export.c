@@ -6,7 +6,7 @@
  * writer thread then encodes and writes the checkpoint into <dest>/ckpt/, writes the
  * embedder's files, syncs every file and directory, reads every file back for its
  * SHA-256, and writes the manifest last. It holds no engine lock: the snapshot is a
- * copy, and values are ids into intern tables that only grow.
+ * copy, and a stored value's string is interned for good (base/intern.h).
  *
  * A failure, or a shutdown while it runs, removes everything the export created, so an
  * export directory is either whole (with its manifest) or gone. One export runs at a

@@ -42,8 +42,9 @@ static il_buf *new_part(ckpt_snapshot *s) {
     return &s->parts.v[s->parts.n - 1].head;
 }
 
-/* Copies the words of every tuple: values are ids into intern tables that only grow,
- * so the words stay meaningful after the relation changes. */
+/* Copies the words of every tuple: a stored value's string, long integer or vector is
+ * interned for good (base/intern.h), so the words stay meaningful after the relation
+ * changes. */
 static void copy_tuples(ckpt_part *p, const rel_t *r) {
     uint32_t arity = rel_arity(r);
     p->nvals = rel_count(r) * arity;

@@ -10,6 +10,8 @@
 #include <string.h>
 
 #include "base/intern.h"
+#include "kg/kg.h"
+#include "plan/plan.h"
 #include "unit_fixture.h"
 
 TestSuite(query_strings, .init = unit_suite_open, .fini = unit_suite_close);
@@ -125,4 +127,26 @@ Test(query_strings, a_rule_maintained_by_a_read_keeps_what_it_computes) {
     }
     unit_run(unit_session, "+f(\"c\", 3)");
     expect_answer("?r(X, Y)", "?r(X, Y) -> (\"a\", \"a-r\") (\"b\", \"b-r\") (\"c\", \"c-r\")\n");
+}
+
+Test(query_strings, a_cached_program_used_outside_a_query_interns_its_strings_for_good) {
+    il_intern_set_idle_limits(0, 0);
+    unit_run(unit_session, ".kg create g");
+    unit_run(unit_session, ".kg use g");
+    unit_run(unit_session, "+f(1)");
+    /* (the first read after the graph changed may not keep its program) */
+    run_and_free("?f(X), Y = \"brand-new\"");
+    run_and_free("?f(X), Y = \"brand-new\"");
+    cr_assert_eq(il_intern_stats_now().transient, 1, "held by the cached program");
+    /* anything but a read (which runs in a scope) might store what the program yields */
+    plan_program *p =
+        kg_plan_lookup(unit_session->kg, "__query__(X, Y) <- f(X), Y = \"brand-new\"");
+    cr_assert_not_null(p);
+    plan_program_reset(p);
+    il_intern_stats kept = il_intern_stats_now();
+    cr_assert_eq(kept.transient, 0);
+    /* the graph and its plan cache gone, the string stays */
+    unit_run(unit_session, ".kg use default");
+    unit_run(unit_session, ".kg drop g");
+    cr_assert_eq(il_intern_stats_now().strings, kept.strings);
 }
