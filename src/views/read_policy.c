@@ -26,12 +26,14 @@ typedef struct read_policy {
 static void policy_clear(kg_graph *g) {
     read_policy *p = g->read_policy;
     if (!p) return;
+    bool had_views = false;
     for (uint32_t i = 0; i < p->rules.n; i++) {
+        had_views |= p->rules.v[i].view != NULL;
         view_close(p->rules.v[i].view);
         free(p->rules.v[i].name);
     }
     p->rules.n = 0;
-    kg_plan_cache_free(g); /* cached programs may point into the closed views */
+    if (had_views) kg_plan_cache_free(g); /* cached programs may point into the closed views */
 }
 
 static maintained_rule *find(read_policy *p, const char *rel) {

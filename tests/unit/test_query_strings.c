@@ -95,7 +95,6 @@ Test(query_strings, a_write_of_a_string_a_live_result_holds_keeps_it) {
     unit_run(unit_session, "+g(\"a!new\")");
     il_result_free(held);
     expect_answer("?g(X)", "?g(X) -> (\"a!new\")\n");
-    cr_assert_eq(il_intern_stats_now().transient, 0);
 }
 
 Test(query_strings, a_cached_program_keeps_its_query_s_strings) {
@@ -134,8 +133,6 @@ Test(query_strings, a_cached_program_used_outside_a_query_interns_its_strings_fo
     unit_run(unit_session, ".kg create g");
     unit_run(unit_session, ".kg use g");
     unit_run(unit_session, "+f(1)");
-    /* (the first read after the graph changed may not keep its program) */
-    run_and_free("?f(X), Y = \"brand-new\"");
     run_and_free("?f(X), Y = \"brand-new\"");
     cr_assert_eq(il_intern_stats_now().transient, 1, "held by the cached program");
     /* anything but a read (which runs in a scope) might store what the program yields */

@@ -12,6 +12,7 @@
 #include "inputlayer.h"
 #include "unit_fixture.h"
 #include "kg/kg.h"
+#include "plan/plan.h"
 #include "value/value.h"
 #include "views/read_policy.h"
 
@@ -96,6 +97,18 @@ Test(read_policy, unbound_read_maintains_and_later_reads_use_it) {
     a = answer(unit_session, "?far(X)");
     cr_assert(strstr(a, "0 rows"), "%s", a);
     free(a);
+}
+
+Test(read_policy, a_moved_version_without_views_keeps_the_plan_cache) {
+    run("+edge(1, 2)");
+    run("+r(X, Y) <- edge(X, Y)");
+    /* the graph moved (a relation began holding facts, a rule came); the read of a base
+       relation makes nothing maintained, so the program it cached stays */
+    free(answer(unit_session, "?edge(X, Y)"));
+    cr_assert_eq(read_policy_count(unit_session->kg), 0);
+    plan_program *p = kg_plan_lookup(unit_session->kg, "__query__(X, Y) <- edge(X, Y)");
+    cr_assert_not_null(p);
+    plan_program_reset(p);
 }
 
 Test(read_policy, time_dependent_rules_are_never_maintained) {
