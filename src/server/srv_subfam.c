@@ -146,7 +146,11 @@ static srv_family *find_family(srv_server *s, const char *kg, const char *text) 
 bool srv_member_join(srv_server *s, il_session *ses, const char *kg, const char *query, size_t len,
                      srv_member *m, const char **err) {
     srv_lifted l;
+    /* the key's strings are the member's own; the family's view interns for good */
+    il_intern_scope *strings = il_intern_scope_new();
+    il_intern_scope *previous = il_intern_scope_enter(strings);
     srv_sublift(query, len, &l);
+    il_intern_scope_leave(previous);
     srv_family *f = find_family(s, kg, l.text);
     if (f) {
         /* What changed before the newcomer's snapshot belongs to the members already
@@ -156,6 +160,7 @@ bool srv_member_join(srv_server *s, il_session *ses, const char *kg, const char 
         view_t *v = view_open(ses, l.text, err);
         if (!v) {
             srv_lifted_free(&l);
+            il_intern_scope_free(strings);
             return false;
         }
         f = calloc(1, sizeof *f);
@@ -180,6 +185,7 @@ bool srv_member_join(srv_server *s, il_session *ses, const char *kg, const char 
     }
     memset(m, 0, sizeof *m);
     m->fam = f;
+    m->strings = strings;
     m->consts = calloc(f->nkeys + 1, sizeof *m->consts);
     if (f->nkeys) memcpy(m->consts, l.consts, f->nkeys * sizeof *m->consts);
     srv_lifted_free(&l);
@@ -226,6 +232,7 @@ void srv_member_leave(srv_server *s, srv_member *m) {
     if (--f->nmembers == 0) close_family(s, f);
     __atomic_fetch_sub(&s->nsubs_active, 1, __ATOMIC_RELAXED);
     free(m->consts);
+    il_intern_scope_free(m->strings);
     free(m->added);
     free(m->removed);
     free(m->held_add);

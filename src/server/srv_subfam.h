@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/intern.h"
 #include "inputlayer.h"
 #include "server/server.h"
 #include "value/value.h"
@@ -24,6 +25,8 @@ typedef struct srv_member {
     srv_keyslot *slot;
     struct srv_member *slot_next, *slot_prev;
     val_t *consts; /* its values of the family's key */
+    /* those of them it made (base/intern.h): a key no fact holds goes with its members */
+    il_intern_scope *strings;
     val_t *added, *removed;
     size_t nadded, nremoved, cap_added, cap_removed;
     struct srv_member *touched_next; /* in the list srv_families_route returns */

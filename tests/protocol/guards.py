@@ -243,9 +243,10 @@ async def t_query_strings_freed(binary):
     explanations made are freed with their replies (the graph's plan cache holds its last
     64 programs' own, until they leave it or the graph goes), from an admin and from a
     viewer (whose statements the server parses to check its rights), alone or several in
-    a program; so are those of writes the viewer is denied. Thousands of such requests
-    leave the intern table as they found it, but for what stays idle within its bounds for
-    queries run again, and a string a write stores meanwhile stays."""
+    a program; so are those of writes the viewer is denied, and the keys of standing
+    queries no fact holds, once unsubscribed. Thousands of such requests leave the intern
+    table as they found it, but for what stays idle within its bounds for queries run
+    again, and a string a write stores meanwhile stays."""
     with Server(binary, NO_MESSAGE_RATE) as srv:
         a = await connect(srv)
         for stmt in (".kg create strs", ".kg use strs", '+f("a", 1)', '+name("alice")',
@@ -281,6 +282,23 @@ async def t_query_strings_freed(binary):
         assert f["rows"] == [["alice", "alice!kept"]], f
         assert (await run(a, '+g("alice!kept")'))["type"] == "result"
         assert (await run(v, "?g(X)"))["rows"] == [["alice!kept"]]
+        # standing queries keyed by strings of their own, subscribed and unsubscribed (a
+        # key no fact holds goes with its last member); one keyed by a stored string
+        for i in range(200):
+            f = await run(v, '.subscribe k%d ?f("key-%d", X)' % (i % 3, i))
+            assert f["type"] == "result" and f["rows"] == [], f
+            if i % 3 == 2:
+                for k in range(3):
+                    f = await run(v, ".unsubscribe k%d" % k)
+                    assert f["type"] == "result", f
+        for k in range(2):
+            assert (await run(v, ".unsubscribe k%d" % k))["type"] == "result"
+        f = await run(v, '.subscribe ka ?f("a", X)')
+        assert f["type"] == "result" and f["rows"] == [["a", 1]], f
+        assert (await run(a, '+f("a", 2)'))["type"] == "result"
+        f = await v.recv()
+        assert f["type"] == "subscription_delta" and f["inserted"] == [["a", 2]], f
+        assert (await run(v, ".unsubscribe ka"))["type"] == "result"
         await v.ws.close()
         for stmt in (".kg use default", ".kg drop strs"):
             assert (await run(a, stmt))["type"] == "result"
@@ -289,7 +307,8 @@ async def t_query_strings_freed(binary):
         def held(m, what):  # what something holds, not what is idle
             return m["inputlayer_interned_" + what] - m["inputlayer_interned_idle_" + what]
         # "alice!kept" is the one value interned for good since the base
-        assert held(now, "values") - held(base, "values") == 1, (base, now)
+        assert held(now, "values") - held(base, "values") == 1, (held(base, "values"),
+                                                                 held(now, "values"))
         assert held(now, "bytes") - held(base, "bytes") < 100, now
         assert now["inputlayer_interned_transient_values"] == 0, now
         # what stays idle for queries run again is bounded: 65,536 values and 16 MiB
