@@ -13,6 +13,7 @@
  * AddressSanitizer keep nothing idle and never give an index out again, so that a freed
  * string read through a stale id is reported rather than read as another string. */
 #include "base/intern.h"
+#include "base/mix.h"
 
 #include <pthread.h>
 #include <stdalign.h>
@@ -310,15 +311,10 @@ void il_intern_set_idle_limits(uint32_t values, uint64_t bytes) {
 
 /* ---- scopes ---- */
 
-/* A mix of all of id's bits (MurmurHash3's finalizer): ids come in arithmetic runs per
- * shard, which a multiplicative hash alone lays out in clusters at some table sizes. */
+/* A mix of all of id's bits: ids come in arithmetic runs per shard, which a
+ * multiplicative hash alone lays out in clusters at some table sizes. */
 static uint32_t id_hash(uint32_t id) {
-    id ^= id >> 16;
-    id *= 0x85ebca6bu;
-    id ^= id >> 13;
-    id *= 0xc2b2ae35u;
-    id ^= id >> 16;
-    return id;
+    return (uint32_t)il_mix64(id);
 }
 
 /* Adds id to sc; false when sc holds it already. Only the thread inside sc calls it. */

@@ -30,6 +30,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "base/mix.h"
+
 typedef uint64_t val_t;
 
 /* Value types, in the order of the engine's value order across types (3.8):
@@ -157,12 +159,7 @@ int val_cmp_sort(val_t a, val_t b);
 
 /* A well-mixed hash of the word (value equality is word equality). */
 static inline uint64_t val_hash(val_t v) {
-    v ^= v >> 33;
-    v *= 0xff51afd7ed558ccdull;
-    v ^= v >> 33;
-    v *= 0xc4ceb9fe1a85ec53ull;
-    v ^= v >> 33;
-    return v;
+    return il_mix64(v);
 }
 
 /* Numeric conversions of 3.7: to_f64 maps Int and Timestamp to f64, Float to itself,
