@@ -51,12 +51,11 @@
 #define INITIAL_SLOTS 256u
 
 /* entry state: the number of scopes holding a transient string, and flags */
-#define ST_TRANSIENT 1u /* held by scopes only */
-#define ST_OWN_BYTES 2u /* bytes allocated for this entry alone (made transient) */
-#define ST_FREED     4u
-#define ST_IDLE      8u  /* transient, held by no scope: kept for the next to make it */
-#define ST_IN_RING   16u /* in the shard's ring of idle strings */
-#define ST_REF       32u /* one scope's reference */
+#define ST_TRANSIENT 1u  /* held by scopes only */
+#define ST_OWN_BYTES 2u  /* bytes allocated for this entry alone (made transient) */
+#define ST_IDLE      4u  /* transient, held by no scope: kept for the next to make it */
+#define ST_IN_RING   8u  /* in the shard's ring of idle strings */
+#define ST_REF       16u /* one scope's reference */
 
 typedef struct intern_entry {
     const char *bytes; /* NUL-terminated copy, BYTE_ALIGN-aligned */
@@ -228,7 +227,7 @@ static void entry_free(intern_shard *sh, uint32_t local, intern_entry *e) {
     uint32_t h32 = (uint32_t)XXH3_64bits(e->len ? e->bytes : "", e->len);
     slot_remove(sh, h32, local);
     free((void *)e->bytes);
-    e->state = ST_FREED;
+    e->state = 0; /* its bytes are no longer its own to free */
     sh->live--;
     sh->transient--;
     sh->live_bytes -= e->len;
@@ -501,7 +500,7 @@ void il_intern_shutdown(void) {
         pthread_mutex_lock(&sh->lock);
         for (uint32_t local = 0; local < sh->next; local++) {
             intern_entry *e = entry_at(sh, local);
-            if ((e->state & ST_OWN_BYTES) && !(e->state & ST_FREED)) free((void *)e->bytes);
+            if (e->state & ST_OWN_BYTES) free((void *)e->bytes);
         }
         free(sh->slots);
         sh->slots = NULL;

@@ -108,7 +108,6 @@ const char *kg_query_rows(il_session *s, const iql_rule *q, bool with_session, v
     il_buf key;
     il_buf_init(&key);
     plan_program *p = NULL;
-    bool transient = false; /* p is this run's alone: freed at the end */
     if (!session_part) {
         if (maintained) il_buf_puts(&key, "[maintained] ");
         iql_fmt_rule_key(q, &key);
@@ -122,10 +121,7 @@ const char *kg_query_rows(il_session *s, const iql_rule *q, bool with_session, v
         plan_query(p, q, &ctx, &rules);
         /* its constants may be the query's own strings (base/intern.h), which the cached
            program then holds too */
-        if (session_part)
-            transient = true;
-        else
-            kg_plan_store(g, il_buf_str(&key), p, il_intern_scope_share());
+        if (!session_part) kg_plan_store(g, il_buf_str(&key), p, il_intern_scope_share());
     }
     static _Thread_local char errbuf[1024];
     const char *err = NULL;
@@ -159,7 +155,7 @@ const char *kg_query_rows(il_session *s, const iql_rule *q, bool with_session, v
         if (guard && guard->stop) err = il_stop_message(guard->stop);
     }
     plan_program_reset(p);
-    if (transient) {
+    if (session_part) {
         plan_program_free(p);
         free(p);
     }
