@@ -13,6 +13,7 @@
  * AddressSanitizer keep nothing idle and never give an index out again, so that a freed
  * string read through a stale id is reported rather than read as another string. */
 #include "base/intern.h"
+#include "base/checked.h"
 #include "base/mix.h"
 
 #include <pthread.h>
@@ -22,20 +23,10 @@
 #include <string.h>
 #include <xxhash.h>
 
-#if defined(__SANITIZE_ADDRESS__)
-#define CHECKED_BUILD 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define CHECKED_BUILD 1
-#endif
-#endif
-#ifndef CHECKED_BUILD
-#define CHECKED_BUILD 0
-#endif
 /* Under AddressSanitizer nothing freed is kept idle or given out again (see above). */
-#define REUSE_FREED_IDS   (!CHECKED_BUILD)
-#define IDLE_VALUES_LIMIT (CHECKED_BUILD ? 0u : 65536u)
-#define IDLE_BYTES_LIMIT  (CHECKED_BUILD ? 0u : 16u << 20)
+#define REUSE_FREED_IDS   (!IL_CHECKED_BUILD)
+#define IDLE_VALUES_LIMIT (IL_CHECKED_BUILD ? 0u : 65536u)
+#define IDLE_BYTES_LIMIT  (IL_CHECKED_BUILD ? 0u : 16u << 20)
 
 #define SHARD_BITS  4
 #define SHARD_COUNT (1u << SHARD_BITS)

@@ -15,6 +15,7 @@
 #include "exec/hnsw.h"
 #include "exec/rel.h"
 #include "inputlayer.h"
+#include "plan/params.h"
 #include "iql/ast.h"
 
 typedef struct kg_relation {
@@ -51,13 +52,16 @@ typedef struct kg_index {
     uint64_t synced_changes; /* their rel_changes() when the graph last matched them */
 } kg_index;
 
-/* A compiled query program kept for the next query of the same text (plans.c). */
+/* A compiled query program kept for the next query of the same text, or of the same
+ * shape (the text with its parameters, plan/params.h, as `$0i`, `$1s` ...) (plans.c). */
 typedef struct kg_plan_entry {
-    char *key;            /* the query rule's text; NULL when the slot is free */
+    char *key;            /* the query rule's text or shape; NULL when the slot is free */
     uint64_t version;     /* the graph's version when it was built */
     size_t stored_tuples; /* stored facts it read when built (join order estimates) */
     uint64_t used;        /* last use, for eviction */
+    /* NULL for a shape whose programs depend on its values: each is kept by its text */
     plan_program *prog;
+    plan_params params;       /* a shape's: where the values go */
     il_intern_scope *strings; /* the query's own strings its constants may be, or NULL */
 } kg_plan_entry;
 
@@ -268,14 +272,32 @@ size_t kg_index_search(void *index, val_t q, uint32_t k, uint32_t ef, hnsw_hit *
 il_result *kg_index_meta(il_session *s, const iql_meta *m);
 void kg_index_def_free(kg_index_def *d);
 
+/* ---- query shapes (shape.c) ---- */
+/* A query rule's parameters: its int (within 2^53) and string constants that are an
+ * atom's arguments or a comparison's constant side, each distinct value once. */
+typedef struct kg_shape {
+    uint32_t n;
+    const iql_term **terms; /* the first term of each value */
+    val_t *values;          /* their values */
+    val_t *others;          /* other values of the same types, none of them a parameter */
+    iql_rule key_rule;      /* the rule with `$0i`, `$1s` ... for them: its text is the key */
+    iql_rule other_rule;    /* the rule with the other values */
+} kg_shape;
+
+/* Fills *out (in arena a) and returns true when q has parameters. */
+bool kg_shape_of(const iql_rule *q, il_arena *a, kg_shape *out);
+
 /* ---- plan cache (plans.c) ---- */
-/* A cached program for this query text, built against the graph as it is now, or NULL.
- * The caller runs it, then resets it (plan_program_reset) before anything else. */
-plan_program *kg_plan_lookup(kg_graph *g, const char *key);
-/* Keeps a built program (taking ownership); evicts the least recently used one.
+/* The cached entry for this query text or shape, built against the graph as it is now,
+ * or NULL. The caller runs its program (a shape's with its values bound first), then
+ * resets it (plan_program_reset) before anything else. */
+kg_plan_entry *kg_plan_lookup(kg_graph *g, const char *key);
+/* Keeps a built program (taking ownership; NULL marks a shape whose programs are kept by
+ * text) with its parameters (taken; NULL: none); evicts the least recently used entry.
  * `strings` (taken too, may be NULL) holds the query's own strings (base/intern.h) that
  * p's constants may be, as long as p is kept. */
-void kg_plan_store(kg_graph *g, const char *key, plan_program *p, il_intern_scope *strings);
+void kg_plan_store(kg_graph *g, const char *key, plan_program *p, plan_params *params,
+                   il_intern_scope *strings);
 void kg_plan_cache_free(kg_graph *g);
 
 /* ---- sessions (session.c) ---- */

@@ -1,7 +1,8 @@
-/* The plan cache: compiled query programs by query text, per knowledge graph. A program
- * is reused while the graph's rules and the set of stored relations are unchanged and
- * the stored data has not grown or shrunk much (its join order was chosen from sizes).
- * Only the compiled program is kept: every run starts from empty derived relations. */
+/* The plan cache: compiled query programs by query text or shape (kg.h), per knowledge
+ * graph. A program is reused while the graph's rules and the set of stored relations are
+ * unchanged and the stored data has not grown or shrunk much (its join order was chosen
+ * from sizes). Only the compiled program is kept: every run starts from empty derived
+ * relations. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,6 +13,7 @@
  * its join order may be stale. */
 static size_t stored_tuples(const plan_program *p) {
     size_t n = 0;
+    if (!p) return 0;
     for (uint32_t i = 0; i < p->preds.n; i++)
         if (p->preds.v[i].kind == PP_BASE && p->preds.v[i].stored)
             n += rel_count(p->preds.v[i].stored);
@@ -24,11 +26,12 @@ static void entry_free(kg_plan_entry *e) {
         plan_program_free(e->prog);
         free(e->prog);
     }
+    plan_params_free(&e->params);
     il_intern_scope_free(e->strings);
     memset(e, 0, sizeof *e);
 }
 
-plan_program *kg_plan_lookup(kg_graph *g, const char *key) {
+kg_plan_entry *kg_plan_lookup(kg_graph *g, const char *key) {
     for (uint32_t i = 0; i < KG_PLAN_CACHE_SIZE; i++) {
         kg_plan_entry *e = &g->plans[i];
         if (!e->key || strcmp(e->key, key) != 0) continue;
@@ -47,12 +50,13 @@ plan_program *kg_plan_lookup(kg_graph *g, const char *key) {
             il_intern_scope_keep(e->strings);
             e->strings = NULL;
         }
-        return e->prog;
+        return e;
     }
     return NULL;
 }
 
-void kg_plan_store(kg_graph *g, const char *key, plan_program *p, il_intern_scope *strings) {
+void kg_plan_store(kg_graph *g, const char *key, plan_program *p, plan_params *params,
+                   il_intern_scope *strings) {
     kg_plan_entry *slot = &g->plans[0];
     for (uint32_t i = 0; i < KG_PLAN_CACHE_SIZE; i++) {
         kg_plan_entry *e = &g->plans[i];
@@ -68,6 +72,10 @@ void kg_plan_store(kg_graph *g, const char *key, plan_program *p, il_intern_scop
     slot->stored_tuples = stored_tuples(p);
     slot->used = ++g->plan_clock;
     slot->prog = p;
+    if (params) {
+        slot->params = *params;
+        memset(params, 0, sizeof *params);
+    }
     slot->strings = strings;
 }
 

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/checked.h"
 #include "base/meter.h"
 #include "exec/eval.h"
 #include "exec/stable_sort.h"
@@ -17,6 +18,7 @@
 #include "exec/tuplesort.h"
 #include "kg/kg.h"
 #include "plan/build.h"
+#include "plan/params.h"
 #include "views/read_policy.h"
 #include "value/print.h"
 
@@ -87,6 +89,104 @@ static bool plan_query(plan_program *p, const iql_rule *q, stored_ctx *c, rule_l
     return plan_build(p, &src, q);
 }
 
+/* A new program for q, over the graph's rules (and the session's, with ctx's session). */
+static plan_program *compile(const iql_rule *q, stored_ctx *ctx) {
+    rule_list rules = {0};
+    plan_program *p = malloc(sizeof *p);
+    plan_program_init(p);
+    plan_query(p, q, ctx, &rules);
+    il_vec_free(rules);
+    return p;
+}
+
+static void program_free(plan_program *p) {
+    plan_program_free(p);
+    free(p);
+}
+
+/* Runs p and hands over its rows, sorted; returns the error, or NULL. p is left to be
+   reset. */
+static const char *run_program(plan_program *p, exec_guard *guard, val_t **rows, size_t *nrows,
+                               uint32_t *arity) {
+    static _Thread_local char errbuf[1024];
+    const char *err = NULL;
+    if (p->error) {
+        snprintf(errbuf, sizeof errbuf, "%s", p->error);
+        return errbuf;
+    }
+    exec_ctx x = {.guard = guard};
+    plan_pred *qp = &p->preds.v[p->query_pred];
+    if (!exec_run(p, &x)) {
+        snprintf(errbuf, sizeof errbuf, "%s", x.error);
+        err = errbuf;
+    } else if (qp->rows.n && qp->arity && !tuple_sort(qp->rows.tuples, qp->rows.n, qp->arity)) {
+        err = EXEC_STOPPED;
+    } else {
+        *arity = qp->arity;
+        if (qp->rows.n && !qp->arity) {
+            /* no columns (a conditional delete or update whose targets are constants):
+               one empty row when the body holds, in a block of one value so that the
+               callers index rows alike */
+            *rows = il_mem_alloc(sizeof **rows);
+            *nrows = 1;
+        } else if (qp->rows.n) {
+            /* hand the set's storage over, in word order (often the value order) */
+            *rows = qp->rows.tuples;
+            *nrows = qp->rows.n;
+            qp->rows.tuples = NULL;
+            qp->rows.n = qp->rows.cap = 0;
+        }
+    }
+    if (guard && guard->stop) err = il_stop_message(guard->stop);
+    return err;
+}
+
+/* Builds the program of a query shape met for the first time: q's, and, to find its
+ * parameters, the other rule's. Kept as the shape's when they differ in the parameters
+ * only; otherwise the shape is marked as kept by text, and q's program is kept by its
+ * text `text_key`. Returns q's program. */
+static plan_program *compile_shape(kg_graph *g, const iql_rule *q, const kg_shape *shape,
+                                   stored_ctx *ctx, const char *key, const char *text_key) {
+    plan_program *p = compile(q, ctx);
+    plan_program *other = compile(&shape->other_rule, ctx);
+    plan_params params;
+    bool shaped = plan_params_find(p, other, shape->values, shape->others, shape->n, &params);
+    program_free(other);
+    if (shaped) {
+        kg_plan_store(g, key, p, &params, il_intern_scope_share());
+    } else {
+        kg_plan_store(g, key, NULL, NULL, NULL);
+        kg_plan_store(g, text_key, p, NULL, il_intern_scope_share());
+    }
+    return p;
+}
+
+#if IL_CHECKED_BUILD
+/* Checked builds: a shape's program, bound to q's values, answered what q's own program
+   answers (both ran to the end), or the process stops here. */
+static void check_shape_rows(const iql_rule *q, stored_ctx *ctx, const val_t *rows, size_t nrows,
+                             uint32_t arity) {
+    plan_program *p = compile(q, ctx);
+    val_t *want = NULL;
+    size_t nwant = 0;
+    uint32_t warity = 0;
+    if (!run_program(p, NULL, &want, &nwant, &warity) &&
+        (nwant != nrows ||
+         (nrows && (warity != arity ||
+                    memcmp(want, rows, nrows * (arity ? arity : 1) * sizeof *rows) != 0)))) {
+        il_buf b;
+        il_buf_init(&b);
+        iql_fmt_rule(q, &b);
+        fprintf(stderr, "plan cache: the program of the shape of %s gave %zu rows, its own %zu\n",
+                il_buf_str(&b), nrows, nwant);
+        abort();
+    }
+    il_mem_free(want);
+    plan_program_reset(p);
+    program_free(p);
+}
+#endif
+
 const char *kg_query_rows(il_session *s, const iql_rule *q, bool with_session, val_t **rows,
                           size_t *nrows, uint32_t *arity) {
     *rows = NULL;
@@ -99,69 +199,65 @@ const char *kg_query_rows(il_session *s, const iql_rule *q, bool with_session, v
     /* the merged relations of session facts below count as the query's memory */
     exec_guard *outer = exec_guard_enter(guard);
     kg_graph *g = s->kg;
-    /* Programs over the graph alone are cached by query text; a session's own rules and
-       facts make a program of that session's moment. */
+    /* Programs over the graph alone are cached by query shape, or by text when the query
+       has no parameters or its shape's programs depend on their values; a session's own
+       rules and facts make a program of that session's moment. */
     bool session_part = with_session && (s->rules.n || s->facts.n);
     /* A maintained rule is read as the relation of its rows; that program differs from
        the evaluating one, so it is cached under a key of its own. */
     bool maintained = !session_part && read_policy_active(g);
-    il_buf key;
-    il_buf_init(&key);
-    plan_program *p = NULL;
-    if (!session_part) {
-        if (maintained) il_buf_puts(&key, "[maintained] ");
-        iql_fmt_rule_key(q, &key);
-        p = kg_plan_lookup(g, il_buf_str(&key));
-    }
-    rule_list rules = {0};
     stored_ctx ctx = {.s = s, .with_session = with_session, .maintained = maintained};
+    const char *prefix = maintained ? "[maintained] " : "";
+    il_buf key, text_key; /* the shape's key, and the text's (made when first needed) */
+    il_buf_init(&key);
+    il_buf_init(&text_key);
+    il_arena sa;
+    il_arena_init(&sa);
+    kg_shape shape;
+    plan_program *p = NULL;
+    bool reused = false; /* p is a shape's cached program, bound to q's values */
+    if (!session_part) {
+        bool by_text = true;
+        if (kg_shape_of(q, &sa, &shape)) {
+            il_buf_puts(&key, prefix);
+            iql_fmt_rule_key(&shape.key_rule, &key);
+            kg_plan_entry *e = kg_plan_lookup(g, il_buf_str(&key));
+            if (e && e->prog) {
+                p = e->prog;
+                plan_params_bind(&e->params, shape.values);
+                reused = true;
+            } else if (!e) {
+                il_buf_puts(&text_key, prefix);
+                iql_fmt_rule_key(q, &text_key);
+                p = compile_shape(g, q, &shape, &ctx, il_buf_str(&key), il_buf_str(&text_key));
+            }
+            by_text = !p; /* a shape whose programs are kept by text */
+        }
+        if (by_text) {
+            il_buf_puts(&text_key, prefix);
+            iql_fmt_rule_key(q, &text_key);
+            kg_plan_entry *e = kg_plan_lookup(g, il_buf_str(&text_key));
+            if (e) p = e->prog;
+        }
+    }
     if (!p) {
-        p = malloc(sizeof *p);
-        plan_program_init(p);
-        plan_query(p, q, &ctx, &rules);
+        p = compile(q, &ctx);
         /* its constants may be the query's own strings (base/intern.h), which the cached
            program then holds too */
-        if (!session_part) kg_plan_store(g, il_buf_str(&key), p, il_intern_scope_share());
+        if (!session_part)
+            kg_plan_store(g, il_buf_str(&text_key), p, NULL, il_intern_scope_share());
     }
-    static _Thread_local char errbuf[1024];
-    const char *err = NULL;
-    if (p->error) {
-        snprintf(errbuf, sizeof errbuf, "%s", p->error);
-        err = errbuf;
-    } else {
-        exec_ctx x = {.guard = guard};
-        plan_pred *qp = &p->preds.v[p->query_pred];
-        if (!exec_run(p, &x)) {
-            snprintf(errbuf, sizeof errbuf, "%s", x.error);
-            err = errbuf;
-        } else if (qp->rows.n && qp->arity && !tuple_sort(qp->rows.tuples, qp->rows.n, qp->arity)) {
-            err = EXEC_STOPPED;
-        } else {
-            *arity = qp->arity;
-            if (qp->rows.n && !qp->arity) {
-                /* no columns (a conditional delete or update whose targets are constants):
-                   one empty row when the body holds, in a block of one value so that the
-                   callers index rows alike */
-                *rows = il_mem_alloc(sizeof **rows);
-                *nrows = 1;
-            } else if (qp->rows.n) {
-                /* hand the set's storage over, in word order (often the value order) */
-                *rows = qp->rows.tuples;
-                *nrows = qp->rows.n;
-                qp->rows.tuples = NULL;
-                qp->rows.n = qp->rows.cap = 0;
-            }
-        }
-        if (guard && guard->stop) err = il_stop_message(guard->stop);
-    }
+    const char *err = run_program(p, guard, rows, nrows, arity);
     plan_program_reset(p);
-    if (session_part) {
-        plan_program_free(p);
-        free(p);
-    }
+#if IL_CHECKED_BUILD
+    if (reused && !err) check_shape_rows(q, &ctx, *rows, *nrows, *arity);
+#endif
+    (void)reused;
+    if (session_part) program_free(p);
     il_buf_free(&key);
+    il_buf_free(&text_key);
+    il_arena_destroy(&sa);
     stored_ctx_free(&ctx);
-    il_vec_free(rules);
     exec_guard_leave(outer);
     s->e->queries++;
     return err;
