@@ -61,7 +61,10 @@ typedef struct kg_plan_entry {
     uint64_t used;        /* last use, for eviction */
     /* NULL for a shape whose programs depend on its values: each is kept by its text */
     plan_program *prog;
-    plan_params params;       /* a shape's: where the values go */
+    plan_params params; /* a shape's: where the values go */
+    /* A shape met once: the values its program was built with (malloc'ed; NULL once
+       the shape's next query with other values decided it) */
+    val_t *values;
     il_intern_scope *strings; /* the query's own strings its constants may be, or NULL */
 } kg_plan_entry;
 
@@ -279,13 +282,17 @@ typedef struct kg_shape {
     uint32_t n;
     const iql_term **terms; /* the first term of each value */
     val_t *values;          /* their values */
-    val_t *others;          /* other values of the same types, none of them a parameter */
     iql_rule key_rule;      /* the rule with `$0i`, `$1s` ... for them: its text is the key */
-    iql_rule other_rule;    /* the rule with the other values */
+    /* made by kg_shape_others: */
+    val_t *others;       /* other values of the same types, none of them a parameter */
+    iql_rule other_rule; /* the rule with the other values */
 } kg_shape;
 
-/* Fills *out (in arena a) and returns true when q has parameters. */
+/* Fills *out (in arena a) but for the other values, and returns true when q has
+ * parameters. */
 bool kg_shape_of(const iql_rule *q, il_arena *a, kg_shape *out);
+/* Makes s's other values and rule (in arena a). */
+void kg_shape_others(const iql_rule *q, il_arena *a, kg_shape *s);
 
 /* ---- plan cache (plans.c) ---- */
 /* The cached entry for this query text or shape, built against the graph as it is now,
@@ -296,8 +303,11 @@ kg_plan_entry *kg_plan_lookup(kg_graph *g, const char *key);
  * text) with its parameters (taken; NULL: none); evicts the least recently used entry.
  * `strings` (taken too, may be NULL) holds the query's own strings (base/intern.h) that
  * p's constants may be, as long as p is kept. */
-void kg_plan_store(kg_graph *g, const char *key, plan_program *p, plan_params *params,
-                   il_intern_scope *strings);
+kg_plan_entry *kg_plan_store(kg_graph *g, const char *key, plan_program *p, plan_params *params,
+                             il_intern_scope *strings);
+/* A shape's entry decided: p (taken) with its parameters (taken) replaces its program, or
+   with p NULL the shape is marked as kept by text. */
+void kg_plan_decide(kg_graph *g, kg_plan_entry *e, plan_program *p, plan_params *params);
 void kg_plan_cache_free(kg_graph *g);
 
 /* ---- sessions (session.c) ---- */

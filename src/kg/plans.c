@@ -20,13 +20,20 @@ static size_t stored_tuples(const plan_program *p) {
     return n;
 }
 
-static void entry_free(kg_plan_entry *e) {
-    free(e->key);
+static void program_free(kg_plan_entry *e) {
     if (e->prog) {
         plan_program_free(e->prog);
         free(e->prog);
+        e->prog = NULL;
     }
     plan_params_free(&e->params);
+    free(e->values);
+    e->values = NULL;
+}
+
+static void entry_free(kg_plan_entry *e) {
+    free(e->key);
+    program_free(e);
     il_intern_scope_free(e->strings);
     memset(e, 0, sizeof *e);
 }
@@ -55,8 +62,8 @@ kg_plan_entry *kg_plan_lookup(kg_graph *g, const char *key) {
     return NULL;
 }
 
-void kg_plan_store(kg_graph *g, const char *key, plan_program *p, plan_params *params,
-                   il_intern_scope *strings) {
+kg_plan_entry *kg_plan_store(kg_graph *g, const char *key, plan_program *p, plan_params *params,
+                             il_intern_scope *strings) {
     kg_plan_entry *slot = &g->plans[0];
     for (uint32_t i = 0; i < KG_PLAN_CACHE_SIZE; i++) {
         kg_plan_entry *e = &g->plans[i];
@@ -77,6 +84,18 @@ void kg_plan_store(kg_graph *g, const char *key, plan_program *p, plan_params *p
         memset(params, 0, sizeof *params);
     }
     slot->strings = strings;
+    return slot;
+}
+
+void kg_plan_decide(kg_graph *g, kg_plan_entry *e, plan_program *p, plan_params *params) {
+    program_free(e);
+    e->prog = p;
+    if (p) {
+        e->params = *params;
+        memset(params, 0, sizeof *params);
+    }
+    e->stored_tuples = stored_tuples(p);
+    e->used = ++g->plan_clock;
 }
 
 void kg_plan_cache_free(kg_graph *g) {

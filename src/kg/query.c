@@ -141,21 +141,38 @@ static const char *run_program(plan_program *p, exec_guard *guard, val_t **rows,
     return err;
 }
 
-/* Builds the program of a query shape met for the first time: q's, and, to find its
- * parameters, the other rule's. Kept as the shape's when they differ in the parameters
- * only; otherwise the shape is marked as kept by text, and q's program is kept by its
- * text `text_key`. Returns q's program. */
-static plan_program *compile_shape(kg_graph *g, const iql_rule *q, const kg_shape *shape,
-                                   stored_ctx *ctx, const char *key, const char *text_key) {
-    plan_program *p = compile(q, ctx);
-    plan_program *other = compile(&shape->other_rule, ctx);
+static bool values_equal(const val_t *a, const val_t *b, uint32_t n) {
+    return memcmp(a, b, n * sizeof *a) == 0;
+}
+
+static bool values_all_differ(const val_t *a, const val_t *b, uint32_t n) {
+    for (uint32_t i = 0; i < n; i++)
+        if (a[i] == b[i]) return false;
+    return true;
+}
+
+/* The second query of a shape, with other values than the first one's (whose program e
+ * holds): q's program, compared with that one when every value differs, otherwise with
+ * the program of the shape's rule with other values. When they differ only in the
+ * parameters, q's program becomes the shape's; otherwise the shape is marked as kept by
+ * text and q's program is kept by its text. Returns q's program. */
+static plan_program *decide_shape(kg_graph *g, kg_plan_entry *e, const iql_rule *q, kg_shape *shape,
+                                  il_arena *a, stored_ctx *ctx, const char *text_key) {
+    plan_program *p = compile(q, ctx), *made = NULL;
+    const plan_program *other = e->prog;
+    const val_t *other_values = e->values;
+    if (!values_all_differ(shape->values, e->values, shape->n)) {
+        kg_shape_others(q, a, shape);
+        other = made = compile(&shape->other_rule, ctx);
+        other_values = shape->others;
+    }
     plan_params params;
-    bool shaped = plan_params_find(p, other, shape->values, shape->others, shape->n, &params);
-    program_free(other);
+    bool shaped = plan_params_find(p, other, shape->values, other_values, shape->n, &params);
+    if (made) program_free(made);
     if (shaped) {
-        kg_plan_store(g, key, p, &params, il_intern_scope_share());
+        kg_plan_decide(g, e, p, &params);
     } else {
-        kg_plan_store(g, key, NULL, NULL, NULL);
+        kg_plan_decide(g, e, NULL, NULL);
         kg_plan_store(g, text_key, p, NULL, il_intern_scope_share());
     }
     return p;
@@ -222,14 +239,23 @@ const char *kg_query_rows(il_session *s, const iql_rule *q, bool with_session, v
             il_buf_puts(&key, prefix);
             iql_fmt_rule_key(&shape.key_rule, &key);
             kg_plan_entry *e = kg_plan_lookup(g, il_buf_str(&key));
-            if (e && e->prog) {
+            if (!e) {
+                /* met for the first time: kept with its values until the next query of
+                   the shape tells whether its program can take others */
+                p = compile(q, &ctx);
+                e = kg_plan_store(g, il_buf_str(&key), p, NULL, il_intern_scope_share());
+                e->values = malloc(shape.n * sizeof *e->values);
+                memcpy(e->values, shape.values, shape.n * sizeof *e->values);
+            } else if (e->prog && !e->values) {
                 p = e->prog;
                 plan_params_bind(&e->params, shape.values);
                 reused = true;
-            } else if (!e) {
+            } else if (e->prog && values_equal(e->values, shape.values, shape.n)) {
+                p = e->prog; /* the same query again */
+            } else if (e->prog) {
                 il_buf_puts(&text_key, prefix);
                 iql_fmt_rule_key(q, &text_key);
-                p = compile_shape(g, q, &shape, &ctx, il_buf_str(&key), il_buf_str(&text_key));
+                p = decide_shape(g, e, q, &shape, &sa, &ctx, il_buf_str(&text_key));
             }
             by_text = !p; /* a shape whose programs are kept by text */
         }

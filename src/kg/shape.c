@@ -1,6 +1,7 @@
 /* Query shapes (kg.h): a query rule's parameters, the rule that names them as its cache
- * key, and the rule with other values in their place, from which plan/params.h tells
- * whether the compiled program can take any values of those types. */
+ * key, and (when the cache needs it) the rule with other values in their place, from
+ * which plan/params.h tells whether the compiled program can take any values of those
+ * types. */
 #include <stdio.h>
 #include <string.h>
 
@@ -109,42 +110,43 @@ bool kg_shape_of(const iql_rule *q, il_arena *a, kg_shape *out) {
     for (uint32_t i = 0; i < scan.nbody; i++) each_param(&scan.body[i], collect, &cc);
     if (!out->n) return false;
     iql_term **names = il_arena_alloc(a, out->n * sizeof *names);
-    iql_term **others = il_arena_alloc(a, out->n * sizeof *others);
     out->values = il_arena_alloc(a, out->n * sizeof *out->values);
-    out->others = il_arena_alloc(a, out->n * sizeof *out->others);
-    /* other values: far from everyday ones, within the exact range, none a parameter */
-    int64_t next_int = EXACT_INT_LIMIT - 977;
-    uint32_t next_str = 0;
     for (uint32_t i = 0; i < out->n; i++) {
-        const iql_term *t = out->terms[i];
-        bool is_int = t->kind == IQL_T_INT;
         char name[24];
-        snprintf(name, sizeof name, "$%u%c", i, is_int ? 'i' : 's');
+        snprintf(name, sizeof name, "$%u%c", i, out->terms[i]->kind == IQL_T_INT ? 'i' : 's');
         names[i] = il_arena_calloc(a, sizeof *names[i]);
         names[i]->kind = IQL_T_VAR;
         names[i]->u.var = il_arena_strdup(a, name);
+        out->values[i] = plan_const_value(out->terms[i]);
+    }
+    out->key_rule = replaced(a, q, out, names);
+    return true;
+}
+
+void kg_shape_others(const iql_rule *q, il_arena *a, kg_shape *s) {
+    iql_term **others = il_arena_alloc(a, s->n * sizeof *others);
+    s->others = il_arena_alloc(a, s->n * sizeof *s->others);
+    /* far from everyday values, none a parameter; integers within 48 bits, which take no
+       place in the intern table (value/value.h) */
+    int64_t next_int = (INT64_C(1) << 47) - 977;
+    uint32_t next_str = 0;
+    for (uint32_t i = 0; i < s->n; i++) {
+        const iql_term *t = s->terms[i];
         iql_term *o = il_arena_calloc(a, sizeof *o);
         o->kind = t->kind;
-        if (is_int) {
-            while (other_taken(out, next_int, NULL, 0, true)) next_int--;
+        if (t->kind == IQL_T_INT) {
+            while (other_taken(s, next_int, NULL, 0, true)) next_int--;
             o->u.ival = next_int--;
         } else {
             char text[40];
-            int len;
-            do len = snprintf(text, sizeof text, "\x01param %u\x01", next_str++);
-            while (other_taken(out, 0, text, (size_t)len, false));
+            int len = snprintf(text, sizeof text, "\x01param %u\x01", next_str++);
+            while (other_taken(s, 0, text, (size_t)len, false))
+                len = snprintf(text, sizeof text, "\x01param %u\x01", next_str++);
             o->u.str.ptr = il_arena_strdup(a, text);
             o->u.str.len = (size_t)len;
         }
         others[i] = o;
-        out->values[i] = plan_const_value(t);
-        /* for good, outside the statement's scope: the same few strings every time, and
-           not among what a cached program's scope holds */
-        il_intern_scope *scope = il_intern_scope_enter(NULL);
-        out->others[i] = plan_const_value(o);
-        il_intern_scope_leave(scope);
+        s->others[i] = plan_const_value(o);
     }
-    out->key_rule = replaced(a, q, out, names);
-    out->other_rule = replaced(a, q, out, others);
-    return true;
+    s->other_rule = replaced(a, q, s, others);
 }

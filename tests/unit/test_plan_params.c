@@ -138,7 +138,8 @@ Test(plan_params, a_shape_whose_programs_depend_on_the_values_is_cached_by_text)
     cr_assert(e && !e->prog, "marked as cached by text");
     cr_assert(entry("__query__(_c0, V, Id, D) <- emb(_c0, V), _c0 = 2, "
                     "hnsw_nearest(\"e1\", V, 2, Id, D)"));
-    cr_assert_eq(entries(), 4);
+    /* the first query's program went with the shape's entry when the second decided it */
+    cr_assert_eq(entries(), 3);
 }
 
 Test(plan_params, a_shape_program_goes_with_the_rules_it_was_built_on) {
