@@ -346,6 +346,9 @@ async def t_eval_random(binary):
                     if n == 2:
                         queries.append(("?%s(X, %d)" % (name, k),
                                         lambda t, k=k: numeric_eq(t[1], ("i", k))))
+                    # the same shape for every k: one cached program takes each value
+                    queries.append(("?%s(%s), X > %d" % (name, ", ".join(VARS[:n]), k),
+                                    lambda t, k=k: t[0][1] > k))
                 for q, keep in queries:
                     for conn, model in ((c, want), (fresh, want_fresh)):
                         expect = sorted(json.dumps([v[1] for v in t]) for t in model[name]
