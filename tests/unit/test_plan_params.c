@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "exec/tuplesort.h"
 #include "kg/kg.h"
 #include "unit_fixture.h"
 
@@ -25,25 +24,9 @@ static void open_suite(void) {
 
 TestSuite(plan_params, .init = open_suite, .fini = unit_suite_close);
 
-static unit_rows rows_of(il_session *s, const char *q) {
-    il_result *r = il_execute(s, q, strlen(q));
-    cr_assert_eq(il_result_kind_of(r), IL_RESULT_TABLE, "%s: %s", q,
-                 il_result_nlines(r) ? il_result_line(r, 0) : "?");
-    unit_rows out = {.n = il_result_nrows(r), .w = (uint32_t)il_result_ncols(r)};
-    out.v = malloc((out.n * out.w + 1) * sizeof *out.v);
-    for (size_t i = 0; i < out.n; i++) {
-        size_t width;
-        const il_value *row = il_result_row(r, i, &width);
-        memcpy(&out.v[i * out.w], row, out.w * sizeof *row);
-    }
-    il_result_free(r);
-    if (out.n && out.w) tuple_sort(out.v, out.n, out.w);
-    return out;
-}
-
 /* q answered through the plan cache as from scratch; returns its row count */
 static size_t same_as_fresh(const char *q) {
-    unit_rows got = rows_of(unit_session, q), want = unit_rows_fresh(reference, q);
+    unit_rows got = unit_rows_of(unit_session, q), want = unit_rows_fresh(reference, q);
     cr_assert(unit_rows_same(&got, &want), "%s: %zu rows, from scratch %zu", q, got.n, want.n);
     size_t n = got.n;
     free(got.v);

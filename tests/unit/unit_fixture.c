@@ -106,6 +106,10 @@ void unit_answer(il_session *s, const char *q, il_buf *out) {
 
 unit_rows unit_rows_fresh(il_session *s, const char *query) {
     il_result_free(il_execute(s, "evaluate_only_marker(0)", 23));
+    return unit_rows_of(s, query);
+}
+
+unit_rows unit_rows_of(il_session *s, const char *query) {
     il_result *r = il_execute(s, query, strlen(query));
     cr_assert_eq(il_result_kind_of(r), IL_RESULT_TABLE, "%s: %s", query,
                  il_result_nlines(r) ? il_result_line(r, 0) : "?");

@@ -66,6 +66,8 @@ typedef struct unit_rows {
  * reads) keeps the session's queries off maintained relations (read_policy.h), so the
  * reference is evaluation, not another maintained view. The fact stays in the session. */
 unit_rows unit_rows_fresh(il_session *s, const char *query);
+/* The rows of `?query` as the session answers it. */
+unit_rows unit_rows_of(il_session *s, const char *query);
 unit_rows unit_rows_of_view(view_t *v);
 bool unit_rows_has(const unit_rows *r, const val_t *t);
 /* Equal as sets (both in word order). */
