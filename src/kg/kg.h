@@ -299,11 +299,10 @@ void kg_shape_others(const iql_rule *q, il_arena *a, kg_shape *s);
  * or NULL. The caller runs its program (a shape's with its values bound first), then
  * resets it (plan_program_reset) before anything else. */
 kg_plan_entry *kg_plan_lookup(kg_graph *g, const char *key);
-/* Keeps a built program (taking ownership; NULL marks a shape whose programs are kept by
- * text) with its parameters (taken; NULL: none); evicts the least recently used entry.
- * `strings` (taken too, may be NULL) holds the query's own strings (base/intern.h) that
- * p's constants may be, as long as p is kept. */
-kg_plan_entry *kg_plan_store(kg_graph *g, const char *key, plan_program *p, plan_params *params,
+/* Keeps a built program (taking ownership) and returns its entry; evicts the least
+ * recently used one. `strings` (taken too, may be NULL) holds the query's own strings
+ * (base/intern.h) that p's constants may be, as long as p is kept. */
+kg_plan_entry *kg_plan_store(kg_graph *g, const char *key, plan_program *p,
                              il_intern_scope *strings);
 /* A shape's entry decided: p (taken) with its parameters (taken) replaces its program, or
    with p NULL the shape is marked as kept by text. */

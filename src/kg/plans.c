@@ -62,7 +62,7 @@ kg_plan_entry *kg_plan_lookup(kg_graph *g, const char *key) {
     return NULL;
 }
 
-kg_plan_entry *kg_plan_store(kg_graph *g, const char *key, plan_program *p, plan_params *params,
+kg_plan_entry *kg_plan_store(kg_graph *g, const char *key, plan_program *p,
                              il_intern_scope *strings) {
     kg_plan_entry *slot = &g->plans[0];
     for (uint32_t i = 0; i < KG_PLAN_CACHE_SIZE; i++) {
@@ -79,10 +79,6 @@ kg_plan_entry *kg_plan_store(kg_graph *g, const char *key, plan_program *p, plan
     slot->stored_tuples = stored_tuples(p);
     slot->used = ++g->plan_clock;
     slot->prog = p;
-    if (params) {
-        slot->params = *params;
-        memset(params, 0, sizeof *params);
-    }
     slot->strings = strings;
     return slot;
 }
@@ -93,6 +89,9 @@ void kg_plan_decide(kg_graph *g, kg_plan_entry *e, plan_program *p, plan_params 
     if (p) {
         e->params = *params;
         memset(params, 0, sizeof *params);
+    } else {
+        il_intern_scope_free(e->strings); /* a mark holds no constants */
+        e->strings = NULL;
     }
     e->stored_tuples = stored_tuples(p);
     e->used = ++g->plan_clock;

@@ -173,7 +173,7 @@ static plan_program *decide_shape(kg_graph *g, kg_plan_entry *e, const iql_rule 
         kg_plan_decide(g, e, p, &params);
     } else {
         kg_plan_decide(g, e, NULL, NULL);
-        kg_plan_store(g, text_key, p, NULL, il_intern_scope_share());
+        kg_plan_store(g, text_key, p, il_intern_scope_share());
     }
     return p;
 }
@@ -243,7 +243,7 @@ const char *kg_query_rows(il_session *s, const iql_rule *q, bool with_session, v
                 /* met for the first time: kept with its values until the next query of
                    the shape tells whether its program can take others */
                 p = compile(q, &ctx);
-                e = kg_plan_store(g, il_buf_str(&key), p, NULL, il_intern_scope_share());
+                e = kg_plan_store(g, il_buf_str(&key), p, il_intern_scope_share());
                 e->values = malloc(shape.n * sizeof *e->values);
                 memcpy(e->values, shape.values, shape.n * sizeof *e->values);
             } else if (e->prog && !e->values) {
@@ -270,8 +270,7 @@ const char *kg_query_rows(il_session *s, const iql_rule *q, bool with_session, v
         p = compile(q, &ctx);
         /* its constants may be the query's own strings (base/intern.h), which the cached
            program then holds too */
-        if (!session_part)
-            kg_plan_store(g, il_buf_str(&text_key), p, NULL, il_intern_scope_share());
+        if (!session_part) kg_plan_store(g, il_buf_str(&text_key), p, il_intern_scope_share());
     }
     const char *err = run_program(p, guard, rows, nrows, arity);
     plan_program_reset(p);

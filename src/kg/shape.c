@@ -26,7 +26,7 @@ static bool same_value(const iql_term *a, const iql_term *b) {
 /* A literal's terms that are parameters: the constant arguments of an atom (not of a
  * search, whose arguments set how it searches), and the constant side of a comparison
  * whose other side is not constant (two constants are compared when compiled). Calls
- * visit(t, where, ctx) with where the slot holding t. */
+ * visit(where, ctx) with where the slot holding each. */
 static void each_param(iql_literal *l, void (*visit)(iql_term **where, void *ctx), void *ctx) {
     if (l->kind == IQL_LIT_ATOM || l->kind == IQL_LIT_NEG) {
         if (strcmp(l->atom.rel, "hnsw_nearest") == 0) return;
@@ -39,10 +39,15 @@ static void each_param(iql_literal *l, void (*visit)(iql_term **where, void *ctx
     if (rc && !lc && param_term(l->rhs)) visit(&l->rhs, ctx);
 }
 
+/* More distinct values than this and the query is cached by its text: finding them is
+ * quadratic, and a query with that many constants is rarely asked with others. */
+enum { MAX_PARAMS = 64 };
+
 typedef struct collect_ctx {
     il_arena *a;
     kg_shape *out;
     uint32_t cap;
+    bool too_many;
 } collect_ctx;
 
 static void collect(iql_term **where, void *ctx) {
@@ -50,6 +55,10 @@ static void collect(iql_term **where, void *ctx) {
     kg_shape *s = c->out;
     for (uint32_t i = 0; i < s->n; i++)
         if (same_value(s->terms[i], *where)) return;
+    if (s->n == MAX_PARAMS) {
+        c->too_many = true;
+        return;
+    }
     if (s->n == c->cap) {
         uint32_t cap = c->cap ? c->cap * 2 : 8;
         const iql_term **terms = il_arena_alloc(c->a, cap * sizeof *terms);
@@ -123,7 +132,7 @@ bool kg_shape_of(const iql_rule *q, il_arena *a, kg_shape *out) {
     collect_ctx cc = {.a = a, .out = out};
     iql_rule scan = *q; /* each_param only reads through it here */
     for (uint32_t i = 0; i < scan.nbody; i++) each_param(&scan.body[i], collect, &cc);
-    if (!out->n) return false;
+    if (!out->n || cc.too_many) return false;
     iql_term **names = il_arena_alloc(a, out->n * sizeof *names);
     out->values = il_arena_alloc(a, out->n * sizeof *out->values);
     for (uint32_t i = 0; i < out->n; i++) {

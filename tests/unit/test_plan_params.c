@@ -133,3 +133,17 @@ Test(plan_params, a_shape_program_goes_with_the_rules_it_was_built_on) {
     cr_assert_eq(same_as_fresh("?r(1, Y)"), 2);
     cr_assert_eq(same_as_fresh("?r(2, Y)"), 1);
 }
+
+Test(plan_params, a_query_with_very_many_constants_is_cached_by_text) {
+    unit_run(unit_session, "+p[(1, 1), (70, 2)]");
+    il_buf q;
+    il_buf_init(&q);
+    il_buf_puts(&q, "?p(X, Y)");
+    for (int k = 2; k <= 66; k++) il_buf_printf(&q, ", X != %d", k); /* 65 values */
+    cr_assert_eq(same_as_fresh(il_buf_str(&q)), 2);
+    cr_assert_eq(entries(), 1);
+    kg_graph *g = unit_session->kg;
+    for (uint32_t i = 0; i < KG_PLAN_CACHE_SIZE; i++)
+        if (g->plans[i].key) cr_assert(strstr(g->plans[i].key, "X != 66") != NULL);
+    il_buf_free(&q);
+}
