@@ -89,13 +89,12 @@ static void replace(iql_term **where, void *ctx) {
  * changes are copies. */
 static iql_rule replaced(il_arena *a, const iql_rule *q, const kg_shape *s, iql_term *const *with) {
     iql_rule r = *q;
-    r.body = il_arena_memdup(a, q->body, (q->nbody + 1) * sizeof *q->body);
+    r.body = il_arena_memdup(a, q->body, q->nbody * sizeof *q->body);
     replace_ctx ctx = {.shape = s, .with = with};
     for (uint32_t i = 0; i < r.nbody; i++) {
         iql_literal *l = &r.body[i];
-        if (l->kind != IQL_LIT_CMP)
-            l->atom.args =
-                il_arena_memdup(a, l->atom.args, (l->atom.nargs + 1) * sizeof(iql_term *));
+        if (l->kind != IQL_LIT_CMP && l->atom.nargs) /* `p()` may have no argument list */
+            l->atom.args = il_arena_memdup(a, l->atom.args, l->atom.nargs * sizeof(iql_term *));
         each_param(l, replace, &ctx);
     }
     return r;

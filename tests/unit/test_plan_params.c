@@ -147,3 +147,17 @@ Test(plan_params, a_query_with_very_many_constants_is_cached_by_text) {
         if (g->plans[i].key) cr_assert(strstr(g->plans[i].key, "X != 66") != NULL);
     il_buf_free(&q);
 }
+
+Test(plan_params, atoms_without_arguments_beside_parameters) {
+    unit_run(unit_session, "+e[(1, 2), (2, 3)]");
+    unit_run(unit_session, "+g[(1), (2)]");
+    /* an atom written `e()` has no argument list at all */
+    for (int k = 1; k <= 3; k++) {
+        char q[64];
+        snprintf(q, sizeof q, "?e(%d, X), !e()", k);
+        same_as_fresh(q);
+    }
+    unit_run(unit_session, "-g(1) <- e()");
+    unit_run(unit_session, "-g(2) <- e()");
+    cr_assert_eq(same_as_fresh("?g(X)"), 2);
+}
