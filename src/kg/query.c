@@ -141,6 +141,13 @@ static const char *run_program(plan_program *p, exec_guard *guard, val_t **rows,
     return err;
 }
 
+/* The text's key, the maintained prefix first, into the empty b. */
+static const char *text_key_of(il_buf *b, const char *prefix, const iql_rule *q) {
+    il_buf_puts(b, prefix);
+    iql_fmt_rule_key(q, b);
+    return il_buf_str(b);
+}
+
 static bool values_equal(const val_t *a, const val_t *b, uint32_t n) {
     return memcmp(a, b, n * sizeof *a) == 0;
 }
@@ -187,10 +194,10 @@ static void check_shape_rows(const iql_rule *q, stored_ctx *ctx, const val_t *ro
     val_t *want = NULL;
     size_t nwant = 0;
     uint32_t warity = 0;
+    /* a program without columns answers one row of no value, or none */
     if (!run_program(p, NULL, &want, &nwant, &warity) &&
-        (nwant != nrows ||
-         (nrows && (warity != arity ||
-                    memcmp(want, rows, nrows * (arity ? arity : 1) * sizeof *rows) != 0)))) {
+        (nwant != nrows || warity != arity ||
+         (nrows && arity && memcmp(want, rows, nrows * arity * sizeof *rows) != 0))) {
         il_buf b;
         il_buf_init(&b);
         iql_fmt_rule(q, &b);
@@ -253,16 +260,12 @@ const char *kg_query_rows(il_session *s, const iql_rule *q, bool with_session, v
             } else if (e->prog && values_equal(e->values, shape.values, shape.n)) {
                 p = e->prog; /* the same query again */
             } else if (e->prog) {
-                il_buf_puts(&text_key, prefix);
-                iql_fmt_rule_key(q, &text_key);
-                p = decide_shape(g, e, q, &shape, &sa, &ctx, il_buf_str(&text_key));
+                p = decide_shape(g, e, q, &shape, &sa, &ctx, text_key_of(&text_key, prefix, q));
             }
             by_text = !p; /* a shape whose programs are kept by text */
         }
         if (by_text) {
-            il_buf_puts(&text_key, prefix);
-            iql_fmt_rule_key(q, &text_key);
-            kg_plan_entry *e = kg_plan_lookup(g, il_buf_str(&text_key));
+            kg_plan_entry *e = kg_plan_lookup(g, text_key_of(&text_key, prefix, q));
             if (e) p = e->prog;
         }
     }

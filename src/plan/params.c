@@ -106,12 +106,16 @@ static bool same_op(walk *w, plan_op *a, const plan_op *b) {
     return false;
 }
 
+static bool same_ids(const uint32_t *a, const uint32_t *b, uint32_t n) {
+    return n == 0 || memcmp(a, b, n * sizeof *a) == 0;
+}
+
 static bool same_agg(const plan_agg *a, const plan_agg *b) {
     if (a->kind != b->kind || a->slot != b->slot || a->k != b->k ||
         memcmp(&a->param, &b->param, sizeof a->param) != 0 || a->nout != b->nout ||
         a->order_out != b->order_out || a->desc != b->desc)
         return false;
-    return a->nout == 0 || memcmp(a->out_slots, b->out_slots, a->nout * sizeof *a->out_slots) == 0;
+    return same_ids(a->out_slots, b->out_slots, a->nout);
 }
 
 static bool same_clause(walk *w, plan_clause *a, const plan_clause *b) {
@@ -124,9 +128,7 @@ static bool same_clause(walk *w, plan_clause *a, const plan_clause *b) {
     for (uint32_t i = 0; i < a->nops; i++)
         if (!same_op(w, &a->ops[i], &b->ops[i])) return false;
     if (a->is_agg) {
-        if (a->ngroup &&
-            memcmp(a->group_slots, b->group_slots, a->ngroup * sizeof *a->group_slots) != 0)
-            return false;
+        if (!same_ids(a->group_slots, b->group_slots, a->ngroup)) return false;
         for (uint32_t i = 0; i < a->naggs; i++)
             if (!same_agg(&a->aggs[i], &b->aggs[i])) return false;
     } else {
@@ -134,10 +136,6 @@ static bool same_clause(walk *w, plan_clause *a, const plan_clause *b) {
             if (!same_expr(w, a->head[i], b->head[i])) return false;
     }
     return true;
-}
-
-static bool same_ids(const uint32_t *a, const uint32_t *b, uint32_t n) {
-    return n == 0 || memcmp(a, b, n * sizeof *a) == 0;
 }
 
 static bool same_program(walk *w, plan_program *a, const plan_program *b) {

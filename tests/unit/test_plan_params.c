@@ -159,5 +159,6 @@ Test(plan_params, atoms_without_arguments_beside_parameters) {
     }
     unit_run(unit_session, "-g(1) <- e()");
     unit_run(unit_session, "-g(2) <- e()");
+    unit_run(unit_session, "-g(3) <- e()"); /* the shape's program, with no columns */
     cr_assert_eq(same_as_fresh("?g(X)"), 2);
 }
