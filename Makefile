@@ -47,7 +47,8 @@ unit: build
 # The long crash tests (the short ones, 20 and 10 kills, are part of the unit tests): the
 # engine killed in process, and the server over /ws killed with a simulated power loss.
 # WS_CRASH_ARGS=--single sends each program as one statement. The server test runs with four
-# writers, then with one (a lone writer's commits are synced by the I/O thread itself).
+# writers, then with one (a lone writer's commits are synced by the I/O thread itself), then
+# with four and busy polling (the I/O thread gathers their commits for the syncer).
 CRASH_ROUNDS ?= 300
 WS_CRASH_KILLS ?= 100
 WS_CRASH_ARGS ?=
@@ -55,6 +56,8 @@ crash-test: build
 	@$(BUILD)/crash_test $(BUILD)/crash_driver $(CRASH_ROUNDS)
 	@$(BUILD)/ws_crash_test $(BUILD)/inputlayer-server $(WS_CRASH_KILLS) $(WS_CRASH_ARGS)
 	@$(BUILD)/ws_crash_test $(BUILD)/inputlayer-server $(WS_CRASH_KILLS) --writers 1 $(WS_CRASH_ARGS)
+	@$(BUILD)/ws_crash_test $(BUILD)/inputlayer-server $(WS_CRASH_KILLS) \
+	  --set http.busy_poll_us=250 $(WS_CRASH_ARGS)
 
 conformance: build
 	@python3 tests/conformance/run.py --client $(BUILD)/inputlayer-client --cases $(CONFORMANCE_DIR)

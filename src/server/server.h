@@ -156,8 +156,12 @@ typedef struct srv_server {
     struct srv_member *sub_touched;   /* srv_subfam.c: members with rows not yet published */
     struct srv_group *groups_touched; /* srv_subgroup.c: groups of such members */
     const struct srv_conn
-        *last_writer;               /* srv_pipeline.c lone_writer: compared, never dereferenced */
-    uint64_t last_writer_since_ns;  /* when it became the last writer */
+        *last_writer;                /* srv_pipeline.c lone_writer: compared, never dereferenced */
+    uint64_t last_writer_since_ns;   /* when it became the last writer */
+    struct srv_quick_writer {        /* srv_pipeline.c quick_writers: busy polling only */
+        const struct srv_conn *conn; /* compared, never dereferenced */
+        uint64_t at_ns;              /* its last write that came quickly after a reply */
+    } quick_writers[8];
     uint64_t busy_poll_ns;          /* http.busy_poll_us (loop.c run_loop); 0: sleep when idle */
     uint64_t busy_poll_last_ns;     /* the loop's last read or write (busy_poll_ns only) */
     uint64_t busy_poll_write_ns;    /* the loop's last write (busy_poll_ns only) */
@@ -325,6 +329,7 @@ typedef struct srv_conn {
     uint32_t slow[8];             /* hashes of programs that spilled from the inline path */
     uint64_t inline_writes_after; /* no writes inline before then (one took too long) */
     unsigned slow_next;
+    uint64_t write_replied_ns; /* when its last write's reply went (srv_pipeline.c) */
 
     /* Session. */
     il_session *session;

@@ -140,6 +140,11 @@ void srv_metrics_prometheus(srv_conn *c) {
            "commit (no hand-off to the syncer thread).");
     il_buf_printf(&b, "inputlayer_log_syncs_io_thread_total %llu\n",
                   (unsigned long long)s->pool.lone_syncs);
+    family(&b, "inputlayer_log_batches_gathered_total", "counter",
+           "Batches of commits the I/O thread gathered for one fdatasync while it polled "
+           "(http.busy_poll_us, several connections writing in a closed loop).");
+    il_buf_printf(&b, "inputlayer_log_batches_gathered_total %llu\n",
+                  (unsigned long long)s->pool.loop_batches);
     family(&b, "inputlayer_loop_busy_poll_seconds_total", "counter",
            "Time the I/O loop spent polling instead of sleeping (http.busy_poll_us).");
     il_buf_printf(&b, "inputlayer_loop_busy_poll_seconds_total %.6f\n",

@@ -33,7 +33,13 @@
 /* A connection that has been the only one to write for this long syncs its commits on the
  * I/O thread (lone_writer). */
 #define LONE_WRITER_NS 5000000u
-#define SWEEP_MS       5
+/* With busy polling: a connection whose write comes within QUICK_WRITE_NS of its last
+ * write's reply, or sooner than a sync takes, writes in a closed loop, and the commits of
+ * those seen so within QUICK_WRITER_NS (or two syncs) are gathered into one sync
+ * (quick_writers). */
+#define QUICK_WRITE_NS  500000u
+#define QUICK_WRITER_NS 2000000u
+#define SWEEP_MS        5
 
 _Thread_local srv_capture *srv_tl_capture;
 
@@ -317,6 +323,8 @@ static void release(srv_conn *c, srv_req *r) {
     } else {
         test_reply_delay(c->srv);
         srv_capture_flush(&r->out);
+        if (r->access == SRV_EXCLUSIVE && c->srv->pool.loop_polls)
+            c->write_replied_ns = srv_mono_ns();
     }
     req_free(r);
     /* A connection with requests in progress is not idle. */
@@ -394,6 +402,34 @@ static bool lone_writer(srv_server *s, const srv_conn *c) {
     return now - s->last_writer_since_ns >= LONE_WRITER_NS;
 }
 
+/* How many connections write in a closed loop now, c included when it does: the syncer
+ * then waits for that many commits (srv_pool_gather_for). A connection is counted when
+ * its last write came quickly after the reply to the one before (QUICK_WRITE_NS, or a
+ * sync's time: it is back before another sync could end), no longer than QUICK_WRITER_NS
+ * (or two syncs) ago; at most as many as the table holds. */
+static unsigned quick_writers(srv_server *s, const srv_conn *c) {
+    uint64_t now = srv_mono_ns();
+    uint64_t sync_ns = __atomic_load_n(&s->pool.last_sync_ns, __ATOMIC_RELAXED);
+    uint64_t quick = QUICK_WRITE_NS > sync_ns ? QUICK_WRITE_NS : sync_ns;
+    uint64_t recent = QUICK_WRITER_NS > 2 * sync_ns ? QUICK_WRITER_NS : 2 * sync_ns;
+    struct srv_quick_writer *w = s->quick_writers;
+    enum { N = sizeof s->quick_writers / sizeof s->quick_writers[0] };
+    if (c->write_replied_ns && now - c->write_replied_ns < quick) {
+        unsigned slot = 0;
+        for (unsigned i = 0; i < N; i++) {
+            if (w[i].conn == c) {
+                slot = i;
+                break;
+            }
+            if (w[i].at_ns < w[slot].at_ns) slot = i;
+        }
+        w[slot] = (struct srv_quick_writer){c, now};
+    }
+    unsigned n = 0;
+    for (unsigned i = 0; i < N; i++) n += w[i].at_ns && now - w[i].at_ns < recent;
+    return n;
+}
+
 static void start(srv_req *r) {
     srv_conn *c = r->conn;
     srv_server *s = c->srv;
@@ -410,6 +446,8 @@ static void start(srv_req *r) {
         return;
     }
     bool lone = r->access == SRV_EXCLUSIVE && lone_writer(s, c);
+    if (r->access == SRV_EXCLUSIVE && s->pool.loop_polls)
+        srv_pool_gather_for(&s->pool, quick_writers(s, c));
     size_t queued;
     unsigned running;
     srv_pool_stats(&s->pool, &queued, &running);

@@ -70,9 +70,22 @@ static bool after_run(srv_pool *p, srv_job *j, bool on_worker, bool *wake) {
             p->pend_head = j;
         p->pend_tail = j;
         p->npend++;
-        /* The syncer needs waking for the first job, and once it gathered enough (a
-           wake-up per job costs a context switch each). */
-        signal_syncer = p->npend == 1 || p->npend >= p->last_batch;
+        if (!on_worker && p->loop_polls && p->gather_target > 1) {
+            /* The polling loop gathers the batch itself (srv_pool_gather_for). */
+            signal_syncer = p->npend >= p->gather_target;
+            if (signal_syncer) {
+                __atomic_store_n(&p->loop_gathering, false, __ATOMIC_RELAXED);
+                p->gathered = true;
+                p->loop_batches++;
+            } else if (!p->loop_gathering) {
+                __atomic_store_n(&p->loop_gathering, true, __ATOMIC_RELAXED);
+                p->gather_since_ns = srv_mono_ns();
+            }
+        } else {
+            /* The syncer needs waking for the first job, and once it gathered enough (a
+               wake-up per job costs a context switch each). */
+            signal_syncer = p->npend == 1 || p->npend >= p->last_batch;
+        }
         wait = true;
     } else if (on_worker || p->done_head) {
         *wake = finish(p, j);
@@ -139,7 +152,8 @@ static void *syncer(void *arg) {
            several jobs, wait briefly for as many again before the next one, so that one
            sync keeps covering them all instead of alternating halves. A lone writer (the
            last sync covered one job) never waits. */
-        if (p->last_batch > 1 && p->npend < p->last_batch && !p->sync_stopping) {
+        bool gathered = p->gathered;
+        if (!gathered && p->last_batch > 1 && p->npend < p->last_batch && !p->sync_stopping) {
             struct timespec until;
             clock_gettime(CLOCK_MONOTONIC, &until);
             until.tv_nsec += GATHER_NS;
@@ -152,6 +166,9 @@ static void *syncer(void *arg) {
                 rc = pthread_cond_timedwait(&p->pend, &p->mu, &until);
         }
         srv_job *batch = p->pend_head;
+        if (!batch) continue; /* woken for a batch an earlier round took */
+        __atomic_store_n(&p->loop_gathering, false, __ATOMIC_RELAXED);
+        p->gathered = false;
         p->last_batch = p->npend;
         p->pend_head = p->pend_tail = NULL;
         p->npend = 0;
@@ -177,6 +194,7 @@ static void *syncer(void *arg) {
             batch = next;
         }
         p->sync_busy = false;
+        p->sync_ended_ns = srv_mono_ns();
         pthread_mutex_unlock(&p->mu);
         if (wake) signal_loop(p);
         pthread_mutex_lock(&p->mu);
@@ -379,6 +397,28 @@ void srv_pool_stats(srv_pool *p, size_t *queued, unsigned *running) {
     pthread_mutex_unlock(&p->mu);
 }
 
+void srv_pool_gather_for(srv_pool *p, unsigned writers) {
+    p->gather_target = writers;
+}
+
+bool srv_pool_loop_gathers(srv_pool *p, uint64_t now) {
+    if (!__atomic_load_n(&p->loop_gathering, __ATOMIC_RELAXED)) return false;
+    pthread_mutex_lock(&p->mu);
+    bool gathering = p->loop_gathering;
+    /* Writers whose commits a running sync covers come back once it ends: with the window
+       counted from then, the batches do not settle into halves, each with its own sync. */
+    uint64_t from = p->gather_since_ns > p->sync_ended_ns ? p->gather_since_ns : p->sync_ended_ns;
+    bool ends = gathering && !p->sync_busy && now - from >= GATHER_NS;
+    if (ends) {
+        __atomic_store_n(&p->loop_gathering, false, __ATOMIC_RELAXED);
+        p->gathered = true;
+        p->loop_batches++;
+    }
+    pthread_mutex_unlock(&p->mu);
+    if (ends) pthread_cond_signal(&p->pend);
+    return gathering && !ends;
+}
+
 srv_pool_activity srv_pool_activity_now(srv_pool *p) {
     pthread_mutex_lock(&p->mu);
     srv_pool_activity a = SRV_POOL_BUSY;
@@ -387,6 +427,8 @@ srv_pool_activity srv_pool_activity_now(srv_pool *p) {
     else if (!p->nqueued && !p->running && !p->pend_head &&
              __atomic_load_n(&p->in_fsync, __ATOMIC_SEQ_CST))
         a = SRV_POOL_SYNCING;
+    else if (!p->nqueued && !p->running && p->gathered && !p->sync_busy)
+        a = SRV_POOL_SYNCING; /* the syncer is woken for the loop's batch: it runs next */
     else
         __atomic_store_n(&p->wake_on_sync, true, __ATOMIC_SEQ_CST);
     pthread_mutex_unlock(&p->mu);

@@ -54,7 +54,15 @@ typedef struct srv_pool {
     bool loop_polls;            /* set before the loop runs: http.busy_poll_us is on */
     bool wake_on_sync;          /* the loop sleeps until the next fdatasync starts (atomic) */
     uint64_t lone_syncs;        /* made by srv_pool_sync_alone (loop thread only) */
-    uint64_t last_sync_ns;      /* how long the last sync took (atomic) */
+    /* With busy polling, the loop gathers the batches of the writes it runs (see
+       srv_pool_gather_for). */
+    unsigned gather_target;   /* writers expected to commit soon (loop thread only) */
+    bool loop_gathering;      /* commits wait that the syncer was not told of (mu; atomic) */
+    bool gathered;            /* the loop gathered the batch: no more waiting for it (mu) */
+    uint64_t gather_since_ns; /* when the loop's gathering began (mu) */
+    uint64_t sync_ended_ns;   /* when the syncer's last sync ended (mu) */
+    uint64_t loop_batches;    /* batches the loop gathered (loop thread only) */
+    uint64_t last_sync_ns;    /* how long the last sync took (atomic) */
     bool sync_stopping;
     pthread_cond_t pend;
     pthread_t syncer;
@@ -92,6 +100,18 @@ typedef enum {
  * instead, and the syncer wakes it when it starts its next fdatasync, so that it polls
  * through that. */
 srv_pool_activity srv_pool_activity_now(srv_pool *p);
+/* With busy polling, how many connections are expected to commit within GATHER_NS: those
+ * writing in a closed loop (srv_pipeline.c). While more than one, a commit the loop runs
+ * does not wake the syncer: the syncer is woken once, when that many commits wait or
+ * GATHER_NS after the first (srv_pool_loop_gathers), and syncs them at once. The loop
+ * keeps polling meanwhile, so the other writers' requests are read without a wake-up, and
+ * the syncer is not switched in and out at the first commit only to wait for the rest;
+ * nor do the batches settle into halves, as when each waits for as many as the last
+ * sync covered. */
+void srv_pool_gather_for(srv_pool *p, unsigned writers);
+/* True while the loop gathers commits, so that it keeps polling; ends the gathering, and
+ * wakes the syncer, once GATHER_NS passed since its first commit. */
+bool srv_pool_loop_gathers(srv_pool *p, uint64_t now);
 /* Closes the loop-side handle once nothing is outstanding (at shutdown): now, or after
  * the last outstanding job is done. */
 void srv_pool_close_when_idle(srv_pool *p);

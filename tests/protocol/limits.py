@@ -554,10 +554,55 @@ async def t_busy_poll_during_sync(binary):
         await c.ws.close()
 
 
+async def t_busy_poll_gathers_writers(binary):
+    """With http.busy_poll_us, the I/O thread gathers the commits of connections that write
+    in a closed loop (each write soon after the reply to the one before) and wakes the
+    syncer once for them, instead of at the first one (srv_pool_gather_for; docs/server.md,
+    Busy polling). A lone writer's commits are not gathered; four writers' are, each write
+    still durable before its reply, and all of them are there after a restart. Each sync
+    takes 2 ms more (INPUTLAYER_TEST_SYNC_DELAY_US), so that the writers come back within
+    a sync's time however slow the build."""
+    metric = "inputlayer_log_batches_gathered_total"
+    data = tempfile.mkdtemp(prefix="il-gathered-")
+    env = {"INPUTLAYER_HTTP__BUSY_POLL_US": "200", "INPUTLAYER_TEST_SYNC_DELAY_US": "2000"}
+    writers, per = 4, 30
+    with OwnServer(binary, data_dir=data, env=env) as srv:
+        conns = [await connect(srv) for _ in range(writers)]
+        start = prometheus(srv)
+        for i in range(10):
+            f = await conns[0].call({"type": "execute", "program": "+gw(9, %d)" % i})
+            assert f["type"] == "result" and not f["errors"], f
+        alone = prometheus(srv)
+        assert alone[metric] == start[metric], (start, alone)
+        # The lone writer's entry ages out of the closed-loop writers it counts.
+        await asyncio.sleep(0.05)
+
+        async def write(w, c):
+            for i in range(per):
+                f = await c.call({"type": "execute", "program": "+gw(%d, %d)" % (w, i)})
+                assert f["type"] == "result" and not f["errors"], f
+        await asyncio.gather(*(write(w, c) for w, c in enumerate(conns)))
+        end = prometheus(srv)
+        records, syncs, gathered = (end[k] - alone[k] for k in (
+            "inputlayer_log_records_total", "inputlayer_log_syncs_total", metric))
+        assert records == writers * per, (records, syncs, gathered)
+        assert gathered >= 1 and 1 <= syncs <= 0.5 * records, (records, syncs, gathered)
+        for c in conns:
+            await c.ws.close()
+    with OwnServer(binary, data_dir=data) as srv:
+        c = await connect(srv)
+        f = await c.call({"type": "execute", "program": "?gw(W, I)"})
+        expected = [[9, i] for i in range(10)] + [[w, i] for w in range(writers)
+                                                  for i in range(per)]
+        assert sorted(f["rows"]) == sorted(expected), f
+        await c.ws.close()
+
+
 TESTS = [t_rate_limit, t_connection_limits, t_heartbeat_and_lifetime, t_config_precedence,
          t_identities_persist, t_subscription_limit, t_durability_modes, t_group_commit,
          t_test_reply_delay, t_preempted_inline_write_stays_inline,
          t_slow_inline_write_sends_writes_to_pool,
-         t_lone_writer_syncs_on_io_thread, t_busy_poll, t_busy_poll_during_sync]
+         t_lone_writer_syncs_on_io_thread, t_busy_poll, t_busy_poll_during_sync,
+         t_busy_poll_gathers_writers]
 
 assert json
