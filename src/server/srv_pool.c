@@ -151,7 +151,7 @@ static void *syncer(void *arg) {
         /* Concurrent writers arrive a few microseconds apart: after a sync that covered
            several jobs, wait briefly for as many again before the next one, so that one
            sync keeps covering them all instead of alternating halves. A lone writer (the
-           last sync covered one job) never waits. */
+           last sync covered one job) never waits, nor a batch the loop gathered. */
         bool gathered = p->gathered;
         if (!gathered && p->last_batch > 1 && p->npend < p->last_batch && !p->sync_stopping) {
             struct timespec until;

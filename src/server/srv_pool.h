@@ -92,7 +92,8 @@ typedef enum {
     SRV_POOL_BUSY,    /* a job queued or running, a commit waiting for a sync, or a sync
                          about to start or ending: they may need the loop's CPU */
     SRV_POOL_IDLE,    /* nothing */
-    SRV_POOL_SYNCING, /* only the syncer, inside its fdatasync: waiting for the disk */
+    SRV_POOL_SYNCING, /* only the syncer, inside its fdatasync (waiting for the disk) or
+                         about to take the batch the loop gathered for it */
 } srv_pool_activity;
 /* The loop polls unless BUSY: a CPU that keeps running while the disk works takes the
  * sync's completion sooner than one that halted, on a virtual machine 25-30 us sooner
