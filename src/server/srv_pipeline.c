@@ -392,8 +392,7 @@ static bool may_run_inline(srv_conn *c, const srv_req *r, size_t queued) {
  * single durable fact acknowledged 6-25 % sooner, with 15-30 % less CPU, BENCHMARKS.md). While
  * several connections write, the I/O thread must not block in a sync: it reads their
  * requests meanwhile, and the syncer's one sync covers them all (group commit). */
-static bool lone_writer(srv_server *s, const srv_conn *c) {
-    uint64_t now = srv_mono_ns();
+static bool lone_writer(srv_server *s, const srv_conn *c, uint64_t now) {
     if (s->last_writer != c) {
         s->last_writer = c;
         s->last_writer_since_ns = now;
@@ -402,13 +401,12 @@ static bool lone_writer(srv_server *s, const srv_conn *c) {
     return now - s->last_writer_since_ns >= LONE_WRITER_NS;
 }
 
-/* How many connections write in a closed loop now, c included when it does: the syncer
- * then waits for that many commits (srv_pool_gather_for). A connection is counted when
+/* How many connections write in a closed loop now, c included when it does: the loop
+ * then gathers that many commits for one sync (srv_pool_gather_for). A connection is counted when
  * its last write came quickly after the reply to the one before (QUICK_WRITE_NS, or a
  * sync's time: it is back before another sync could end), no longer than QUICK_WRITER_NS
  * (or two syncs) ago; at most as many as the table holds. */
-static unsigned quick_writers(srv_server *s, const srv_conn *c) {
-    uint64_t now = srv_mono_ns();
+static unsigned quick_writers(srv_server *s, const srv_conn *c, uint64_t now) {
     uint64_t sync_ns = __atomic_load_n(&s->pool.last_sync_ns, __ATOMIC_RELAXED);
     uint64_t quick = QUICK_WRITE_NS > sync_ns ? QUICK_WRITE_NS : sync_ns;
     uint64_t recent = QUICK_WRITER_NS > 2 * sync_ns ? QUICK_WRITER_NS : 2 * sync_ns;
@@ -445,9 +443,12 @@ static void start(srv_req *r) {
         apply_done_effects(r);
         return;
     }
-    bool lone = r->access == SRV_EXCLUSIVE && lone_writer(s, c);
-    if (r->access == SRV_EXCLUSIVE && s->pool.loop_polls)
-        srv_pool_gather_for(&s->pool, quick_writers(s, c));
+    bool lone = false;
+    if (r->access == SRV_EXCLUSIVE) {
+        uint64_t now = srv_mono_ns();
+        lone = lone_writer(s, c, now);
+        if (s->pool.loop_polls) srv_pool_gather_for(&s->pool, quick_writers(s, c, now));
+    }
     size_t queued;
     unsigned running;
     srv_pool_stats(&s->pool, &queued, &running);
