@@ -402,10 +402,10 @@ static bool lone_writer(srv_server *s, const srv_conn *c, uint64_t now) {
 }
 
 /* How many connections write in a closed loop now, c included when it does: the loop
- * then gathers that many commits for one sync (srv_pool_gather_for). A connection is counted when
- * its last write came quickly after the reply to the one before (QUICK_WRITE_NS, or a
- * sync's time: it is back before another sync could end), no longer than QUICK_WRITER_NS
- * (or two syncs) ago; at most as many as the table holds. */
+ * then gathers that many commits for one sync (srv_pool_gather_for). A connection is
+ * counted when its last write came quickly after the reply to the one before
+ * (QUICK_WRITE_NS, or a sync's time: it is back before another sync could end), no longer
+ * than QUICK_WRITER_NS (or two syncs) ago; at most as many as the table holds. */
 static unsigned quick_writers(srv_server *s, const srv_conn *c, uint64_t now) {
     uint64_t sync_ns = __atomic_load_n(&s->pool.last_sync_ns, __ATOMIC_RELAXED);
     uint64_t quick = QUICK_WRITE_NS > sync_ns ? QUICK_WRITE_NS : sync_ns;

@@ -20,6 +20,14 @@ enum { GATHER_NS = 100 * 1000 };
 /* A lone writer is synced on the loop thread only while syncs take less than this. */
 #define LONE_SYNC_MAX_NS 2000000u
 
+/* Under p->mu, on the loop thread: the batch it gathered goes to the syncer, which takes
+ * it without waiting for more (the caller wakes it). */
+static void hand_over(srv_pool *p) {
+    __atomic_store_n(&p->loop_gathering, false, __ATOMIC_RELAXED);
+    p->gathered = true;
+    p->loop_batches++;
+}
+
 /* Under p->mu. True when the caller must wake the loop (signal_loop, after unlocking):
  * the first job finished since the loop last took the list. */
 static bool finish(srv_pool *p, srv_job *j) {
@@ -74,9 +82,7 @@ static bool after_run(srv_pool *p, srv_job *j, bool on_worker, bool *wake) {
             /* The polling loop gathers the batch itself (srv_pool_gather_for). */
             signal_syncer = p->npend >= p->gather_target;
             if (signal_syncer) {
-                __atomic_store_n(&p->loop_gathering, false, __ATOMIC_RELAXED);
-                p->gathered = true;
-                p->loop_batches++;
+                hand_over(p);
             } else if (!p->loop_gathering) {
                 __atomic_store_n(&p->loop_gathering, true, __ATOMIC_RELAXED);
                 p->gather_since_ns = srv_mono_ns();
@@ -409,11 +415,7 @@ bool srv_pool_loop_gathers(srv_pool *p, uint64_t now) {
        counted from then, the batches do not settle into halves, each with its own sync. */
     uint64_t from = p->gather_since_ns > p->sync_ended_ns ? p->gather_since_ns : p->sync_ended_ns;
     bool ends = gathering && !p->sync_busy && now - from >= GATHER_NS;
-    if (ends) {
-        __atomic_store_n(&p->loop_gathering, false, __ATOMIC_RELAXED);
-        p->gathered = true;
-        p->loop_batches++;
-    }
+    if (ends) hand_over(p);
     pthread_mutex_unlock(&p->mu);
     if (ends) pthread_cond_signal(&p->pend);
     return gathering && !ends;
