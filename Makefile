@@ -174,11 +174,14 @@ bench-views: build
 	@./bench/run-views.sh $(BUILD)
 
 # Every standing-query fixture, durable-write fixture and views phase once, tiny, every
-# reply checked: keeps the benchmark tools working (make test runs it; the figures mean
+# reply checked, and fsync_probe's direct-write method (where the file system allows
+# O_DIRECT): keeps the benchmark tools working (make test runs it; the figures mean
 # nothing).
 bench-smoke: build
 	@BENCH_FIXTURE_ARGS="--writes 5" ./bench/run-fixtures.sh $(BUILD) >/dev/null
 	@BENCH_DURABLE_SMOKE=1 ./bench/run-durable.sh $(BUILD) >/dev/null
+	@$(BUILD)/fsync_probe --dir $(BUILD) --count 100 --method direct >/dev/null \
+	  2>$(BUILD)/probe-direct.err || grep -q "O_DIRECT refused" $(BUILD)/probe-direct.err
 	@$(MAKE) --no-print-directory bench-views-smoke >/dev/null
 	@$(MAKE) --no-print-directory bench-vectors-smoke
 	@echo "bench-smoke: every fixture, views phase and the vector benchmark ran, every reply checked"

@@ -24,7 +24,6 @@
  * per write and sync (mostly the kernel's work for the sync: part of what a durable write
  * costs the server's CPU). The file is removed at the end. */
 #include <errno.h>
-#include <stdalign.h>
 #include <fcntl.h>
 #include <stdbool.h>
 #include <stdint.h>
