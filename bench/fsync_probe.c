@@ -140,9 +140,11 @@ int main(int argc, char **argv) {
                 fprintf(stderr, "fsync_probe: %s: %s\n", path, strerror(errno));
                 rc = 1;
             }
-            size_t keep = end / BLOCK * BLOCK; /* the last, partial block is written again */
+            /* The last, partial block is written again. Past the bytes in use the tail
+               holds zeros, so only those the move leaves behind are cleared. */
+            size_t keep = end / BLOCK * BLOCK;
             memmove(tail, (char *)tail + (keep - base), end - keep);
-            memset((char *)tail + (end - keep), 0, tail_cap - (end - keep));
+            memset((char *)tail + (end - keep), 0, (end - base) - (end - keep));
             base = keep;
         } else if (pwrite(fd, rec, (size_t)bytes, (off_t)i * bytes) != bytes ||
                    fdatasync(fd) != 0) {
