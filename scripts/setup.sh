@@ -1,11 +1,13 @@
 #!/bin/sh
 # Installs the Debian packages the build, the tests and the benchmarks need (the server
-# adds libuv, http-parser, wslay, jansson, argon2, OpenSSL; its tests python3-websockets).
+# adds libuv, http-parser, wslay, jansson, argon2, OpenSSL, jemalloc; its tests
+# python3-websockets).
 # Idempotent: installs only what is missing. Works as root or through sudo.
 set -eu
 PKGS="build-essential cmake pkg-config clang libclang-rt-14-dev clang-format python3 sqlite3 \
 libedit-dev libcriterion-dev libxxhash-dev libzstd-dev \
-libuv1-dev libhttp-parser-dev libwslay-dev libjansson-dev libargon2-dev libssl-dev python3-websockets"
+libuv1-dev libhttp-parser-dev libwslay-dev libjansson-dev libargon2-dev libssl-dev libjemalloc-dev \
+python3-websockets"
 missing=""
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -44,6 +44,13 @@ void il_buf_putc(il_buf *b, char c) {
     il_buf_put(b, &c, 1);
 }
 
+void il_buf_put_u64(il_buf *b, unsigned long long n) {
+    char digits[20], *p = digits + sizeof digits;
+    do *--p = (char)('0' + n % 10);
+    while (n /= 10);
+    il_buf_put(b, p, (size_t)(digits + sizeof digits - p));
+}
+
 void il_buf_vprintf(il_buf *b, const char *fmt, va_list ap) {
     va_list ap2;
     va_copy(ap2, ap);

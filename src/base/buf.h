@@ -19,6 +19,8 @@ void il_buf_reserve(il_buf *b, size_t extra);
 void il_buf_put(il_buf *b, const void *p, size_t n);
 void il_buf_puts(il_buf *b, const char *s);
 void il_buf_putc(il_buf *b, char c);
+/* Appends n in decimal: what printf's %llu writes, for the replies' hot paths. */
+void il_buf_put_u64(il_buf *b, unsigned long long n);
 void il_buf_printf(il_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void il_buf_vprintf(il_buf *b, const char *fmt, va_list ap);
 /* Returns the text ("" when empty); the buffer keeps ownership. */

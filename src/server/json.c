@@ -7,7 +7,9 @@
 #include "server/server.h"
 
 void srv_json_open(il_buf *b, const char *type, const char *id) {
-    il_buf_printf(b, "{\"type\":\"%s\"", type);
+    il_buf_puts(b, "{\"type\":\"");
+    il_buf_puts(b, type);
+    il_buf_putc(b, '"');
     if (id) {
         il_buf_puts(b, ",\"id\":");
         il_json_str(b, id, strlen(id));

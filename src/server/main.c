@@ -3,7 +3,6 @@
  * installs a backup first when asked to, loads the identity store and the engine, then
  * runs one libuv loop serving HTTP (health, metrics) and the WebSocket API on one port. */
 #include <errno.h>
-#include <malloc.h>
 #include <openssl/rand.h>
 #include <signal.h>
 #include <stdio.h>
@@ -15,6 +14,7 @@
 #include "server/srv_backup.h"
 #include "server/srv_deliver.h"
 #include "server/srv_durability.h"
+#include "server/srv_memory.h"
 #include "server/srv_pipeline.h"
 #include "server/srv_revision.h"
 #include "value/value.h"
@@ -189,11 +189,7 @@ int main(int argc, char **argv) {
     }
     /* A peer that goes away mid-write must not kill the server. */
     signal(SIGPIPE, SIG_IGN);
-    /* Memory a query frees stays with the process (no munmap or trim per query: the next
-     * query reuses it); after a large peak the server returns it once it has been quiet
-     * for a second (srv_release_memory_later). */
-    mallopt(M_MMAP_THRESHOLD, 32 << 20);
-    mallopt(M_TRIM_THRESHOLD, 1 << 30);
+    srv_memory_init();
     printf("InputLayer Server\n=================\n\n");
     warn_unsafe(&cfg);
     const char *data_dir = cfg.data_dir;
@@ -280,6 +276,7 @@ int main(int argc, char **argv) {
     il_buf_free(&s.graph_names);
     il_engine_close(s.engine); /* stops an export still running, removing its output */
     free(backup_dir);
+    free(s.read_chunk);
     uv_loop_close(s.loop);
     val_shutdown();
     srv_config_free(&cfg);

@@ -197,6 +197,17 @@ static void reply_error(srv_conn *c, const char *id, const char *code, const cha
     srv_pipe_reply_end(r);
 }
 
+/* Whether a program only queries or (un)subscribes, so that a revision precondition on it
+ * means nothing. Split here only for such a precondition: execute() splits it again. */
+static bool writes_nothing(const char *prog, size_t len) {
+    bool read_only, identity;
+    size_t nstmts;
+    srv_stmt *sts = srv_exec_split(prog, len, &nstmts);
+    srv_exec_classify(sts, nstmts, &read_only, &identity, NULL);
+    srv_exec_free_stmts(sts, nstmts);
+    return read_only || srv_subs_is_command(prog, len);
+}
+
 /* An execute with its optional revision precondition (protocol-later.md 1.3): an integer
  * expect_revision >= 0, and expect_epoch (a string) and expect_relations (a non-empty array
  * of names) that need it. Programs of queries
@@ -230,12 +241,7 @@ static void expect_check(srv_conn *c, const char *id, const char *prog, size_t l
                           : "Invalid message format: expect_relations needs expect_revision");
         return;
     }
-    bool read_only, identity;
-    size_t nstmts;
-    srv_stmt *sts = srv_exec_split(prog, len, &nstmts);
-    srv_exec_classify(sts, nstmts, &read_only, &identity, NULL);
-    srv_exec_free_stmts(sts, nstmts);
-    if (rev && (read_only || srv_subs_is_command(prog, len))) {
+    if (rev && writes_nothing(prog, len)) {
         reply_error(c, id, "invalid_request",
                     "Invalid message format: expect_revision on a program that writes nothing");
         return;

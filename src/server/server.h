@@ -102,6 +102,8 @@ typedef struct srv_iptab {
     size_t nbuckets, n, sweep_at;
 } srv_iptab;
 
+enum { SRV_READ_CHUNK = 65536 };
+
 typedef struct srv_server {
     uv_loop_t *loop;
     uv_tcp_t listener;
@@ -115,6 +117,7 @@ typedef struct srv_server {
     uv_timer_t sweep;            /* deadlines of queued requests */
     uv_timer_t release;          /* returns freed memory to the system after a quiet time */
     uint64_t release_first_ms;   /* when the first unreleased large peak finished (0: none) */
+    char *read_chunk;            /* SRV_READ_CHUNK bytes: where every read lands */
     unsigned nqueued_reqs;       /* requests waiting in pipelines or the pool */
     bool stopping;
     pthread_mutex_t users_lock;

@@ -117,10 +117,15 @@ static void send_reply(srv_conn *c, const char *id, reply *r) {
         write_columns(&b, r);
         il_buf_puts(&b, ",\"rows\":");
         srv_rows_put(&b, &rows, 0, nrows);
-        il_buf_printf(&b,
-                      ",\"row_count\":%zu,\"total_count\":%zu,\"truncated\":%s,"
-                      "\"execution_time_ms\":%llu,\"errors\":[",
-                      nrows, total, truncated, (unsigned long long)r->ms);
+        il_buf_puts(&b, ",\"row_count\":");
+        il_buf_put_u64(&b, nrows);
+        il_buf_puts(&b, ",\"total_count\":");
+        il_buf_put_u64(&b, total);
+        il_buf_puts(&b, ",\"truncated\":");
+        il_buf_puts(&b, truncated);
+        il_buf_puts(&b, ",\"execution_time_ms\":");
+        il_buf_put_u64(&b, (unsigned long long)r->ms);
+        il_buf_puts(&b, ",\"errors\":[");
         il_buf_put(&b, r->errors.data, r->errors.len);
         il_buf_putc(&b, ']');
         write_provenance(&b, nrows);
@@ -392,8 +397,12 @@ static void execute_one(srv_req *rq, const srv_stmt *st, uint64_t t0) {
     }
     /* Which kind of reply this is: a table whose one column is named `message` is not
      * a message. */
-    il_buf_printf(&rp.ext, ",\"result_kind\":\"%s\"", rp.table ? "table" : "message");
-    if (cls) il_buf_printf(&rp.ext, ",\"statement_class\":\"%s\"", cls);
+    il_buf_puts(&rp.ext, rp.table ? ",\"result_kind\":\"table\"" : ",\"result_kind\":\"message\"");
+    if (cls) {
+        il_buf_puts(&rp.ext, ",\"statement_class\":\"");
+        il_buf_puts(&rp.ext, cls);
+        il_buf_putc(&rp.ext, '"');
+    }
     if (k == IL_STMT_SESSION_RULE && kind == IL_RESULT_MESSAGE) {
         uint32_t arity = 0;
         const char *head = il_result_rule_head(r, &arity);
@@ -790,7 +799,9 @@ static void execute(srv_req *rq) {
     memset(&as, 0, sizeof as);
     /* An identity command runs on the loop thread, without the engine: its check does
      * not depend on the graph. */
-    snprintf(as.kg, sizeof as.kg, "%s", rq->identity ? c->kg : il_session_graph(c->session));
+    const char *kg = rq->identity ? c->kg : il_session_graph(c->session);
+    size_t kglen = strnlen(kg, sizeof as.kg - 1);
+    memcpy(as.kg, kg, kglen); /* the rest is zero */
     pthread_mutex_lock(&c->srv->users_lock);
     const srv_user *me = srv_users_find(&c->srv->users, c->user);
     size_t denied = n;

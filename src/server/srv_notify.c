@@ -112,18 +112,28 @@ static void render(il_buf *b, const il_change *c, uint64_t timestamp_ms, uint64_
         [IL_CHANGE_GRAPH] = NULL,
         [IL_CHANGE_SCHEMA] = "entity",
     };
-    il_buf_printf(b, "{\"type\":\"%s\",\"knowledge_graph\":", TYPES[c->kind]);
+    /* Written piece by piece: printf's format parsing was most of a write's notification. */
+    il_buf_puts(b, "{\"type\":\"");
+    il_buf_puts(b, TYPES[c->kind]);
+    il_buf_puts(b, "\",\"knowledge_graph\":");
     json_str(b, c->graph);
     if (NAME_FIELDS[c->kind]) {
-        il_buf_printf(b, ",\"%s\":", NAME_FIELDS[c->kind]);
+        il_buf_puts(b, ",\"");
+        il_buf_puts(b, NAME_FIELDS[c->kind]);
+        il_buf_puts(b, "\":");
         json_str(b, c->name ? c->name : "");
     }
     il_buf_puts(b, ",\"operation\":");
     json_str(b, c->operation);
-    if (c->kind == IL_CHANGE_FACTS)
-        il_buf_printf(b, ",\"count\":%llu", (unsigned long long)c->count);
-    il_buf_printf(b, ",\"timestamp_ms\":%llu,\"seq\":%llu}", (unsigned long long)timestamp_ms,
-                  (unsigned long long)seq);
+    if (c->kind == IL_CHANGE_FACTS) {
+        il_buf_puts(b, ",\"count\":");
+        il_buf_put_u64(b, (unsigned long long)c->count);
+    }
+    il_buf_puts(b, ",\"timestamp_ms\":");
+    il_buf_put_u64(b, (unsigned long long)timestamp_ms);
+    il_buf_puts(b, ",\"seq\":");
+    il_buf_put_u64(b, (unsigned long long)seq);
+    il_buf_putc(b, '}');
 }
 
 static srv_notification view_of(const entry *en) {

@@ -8,7 +8,6 @@
  * engine is free, within a small budget; one that overruns it goes to the pool, and its
  * program is remembered so that it goes there directly next time. */
 #include <errno.h>
-#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +16,7 @@
 
 #include "server/server.h"
 #include "server/srv_exec.h"
+#include "server/srv_memory.h"
 #include "server/srv_deliver.h"
 #include "server/srv_notify.h"
 #include "server/srv_pipeline.h"
@@ -654,7 +654,7 @@ void srv_pipe_disconnect(srv_conn *c) {
 static void on_release(uv_timer_t *t) {
     srv_server *s = t->data;
     s->release_first_ms = 0;
-    malloc_trim(0);
+    srv_memory_release();
 }
 
 void srv_release_memory_later(srv_server *s) {

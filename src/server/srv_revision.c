@@ -89,7 +89,8 @@ uint64_t srv_revision_of_rules(srv_server *s, const char *kg) {
 
 void srv_revision_put_if_changed(srv_server *s, uint64_t statements_before, il_buf *b) {
     if (s->revision_stmt == statements_before || !s->revision_last) return;
-    il_buf_printf(b, ",\"revision\":%llu", (unsigned long long)srv_revision(s, s->revision_last));
+    il_buf_puts(b, ",\"revision\":");
+    il_buf_put_u64(b, (unsigned long long)srv_revision(s, s->revision_last));
 }
 
 uint64_t srv_revision(srv_server *s, const char *kg) {
