@@ -153,16 +153,36 @@ fx_frame_kind fx_classify(const json_t *frame) {
     return FX_FRAME_UNKNOWN;
 }
 
-fx_frame_kind fx_classify_text(const char *msg, size_t len, json_t **frame) {
+/* The frame's type read from its text, without parsing it, when the text starts with a
+ * plain "type" member (the server writes it first in every frame); NULL otherwise. */
+static const char *leading_type(const char *msg, size_t len, size_t *type_len) {
     static const char PREFIX[] = "{\"type\":\"";
     const size_t plen = sizeof PREFIX - 1;
+    if (len <= plen || memcmp(msg, PREFIX, plen) != 0) return NULL;
+    const char *type = msg + plen, *end = memchr(type, '"', len - plen);
+    if (!end || memchr(type, '\\', (size_t)(end - type))) return NULL;
+    *type_len = (size_t)(end - type);
+    return type;
+}
+
+fx_frame_kind fx_classify_text(const char *msg, size_t len, json_t **frame) {
+    size_t tlen;
+    const char *type = leading_type(msg, len, &tlen);
     *frame = NULL;
-    if (len > plen && memcmp(msg, PREFIX, plen) == 0) {
-        const char *type = msg + plen, *end = memchr(type, '"', len - plen);
-        if (end && is_push(type, (size_t)(end - type))) return FX_FRAME_PUSH;
-    }
+    if (type && is_push(type, tlen)) return FX_FRAME_PUSH;
     *frame = json_loadb(msg, len, 0, NULL);
     return fx_classify(*frame);
+}
+
+/* Whether a frame is a push, parsing it only when its type does not lead its text. */
+static bool push_frame(const char *msg, size_t len) {
+    size_t tlen;
+    const char *type = leading_type(msg, len, &tlen);
+    if (type) return is_push(type, tlen);
+    json_t *o = json_loadb(msg, len, 0, NULL);
+    bool push = fx_classify(o) == FX_FRAME_PUSH;
+    json_decref(o);
+    return push;
 }
 
 int fx_send_execute(ws_client *ws, const char *id, const char *program, char *why, size_t why_len) {
@@ -182,36 +202,54 @@ int fx_send_execute(ws_client *ws, const char *id, const char *program, char *wh
     return FX_OK;
 }
 
-int fx_await_result(ws_client *ws, const char *id, json_t **result, uint64_t *at_ns, char *why,
-                    size_t why_len) {
-    if (result) *result = NULL;
+int fx_await_frame(ws_client *ws, const char *id, const char **msg, size_t *len, uint64_t *at_ns,
+                   char *why, size_t why_len) {
     for (;;) {
-        const char *msg;
-        size_t len;
-        if (wsc_recv_text(ws, &msg, &len) != 0) {
+        if (wsc_recv_text(ws, msg, len) != 0) {
             snprintf(why, why_len, "waiting for the reply to %s: %s", id, wsc_error(ws));
             return FX_FAILED;
         }
         if (at_ns) *at_ns = fx_now_ns();
-        json_t *o;
-        fx_frame_kind kind = fx_classify_text(msg, len, &o);
-        if (kind == FX_FRAME_PUSH) continue;
-        const char *rid = json_string_value(json_object_get(o, "id"));
-        const json_t *errors = json_object_get(o, "errors");
-        int rc = FX_INVALID;
-        if (kind != FX_FRAME_RESULT || !rid || strcmp(rid, id) != 0)
-            snprintf(why, why_len, "request %s got: %.*s", id, (int)(len > 300 ? 300 : len), msg);
-        else if (json_array_size(errors) > 0 || json_is_true(json_object_get(o, "truncated")))
-            snprintf(why, why_len, "request %s failed or was truncated: %.*s", id,
-                     (int)(len > 300 ? 300 : len), msg);
-        else
-            rc = FX_OK;
-        if (rc == FX_OK && result)
-            *result = o;
-        else
-            json_decref(o);
-        return rc;
+        if (!push_frame(*msg, *len)) return FX_OK;
     }
+}
+
+/* Whether o, of that kind, parsed from msg, is the result of request id with no statement
+ * errors and not truncated; it is returned in *result or freed. */
+static int check_result(const char *id, const char *msg, size_t len, json_t *o, fx_frame_kind kind,
+                        json_t **result, char *why, size_t why_len) {
+    const char *rid = json_string_value(json_object_get(o, "id"));
+    const json_t *errors = json_object_get(o, "errors");
+    int rc = FX_INVALID;
+    if (kind != FX_FRAME_RESULT || !rid || strcmp(rid, id) != 0)
+        snprintf(why, why_len, "request %s got: %.*s", id, (int)(len > 300 ? 300 : len), msg);
+    else if (json_array_size(errors) > 0 || json_is_true(json_object_get(o, "truncated")))
+        snprintf(why, why_len, "request %s failed or was truncated: %.*s", id,
+                 (int)(len > 300 ? 300 : len), msg);
+    else
+        rc = FX_OK;
+    if (rc == FX_OK && result)
+        *result = o;
+    else
+        json_decref(o);
+    return rc;
+}
+
+int fx_result_of_text(const char *id, const char *msg, size_t len, json_t **result, char *why,
+                      size_t why_len) {
+    if (result) *result = NULL;
+    json_t *o;
+    fx_frame_kind kind = fx_classify_text(msg, len, &o);
+    return check_result(id, msg, len, o, kind, result, why, why_len);
+}
+
+int fx_await_result(ws_client *ws, const char *id, json_t **result, uint64_t *at_ns, char *why,
+                    size_t why_len) {
+    if (result) *result = NULL;
+    const char *msg;
+    size_t len;
+    int rc = fx_await_frame(ws, id, &msg, &len, at_ns, why, why_len);
+    return rc == FX_OK ? fx_result_of_text(id, msg, len, result, why, why_len) : rc;
 }
 
 int fx_execute(ws_client *ws, const char *id, const char *program, json_t **result, char *why,

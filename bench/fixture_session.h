@@ -103,6 +103,15 @@ int fx_send_execute(ws_client *ws, const char *id, const char *program, char *wh
 int fx_await_result(ws_client *ws, const char *id, json_t **result, uint64_t *at_ns, char *why,
                     size_t why_len);
 
+/* fx_await_result in two steps, for a caller that can check some replies from their text:
+ * fx_await_frame waits for the next frame that is not a push and returns its text (valid
+ * until the next read on ws) and when it was read; fx_result_of_text checks that text as
+ * fx_await_result does and returns the result. */
+int fx_await_frame(ws_client *ws, const char *id, const char **msg, size_t *len, uint64_t *at_ns,
+                   char *why, size_t why_len);
+int fx_result_of_text(const char *id, const char *msg, size_t len, json_t **result, char *why,
+                      size_t why_len);
+
 /* fx_send_execute, then fx_await_result. */
 int fx_execute(ws_client *ws, const char *id, const char *program, json_t **result, char *why,
                size_t why_len);

@@ -163,14 +163,16 @@ static void run_loop(srv_server *s) {
             s->busy_poll_misses < BUSY_POLL_MISSES && now - s->busy_poll_last_ns < s->busy_poll_ns;
         /* While it gathers commits for the syncer, polling reads the other writers' next
            requests without a wake-up (srv_pool_gather_for). */
-        bool gathering = srv_pool_loop_gathers(&s->pool, now);
+        bool gathering_in_sync;
+        bool gathering = srv_pool_loop_gathers(&s->pool, now, &gathering_in_sync);
         /* Not while the pool's threads may need this CPU (srv_pool_activity_now). */
         srv_pool_activity pool =
             poll && !gathering ? srv_pool_activity_now(&s->pool) : SRV_POOL_IDLE;
         if (pool == SRV_POOL_BUSY) poll = false;
         if (gathering) poll = true;
-        /* The syncer, sharing this CPU, runs as soon as its sync ends. */
-        if (pool == SRV_POOL_SYNCING || gathering) sched_yield();
+        /* The syncer, sharing this CPU, runs as soon as its sync ends. Between syncs it
+           waits for the batch: a yield then is a system call per request for nothing. */
+        if (pool == SRV_POOL_SYNCING || (gathering && gathering_in_sync)) sched_yield();
         if (poll && !polling_since) polling_since = now;
         if (!poll && polling_since) {
             s->busy_polled_ns += now - polling_since;

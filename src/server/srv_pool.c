@@ -407,10 +407,12 @@ void srv_pool_gather_for(srv_pool *p, unsigned writers) {
     p->gather_target = writers;
 }
 
-bool srv_pool_loop_gathers(srv_pool *p, uint64_t now) {
+bool srv_pool_loop_gathers(srv_pool *p, uint64_t now, bool *syncing) {
+    *syncing = false;
     if (!__atomic_load_n(&p->loop_gathering, __ATOMIC_RELAXED)) return false;
     pthread_mutex_lock(&p->mu);
     bool gathering = p->loop_gathering;
+    *syncing = p->sync_busy;
     /* Writers whose commits a running sync covers come back once it ends: with the window
        counted from then, the batches do not settle into halves, each with its own sync. */
     uint64_t from = p->gather_since_ns > p->sync_ended_ns ? p->gather_since_ns : p->sync_ended_ns;

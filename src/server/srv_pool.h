@@ -111,8 +111,9 @@ srv_pool_activity srv_pool_activity_now(srv_pool *p);
  * sync covered. */
 void srv_pool_gather_for(srv_pool *p, unsigned writers);
 /* True while the loop gathers commits, so that it keeps polling; ends the gathering, and
- * wakes the syncer, once GATHER_NS passed since its first commit. */
-bool srv_pool_loop_gathers(srv_pool *p, uint64_t now);
+ * wakes the syncer, once GATHER_NS passed since its first commit. *syncing tells whether
+ * a sync runs meanwhile (the syncer then needs this CPU once it returns). */
+bool srv_pool_loop_gathers(srv_pool *p, uint64_t now, bool *syncing);
 /* Closes the loop-side handle once nothing is outstanding (at shutdown): now, or after
  * the last outstanding job is done. */
 void srv_pool_close_when_idle(srv_pool *p);
