@@ -21,7 +21,7 @@ void il_buf_clear(il_buf *b) {
 
 void il_buf_reserve(il_buf *b, size_t extra) {
     if (b->len + extra + 1 <= b->cap) return;
-    size_t cap = b->cap ? b->cap : 64;
+    size_t cap = b->cap ? b->cap : 256;
     while (cap < b->len + extra + 1) cap *= 2;
     char *p = realloc(b->data, cap);
     if (!p) abort();
