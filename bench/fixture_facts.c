@@ -107,7 +107,7 @@ static bool read_digits(const char **p, const char *end, int64_t *v) {
  * order, no errors, not truncated, the one message row), with any execution time and the
  * revision in *revision. Anything else, however valid, is left to check_reply: the
  * client's CPU per reply is part of what the four-writer phase measures on a machine
- * shared with the server (BENCHMARKS.md, "Where the four writers' round goes now"), and
+ * shared with the server (BENCHMARKS.md, "Both targets with busy polling"), and
  * building a JSON tree for every reply was a fifth of it. */
 static bool quick_reply(const fx_fact_writer *w, const char *id, const char *msg, size_t len,
                         int64_t *revision) {
