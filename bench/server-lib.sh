@@ -130,6 +130,11 @@ bench_cpu_layout() {
 bench_start_server() {
     local binary=$1 dir=$2 key=$3
     mkdir -p "$dir"
+    # Emptied here, not only by the background redirection below: that may run after
+    # bench_wait_listening first reads the file, which would then find the listening line
+    # (and port) of the server started before this one in the same place.
+    : >"$dir.out"
+    : >"$dir.out.err"
     (
         cd "$dir" || exit 1
         export INPUTLAYER_BOOTSTRAP_API_KEY=$key
