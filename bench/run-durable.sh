@@ -98,7 +98,7 @@ probe() {
 # $TMP/results.jsonl. Stops the script on a failure (exit 3 for INVALID).
 run_fixture() {
     local name=$1 port args
-    rm -rf "$TMP/server" "$TMP/server.out" "$TMP/server.out.err"
+    rm -rf "$TMP/server"
     mkdir -p "$TMP/server/data"
     probe "$name" before
     bench_start_server "$SERVER" "$TMP/server" "$API_KEY"
