@@ -242,6 +242,8 @@ static const char *stmt_start(const char *p, const char *end) {
     return p;
 }
 
+static bool is_fact_write(const char *p, size_t k);
+
 static bool is_query(const srv_stmt *st) {
     const char *p = stmt_start(st->text, st->text + st->len);
     return p < st->text + st->len && *p == '?';
@@ -294,15 +296,32 @@ il_result *srv_exec_guarded(srv_req *rq, const char *text, size_t len, bool stor
     return r;
 }
 
-/* Runs one statement of the program under the request's guards (srv_exec_guarded). A
- * statement other than a query begins committing: a cancel is then too late. */
-static il_result *run(srv_req *rq, const srv_stmt *st) {
+/* Whether running the statement begins committing: whether it changes stored facts,
+ * schemas or persistent rules, or is a meta command. Queries and the session's own
+ * facts, rules and schemas change nothing stored, so a cancel can still stop them. A
+ * given-fact write is told apart without parsing it. */
+static bool begins_committing(const srv_stmt *st) {
+    if (is_query(st)) return false;
+    const char *end = st->text + st->len, *p = stmt_start(st->text, end);
+    if (is_fact_write(p, (size_t)(end - p))) return true;
+    return il_statement_txn_part(st->text, st->len) != IL_TXN_READS;
+}
+
+/* From here the request completes: a cancel is too late. False when a cancel came first
+ * (srv_exec_run then answers `cancelled`). */
+static bool begin_commit(srv_req *rq) {
+    int expected = SRV_COMMIT_NOT_YET;
+    return __atomic_compare_exchange_n(&rq->commit, &expected, SRV_COMMIT_BEGUN, false,
+                                       __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST) ||
+           expected == SRV_COMMIT_BEGUN;
+}
+
+/* Runs one statement of the program under the request's guards (srv_exec_guarded). In a
+ * transaction nothing commits before the transaction does; otherwise, from the first
+ * statement that begins committing, a cancel is too late. */
+static il_result *run(srv_req *rq, const srv_stmt *st, bool in_txn) {
     srv_conn *c = rq->conn;
-    if (!is_query(st)) {
-        int expected = SRV_COMMIT_NOT_YET;
-        __atomic_compare_exchange_n(&rq->commit, &expected, SRV_COMMIT_BEGUN, false,
-                                    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
-    }
+    if (!in_txn && begins_committing(st)) begin_commit(rq);
     il_result *r = srv_exec_guarded(rq, st->text, st->len, false);
     if (!r) return NULL;
     il_stmt_class k = il_result_stmt_class(r);
@@ -365,7 +384,7 @@ static void execute_one(srv_req *rq, const srv_stmt *st, uint64_t t0) {
         return;
     }
     uint64_t writes_before = c->srv->revision_stmt;
-    il_result *r = run(rq, st);
+    il_result *r = run(rq, st, false);
     if (!r) return;
     after_stmt(c, st, r);
     il_stmt_class k = il_result_stmt_class(r);
@@ -441,12 +460,26 @@ static const char *recheck(srv_conn *c, const char *user, srv_stmt *st) {
     return st->denied[0] ? st->denied : NULL;
 }
 
-/* A program of several statements: each runs in order and failures do not stop it.
- * The last query's table is the reply, else every statement's message lines; failed
- * statements add an `Error: ...` line and an errors[] entry. */
-static void execute_many(srv_req *rq, srv_stmt *sts, size_t n, uint64_t t0) {
+/* The session has session facts or rules again as before the program (metrics). */
+static void restore_dirty(srv_conn *c, bool was) {
+    if (c->dirty == was) return;
+    c->dirty = was;
+    __atomic_fetch_add(&c->srv->ndirty, was ? 1u : (unsigned)-1, __ATOMIC_RELAXED);
+}
+
+/* A program of several statements that writes nothing stored: each runs in order and
+ * failures do not stop it. The last query's table is the reply, else every statement's
+ * message lines; failed statements add an `Error: ...` line and an errors[] entry. When
+ * every statement can join a transaction (`undoable`: no meta command) the program runs
+ * in one, so that a stop (cancel, deadline, memory) also takes back what it added to the
+ * session: the stop's error says nothing was applied. */
+static void execute_many(srv_req *rq, srv_stmt *sts, size_t n, bool undoable, uint64_t t0) {
     srv_conn *c = rq->conn;
     const char *id = rq->has_id ? rq->id : NULL;
+    bool was_dirty = c->dirty;
+    /* The engine lock is held for the whole program: no other transaction can be open. */
+    bool txn = undoable && il_txn_begin(c->session);
+    bool stopped = false;
     reply rp;
     reply_init(&rp);
     il_result *last_table = NULL;
@@ -469,8 +502,11 @@ static void execute_many(srv_req *rq, srv_stmt *sts, size_t n, uint64_t t0) {
             failure = strdup(denied);
             code = "access_denied";
         } else {
-            r = run(rq, st);
-            if (!r) break;
+            r = run(rq, st, txn);
+            if (!r) {
+                stopped = true;
+                break;
+            }
             after_stmt(c, st, r);
             il_result_kind kind = il_result_kind_of(r);
             if (kind == IL_RESULT_ERROR || kind == IL_RESULT_PARSE_ERROR) {
@@ -502,6 +538,13 @@ static void execute_many(srv_req *rq, srv_stmt *sts, size_t n, uint64_t t0) {
             keep = realloc(keep, (nkeep + 1) * sizeof *keep);
             keep[nkeep++] = r;
         }
+    }
+    if (txn && stopped) {
+        il_txn_rollback(c->session);
+        restore_dirty(c, was_dirty);
+    } else if (txn) {
+        /* Nothing stored changed, so there is no log record to fail. */
+        il_txn_commit(c->session, NULL);
     }
     rp.table = last_table;
     rp.lines = lines;
@@ -536,19 +579,13 @@ static void send_program_failure(srv_conn *c, const char *id, size_t index, cons
     reply_free(&rp);
 }
 
-/* The session has session facts or rules again as before the program (metrics). */
-static void restore_dirty(srv_conn *c, bool was) {
-    if (c->dirty == was) return;
-    c->dirty = was;
-    __atomic_fetch_add(&c->srv->ndirty, was ? 1u : (unsigned)-1, __ATOMIC_RELAXED);
-}
-
 /* A program of several statements of which some write (protocol-later.md 1.8,
  * "Atomicity"): one engine transaction. It stops at the first failure and rolls back, so
  * that nothing of it is applied; otherwise it commits as one log record, one change report
  * and one revision, and the reply is built as for any program (the last query's table, else
  * every statement's lines). A stop (deadline, cancel, memory) rolls back too; its error was
- * sent. */
+ * sent. The program begins committing only after its last statement, so until then a
+ * cancel rolls it back. */
 static void execute_atomic(srv_req *rq, srv_stmt *sts, size_t n, const il_txn_part *parts,
                            uint64_t t0) {
     srv_conn *c = rq->conn;
@@ -579,7 +616,7 @@ static void execute_atomic(srv_req *rq, srv_stmt *sts, size_t n, const il_txn_pa
             failed = i;
             break;
         }
-        il_result *r = run(rq, &sts[i]);
+        il_result *r = run(rq, &sts[i], true);
         if (!r) {
             stopped = true;
             break;
@@ -596,6 +633,7 @@ static void execute_atomic(srv_req *rq, srv_stmt *sts, size_t n, const il_txn_pa
     }
     char *err = NULL;
     bool committed = false;
+    if (!failure && !stopped && !begin_commit(rq)) stopped = true; /* cancelled: rolled back */
     if (failure || stopped) {
         il_txn_rollback(c->session);
         restore_dirty(c, was_dirty);
@@ -875,15 +913,15 @@ static void execute(srv_req *rq) {
         il_buf_free(&msg);
         il_buf_free(&f);
     } else if (n == 1 && !sts[0].unterminated && srv_subs_is_command(sts[0].text, sts[0].len)) {
-        srv_subs_command(c, id, sts[0].text, sts[0].len);
+        if (begin_commit(rq)) srv_subs_command(c, id, sts[0].text, sts[0].len);
     } else if (n == 1 && sts[0].handler != SRV_H_ENGINE) {
-        execute_admin(c, id, &sts[0]);
+        if (begin_commit(rq)) execute_admin(c, id, &sts[0]);
     } else if (n == 1) {
         execute_one(rq, &sts[0], t0);
     } else if (nwrites) {
         execute_atomic(rq, sts, n, parts, t0);
     } else {
-        execute_many(rq, sts, n, t0);
+        execute_many(rq, sts, n, outside == n, t0);
     }
     free(parts);
     srv_exec_free_stmts(sts, n);

@@ -3,8 +3,8 @@
  * bound the connection stops reading. The head of the queue starts when the start rule
  * allows (a shared read beside other reads, an exclusive request alone); replies are
  * released strictly in ticket order. Deadlines cover the wait in the pipeline and the
- * pool; cancel stops a request wherever it is; a disconnect aborts reads and lets a
- * started exclusive request finish. Cheap reads run inline on the loop thread when the
+ * pool; cancel stops a request wherever it is; a disconnect stops what has not begun
+ * committing and lets a started commit finish. Cheap reads run inline on the loop thread when the
  * engine is free, within a small budget; one that overruns it goes to the pool, and its
  * program is remembered so that it goes there directly next time. */
 #include <errno.h>
@@ -635,10 +635,11 @@ void srv_pipe_disconnect(srv_conn *c) {
     for (srv_req *r = c->reqs, *next; r; r = next) {
         next = r->next;
         if (r->in_pool) {
-            /* A read stops; a started exclusive request finishes, so that a commit is
-             * never cut in half. Either way the request is freed when the pool is done. */
+            /* A request that has not begun committing stops (reads, session work); one
+             * that has finishes, so that a commit is never cut in half. Either way the
+             * request is freed when the pool is done. */
             int expected = SRV_COMMIT_NOT_YET;
-            if (!srv_pool_unqueue(&c->srv->pool, &r->job) && r->access == SRV_SHARED &&
+            if (!srv_pool_unqueue(&c->srv->pool, &r->job) &&
                 __atomic_compare_exchange_n(&r->commit, &expected, SRV_COMMIT_CANCELLED, false,
                                             __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
                 __atomic_store_n(&r->stop, 1, __ATOMIC_SEQ_CST);

@@ -121,6 +121,71 @@ async def t_cancel(binary):
         await c.ws.close()
 
 
+# Session work only: a session fact, a session rule without a fixpoint, a query of it.
+SESSION_DIVERGES = "n(0)\nn(X) <- n(Y), X = Y + 1\n?n(X)"
+
+
+async def t_cancel_session_work(binary):
+    """A program of session facts, session rules and queries writes nothing stored, so it
+    never begins committing: a cancel, a deadline or the memory limit stops it, and what it
+    added to the session is rolled back (the original answered a cancel `too_late` and ran
+    the query to its deadline)."""
+    with Server(binary) as srv:
+        c = await connect(srv)
+        await c.send({"type": "execute", "id": "s", "program": SESSION_DIVERGES})
+        await asyncio.sleep(1.5)
+        t0 = time.monotonic()
+        await c.send({"type": "cancel", "id": "k", "target": "s"})
+        f = await c.recv(timeout=60)
+        assert f["type"] == "error" and f["id"] == "s" and f["code"] == "cancelled", f
+        assert f["message"] == ("Request cancelled before it began committing; "
+                                "nothing was applied"), f
+        f = await c.recv(timeout=60)
+        assert f == {"type": "cancel_ack", "id": "k", "target": "s",
+                     "outcome": "cancelled"}, f
+        assert time.monotonic() - t0 < 10, time.monotonic() - t0  # liveness bound
+        # Nothing of it stayed in the session: the rule would make this diverge too.
+        f = await c.call({"type": "execute", "program": "?n(X)", "timeout_ms": 10000},
+                         timeout=60)
+        assert f["type"] == "error" or f["rows"] == [], f
+        assert f.get("code") != "deadline_exceeded", f
+        # A deadline stops the same work, and rolls it back as well.
+        t0 = time.monotonic()
+        f = await c.call({"type": "execute", "id": "d", "program": SESSION_DIVERGES,
+                          "timeout_ms": 1500}, timeout=60)
+        assert f["type"] == "error" and f["code"] == "deadline_exceeded", f
+        assert 1.4 <= time.monotonic() - t0 < 20, time.monotonic() - t0
+        f = await c.call({"type": "execute", "program": "?n(X)", "timeout_ms": 10000},
+                         timeout=60)
+        assert f.get("code") != "deadline_exceeded", f
+        # A program that writes stored facts is one transaction, which begins committing
+        # after its last statement: until then a cancel rolls back its writes as well.
+        await c.send({"type": "execute", "id": "w", "program": "+m(1)\n" + SESSION_DIVERGES})
+        await asyncio.sleep(1.5)
+        await c.send({"type": "cancel", "id": "k2", "target": "w"})
+        f = await c.recv(timeout=60)
+        assert f["type"] == "error" and f["id"] == "w" and f["code"] == "cancelled", f
+        f = await c.recv(timeout=60)
+        assert f["type"] == "cancel_ack" and f["outcome"] == "cancelled", f
+        f = await c.call({"type": "execute", "program": "?m(X)"})
+        assert f["type"] == "error" or f["rows"] == [], f
+        await still_answers(c)
+        await c.ws.close()
+    # The per-query memory limit stops session work as well.
+    env = {"INPUTLAYER_STORAGE__PERFORMANCE__MAX_QUERY_MEMORY_BYTES": str(16 << 20)}
+    with Server(binary, env=env) as srv:
+        c = await connect(srv)
+        for rel in "pq":
+            rows = ", ".join("(%d)" % i for i in range(3000))
+            await c.call({"type": "execute", "program": "+%s[%s]" % (rel, rows)})
+        f = await c.call({"type": "execute", "program": "s(1)\n?p(X), q(Y), s(Z)"}, timeout=60)
+        assert f["type"] == "error" and f["code"] == "resource_exhausted", f
+        f = await c.call({"type": "execute", "program": "?s(X)"})
+        assert f["type"] == "error" or f["rows"] == [], f
+        await still_answers(c)
+        await c.ws.close()
+
+
 async def t_other_connections_live(binary):
     sanitized = is_sanitized(binary)
     """A long read does not stop the server from answering other connections' pings,
@@ -382,5 +447,5 @@ async def t_revoke_in_flight(binary):
         await admin.ws.close()
 
 
-TESTS = [t_deadline, t_cancel, t_other_connections_live, t_overloaded, t_memory_limit,
+TESTS = [t_deadline, t_cancel, t_cancel_session_work, t_other_connections_live, t_overloaded, t_memory_limit,
          t_memory_returned, t_query_strings_freed, t_slow_reader, t_revoke_in_flight]
