@@ -67,6 +67,7 @@ void srv_conn_maybe_free(srv_conn *c) {
     il_buf_free(&c->real_ip);
     il_buf_free(&c->in);
     il_buf_free(&c->out);
+    il_buf_free(&c->held);
     srv_server *s = c->srv;
     free(c);
     s->nalive--;

@@ -84,16 +84,23 @@ static void auth_failed(srv_conn *c, const char *id, const char *code, const cha
     }
 }
 
-static void login(srv_conn *c, const char *id, const char *name, const char *pw) {
+/* `msg` is the login's message, held whole when the login is delayed. */
+static void login(srv_conn *c, const char *id, const char *name, const char *pw, const char *msg,
+                  size_t len) {
     srv_server *s = c->srv;
-    uint64_t wait = srv_login_wait(s, c->ip, name);
+    uint64_t wait = srv_login_wait(s, c->ip);
     if (wait) {
         /* Refused without verifying: a guess made during the backoff tells nothing. */
         s->counters.rejections[SRV_REJ_LOGIN_BACKOFF]++;
-        char msg[128];
-        snprintf(msg, sizeof msg, "Too many failed login attempts; try again in %llu s",
+        char text[128];
+        snprintf(text, sizeof text, "Too many failed login attempts; try again in %llu s",
                  (unsigned long long)((wait + 999) / 1000));
-        auth_failed(c, id, "rate_limited", msg);
+        auth_failed(c, id, "rate_limited", text);
+        return;
+    }
+    uint64_t delay = srv_login_delay(s, name);
+    if (delay && !c->login_delay_served) {
+        srv_login_defer(c, msg, len, delay);
         return;
     }
     pthread_mutex_lock(&s->users_lock);
@@ -105,7 +112,7 @@ static void login(srv_conn *c, const char *id, const char *name, const char *pw)
         auth_failed(c, id, "access_denied", "Invalid credentials");
         return;
     }
-    srv_login_ok(s, c->ip, name);
+    srv_login_ok(s, name);
     snprintf(c->user, sizeof c->user, "%s", u->name);
     c->via = SRV_VIA_PASSWORD;
     authenticated(c, id, u);
@@ -137,8 +144,8 @@ static void authenticate(srv_conn *c, const char *id, const char *secret, size_t
     pthread_mutex_unlock(&s->users_lock);
 }
 
-static void auth_phase(srv_conn *c, const char *id, const char *type, json_t *root,
-                       const char *bad) {
+static void auth_phase(srv_conn *c, const char *id, const char *type, json_t *root, const char *bad,
+                       const char *msg, size_t len) {
     static const char INVALID[] = "Invalid message format. Send login or authenticate.";
     if (bad) {
         send_auth_error(c, id, "invalid_request", INVALID);
@@ -148,7 +155,7 @@ static void auth_phase(srv_conn *c, const char *id, const char *type, json_t *ro
         if (!user || !pw)
             send_auth_error(c, id, "invalid_request", INVALID);
         else
-            login(c, id, user, pw);
+            login(c, id, user, pw, msg, len);
     } else if (strcmp(type, "authenticate") == 0) {
         size_t klen;
         const char *key = str_field(root, "api_key", &klen);
@@ -362,6 +369,7 @@ static void ready_phase(srv_conn *c, const char *id, const char *type, json_t *r
 }
 
 void srv_proto_message(srv_conn *c, const char *msg, size_t len) {
+    if (srv_login_held(c, msg, len)) return;
     json_error_t je;
     json_t *root = srv_json_load_flat(msg, len);
     if (!root) root = json_loadb(msg, len, JSON_ALLOW_NUL, &je);
@@ -402,7 +410,7 @@ void srv_proto_message(srv_conn *c, const char *msg, size_t len) {
             srv_conn_close(c);
         }
     } else if (!c->authed) {
-        auth_phase(c, id, type, root, bad[0] ? bad : NULL);
+        auth_phase(c, id, type, root, bad[0] ? bad : NULL, msg, len);
     } else if (bad[0]) {
         reply_error(c, id, "invalid_request", bad);
     } else {
@@ -419,6 +427,7 @@ void srv_proto_timeout(srv_conn *c) {
         return;
     }
     if (c->state != SRV_WS) return;
+    if (srv_login_resume(c)) return;
     if (c->authed && c->reqs) {
         /* A connection with requests in progress is not idle: released replies re-arm. */
         return;

@@ -88,13 +88,8 @@ typedef struct srv_ipent {
     uint32_t count;
     uint32_t preauth;
     uint32_t failures;
-    uint64_t last_fail_ms, locked_until_ms;
-    /* For a user: addresses of recent successful logins, exempt from the user's backoff. */
-    struct {
-        char ip[46];
-        uint64_t at_ms;
-    } recent[8];
-    char key[]; /* "ip:<address>" or "user:<name>" */
+    uint64_t last_fail_ms, locked_until_ms; /* locked: addresses only */
+    char key[];                             /* "ip:<address>" or "user:<name>" */
 } srv_ipent;
 
 typedef struct srv_iptab {
@@ -306,6 +301,11 @@ typedef struct srv_conn {
     char peer[46], ip[46];
     bool counted_http, counted_ws, counted_preauth;
 
+    /* A login delayed by its user name's backoff (srv_logindelay.c): the messages held
+     * until the delay ends, the login's first. */
+    il_buf held;
+    bool login_waiting, login_delay_served;
+
     /* HTTP request being parsed. */
     http_parser parser;
     il_buf url, hname, hval, ws_key, auth_hdr, forwarded_for, real_ip;
@@ -465,10 +465,20 @@ bool srv_rate_http(srv_conn *c);
 bool srv_rate_ws(srv_conn *c);
 bool srv_preauth_take(srv_conn *c);
 void srv_preauth_release(srv_conn *c);
-/* Login backoff: milliseconds the attempt must wait (0 = may try). */
-uint64_t srv_login_wait(srv_server *s, const char *ip, const char *user);
+/* Login backoff. srv_login_wait: milliseconds the address stays locked (0 = may try);
+ * srv_login_delay: milliseconds an attempt for the user name waits before it is checked. */
+uint64_t srv_login_wait(srv_server *s, const char *ip);
+uint64_t srv_login_delay(srv_server *s, const char *user);
 void srv_login_failed(srv_server *s, const char *ip, const char *user);
-void srv_login_ok(srv_server *s, const char *ip, const char *user);
+void srv_login_ok(srv_server *s, const char *user);
+
+/* srv_logindelay.c. srv_login_held: true when a login is waiting, the message then held
+ * behind it; srv_login_defer: holds the login's message for `ms`; srv_login_resume (at the
+ * connection's timer): false when no login waits, else hands the held messages to
+ * srv_proto_message, the login's without its delay. */
+bool srv_login_held(srv_conn *c, const char *msg, size_t len);
+void srv_login_defer(srv_conn *c, const char *msg, size_t len, uint64_t ms);
+bool srv_login_resume(srv_conn *c);
 
 /* srv_tick.c: heartbeat pings and the lifetime limit of a WebSocket. */
 void srv_tick_start(srv_conn *c);

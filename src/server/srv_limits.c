@@ -1,7 +1,7 @@
 /* Limits keyed by client: the per-address HTTP request rate, the count of unauthenticated
  * WebSockets per address, the per-connection message rate, and the login backoff per
- * address and per user name. The client address is the socket's peer unless the peer is
- * a configured trusted proxy (the original trusted anyone's X-Forwarded-For and used
+ * address (a lock) and per user name (a delay). The client address is the socket's peer unless the
+ * peer is a configured trusted proxy (the original trusted anyone's X-Forwarded-For and used
  * 0.0.0.0 without one, so every client shared one bucket: BUG). Entries that hold no
  * state any more are swept as the table grows, so spoofed or passing addresses cannot
  * grow it without bound (the original never evicted: BUG). */
@@ -12,14 +12,16 @@
 
 #include "server/server.h"
 
-/* Login backoff: the first failures are free, then each failure doubles the wait. */
+/* Login backoff: the first failures are free, then each failure doubles the wait: an
+ * address is locked for it, a user name's attempts are delayed by it (capped), so that
+ * nobody can lock a user out by guessing the user's password. */
 enum {
     FREE_FAILURES = 5,
     BACKOFF_BASE_MS = 1000,
     BACKOFF_MAX_MS = 15 * 60 * 1000,
+    NAME_DELAY_MAX_MS = 10 * 1000,
     FORGET_FAILURES_MS = 15 * 60 * 1000,
 };
-static const uint64_t TRUSTED_LOGIN_MS = 30ull * 24 * 3600 * 1000;
 /* Past this many entries nothing new is tracked (the limits then let the client through
  * rather than refusing everyone). */
 enum { MAX_ENTRIES = 1 << 20, MIN_SWEEP = 1024 };
@@ -33,10 +35,7 @@ static uint64_t hash(const char *s) {
 static bool idle(const srv_ipent *e, uint64_t now) {
     if (e->preauth || e->locked_until_ms > now) return false;
     if (e->count && now - e->window_ms < 1000) return false;
-    if (e->failures && now - e->last_fail_ms < FORGET_FAILURES_MS) return false;
-    for (size_t i = 0; i < sizeof e->recent / sizeof e->recent[0]; i++)
-        if (e->recent[i].ip[0] && now - e->recent[i].at_ms < TRUSTED_LOGIN_MS) return false;
-    return true;
+    return !e->failures || now - e->last_fail_ms >= FORGET_FAILURES_MS;
 }
 
 static void sweep(srv_iptab *t, uint64_t now) {
@@ -189,62 +188,46 @@ void srv_preauth_release(srv_conn *c) {
 
 /* ---- login backoff ---- */
 
-static bool trusts(const srv_ipent *u, const char *ip, uint64_t now) {
-    for (size_t i = 0; i < sizeof u->recent / sizeof u->recent[0]; i++)
-        if (strcmp(u->recent[i].ip, ip) == 0 && now - u->recent[i].at_ms < TRUSTED_LOGIN_MS)
-            return true;
-    return false;
+/* Failures are counted per address and per user name independently, and a success resets
+ * only its own name's count: the original reset the address's count on any account's
+ * success and exempted a name's lock at the addresses the user had logged in from, so
+ * guesses interleaved with logins of an account of one's own were never throttled (BUG). */
+
+/* The wait the failures so far earn (0 while they are free or forgotten). */
+static uint64_t backoff_ms(const srv_ipent *e, uint64_t now, uint64_t max) {
+    if (!e || e->failures < FREE_FAILURES || now - e->last_fail_ms >= FORGET_FAILURES_MS) return 0;
+    uint32_t doublings = e->failures - FREE_FAILURES;
+    uint64_t ms = doublings >= 20 ? max : (uint64_t)BACKOFF_BASE_MS << doublings;
+    return ms > max ? max : ms;
 }
 
-uint64_t srv_login_wait(srv_server *s, const char *ip, const char *user) {
-    uint64_t now = srv_now_ms(), wait = 0;
+uint64_t srv_login_wait(srv_server *s, const char *ip) {
+    uint64_t now = srv_now_ms();
     srv_ipent *e = srv_client(s, "ip", ip, false);
-    if (e && e->locked_until_ms > now) wait = e->locked_until_ms - now;
-    /* A user's backoff does not lock the user out from where they usually log in, so a
-     * stranger guessing their password cannot lock them out. */
-    e = srv_client(s, "user", user, false);
-    if (e && e->locked_until_ms > now && !trusts(e, ip, now) && e->locked_until_ms - now > wait)
-        wait = e->locked_until_ms - now;
-    return wait;
+    return e && e->locked_until_ms > now ? e->locked_until_ms - now : 0;
+}
+
+uint64_t srv_login_delay(srv_server *s, const char *user) {
+    return backoff_ms(srv_client(s, "user", user, false), srv_now_ms(), NAME_DELAY_MAX_MS);
 }
 
 static void fail_one(srv_ipent *e, uint64_t now) {
     if (!e) return;
     if (now - e->last_fail_ms >= FORGET_FAILURES_MS) e->failures = 0;
-    e->failures++;
+    if (e->failures < UINT32_MAX) e->failures++;
     e->last_fail_ms = now;
-    if (e->failures >= FREE_FAILURES) {
-        uint32_t doublings = e->failures - FREE_FAILURES;
-        uint64_t ms = doublings >= 20 ? BACKOFF_MAX_MS : (uint64_t)BACKOFF_BASE_MS << doublings;
-        e->locked_until_ms = now + (ms > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : ms);
-    }
 }
 
 void srv_login_failed(srv_server *s, const char *ip, const char *user) {
     uint64_t now = srv_now_ms();
-    fail_one(srv_client(s, "ip", ip, true), now);
+    srv_ipent *e = srv_client(s, "ip", ip, true);
+    fail_one(e, now);
+    uint64_t lock = backoff_ms(e, now, BACKOFF_MAX_MS);
+    if (lock) e->locked_until_ms = now + lock;
     fail_one(srv_client(s, "user", user, true), now);
 }
 
-void srv_login_ok(srv_server *s, const char *ip, const char *user) {
-    uint64_t now = srv_now_ms();
-    srv_ipent *e = srv_client(s, "ip", ip, false);
-    if (e) {
-        e->failures = 0;
-        e->locked_until_ms = 0;
-    }
-    e = srv_client(s, "user", user, true);
-    if (!e) return;
-    e->failures = 0;
-    e->locked_until_ms = 0;
-    size_t slot = 0;
-    for (size_t i = 0; i < sizeof e->recent / sizeof e->recent[0]; i++) {
-        if (strcmp(e->recent[i].ip, ip) == 0) {
-            slot = i;
-            break;
-        }
-        if (e->recent[i].at_ms < e->recent[slot].at_ms) slot = i;
-    }
-    snprintf(e->recent[slot].ip, sizeof e->recent[slot].ip, "%s", ip);
-    e->recent[slot].at_ms = now;
+void srv_login_ok(srv_server *s, const char *user) {
+    srv_ipent *e = srv_client(s, "user", user, false);
+    if (e) e->failures = 0;
 }

@@ -4,6 +4,7 @@ by checking that the server still answers."""
 
 import asyncio
 import re
+import time
 
 import websockets
 
@@ -220,10 +221,12 @@ async def t_api_keys(srv):
 
 async def t_lockout(srv):
     # Failed logins from one address back off exponentially after the free attempts:
-    # then even the right password is refused without being checked.
+    # then even the right password is refused without being checked. (From an address of
+    # this test's own: the count of an address is not reset by a success.)
+    src = "127.0.0.2"
     refused = None
     for attempt in range(8):
-        c, f = await login(srv, "admin", "wrong-%d" % attempt)
+        c, f = await login(srv, "admin", "wrong-%d" % attempt, source=src)
         assert f["type"] == "auth_error", f
         await c.ws.close()
         if f["code"] == "rate_limited":
@@ -233,17 +236,18 @@ async def t_lockout(srv):
                      "code": "access_denied"}, f
     assert refused is not None and refused <= 5, refused
     assert f["message"].startswith("Too many failed login attempts; try again in "), f
-    c, f = await login(srv, "admin", PASSWORD)
+    c, f = await login(srv, "admin", PASSWORD, source=src)
     assert f["type"] == "auth_error" and f["code"] == "rate_limited", f
     await c.ws.close()
     # API keys are not throttled by the login backoff.
     a = await connect(srv)
     await still_answers(a)
     await a.ws.close()
-    # After the backoff the right password works again, and resets the count.
+    # After the address's lock the right password works again (after the name's delay),
+    # and resets the name's count.
     for _ in range(40):
         await asyncio.sleep(0.25)
-        c, f = await login(srv, "admin", PASSWORD)
+        c, f = await login(srv, "admin", PASSWORD, source=src)
         if f["type"] == "authenticated":
             break
         assert f["code"] == "rate_limited", f
@@ -252,7 +256,7 @@ async def t_lockout(srv):
     await still_answers(c)
     await c.ws.close()
     # Three failures on one connection close it.
-    c = await connect(srv, auth=False)
+    c = await connect(srv, auth=False, source="127.0.0.7")
     for i in range(3):
         f = await c.call({"type": "login", "username": "nobody-%d" % i, "password": "x"})
         assert f["type"] == "auth_error", f
@@ -264,6 +268,81 @@ async def t_lockout(srv):
     a = await connect(srv)
     await still_answers(a)
     await a.ws.close()
+
+
+async def t_login_backoff_independent(srv):
+    """Failures count per address and per user name independently, and a success resets
+    only its own name's count: guesses at another user's password interleaved with logins
+    of an account of one's own stay throttled (the original reset the address's count on
+    any success, and skipped the victim's lock at addresses the victim had used)."""
+    a = await connect(srv)
+    for name in ("victim", "att"):
+        f = await run(a, ".user create %s pw-%s-1 viewer" % (name, name))
+        assert f["type"] == "result", f
+        f = await run(a, ".kg acl grant default %s viewer" % name)
+        assert f["type"] == "result", f
+    await a.ws.close()
+    src = "127.0.0.3"
+    c, f = await login(srv, "victim", "pw-victim-1", source=src)
+    assert f["type"] == "authenticated", f
+    await c.ws.close()
+    checked = refused = 0
+    for _ in range(10):
+        for i in range(3):
+            c, f = await login(srv, "victim", "guess-%d" % i, source=src)
+            await c.ws.close()
+            assert f["type"] == "auth_error", f
+            if f["code"] == "rate_limited":
+                refused += 1
+            else:
+                assert f["code"] == "access_denied", f
+                checked += 1
+        c, f = await login(srv, "att", "pw-att-1", source=src)
+        await c.ws.close()
+        assert f["type"] == "authenticated" or f["code"] == "rate_limited", f
+    # 4 free failures, the 5th locks the address; a few more as the locks run out.
+    assert checked <= 8 and refused >= 20, (checked, refused)
+
+
+async def t_login_name_delay(srv):
+    """A user name's failures, from any addresses, delay its logins (a growing, capped
+    wait before the password is checked) instead of refusing them: nobody can lock a user
+    out by guessing at the password, and the right password still gets in, from anywhere
+    (the original locked the name except at addresses the user had logged in from)."""
+    a = await connect(srv)
+    f = await run(a, ".user create dora pw-dora-1 viewer")
+    assert f["type"] == "result", f
+    f = await run(a, ".kg acl grant default dora viewer")
+    assert f["type"] == "result", f
+    await a.ws.close()
+    # Three wrong guesses from each of two addresses: under the address lock, six for
+    # the name. The sixth waits a second (the name's 5 failures), then is checked.
+    for k, src in enumerate(("127.0.0.4", "127.0.0.5")):
+        for i in range(3):
+            t0 = time.monotonic()
+            c, f = await login(srv, "dora", "guess-%d" % i, source=src)
+            took = time.monotonic() - t0
+            await c.ws.close()
+            assert f == {"type": "auth_error", "message": "Invalid credentials",
+                         "code": "access_denied"}, f
+            if k == 1 and i == 2:
+                assert 0.9 <= took < 30, took
+    # From a third address the right password gets in after the name's 2 s delay;
+    # what the client sent after the login waits behind it, in order.
+    c = await connect(srv, auth=False, source="127.0.0.6")
+    t0 = time.monotonic()
+    await c.send({"type": "login", "id": "l", "username": "dora", "password": "pw-dora-1"})
+    await c.send({"type": "ping", "id": "p"})
+    f = await c.recv(timeout=60)
+    took = time.monotonic() - t0
+    assert f["type"] == "authenticated" and f["id"] == "l", f
+    assert 1.9 <= took < 30, took
+    f = await c.recv(timeout=30)
+    assert f == {"type": "pong", "id": "p"}, f
+    await c.ws.close()
+    c, f = await login(srv, "dora", "pw-dora-1", source="127.0.0.6")
+    assert f["type"] == "authenticated", f
+    await c.ws.close()
 
 
 async def t_metrics(srv):
@@ -287,7 +366,8 @@ async def t_metrics(srv):
     await a.ws.close()
 
 
-TESTS = [t_users_and_roles, t_api_keys, t_lockout, t_metrics]
+TESTS = [t_users_and_roles, t_api_keys, t_lockout, t_login_backoff_independent,
+         t_login_name_delay, t_metrics]
 
 # websockets is imported for the exception types the helpers raise.
 assert websockets

@@ -116,11 +116,17 @@ class Conn:
         return await self.recv(timeout)
 
 
-async def connect(srv, auth=True, key=KEY, kg=None):
+def source_addr(source):
+    """Keyword arguments that make a connection come from the loopback address `source`
+    (127.x.y.z), so that a test's per-address limits are its own."""
+    return {"local_addr": (source, 0)} if source else {}
+
+
+async def connect(srv, auth=True, key=KEY, kg=None, source=None):
     url = srv.ws + ("?kg=" + kg if kg else "")
     # No client keepalive: tests stop reading on purpose (the server then stops reading
     # too, and would never see the client's pings).
-    ws = await websockets.connect(url, max_size=None, ping_interval=None)
+    ws = await websockets.connect(url, max_size=None, ping_interval=None, **source_addr(source))
     c = Conn(ws)
     if auth:
         f = await c.call({"type": "authenticate", "api_key": key, "id": "auth"})
@@ -128,10 +134,10 @@ async def connect(srv, auth=True, key=KEY, kg=None):
     return c
 
 
-async def login(srv, user, password, kg=None):
+async def login(srv, user, password, kg=None, source=None):
     """A connection logged in as `user`, and the reply to the login."""
     url = srv.ws + ("?kg=" + kg if kg else "")
-    c = Conn(await websockets.connect(url, max_size=None))
+    c = Conn(await websockets.connect(url, max_size=None, **source_addr(source)))
     return c, await c.call({"type": "login", "username": user, "password": password})
 
 
