@@ -921,7 +921,8 @@ static void execute(srv_req *rq) {
     } else if (nwrites) {
         execute_atomic(rq, sts, n, parts, t0);
     } else {
-        execute_many(rq, sts, n, outside == n, t0);
+        /* Queries alone leave nothing in the session to take back. */
+        execute_many(rq, sts, n, outside == n && rq->access == SRV_EXCLUSIVE, t0);
     }
     free(parts);
     srv_exec_free_stmts(sts, n);

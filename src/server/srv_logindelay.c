@@ -59,6 +59,6 @@ bool srv_login_resume(srv_conn *c) {
         at += len;
     }
     il_buf_free(&held);
-    srv_ws_flush(c);
+    if (c->state == SRV_WS) srv_ws_flush(c);
     return true;
 }
