@@ -343,6 +343,21 @@ async def t_login_name_delay(srv):
     c, f = await login(srv, "dora", "pw-dora-1", source="127.0.0.6")
     assert f["type"] == "authenticated", f
     await c.ws.close()
+    # Held frames are bounded: over 64 KiB behind a waiting login close the connection.
+    for src in ("127.0.0.8", "127.0.0.9"):
+        for i in range(3):
+            c, f = await login(srv, "dora", "guess-%d" % i, source=src)
+            await c.ws.close()
+            assert f["code"] == "access_denied", f
+    c = await connect(srv, auth=False, source="127.0.0.10")
+    await c.send({"type": "login", "id": "l", "username": "dora", "password": "pw-dora-1"})
+    for _ in range(10):
+        await c.send({"type": "ping", "pad": "x" * 8000})
+    frames, code = await expect_closed(c, timeout=30)
+    assert frames == [] and code == 1008, (frames, code)
+    c, f = await login(srv, "dora", "pw-dora-1", source="127.0.0.10")
+    assert f["type"] == "authenticated", f
+    await c.ws.close()
 
 
 async def t_metrics(srv):
