@@ -310,6 +310,7 @@ typedef struct srv_conn {
     http_parser parser;
     il_buf url, hname, hval, ws_key, auth_hdr, forwarded_for, real_ip;
     bool hval_started, upgrade_ok, keep_alive;
+    bool ws_version_13; /* Sec-WebSocket-Version: 13, the only version served (RFC 6455) */
 
     /* WebSocket. */
     wslay_event_context_ptr ws;
@@ -340,6 +341,7 @@ typedef struct srv_conn {
     bool fenced; /* the credential ended: no data frame may leave any more */
     int auth_failures;
     char kg[SRV_KG_NAME_MAX + 1]; /* the graph asked for when connecting (?kg=) */
+    bool kg_too_long;             /* ?kg= named more than that: kg holds its start */
     char session_id[37];
 
     /* The principal: who authenticated, and with what. */

@@ -1,6 +1,7 @@
 /* Tests of base/json_str.c, the JSON strings of the server's frames, the notification
  * log and `.why` proof trees: which bytes are escaped and how, that all the rest (UTF-8
- * included) is copied, that a NUL inside the length is written, and that it appends. */
+ * included) is copied, that a NUL inside the length is written, that bytes which are not
+ * UTF-8 become U+FFFD, and that it appends. */
 #include <criterion/criterion.h>
 #include <string.h>
 
@@ -58,4 +59,17 @@ Test(json_str, appends_to_what_the_buffer_holds) {
     il_json_str(&buf, "v", 1);
     il_buf_putc(&buf, '}');
     cr_assert_str_eq(il_buf_str(&buf), "{\"k\":\"v\"}");
+}
+
+Test(json_str, bytes_that_are_not_utf8_become_replacement_characters) {
+    /* A lone continuation byte, a sequence cut by the length, an overlong form, a
+     * surrogate and a lead byte followed by ASCII: each invalid byte is one U+FFFD. */
+    cr_assert_str_eq(json_c("a\x80"
+                            "b"),
+                     "\"a\xef\xbf\xbd"
+                     "b\"");
+    cr_assert_str_eq(json("caf\xc3\xa9", 4), "\"caf\xef\xbf\xbd\"");
+    cr_assert_str_eq(json_c("\xc0\xaf"), "\"\xef\xbf\xbd\xef\xbf\xbd\"");
+    cr_assert_str_eq(json_c("\xed\xa0\x80"), "\"\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\"");
+    cr_assert_str_eq(json_c("\xe2x\""), "\"\xef\xbf\xbdx\\\"\"");
 }
