@@ -117,6 +117,41 @@ static bool ws_admitted(srv_conn *c) {
     return true;
 }
 
+bool srv_http_ws_query(srv_conn *c, const char *q) {
+    snprintf(c->kg, sizeof c->kg, "default");
+    c->kg_too_long = false;
+    bool bad_seq = false;
+    for (const char *t = q; *t;) {
+        size_t n = strcspn(t, "&");
+        if (n > 3 && strncmp(t, "kg=", 3) == 0) {
+            /* A name too long to be a graph's is refused after authentication, as an
+             * unknown graph is (not replaced by `default`). */
+            c->kg_too_long = n - 3 >= sizeof c->kg;
+            size_t k = c->kg_too_long ? sizeof c->kg - 1 : n - 3;
+            memcpy(c->kg, t + 3, k);
+            c->kg[k] = 0;
+        } else if (n >= 9 && strncmp(t, "last_seq=", 9) == 0) {
+            char digits[24];
+            size_t dn = n - 9;
+            bad_seq = dn == 0 || dn >= sizeof digits || strspn(t + 9, "0123456789") < dn;
+            if (!bad_seq) {
+                memcpy(digits, t + 9, dn);
+                digits[dn] = 0;
+                errno = 0;
+                c->cursor_seq = strtoull(digits, NULL, 10);
+                bad_seq = errno != 0;
+                c->has_cursor = !bad_seq;
+            }
+        } else if (n > 6 && strncmp(t, "epoch=", 6) == 0 && n - 6 < sizeof c->cursor_epoch) {
+            memcpy(c->cursor_epoch, t + 6, n - 6);
+            c->cursor_epoch[n - 6] = 0;
+        }
+        t += n;
+        if (*t == '&') t++;
+    }
+    return !bad_seq;
+}
+
 /* The path without the query string and without a leading /v1. */
 static void route(srv_conn *c) {
     const char *url = c->url.data ? c->url.data : "/";
@@ -138,40 +173,8 @@ static void route(srv_conn *c) {
         return;
     }
     if (get && strcmp(p, "/ws") == 0) {
-        /* ?kg=<name> selects the first knowledge graph; last_seq and epoch are the
-         * notification replay cursor. */
         const char *q = url[plen] == '?' ? url + plen + 1 : "";
-        snprintf(c->kg, sizeof c->kg, "default");
-        c->kg_too_long = false;
-        bool bad_seq = false;
-        for (const char *t = q; *t;) {
-            size_t n = strcspn(t, "&");
-            if (n > 3 && strncmp(t, "kg=", 3) == 0) {
-                /* A name too long to be a graph's is refused after authentication, as an
-                 * unknown graph is (not replaced by `default`). */
-                c->kg_too_long = n - 3 >= sizeof c->kg;
-                size_t k = c->kg_too_long ? sizeof c->kg - 1 : n - 3;
-                memcpy(c->kg, t + 3, k);
-                c->kg[k] = 0;
-            } else if (n >= 9 && strncmp(t, "last_seq=", 9) == 0) {
-                char digits[24];
-                size_t dn = n - 9;
-                bad_seq = dn == 0 || dn >= sizeof digits || strspn(t + 9, "0123456789") < dn;
-                if (!bad_seq) {
-                    memcpy(digits, t + 9, dn);
-                    digits[dn] = 0;
-                    errno = 0;
-                    c->cursor_seq = strtoull(digits, NULL, 10);
-                    bad_seq = errno != 0;
-                    c->has_cursor = !bad_seq;
-                }
-            } else if (n > 6 && strncmp(t, "epoch=", 6) == 0 && n - 6 < sizeof c->cursor_epoch) {
-                memcpy(c->cursor_epoch, t + 6, n - 6);
-                c->cursor_epoch[n - 6] = 0;
-            }
-            t += n;
-            if (*t == '&') t++;
-        }
+        bool bad_seq = !srv_http_ws_query(c, q);
         if (bad_seq)
             plain(c, 400, "Bad Request", "Invalid last_seq: expected an unsigned integer");
         else if (ws_admitted(c))

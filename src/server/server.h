@@ -398,6 +398,10 @@ int srv_loop_run(srv_server *s);
 /* http.c: feeds bytes to the HTTP parser, routing each complete request. */
 void srv_http_init(srv_conn *c);
 void srv_http_feed(srv_conn *c, const char *data, size_t len);
+/* The query string of a /ws URL: ?kg= (the graph, `default` when none; kg_too_long when the
+ * name cannot be one), and the notification replay cursor (last_seq, epoch). False when
+ * last_seq is not an unsigned integer. */
+bool srv_http_ws_query(srv_conn *c, const char *q);
 void srv_http_respond(srv_conn *c, int status, const char *reason, const char *ctype,
                       const char *body, size_t len);
 
