@@ -132,17 +132,32 @@ $(BUILD)/fuzz_engine: setup $(wildcard src/*/*.c src/*/*.h include/*.h) tests/fu
 	  -Isrc -Iinclude $(ENGINE_SOURCES) tests/fuzz/fuzz_engine.c -o $@ \
 	  -lxxhash -lzstd -lcrypto -ljansson -lm -lpthread
 
-fuzz: $(BUILD)/fuzz_parser $(BUILD)/fuzz_jsonflat $(BUILD)/fuzz_engine
-	@mkdir -p $(BUILD)/fuzz-corpus $(BUILD)/fuzz-corpus-jsonflat $(BUILD)/fuzz-corpus-engine
+# The server's request path: a frame's strings, NUL and control bytes included, through the
+# frame reader, the program's split, classification and authorization, the engine, the
+# credential look-ups and the URL's query (tests/fuzz/fuzz_request.c).
+REQUEST_SOURCES = $(ENGINE_SOURCES) $(filter-out src/server/main.c,$(wildcard src/server/*.c))
+$(BUILD)/fuzz_request: setup $(wildcard src/*/*.c src/*/*.h include/*.h) tests/fuzz/fuzz_request.c
+	@mkdir -p $(BUILD)
+	@clang -std=c11 -D_GNU_SOURCE -g -O1 -Wall -Wextra -Werror -fsanitize=fuzzer,address,undefined \
+	  -Isrc -Iinclude $(REQUEST_SOURCES) tests/fuzz/fuzz_request.c -o $@ \
+	  -luv -lwslay -lhttp_parser -largon2 -lxxhash -lzstd -lcrypto -ljansson -lm -lpthread
+
+# FUZZ_REQUEST_SECONDS bounds the request-path fuzzer alone (fuzz-short keeps it short).
+FUZZ_REQUEST_SECONDS ?= $(FUZZ_SECONDS)
+fuzz: $(BUILD)/fuzz_parser $(BUILD)/fuzz_jsonflat $(BUILD)/fuzz_engine $(BUILD)/fuzz_request
+	@mkdir -p $(BUILD)/fuzz-corpus $(BUILD)/fuzz-corpus-jsonflat $(BUILD)/fuzz-corpus-engine \
+	  $(BUILD)/fuzz-corpus-request
 	@$(BUILD)/fuzz_parser -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -print_final_stats=1 \
 	  $(BUILD)/fuzz-corpus tests/fuzz/corpus
 	@$(BUILD)/fuzz_jsonflat -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -print_final_stats=1 \
 	  $(BUILD)/fuzz-corpus-jsonflat tests/fuzz/corpus-jsonflat
 	@$(BUILD)/fuzz_engine -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -timeout=20 \
 	  -print_final_stats=1 $(BUILD)/fuzz-corpus-engine tests/fuzz/corpus-engine tests/iql
+	@$(BUILD)/fuzz_request -max_total_time=$(FUZZ_REQUEST_SECONDS) -max_len=4096 -timeout=20 \
+	  -print_final_stats=1 $(BUILD)/fuzz-corpus-request tests/fuzz/corpus-request
 
 fuzz-short:
-	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=20
+	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=20 FUZZ_REQUEST_SECONDS=20
 
 bench-engine: build
 	@./bench/run-engine.sh $(BUILD)

@@ -49,6 +49,22 @@ static void upgrade(srv_conn *c) {
         srv_conn_close(c);
         return;
     }
+    if (!c->ws_version_13) {
+        /* RFC 6455 4.4: the versions served go back in the header. */
+        static const char MSG[] = "Unsupported WebSocket version: only 13 is served";
+        il_buf b;
+        il_buf_init(&b);
+        il_buf_printf(&b,
+                      "HTTP/1.1 426 Upgrade Required\r\nSec-WebSocket-Version: 13\r\n"
+                      "Content-Type: text/plain; charset=utf-8\r\nContent-Length: %zu\r\n"
+                      "X-API-Version: v" SRV_VERSION "\r\nConnection: close\r\n\r\n%s",
+                      sizeof MSG - 1, MSG);
+        srv_conn_write(c, b.data, b.len);
+        il_buf_free(&b);
+        c->keep_alive = false;
+        srv_conn_close(c);
+        return;
+    }
     il_buf k;
     il_buf_init(&k);
     il_buf_printf(&k, "%s%s", c->ws_key.data, WS_GUID);
@@ -101,6 +117,41 @@ static bool ws_admitted(srv_conn *c) {
     return true;
 }
 
+bool srv_http_ws_query(srv_conn *c, const char *q) {
+    snprintf(c->kg, sizeof c->kg, "default");
+    c->kg_too_long = false;
+    bool bad_seq = false;
+    for (const char *t = q; *t;) {
+        size_t n = strcspn(t, "&");
+        if (n > 3 && strncmp(t, "kg=", 3) == 0) {
+            /* A name too long to be a graph's is refused after authentication, as an
+             * unknown graph is (not replaced by `default`). */
+            c->kg_too_long = n - 3 >= sizeof c->kg;
+            size_t k = c->kg_too_long ? sizeof c->kg - 1 : n - 3;
+            memcpy(c->kg, t + 3, k);
+            c->kg[k] = 0;
+        } else if (n >= 9 && strncmp(t, "last_seq=", 9) == 0) {
+            char digits[24];
+            size_t dn = n - 9;
+            bad_seq = dn == 0 || dn >= sizeof digits || strspn(t + 9, "0123456789") < dn;
+            if (!bad_seq) {
+                memcpy(digits, t + 9, dn);
+                digits[dn] = 0;
+                errno = 0;
+                c->cursor_seq = strtoull(digits, NULL, 10);
+                bad_seq = errno != 0;
+                c->has_cursor = !bad_seq;
+            }
+        } else if (n > 6 && strncmp(t, "epoch=", 6) == 0 && n - 6 < sizeof c->cursor_epoch) {
+            memcpy(c->cursor_epoch, t + 6, n - 6);
+            c->cursor_epoch[n - 6] = 0;
+        }
+        t += n;
+        if (*t == '&') t++;
+    }
+    return !bad_seq;
+}
+
 /* The path without the query string and without a leading /v1. */
 static void route(srv_conn *c) {
     const char *url = c->url.data ? c->url.data : "/";
@@ -122,35 +173,8 @@ static void route(srv_conn *c) {
         return;
     }
     if (get && strcmp(p, "/ws") == 0) {
-        /* ?kg=<name> selects the first knowledge graph; last_seq and epoch are the
-         * notification replay cursor. */
         const char *q = url[plen] == '?' ? url + plen + 1 : "";
-        snprintf(c->kg, sizeof c->kg, "default");
-        bool bad_seq = false;
-        for (const char *t = q; *t;) {
-            size_t n = strcspn(t, "&");
-            if (n > 3 && strncmp(t, "kg=", 3) == 0 && n - 3 < sizeof c->kg) {
-                memcpy(c->kg, t + 3, n - 3);
-                c->kg[n - 3] = 0;
-            } else if (n >= 9 && strncmp(t, "last_seq=", 9) == 0) {
-                char digits[24];
-                size_t dn = n - 9;
-                bad_seq = dn == 0 || dn >= sizeof digits || strspn(t + 9, "0123456789") < dn;
-                if (!bad_seq) {
-                    memcpy(digits, t + 9, dn);
-                    digits[dn] = 0;
-                    errno = 0;
-                    c->cursor_seq = strtoull(digits, NULL, 10);
-                    bad_seq = errno != 0;
-                    c->has_cursor = !bad_seq;
-                }
-            } else if (n > 6 && strncmp(t, "epoch=", 6) == 0 && n - 6 < sizeof c->cursor_epoch) {
-                memcpy(c->cursor_epoch, t + 6, n - 6);
-                c->cursor_epoch[n - 6] = 0;
-            }
-            t += n;
-            if (*t == '&') t++;
-        }
+        bool bad_seq = !srv_http_ws_query(c, q);
         if (bad_seq)
             plain(c, 400, "Bad Request", "Invalid last_seq: expected an unsigned integer");
         else if (ws_admitted(c))
@@ -190,6 +214,8 @@ static void header_done(srv_conn *c) {
         il_buf_puts(&c->ws_key, v);
     } else if (strcasecmp(n, "Upgrade") == 0 && strcasecmp(v, "websocket") == 0) {
         c->upgrade_ok = true;
+    } else if (strcasecmp(n, "Sec-WebSocket-Version") == 0) {
+        c->ws_version_13 = strcmp(v, "13") == 0;
     } else if (strcasecmp(n, "Authorization") == 0) {
         il_buf_clear(&c->auth_hdr);
         il_buf_puts(&c->auth_hdr, v);
@@ -232,6 +258,7 @@ static int on_message_begin(http_parser *p) {
     il_buf_clear(&c->forwarded_for);
     il_buf_clear(&c->real_ip);
     c->upgrade_ok = false;
+    c->ws_version_13 = false;
     return 0;
 }
 

@@ -41,6 +41,10 @@ static void authenticated(srv_conn *c, const char *id, const srv_user *u) {
         snprintf(err, sizeof err, "Access denied");
     else if (strcmp(c->kg, "_internal") == 0)
         snprintf(err, sizeof err, "Access denied: '_internal' is a system knowledge graph");
+    else if (c->kg_too_long)
+        snprintf(err, sizeof err,
+                 "Knowledge graph '%s...' not found: Knowledge graph not found: %s...", c->kg,
+                 c->kg);
     else if (!srv_graph_known(c->srv, c->kg))
         snprintf(err, sizeof err, "Knowledge graph '%s' not found: Knowledge graph not found: %s",
                  c->kg, c->kg);
@@ -144,11 +148,13 @@ static void authenticate(srv_conn *c, const char *id, const char *secret, size_t
     pthread_mutex_unlock(&s->users_lock);
 }
 
+/* bad: why the frame is malformed (NULL when it is not); told as it is when it is a NUL,
+ * which a client may not notice it sent. */
 static void auth_phase(srv_conn *c, const char *id, const char *type, json_t *root, const char *bad,
-                       const char *msg, size_t len) {
+                       bool nul, const char *msg, size_t len) {
     static const char INVALID[] = "Invalid message format. Send login or authenticate.";
     if (bad) {
-        send_auth_error(c, id, "invalid_request", INVALID);
+        send_auth_error(c, id, "invalid_request", nul ? bad : INVALID);
     } else if (strcmp(type, "login") == 0) {
         const char *user = str_field(root, "username", NULL),
                    *pw = str_field(root, "password", NULL);
@@ -372,7 +378,12 @@ void srv_proto_message(srv_conn *c, const char *msg, size_t len) {
     if (srv_login_held(c, msg, len)) return;
     json_error_t je;
     json_t *root = srv_json_load_flat(msg, len);
-    if (!root) root = json_loadb(msg, len, JSON_ALLOW_NUL, &je);
+    /* Only jansson decodes \u0000 (the flat reader leaves every \u escape to it). */
+    bool decoded_nul = false, refused_nul = false;
+    if (!root) {
+        root = json_loadb(msg, len, JSON_ALLOW_NUL, &je);
+        decoded_nul = root && srv_json_has_nul(root);
+    }
     char bad[256] = {0}, probed[72];
     const char *id = NULL, *type = NULL;
     if (!root) {
@@ -393,6 +404,12 @@ void srv_proto_message(srv_conn *c, const char *msg, size_t len) {
         }
         type = str_field(root, "type", NULL);
         if (!bad[0] && !type) snprintf(bad, sizeof bad, "Invalid message format: missing type");
+        /* Refused whole, so that no statement, name, credential or graph ever holds one. */
+        refused_nul = !bad[0] && decoded_nul;
+        if (refused_nul)
+            snprintf(bad, sizeof bad,
+                     "Invalid message format: strings may not contain the NUL character "
+                     "(\\u0000)");
     }
     if (c->authed) srv_timer_start(c, (uint64_t)c->srv->cfg->ws_idle_timeout_ms);
     if (!srv_rate_ws(c)) {
@@ -410,7 +427,7 @@ void srv_proto_message(srv_conn *c, const char *msg, size_t len) {
             srv_conn_close(c);
         }
     } else if (!c->authed) {
-        auth_phase(c, id, type, root, bad[0] ? bad : NULL, msg, len);
+        auth_phase(c, id, type, root, bad[0] ? bad : NULL, refused_nul, msg, len);
     } else if (bad[0]) {
         reply_error(c, id, "invalid_request", bad);
     } else {

@@ -310,6 +310,7 @@ typedef struct srv_conn {
     http_parser parser;
     il_buf url, hname, hval, ws_key, auth_hdr, forwarded_for, real_ip;
     bool hval_started, upgrade_ok, keep_alive;
+    bool ws_version_13; /* Sec-WebSocket-Version: 13, the only version served (RFC 6455) */
 
     /* WebSocket. */
     wslay_event_context_ptr ws;
@@ -340,6 +341,7 @@ typedef struct srv_conn {
     bool fenced; /* the credential ended: no data frame may leave any more */
     int auth_failures;
     char kg[SRV_KG_NAME_MAX + 1]; /* the graph asked for when connecting (?kg=) */
+    bool kg_too_long;             /* ?kg= named more than that: kg holds its start */
     char session_id[37];
 
     /* The principal: who authenticated, and with what. */
@@ -396,6 +398,10 @@ int srv_loop_run(srv_server *s);
 /* http.c: feeds bytes to the HTTP parser, routing each complete request. */
 void srv_http_init(srv_conn *c);
 void srv_http_feed(srv_conn *c, const char *data, size_t len);
+/* The query string of a /ws URL: ?kg= (the graph, `default` when none; kg_too_long when the
+ * name cannot be one), and the notification replay cursor (last_seq, epoch). False when
+ * last_seq is not an unsigned integer. */
+bool srv_http_ws_query(srv_conn *c, const char *q);
 void srv_http_respond(srv_conn *c, int status, const char *reason, const char *ctype,
                       const char *body, size_t len);
 

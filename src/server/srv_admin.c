@@ -298,17 +298,21 @@ static int cmp_acl_user(const void *a, const void *b) {
     return strcmp((*(const srv_acl *const *)a)->user, (*(const srv_acl *const *)b)->user);
 }
 
-static void cmd_acl(srv_conn *c, const iql_meta *m, srv_admin_reply *r) {
+static void cmd_acl(srv_conn *c, const srv_user *me, const iql_meta *m, srv_admin_reply *r) {
     srv_users *u = &c->srv->users;
     srv_kg_role role;
     if (m->kind == IQL_META_KG_ACL_LIST) {
         /* The session's knowledge graph when none is named (the original used "default":
          * BUG). */
         const char *kg = m->arg ? m->arg : il_session_graph(c->session);
+        /* Who else may use a graph is for its owners and admins to see: others see their
+         * own entry only (the original listed every entry to any reader). */
+        bool all = me->role == SRV_ROLE_ADMIN || srv_users_acl(u, kg, me->name) == SRV_KG_OWNER;
         const srv_acl **mine = malloc((u->nacls + 1) * sizeof *mine);
         size_t n = 0;
         for (size_t i = 0; i < u->nacls; i++)
-            if (strcmp(u->acls[i].kg, kg) == 0) mine[n++] = &u->acls[i];
+            if (strcmp(u->acls[i].kg, kg) == 0 && (all || strcmp(u->acls[i].user, me->name) == 0))
+                mine[n++] = &u->acls[i];
         qsort(mine, n, sizeof *mine, cmp_acl_user);
         if (n == 0) {
             line(r, "No ACL entries for '%s'. Admins have implicit owner access.", kg);
@@ -361,7 +365,7 @@ void srv_admin_run(srv_conn *c, const srv_stmt *st, srv_admin_reply *out) {
     else if (st->handler == SRV_H_APIKEY)
         cmd_apikey(c, me, &ws, out);
     else
-        cmd_acl(c, &parsed.u.meta, out);
+        cmd_acl(c, me, &parsed.u.meta, out);
     free(ws.buf);
     il_arena_destroy(&a);
 }

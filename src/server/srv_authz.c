@@ -69,8 +69,10 @@ static need meta_need(const iql_meta *m, srv_role role, srv_stmt *st, const char
         st->handler = SRV_H_ACL;
         *target = m->arg;
         return NEED_OWNER_ACL;
-    case IQL_META_KG_SHOW:
     case IQL_META_KG_LIST:
+        st->filter_graphs = !admin;
+        return NEED_NOTHING;
+    case IQL_META_KG_SHOW:
     case IQL_META_HELP:
     case IQL_META_QUIT:
     case IQL_META_STATUS:
@@ -136,6 +138,7 @@ void srv_authz_stmt(const srv_users *users, const srv_user *user, srv_authz_stat
     st->handler = SRV_H_ENGINE;
     st->effect = SRV_FX_NONE;
     st->effect_kg[0] = st->denied[0] = 0;
+    st->filter_graphs = false;
     set_kg(st->checked_kg, as->kg);
     bool admin = user->role == SRV_ROLE_ADMIN;
     if (st->unterminated || (admin && (st->len == 0 || st->text[0] != '.'))) return;

@@ -29,6 +29,7 @@ typedef struct srv_stmt {
     char effect_kg[SRV_KG_NAME_MAX + 1];
     char checked_kg[SRV_KG_NAME_MAX + 1]; /* the session KG the check assumed */
     char denied[192];                     /* empty when allowed */
+    bool filter_graphs; /* a non-admin's `.kg list`: show only the graphs it may open */
 } srv_stmt;
 
 /* What the check assumes about the session while it walks a program: its knowledge graph,

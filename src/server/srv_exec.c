@@ -376,6 +376,42 @@ static void send_parse_error(srv_conn *c, const char *id, const char *text, cons
     il_buf_free(&f);
 }
 
+/* Appends r's lines to lines (room for all of them) at *n. The engine lists every graph
+ * for `.kg list`; a non-admin's (srv_stmt.filter_graphs) names only the graphs it may open
+ * and its session's: each graph is a line "  <name>", the session's "  <name> *", sorted,
+ * so the first line that reads as the session's is it, whatever the other names hold. */
+static void put_lines(srv_conn *c, const srv_stmt *st, const il_result *r, const char **lines,
+                      size_t *n) {
+    size_t k = il_result_nlines(r);
+    if (!st->filter_graphs || il_result_kind_of(r) != IL_RESULT_MESSAGE) {
+        for (size_t i = 0; i < k; i++) lines[(*n)++] = il_result_line(r, i);
+        return;
+    }
+    const char *current = il_session_graph(c->session);
+    size_t clen = strlen(current);
+    bool current_seen = false;
+    srv_server *s = c->srv;
+    pthread_mutex_lock(&s->users_lock);
+    const srv_user *me = srv_users_find(&s->users, c->user);
+    for (size_t i = 0; i < k; i++) {
+        const char *line = il_result_line(r, i);
+        if (strncmp(line, "  ", 2) != 0) { /* the heading */
+            lines[(*n)++] = line;
+            continue;
+        }
+        const char *name = line + 2;
+        size_t len = strlen(name);
+        if (!current_seen && len == clen + 2 && memcmp(name, current, clen) == 0 &&
+            memcmp(name + clen, " *", 2) == 0) {
+            current_seen = true;
+            lines[(*n)++] = line;
+        } else if (me && srv_authz_session(&s->users, me, name)) {
+            lines[(*n)++] = line;
+        }
+    }
+    pthread_mutex_unlock(&s->users_lock);
+}
+
 static void execute_one(srv_req *rq, const srv_stmt *st, uint64_t t0) {
     srv_conn *c = rq->conn;
     const char *id = rq->has_id ? rq->id : NULL;
@@ -409,9 +445,8 @@ static void execute_one(srv_req *rq, const srv_stmt *st, uint64_t t0) {
     if (kind == IL_RESULT_TABLE) {
         rp.table = r;
     } else {
-        rp.nlines = il_result_nlines(r);
-        lines = malloc((rp.nlines + 1) * sizeof *lines);
-        for (size_t i = 0; i < rp.nlines; i++) lines[i] = il_result_line(r, i);
+        lines = malloc((il_result_nlines(r) + 1) * sizeof *lines);
+        put_lines(c, st, r, lines, &rp.nlines);
         rp.lines = lines;
     }
     /* Which kind of reply this is: a table whose one column is named `message` is not
@@ -532,9 +567,8 @@ static void execute_many(srv_req *rq, srv_stmt *sts, size_t n, bool undoable, ui
             if (last_table) il_result_free(last_table);
             last_table = r;
         } else {
-            size_t k = il_result_nlines(r);
-            lines = realloc(lines, (nlines + k + 1) * sizeof *lines);
-            for (size_t i = 0; i < k; i++) lines[nlines++] = il_result_line(r, i);
+            lines = realloc(lines, (nlines + il_result_nlines(r) + 1) * sizeof *lines);
+            put_lines(c, st, r, lines, &nlines);
             keep = realloc(keep, (nkeep + 1) * sizeof *keep);
             keep[nkeep++] = r;
         }
@@ -670,9 +704,8 @@ static void execute_atomic(srv_req *rq, srv_stmt *sts, size_t n, const il_txn_pa
                 rp.table = res[i];
                 continue;
             }
-            size_t k = il_result_nlines(res[i]);
-            lines = realloc(lines, (nlines + k + 1) * sizeof *lines);
-            for (size_t j = 0; j < k; j++) lines[nlines++] = il_result_line(res[i], j);
+            lines = realloc(lines, (nlines + il_result_nlines(res[i]) + 1) * sizeof *lines);
+            put_lines(c, &sts[i], res[i], lines, &nlines);
         }
         rp.lines = lines;
         rp.nlines = nlines;
@@ -949,7 +982,11 @@ srv_stmt *srv_exec_split(const char *prog, size_t len, size_t *n) {
             sts = realloc(sts, cap * sizeof *sts);
         }
         memset(&sts[*n], 0, sizeof sts[*n]);
-        sts[*n].text = strndup(it.text, it.len);
+        /* Every byte of the statement, so that len always matches text (strndup would
+         * stop at a NUL). */
+        sts[*n].text = malloc(it.len + 1);
+        memcpy(sts[*n].text, it.text, it.len);
+        sts[*n].text[it.len] = 0;
         sts[*n].len = it.len;
         sts[*n].unterminated = it.unterminated;
         (*n)++;

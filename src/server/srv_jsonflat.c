@@ -378,3 +378,18 @@ bool srv_json_probe_id(const char *text, size_t len, char *out, size_t cap) {
     free(r.buf);
     return found;
 }
+
+bool srv_json_has_nul(const json_t *v) {
+    if (json_is_string(v)) return memchr(json_string_value(v), 0, json_string_length(v)) != NULL;
+    if (json_is_array(v)) {
+        for (size_t i = 0; i < json_array_size(v); i++)
+            if (srv_json_has_nul(json_array_get(v, i))) return true;
+        return false;
+    }
+    const char *key;
+    json_t *member;
+    json_object_foreach((json_t *)v, key, member) {
+        if (srv_json_has_nul(member)) return true;
+    }
+    return false;
+}

@@ -13,6 +13,11 @@
  * json_loadb, which also reports the error. */
 json_t *srv_json_load_flat(const char *text, size_t len);
 
+/* Whether a string anywhere in v (members and array elements, at any depth) holds a NUL.
+ * Requests refuse such a frame (docs/server.md): everything after the frame reads names,
+ * statements and credentials as C strings. */
+bool srv_json_has_nul(const json_t *v);
+
 /* For a frame that is not valid JSON (an integer too large, a truncated text...): the
  * string `id` member of its top-level object, when the text up to that member reads as
  * JSON and the id is 1 to 64 bytes without NUL; copied into out (cap bytes, at least

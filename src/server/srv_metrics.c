@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "base/intern.h"
 #include "server/server.h"
@@ -18,7 +19,11 @@ static int refusal(srv_conn *c) {
     const char *h = c->auth_hdr.data;
     srv_users *u = &c->srv->users;
     srv_key *k = NULL;
-    if (h && strncmp(h, "Bearer ", 7) == 0) k = srv_users_key_by_secret(u, h + 7, strlen(h + 7));
+    /* The scheme is case-insensitive (RFC 9110 11.1). */
+    if (h && strncasecmp(h, "Bearer ", 7) == 0) {
+        const char *secret = h + 7 + strspn(h + 7, " ");
+        k = srv_users_key_by_secret(u, secret, strlen(secret));
+    }
     if (!k || srv_key_expired(k, srv_wall_ms()) || !srv_users_find(u, k->owner)) {
         const char *msg = "Invalid or missing API key";
         srv_http_respond(c, 401, "Unauthorized", "text/plain; charset=utf-8", msg, strlen(msg));

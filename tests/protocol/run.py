@@ -20,7 +20,9 @@ standing queries in subs_random.py, of proof trees in why_random.py, of concurre
 mixed load in chaos_random.py, of atomic programs against their statements run one by
 one in atomic_random.py, of malformed frames in frames_random.py, of odd HTTP in
 http_random.py and of rule evaluation against a naive evaluator in eval_random.py (on
-servers of their own).
+servers of their own), and the tests of NUL and other bytes in a request's strings, the
+URL's graph name, the WebSocket version, the Bearer scheme and what `.kg list` and
+`.kg acl list` show in strings.py (servers of their own).
 
 Usage: tests/protocol/run.py --server-bin PATH. Needs python3-websockets (Debian's
 /usr/bin/python3). Exit status 0 when every check passes."""
@@ -50,6 +52,7 @@ import limits  # noqa: E402
 import notify  # noqa: E402
 import read  # noqa: E402
 import recovery  # noqa: E402
+import strings  # noqa: E402
 import restart_random  # noqa: E402
 import subs  # noqa: E402
 import subs_random  # noqa: E402
@@ -291,7 +294,7 @@ def main():
            + subs.OWN_SERVER_TESTS + read.OWN_TESTS
            + recovery.TESTS + restart_random.TESTS + backup.TESTS + subs_random.TESTS
            + why_random.TESTS + chaos_random.TESTS + atomic_random.TESTS
-           + frames_random.TESTS + http_random.TESTS + eval_random.TESTS)
+           + frames_random.TESTS + http_random.TESTS + eval_random.TESTS + strings.TESTS)
     failed += asyncio.run(run_tests(own, binary))
     total = len(TESTS) + len(own)
     passed = max(total - failed, 0)

@@ -1,7 +1,8 @@
 /* Unit tests of the request frame reader (src/server/srv_jsonflat.c): every frame it
  * reads, it reads exactly as jansson does; it reads the frames clients send (and
  * especially long programs); everything else it leaves to jansson. A randomized part
- * compares it with json_loadb over thousands of generated objects. */
+ * compares it with json_loadb over thousands of generated objects. srv_json_has_nul finds
+ * a NUL in any string of a frame, at any depth. */
 #include <criterion/criterion.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -170,4 +171,24 @@ Test(jsonflat, agrees_with_jansson_on_random_objects) {
     }
     /* both paths taken often */
     cr_assert(read > total / 10 && read < total - total / 10, "%zu of %zu read", read, total);
+}
+
+static bool has_nul(const char *text) {
+    json_error_t je;
+    json_t *v = json_loads(text, JSON_ALLOW_NUL, &je);
+    cr_assert_not_null(v, "%s: %s", text, je.text);
+    bool found = srv_json_has_nul(v);
+    json_decref(v);
+    return found;
+}
+
+Test(jsonflat, finds_a_nul_in_any_string_at_any_depth) {
+    cr_assert(has_nul("{\"program\":\"?m\\u0000(1)\"}"));
+    cr_assert(has_nul("{\"a\":1,\"b\":\"\\u0000\"}"));
+    cr_assert(has_nul("{\"queries\":[{\"name\":\"q\",\"query\":\"?m(X)\\u0000\"}]}"));
+    cr_assert(has_nul("{\"r\":[1,[true,[\"x\\u0000\"]]]}"));
+    cr_assert(has_nul("[\"\\u0000\"]"));
+    cr_assert_not(has_nul("{\"program\":\"?m(1)\\u0001\\u001f\",\"n\":0,\"z\":null}"));
+    cr_assert_not(has_nul("{\"queries\":[{\"name\":\"q\",\"query\":\"\\u0030\"}],\"e\":{}}"));
+    cr_assert_not(has_nul("{}"));
 }
