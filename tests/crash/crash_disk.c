@@ -1,6 +1,6 @@
 /* The power-loss cut of the log and the listing of the data directory (crash_disk.h). The
  * record layout is the log's (docs/durability.md): a 16-byte segment header, then
- * records of length u32 | crc32c u32 | lsn u64 | payload, then zeros. */
+ * records of length u32 | crc32c u32 | lsn u64 | synced lsn u64 | payload, then zeros. */
 #include "crash_disk.h"
 
 #include <dirent.h>
@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-enum { SEGMENT_HEADER = 16, RECORD_HEADER = 16, SYNCED_LINE = 42 };
+enum { SEGMENT_HEADER = 16, RECORD_HEADER = 24, SYNCED_LINE = 42 };
 
 static uint32_t load_u32le(const unsigned char *p) {
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
