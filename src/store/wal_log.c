@@ -234,7 +234,7 @@ static uint64_t claimed_synced(const unsigned char *data, size_t len, size_t fro
         if (lsn >= first && lsn - first < (1ull << 40) && rlen <= len - off - WAL_RECORD_HEADER &&
             record_crc(h, WAL_RECORD_HEADER, rlen) == codec_load_u32le(h + 4)) {
             uint64_t synced = codec_load_u64le(h + 16);
-            if (synced > best) best = synced;
+            if (synced < lsn && synced > best) best = synced; /* only earlier records */
             off += WAL_RECORD_HEADER + rlen;
         } else {
             off++;
