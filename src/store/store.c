@@ -87,6 +87,19 @@ store *store_open_recover(il_engine *e, const char *data_dir, uint64_t seg_size,
         return NULL;
     }
     store_ckpt_set_aside_bad(st);
+    if (wal_salvaged_to(st->w)) {
+        /* bridges the numbers salvage skipped: the next open starts from it */
+        char *ckpt_err = NULL;
+        if (!store_checkpoint(st, &ckpt_err)) {
+            if (err)
+                *err = il_format("salvage of %s: cannot write the checkpoint of what was "
+                                 "recovered: %s",
+                                 data_dir, ckpt_err ? ckpt_err : "?");
+            free(ckpt_err);
+            store_close(st);
+            return NULL;
+        }
+    }
     return st;
 }
 

@@ -88,6 +88,11 @@ uint64_t wal_bytes(const wal *w);
 /* Deletes the segments whose records all have an lsn <= lsn (a checkpoint holds them).
  * The segment being appended to is never deleted. */
 void wal_drop_before(wal *w, uint64_t lsn);
+/* Nonzero after a salvage that set aside whole records numbered up to the lsn it
+ * returns: the log goes on after them (so no number is given twice) in a new segment,
+ * and the caller must write a checkpoint of the recovered state at once, or the next
+ * open finds the numbers in between missing. */
+uint64_t wal_salvaged_to(const wal *w);
 /* The first lsn of the oldest segment on disk. */
 uint64_t wal_first_lsn(const wal *w);
 /* Syncs and closes. */

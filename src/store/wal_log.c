@@ -49,6 +49,7 @@ struct wal {
     uint64_t next_lsn;
     uint64_t replay_from; /* records before this lsn are covered by a checkpoint */
     bool salvage;         /* recovery cuts at damage to synced records instead of refusing */
+    uint64_t salvaged_to; /* the last lsn of the whole records salvage set aside (0: none) */
     uint64_t bytes;
     IL_VEC(wal_seg) segs;
     wal_sync_mode mode;
@@ -214,16 +215,17 @@ static uint32_t record_crc(const unsigned char *h, size_t header, uint32_t rlen)
     return store_crc32c(c, h + header, rlen);
 }
 
-/* The highest lsn that whole records from data[from] on, numbered `first` or later, say
- * a completed sync had covered when they were written: records up to it were
- * acknowledged. Any offset is tried, since the damage may have hidden where records
- * start; a record can only carry a sync that completed before it was written, so even
- * one written after the last sync tells the truth. Version 1 segments say nothing. */
-static uint64_t claimed_synced(const unsigned char *data, size_t len, size_t from, uint64_t first) {
-    if (len < WAL_SEGMENT_HEADER || memcmp(data, MAGIC_V1, 8) == 0) return 0;
-    uint64_t best = 0;
-    size_t off = from;
-    while (len > off && len - off >= WAL_RECORD_HEADER) {
+/* What whole records from data[from] on, numbered `first` or later, tell: *synced, the
+ * highest lsn they say a completed sync had covered when they were written (records up to
+ * it were acknowledged), and *last, the highest lsn among them (each only raised). Any
+ * offset is tried, since the damage may have hidden where records start; a record can
+ * only carry a sync that completed before it was written, so even one written after the
+ * last sync tells the truth. Version 1 records carry no synced lsn. */
+static void look_at(const unsigned char *data, size_t len, size_t from, uint64_t first,
+                    uint64_t *synced, uint64_t *last) {
+    if (len < WAL_SEGMENT_HEADER) return;
+    size_t header = record_header_size(data), off = from;
+    while (len > off && len - off >= header) {
         if (off % 8 == 0 && len - off >= 8 && codec_load_u64le(data + off) == 0) {
             off += 8; /* the preallocated zeros: no record starts in them */
             continue;
@@ -231,34 +233,33 @@ static uint64_t claimed_synced(const unsigned char *data, size_t len, size_t fro
         const unsigned char *h = data + off;
         uint32_t rlen = codec_load_u32le(h);
         uint64_t lsn = codec_load_u64le(h + 8);
-        if (lsn >= first && lsn - first < (1ull << 40) && rlen <= len - off - WAL_RECORD_HEADER &&
-            record_crc(h, WAL_RECORD_HEADER, rlen) == codec_load_u32le(h + 4)) {
-            uint64_t synced = codec_load_u64le(h + 16);
-            if (synced < lsn && synced > best) best = synced; /* only earlier records */
-            off += WAL_RECORD_HEADER + rlen;
+        if (lsn >= first && lsn - first < (1ull << 40) && rlen <= len - off - header &&
+            record_crc(h, header, rlen) == codec_load_u32le(h + 4)) {
+            uint64_t s = header == WAL_RECORD_HEADER ? codec_load_u64le(h + 16) : 0;
+            if (s < lsn && s > *synced) *synced = s; /* only earlier records */
+            if (lsn > *last) *last = lsn;
+            off += header + rlen;
         } else {
             off++;
         }
     }
-    return best;
 }
 
-/* After the log stopped short at lsn `first` in segment i (data, from offset `from` on):
- * the highest lsn the rest of that segment and every later one say was synced. */
-static uint64_t synced_past(wal *w, const uint64_t *segs, uint32_t n, uint32_t i,
-                            const unsigned char *data, size_t len, size_t from, uint64_t first) {
-    uint64_t best = data ? claimed_synced(data, len, from, first) : 0;
-    for (uint32_t j = i + 1; j < n; j++) {
+/* After the log stopped short at lsn `first` (in data, from offset `from` on, when data
+ * is not NULL): what the rest of data and the segments segs[later .. n-1] tell (look_at). */
+static void look_past(wal *w, const uint64_t *segs, uint32_t later, uint32_t n,
+                      const unsigned char *data, size_t len, size_t from, uint64_t first,
+                      uint64_t *synced, uint64_t *last) {
+    if (data) look_at(data, len, from, first, synced, last);
+    for (uint32_t j = later; j < n; j++) {
         char name[64];
         seg_name(name, sizeof name, segs[j]);
         unsigned char *d = NULL;
         size_t l = 0;
         if (!read_file(w->dirfd, name, &d, &l)) continue;
-        uint64_t s = claimed_synced(d, l, WAL_SEGMENT_HEADER, first);
-        if (s > best) best = s;
+        look_at(d, l, WAL_SEGMENT_HEADER, first, synced, last);
         free(d);
     }
-    return best;
 }
 
 /* Scans one segment's records from the header on. Returns the offset after the last
@@ -353,6 +354,8 @@ static bool recover(wal *w, wal_record_fn fn, void *ctx, bool *refused, char **e
         }
         fprintf(stderr, "inputlayer: warning: wal: salvaging: %s; the log is set aside\n", msg);
         free(msg);
+        uint64_t synced = 0;
+        look_past(w, segs.v, start, segs.n, NULL, 0, 0, segs.v[start], &synced, &w->salvaged_to);
         set_aside_from(w, segs.v, start, segs.n);
         segs.n = start;
         w->next_lsn = w->replay_from;
@@ -373,8 +376,9 @@ static bool recover(wal *w, wal_record_fn fn, void *ctx, bool *refused, char **e
                is bad, or that does not continue the numbering, lost synced records when
                the records after it say so. */
             const char *why = "bad segment header or a gap before it";
-            uint64_t synced =
-                synced_past(w, segs.v, segs.n, i, data, len, WAL_SEGMENT_HEADER, w->next_lsn);
+            uint64_t synced = 0, last_lsn = 0;
+            look_past(w, segs.v, i + 1, segs.n, data, len, WAL_SEGMENT_HEADER, w->next_lsn, &synced,
+                      &last_lsn);
             if (synced >= w->next_lsn) {
                 char *msg = loss_message(w, name, why, 0, synced);
                 if (!w->salvage) {
@@ -386,6 +390,7 @@ static bool recover(wal *w, wal_record_fn fn, void *ctx, bool *refused, char **e
                 }
                 fprintf(stderr, "inputlayer: warning: wal: salvaging: %s\n", msg);
                 free(msg);
+                w->salvaged_to = last_lsn;
             }
             fprintf(stderr,
                     "inputlayer: warning: wal: %s/%s: %s; "
@@ -403,8 +408,9 @@ static bool recover(wal *w, wal_record_fn fn, void *ctx, bool *refused, char **e
            zeros over synced records are damage as well. */
         bool last_segment = i + 1 == segs.n;
         if (why || last_segment) {
-            uint64_t synced =
-                synced_past(w, segs.v, why ? segs.n : i + 1, i, data, len, end + 1, w->next_lsn);
+            uint64_t synced = 0, last_lsn = 0;
+            look_past(w, segs.v, i + 1, why ? segs.n : i + 1, data, len, end + 1, w->next_lsn,
+                      &synced, &last_lsn);
             if (synced >= w->next_lsn) {
                 char *msg = loss_message(w, name, why ? why : "zeroed records", end, synced);
                 if (!w->salvage) {
@@ -416,6 +422,7 @@ static bool recover(wal *w, wal_record_fn fn, void *ctx, bool *refused, char **e
                 }
                 fprintf(stderr, "inputlayer: warning: wal: salvaging: %s\n", msg);
                 free(msg);
+                w->salvaged_to = last_lsn;
                 if (!why) why = "zeroed records";
             }
         }
@@ -449,8 +456,21 @@ static bool recover(wal *w, wal_record_fn fn, void *ctx, bool *refused, char **e
         last = -1;
         w->next_lsn = w->replay_from;
     }
+    /* Records that salvage gave up may have been acknowledged with their numbers (a
+       revision a client saw): the numbering goes on after every one of them, in a new
+       segment, and the caller writes a checkpoint at once to bridge the gap. */
+    bool renumber = w->salvaged_to >= w->next_lsn && w->salvaged_to >= w->replay_from;
+    if (renumber) {
+        fprintf(stderr,
+                "inputlayer: warning: wal: %s: salvaged; the log goes on at lsn %" PRIu64
+                ", after the records set aside\n",
+                w->dir, w->salvaged_to + 1);
+    } else {
+        w->salvaged_to = 0;
+    }
     if (last < 0) {
         if (w->next_lsn < w->replay_from) w->next_lsn = w->replay_from;
+        if (renumber) w->next_lsn = w->salvaged_to + 1;
         ok = create_segment(w, w->next_lsn, err);
     } else {
         char name[64];
@@ -473,8 +493,9 @@ static bool recover(wal *w, wal_record_fn fn, void *ctx, bool *refused, char **e
         if (ok) note_synced(w, segs.v[last], last_off);
         w->off = last_off;
         w->cur_first = segs.v[last];
+        if (renumber) w->next_lsn = w->salvaged_to + 1;
         /* records of the current format never go into a version 1 segment */
-        if (ok && last_version1) ok = create_segment(w, w->next_lsn, err);
+        if (ok && (last_version1 || renumber)) ok = create_segment(w, w->next_lsn, err);
     }
     il_vec_free(segs);
     return ok;
@@ -680,6 +701,10 @@ void wal_drop_before(wal *w, uint64_t lsn) {
     if (!keep) return;
     memmove(w->segs.v, w->segs.v + keep, (w->segs.n - keep) * sizeof *w->segs.v);
     w->segs.n -= keep;
+}
+
+uint64_t wal_salvaged_to(const wal *w) {
+    return w->salvaged_to;
 }
 
 uint64_t wal_first_lsn(const wal *w) {

@@ -252,6 +252,13 @@ static int count_in_dir(const char *dir) {
     return n;
 }
 
+static bool count_any(void *ctx, uint64_t lsn, const void *p, size_t len);
+
+static uint64_t start_at_8(void *ctx) {
+    (void)ctx;
+    return 8;
+}
+
 /* A flipped byte in a record that later records say was synced is damage to an
  * acknowledged record: the log refuses to open and changes nothing; salvage cuts there
  * and keeps the dropped bytes aside. */
@@ -288,7 +295,9 @@ Test(store, corrupt_synced_record_refuses_then_salvage_cuts) {
     cr_assert_null(wal_open_after(path("wal"), 1 << 16, &rec, NULL, collect, &s2, NULL));
     restore_stderr();
     cr_assert(rec.refused);
-    /* salvage: the four records before the damage, the rest kept aside */
+    /* salvage: the four records before the damage, the rest kept aside; the numbering
+       goes on after the last record set aside (lsn 8), in a new segment, so that no lsn
+       (a revision a client may have seen) is given twice */
     rec = (wal_recovery){.salvage = true};
     seen t = {0};
     quiet_stderr(path("err.txt"));
@@ -297,17 +306,28 @@ Test(store, corrupt_synced_record_refuses_then_salvage_cuts) {
     cr_assert_not_null(w);
     cr_assert(!rec.refused);
     cr_assert_eq(t.n, 4);
-    cr_assert_eq(wal_next_lsn(w), 5);
+    cr_assert_eq(wal_next_lsn(w), 9);
+    cr_assert_eq(wal_salvaged_to(w), 8);
+    cr_assert(wal_append(w, "after", 5, NULL));
     wal_close(w);
     cr_assert(file_has(path("err.txt"), "salvaging"));
     cr_assert(file_has(path("err.txt"), "checksum mismatch"));
     char side[260];
     snprintf(side, sizeof side, "%s.cut-%zu", seg, off[4]);
     cr_assert_eq(access(side, F_OK), 0);
-    /* a second open is clean, in the default mode */
+    snprintf(side, sizeof side, "%s/wal-0000000000000009.log", path("wal"));
+    cr_assert_eq(access(side, F_OK), 0, "no new segment after the records set aside");
+    /* a second open after the checkpoint the store writes then (at lsn 8) is clean, in
+       the default mode, and finds the record appended after the salvage */
+    int n = 0;
     quiet_stderr(path("err2.txt"));
-    cr_assert_eq(reopen_count(path("wal")), 4);
+    w = wal_open_after(path("wal"), 1 << 16, NULL, start_at_8, count_any, &n, NULL);
     restore_stderr();
+    cr_assert_not_null(w);
+    cr_assert_eq(n, 1);
+    cr_assert_eq(wal_next_lsn(w), 10);
+    cr_assert_eq(wal_salvaged_to(w), 0);
+    wal_close(w);
     cr_assert(!file_has(path("err2.txt"), "warning"));
 }
 
