@@ -48,7 +48,8 @@ unit: build
 # engine killed in process, and the server over /ws killed with a simulated power loss.
 # WS_CRASH_ARGS=--single sends each program as one statement. The server test runs with four
 # writers, then with one (a lone writer's commits are synced by the I/O thread itself), then
-# with four and busy polling (the I/O thread gathers their commits for the syncer).
+# with four and busy polling (the I/O thread gathers their commits for the syncer), then
+# with four keeping a random half of the unsynced log pages (written out of order).
 CRASH_ROUNDS ?= 300
 WS_CRASH_KILLS ?= 100
 WS_CRASH_ARGS ?=
@@ -58,6 +59,8 @@ crash-test: build
 	@$(BUILD)/ws_crash_test $(BUILD)/inputlayer-server $(WS_CRASH_KILLS) --writers 1 $(WS_CRASH_ARGS)
 	@$(BUILD)/ws_crash_test $(BUILD)/inputlayer-server $(WS_CRASH_KILLS) \
 	  --set http.busy_poll_us=250 $(WS_CRASH_ARGS)
+	@$(BUILD)/ws_crash_test $(BUILD)/inputlayer-server $(WS_CRASH_KILLS) \
+	  --keep-unsynced-pages $(WS_CRASH_ARGS)
 
 conformance: build
 	@python3 tests/conformance/run.py --client $(BUILD)/inputlayer-client --cases $(CONFORMANCE_DIR)

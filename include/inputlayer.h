@@ -25,8 +25,16 @@ typedef struct il_result il_result;
 typedef uint64_t il_value;
 
 /* Opens an engine. data_dir NULL keeps everything in memory. Returns NULL and sets
- * *err (malloc'ed, may be NULL) on failure. */
+ * *err (malloc'ed, may be NULL) on failure, also when recovery of data_dir cannot reach
+ * its last acknowledged commit (damaged checkpoints or log records; nothing is changed
+ * then, docs/durability.md "Recovery"). */
 il_engine *il_engine_open(const char *data_dir, char **err);
+typedef enum il_recover_mode {
+    IL_RECOVER_STRICT,  /* refuse to open when acknowledged commits cannot be recovered */
+    IL_RECOVER_SALVAGE, /* open what is readable, moving damaged files aside */
+} il_recover_mode;
+/* il_engine_open with the choice of what recovery does with damage it cannot repair. */
+il_engine *il_engine_open_recover(const char *data_dir, il_recover_mode mode, char **err);
 void il_engine_close(il_engine *e);
 
 /* The longest the views of the engine may take to catch up with one commit (or to be

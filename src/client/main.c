@@ -1,4 +1,4 @@
-/* inputlayer-client: `--local [--data-dir DIR] [--script FILE]` runs statements
+/* inputlayer-client: `--local [--data-dir DIR [--recover=salvage]] [--script FILE]` runs statements
  * against an engine in this process; `--server URL [--api-key K | --user U --password P]
  * [--script FILE]` runs them on inputlayer-server. Both print the reference transcript;
  * without `--script` it is an interactive REPL. */
@@ -11,10 +11,13 @@
 #include "value/value.h"
 
 static void usage(FILE *f) {
-    fputs("usage: inputlayer-client --local [--data-dir DIR] [--script FILE | FILE.iql]\n"
+    fputs("usage: inputlayer-client --local [--data-dir DIR [--recover=salvage]]\n"
+          "                         [--script FILE | FILE.iql]\n"
           "       inputlayer-client --server URL [--api-key KEY | --user U --password P]\n"
           "                         [--script FILE | FILE.iql]\n"
-          "  --server defaults to http://127.0.0.1:8080; the API key to $INPUTLAYER_API_KEY\n",
+          "  --server defaults to http://127.0.0.1:8080; the API key to $INPUTLAYER_API_KEY\n"
+          "  --recover=salvage opens a data directory whose recovery cannot reach its last\n"
+          "  acknowledged commit from what is readable, moving the damaged files aside\n",
           f);
 }
 
@@ -22,6 +25,7 @@ int main(int argc, char **argv) {
     const char *script = NULL, *data_dir = NULL, *server = NULL, *api_key = NULL, *user = NULL,
                *password = NULL;
     bool local = false;
+    il_recover_mode recover = IL_RECOVER_STRICT;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         bool more = i + 1 < argc;
@@ -31,6 +35,10 @@ int main(int argc, char **argv) {
             script = argv[++i];
         else if (strcmp(a, "--data-dir") == 0 && more)
             data_dir = argv[++i];
+        else if (strcmp(a, "--recover=salvage") == 0)
+            recover = IL_RECOVER_SALVAGE;
+        else if (strcmp(a, "--recover=strict") == 0)
+            recover = IL_RECOVER_STRICT;
         else if (strcmp(a, "--server") == 0 && more)
             server = argv[++i];
         else if ((strcmp(a, "--api-key") == 0 || strcmp(a, "-k") == 0) && more)
@@ -57,7 +65,7 @@ int main(int argc, char **argv) {
     }
     if (local) {
         char *err = NULL;
-        e = il_engine_open(data_dir, &err);
+        e = il_engine_open_recover(data_dir, recover, &err);
         if (!e) {
             fprintf(stderr, "inputlayer-client: %s\n", err ? err : "cannot open engine");
             free(err);

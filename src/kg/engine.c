@@ -10,6 +10,10 @@
 #include "store/store.h"
 
 il_engine *il_engine_open(const char *data_dir, char **err) {
+    return il_engine_open_recover(data_dir, IL_RECOVER_STRICT, err);
+}
+
+il_engine *il_engine_open_recover(const char *data_dir, il_recover_mode mode, char **err) {
     if (err) *err = NULL;
     il_engine *e = calloc(1, sizeof *e);
     if (!e) return NULL;
@@ -17,7 +21,7 @@ il_engine *il_engine_open(const char *data_dir, char **err) {
     kg_graph_create(e, "default");
     if (data_dir && *data_dir) {
         /* e->store stays NULL during recovery, so replaying logs nothing again */
-        store *st = store_open(e, data_dir, 0, err);
+        store *st = store_open_recover(e, data_dir, 0, mode == IL_RECOVER_SALVAGE, err);
         if (!st) {
             il_engine_close(e);
             return NULL;

@@ -1,6 +1,6 @@
 /* inputlayer-server: `[--config FILE] [--host H] [--port P] [--data-dir D] [--set K=V]...
- * [--restore BACKUP]`. Loads the configuration (flags > environment > files > defaults),
- * installs a backup first when asked to, loads the identity store and the engine, then
+ * [--restore BACKUP] [--recover=salvage]`. Loads the configuration (flags > environment > files >
+ * defaults), installs a backup first when asked to, loads the identity store and the engine, then
  * runs one libuv loop serving HTTP (health, metrics) and the WebSocket API on one port. */
 #include <errno.h>
 #include <openssl/rand.h>
@@ -24,11 +24,16 @@ extern char **environ;
 static void usage(FILE *f) {
     fputs("usage: inputlayer-server [-c|--config FILE] [--host ADDR] [--port PORT]\n"
           "                         [--data-dir DIR] [--set SECTION.KEY=VALUE]...\n"
-          "                         [--restore BACKUP_DIR] [--print-config] [--help] [--version]\n"
+          "                         [--restore BACKUP_DIR] [--recover=salvage] [--print-config]\n"
+          "                         [--help] [--version]\n"
           "  defaults: --host 127.0.0.1 --port 8080 --data-dir ./data\n"
           "  --restore BACKUP_DIR installs an export written by .backup into the data directory\n"
           "  (which must hold no data yet) after checking every file against its manifest,\n"
           "  then starts from it.\n"
+          "  --recover=salvage starts from what is readable when recovery cannot reach the last\n"
+          "  acknowledged commit (damaged checkpoints or log records), moving the damaged\n"
+          "  files aside; without it the server refuses to start then. --recover=strict is\n"
+          "  the default.\n"
           "  Without --config, ./config.toml and ./config.local.toml are read when present.\n"
           "  INPUTLAYER_<SECTION>__<KEY> environment variables override the files; flags\n"
           "  override both. See config.example.toml for every key.\n",
@@ -128,7 +133,8 @@ static int load_config(srv_config *cfg, const char *config_path, const flag_set 
 
 /* Parses argv; returns the exit status when the process should stop, else -1. */
 static int parse_args(int argc, char **argv, const char **config_path, flag_set *flags,
-                      size_t *nflags, bool *print_config, const char **restore_from) {
+                      size_t *nflags, bool *print_config, const char **restore_from,
+                      il_recover_mode *recover) {
     static const struct {
         const char *flag, *key;
     } SHORTCUTS[] = {
@@ -156,6 +162,10 @@ static int parse_args(int argc, char **argv, const char **config_path, flag_set 
             flags[(*nflags)++] = (flag_set){kv, eq + 1, "--set"};
         } else if (strcmp(a, "--restore") == 0 && has_value) {
             *restore_from = argv[++i];
+        } else if (strcmp(a, "--recover=salvage") == 0) {
+            *recover = IL_RECOVER_SALVAGE;
+        } else if (strcmp(a, "--recover=strict") == 0) {
+            *recover = IL_RECOVER_STRICT;
         } else if (strcmp(a, "--print-config") == 0) {
             *print_config = true;
         } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
@@ -177,7 +187,9 @@ int main(int argc, char **argv) {
     flag_set *flags = calloc((size_t)argc + 1, sizeof *flags);
     size_t nflags = 0;
     bool print_config = false;
-    int status = parse_args(argc, argv, &config_path, flags, &nflags, &print_config, &restore_from);
+    il_recover_mode recover = IL_RECOVER_STRICT;
+    int status = parse_args(argc, argv, &config_path, flags, &nflags, &print_config, &restore_from,
+                            &recover);
     srv_config cfg;
     srv_config_init(&cfg);
     if (status < 0) status = load_config(&cfg, config_path, flags, nflags);
@@ -221,7 +233,7 @@ int main(int argc, char **argv) {
     s.test_inline_stall_ns = srv_test_inline_stall_ns();
     s.test_release_delay_ns = srv_test_release_delay_ns();
     char *err = NULL;
-    s.engine = il_engine_open(data_dir, &err);
+    s.engine = il_engine_open_recover(data_dir, recover, &err);
     if (!s.engine) {
         fprintf(stderr, "ERROR: Failed to initialize InputLayer: %s\n", err ? err : "?");
         free(err);

@@ -162,7 +162,7 @@ static char *restore(const char *src, const char *dest, const backup_manifest *m
     bool accepted = !err; /* from here on, what is in the directory is ours to remove */
     bool *installed = calloc(m->files.n + 1, sizeof *installed);
     if (!err) {
-        made_ckpt = mkdirat(destfd, "ckpt", 0755) == 0;
+        made_ckpt = mkdirat(destfd, "ckpt", 0700) == 0;
         if (!made_ckpt && errno != EEXIST) err = backup_errno_text("cannot create", dest, "ckpt");
     }
     for (uint32_t i = 0; !err && i < m->files.n; i++)

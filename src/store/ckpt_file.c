@@ -93,7 +93,7 @@ bool ckpt_file_write(int dirfd, const char *dir, uint64_t lsn, const void *image
     char name[64], tmp[80];
     ckpt_file_name(name, sizeof name, lsn);
     snprintf(tmp, sizeof tmp, "%s.tmp", name);
-    int fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     bool ok = fd >= 0;
     if (!ok) *err = errf("cannot create", dir, tmp);
     if (ok && (!write_all(fd, out, CKPT_HEADER + body) || fsync(fd) != 0)) {

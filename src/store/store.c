@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "store/backup.h"
+#include "store/store_dirs.h"
 #include "store/store_record.h"
 
 static bool replay(void *ctx, uint64_t lsn, const void *payload, size_t len) {
@@ -25,8 +26,28 @@ static bool replay(void *ctx, uint64_t lsn, const void *payload, size_t len) {
 }
 
 store *store_open(il_engine *e, const char *data_dir, uint64_t seg_size, char **err) {
+    return store_open_recover(e, data_dir, seg_size, false, err);
+}
+
+/* The message of an open refused because recovery would lose acknowledged commits: what
+ * is damaged, that nothing changed, and the way to start anyway. */
+static char *refusal(const store *st, const char *data_dir, const char *wal_msg) {
+    il_buf msg;
+    il_buf_init(&msg);
+    il_buf_printf(&msg, "cannot recover %s up to its last acknowledged commit: ", data_dir);
+    store_ckpt_describe_bad(st, &msg);
+    il_buf_printf(&msg,
+                  "%s. Nothing was changed. To start from what is readable, losing what is "
+                  "not, start with --recover=salvage: it moves the damaged files aside "
+                  "(*.bad, *.cut) rather than deleting them",
+                  wal_msg);
+    return msg.data;
+}
+
+store *store_open_recover(il_engine *e, const char *data_dir, uint64_t seg_size, bool salvage,
+                          char **err) {
     if (err) *err = NULL;
-    if (mkdir(data_dir, 0755) != 0 && errno != EEXIST) {
+    if (!store_private_dir(data_dir)) {
         if (err) {
             size_t n = strlen(data_dir) + strlen(strerror(errno)) + 32;
             *err = malloc(n);
@@ -48,11 +69,36 @@ store *store_open(il_engine *e, const char *data_dir, uint64_t seg_size, char **
     }
     /* the newest valid checkpoint is loaded once the log's lock is held, then the log
        after its position is replayed */
-    st->w = wal_open_after(dir, seg_size, store_ckpt_recover, replay, st, err);
+    wal_recovery rec = {.salvage = salvage};
+    char *wal_err = NULL;
+    st->w = wal_open_after(dir, seg_size, &rec, store_ckpt_recover, replay, st, &wal_err);
     free(dir);
     if (!st->w) {
+        if (rec.refused) {
+            char *msg = refusal(st, data_dir, wal_err);
+            free(wal_err);
+            wal_err = msg;
+        }
+        if (err)
+            *err = wal_err;
+        else
+            free(wal_err);
         store_close(st);
         return NULL;
+    }
+    store_ckpt_set_aside_bad(st);
+    if (wal_salvaged_to(st->w)) {
+        /* bridges the numbers salvage skipped: the next open starts from it */
+        char *ckpt_err = NULL;
+        if (!store_checkpoint(st, &ckpt_err)) {
+            if (err)
+                *err = il_format("salvage of %s: cannot write the checkpoint of what was "
+                                 "recovered: %s",
+                                 data_dir, ckpt_err ? ckpt_err : "?");
+            free(ckpt_err);
+            store_close(st);
+            return NULL;
+        }
     }
     return st;
 }

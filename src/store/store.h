@@ -18,11 +18,17 @@
 
 typedef struct store store;
 
-/* Opens data_dir (creating it when missing) and replays its log into e, whose catalog
- * must be fresh (just the default graph). NULL and *err (malloc'ed) when the directory
- * cannot be used; a damaged log is cut with a warning, never a failure. seg_size 0
- * means the default segment size. */
+/* Opens data_dir (creating it 0700 when missing) and replays its log into e, whose
+ * catalog must be fresh (just the default graph). NULL and *err (malloc'ed) when the
+ * directory cannot be used, or when recovery cannot reach the last acknowledged commit
+ * (damaged checkpoints the log does not make up for, damaged synced records): nothing
+ * on disk is changed then. A torn tail (past the last sync) is cut with a warning.
+ * seg_size 0 means the default segment size. */
 store *store_open(il_engine *e, const char *data_dir, uint64_t seg_size, char **err);
+/* store_open; with salvage, damage that store_open refuses is cut instead: recovery
+ * starts from what is readable and moves the damaged files aside (docs/durability.md). */
+store *store_open_recover(il_engine *e, const char *data_dir, uint64_t seg_size, bool salvage,
+                          char **err);
 void store_close(store *st);
 
 /* True after a write or sync failed: what is in memory may be ahead of the disk, so

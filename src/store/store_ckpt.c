@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "store/ckpt.h"
+#include "store/store_dirs.h"
 #include "store/store_record.h"
 
 enum { DEFAULT_MAX_LOG = 64 << 20 };
@@ -42,7 +43,7 @@ bool store_ckpt_open(store *st, const char *data_dir, char **err) {
     st->ckpt_dir = malloc(n);
     snprintf(st->ckpt_dir, n, "%s/ckpt", data_dir);
     st->max_log_bytes = DEFAULT_MAX_LOG;
-    if (mkdir(st->ckpt_dir, 0755) != 0 && errno != EEXIST) goto fail;
+    if (!store_private_dir(st->ckpt_dir)) goto fail;
     st->ckpt_dirfd = open(st->ckpt_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (st->ckpt_dirfd < 0) goto fail;
     return true;
@@ -62,15 +63,37 @@ static void reset_catalog(il_engine *e) {
     kg_graph_create(e, "default");
 }
 
-static void set_aside(store *st, uint64_t lsn, const char *why) {
-    char name[64], bad[72];
-    ckpt_file_name(name, sizeof name, lsn);
-    snprintf(bad, sizeof bad, "%s.bad", name);
-    fprintf(stderr,
-            "inputlayer: warning: checkpoint %s/%s: %s; falling back to the one before it and "
-            "the log since (moved aside to %s)\n",
-            st->ckpt_dir, name, why, bad);
-    renameat(st->ckpt_dirfd, name, st->ckpt_dirfd, bad);
+/* Notes a damaged checkpoint; it is renamed only once recovery is known to proceed. */
+static void note_bad(store *st, uint64_t lsn, const char *why) {
+    st->bad_ckpts = realloc(st->bad_ckpts, (st->nbad_ckpts + 1) * sizeof *st->bad_ckpts);
+    st->bad_ckpts[st->nbad_ckpts].lsn = lsn;
+    st->bad_ckpts[st->nbad_ckpts].why = why;
+    st->nbad_ckpts++;
+}
+
+void store_ckpt_set_aside_bad(store *st) {
+    for (size_t i = 0; i < st->nbad_ckpts; i++) {
+        char name[64], bad[72];
+        ckpt_file_name(name, sizeof name, st->bad_ckpts[i].lsn);
+        snprintf(bad, sizeof bad, "%s.bad", name);
+        fprintf(stderr,
+                "inputlayer: warning: checkpoint %s/%s: %s; falling back to the one before it "
+                "and the log since (moved aside to %s)\n",
+                st->ckpt_dir, name, st->bad_ckpts[i].why, bad);
+        renameat(st->ckpt_dirfd, name, st->ckpt_dirfd, bad);
+    }
+    free(st->bad_ckpts);
+    st->bad_ckpts = NULL;
+    st->nbad_ckpts = 0;
+}
+
+void store_ckpt_describe_bad(const store *st, il_buf *msg) {
+    for (size_t i = 0; i < st->nbad_ckpts; i++) {
+        char name[64];
+        ckpt_file_name(name, sizeof name, st->bad_ckpts[i].lsn);
+        il_buf_printf(msg, "checkpoint %s/%s is damaged (%s); ", st->ckpt_dir, name,
+                      st->bad_ckpts[i].why);
+    }
 }
 
 uint64_t store_ckpt_recover(void *ctx) {
@@ -84,14 +107,14 @@ uint64_t store_ckpt_recover(void *ctx) {
         size_t len;
         const char *why = NULL;
         if (!ckpt_file_read(st->ckpt_dirfd, lsn, &image, &len, &why)) {
-            set_aside(st, lsn, why);
+            note_bad(st, lsn, why);
             continue;
         }
         if (ckpt_image_load(st->e, image, len)) {
             loaded = lsn;
         } else {
             reset_catalog(st->e);
-            set_aside(st, lsn, "its image does not decode");
+            note_bad(st, lsn, "its image does not decode");
         }
         free(image);
     }
@@ -208,4 +231,5 @@ void store_ckpt_close(store *st) {
     reap(st, true, NULL);
     if (st->ckpt_dirfd > 0) close(st->ckpt_dirfd);
     free(st->ckpt_dir);
+    free(st->bad_ckpts);
 }

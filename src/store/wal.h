@@ -10,9 +10,13 @@
  *    WAL_SYNC_BATCHED syncs at most every batch_ms (a crash loses at most that window);
  *    WAL_SYNC_ASYNC leaves it to the kernel (a process crash loses nothing, a power
  *    loss may lose the tail). No mode ever exposes a partial record.
- *  - Recovery never refuses to start: a torn or corrupt record ends the log there, with
- *    a warning on stderr; the bytes after it are cleared so that later appends cannot
- *    run on into stale records, and later segments are set aside (renamed *.cut).
+ *  - Each record carries the last lsn a completed sync covered when it was written. At
+ *    recovery, a torn or corrupt record that no later record says was synced is a torn
+ *    tail: the log ends there, with a warning on stderr; the bytes after it are kept in
+ *    a side file and cleared so that later appends cannot run on into stale records,
+ *    and later segments are set aside (renamed *.cut). Damage to records a sync had
+ *    covered (acknowledged ones) refuses to open, changing nothing, unless salvage was
+ *    asked for: then it is cut the same way.
  *  - One process at a time: the directory is locked (flock) while the log is open. */
 #ifndef IL_STORE_WAL_H
 #define IL_STORE_WAL_H
@@ -31,7 +35,7 @@ typedef enum wal_sync_mode {
 
 enum {
     WAL_SEGMENT_HEADER = 16, /* magic (8) + first lsn (8) */
-    WAL_RECORD_HEADER = 16,  /* length (4) + crc32c (4) + lsn (8) */
+    WAL_RECORD_HEADER = 24,  /* length (4) + crc32c (4) + lsn (8) + synced lsn (8) */
 };
 
 /* Called for every valid record, in order. Returning false means the payload is not a
@@ -46,10 +50,17 @@ wal *wal_open(const char *dir, uint64_t seg_size, wal_record_fn fn, void *ctx, c
 /* Called once the directory is locked, before the replay: the lsn up to which a
  * checkpoint already holds the effects (0: none). Those records are not replayed. */
 typedef uint64_t (*wal_start_fn)(void *ctx);
+/* What recovery may do, and why it refused. */
+typedef struct wal_recovery {
+    bool salvage; /* in: cut at damaged synced records instead of refusing */
+    bool refused; /* out: the open failed because recovery would lose synced records */
+} wal_recovery;
 /* wal_open, replaying only the records after the position `start` returns. When the log
- * ends before that position, appends continue right after it (in a new segment). */
-wal *wal_open_after(const char *dir, uint64_t seg_size, wal_start_fn start, wal_record_fn fn,
-                    void *ctx, char **err);
+ * ends before that position, appends continue right after it (in a new segment). When
+ * the log starts after it, or synced records are damaged, the open fails (rec->refused)
+ * unless rec->salvage; rec NULL: refuse. wal_open refuses too. */
+wal *wal_open_after(const char *dir, uint64_t seg_size, wal_recovery *rec, wal_start_fn start,
+                    wal_record_fn fn, void *ctx, char **err);
 /* Appends one record, syncing as the mode says. False and *err (malloc'ed) on an I/O
  * error: the record may or may not be in the log, and the caller must stop writing. */
 bool wal_append(wal *w, const void *payload, size_t len, char **err);
@@ -77,6 +88,11 @@ uint64_t wal_bytes(const wal *w);
 /* Deletes the segments whose records all have an lsn <= lsn (a checkpoint holds them).
  * The segment being appended to is never deleted. */
 void wal_drop_before(wal *w, uint64_t lsn);
+/* Nonzero after a salvage that set aside whole records numbered up to the lsn it
+ * returns: the log goes on after them (so no number is given twice) in a new segment,
+ * and the caller must write a checkpoint of the recovered state at once, or the next
+ * open finds the numbers in between missing. */
+uint64_t wal_salvaged_to(const wal *w);
 /* The first lsn of the oldest segment on disk. */
 uint64_t wal_first_lsn(const wal *w);
 /* Syncs and closes. */

@@ -1,7 +1,9 @@
 /* The write-ahead log (wal.h): segment files, appending with the chosen sync mode, and
  * recovery with the torn-tail cut. Records are written with one pwrite each; a crash
  * can leave any prefix of that write on disk, which the length, sequence number and
- * CRC32C of the record expose on the next open. */
+ * CRC32C of the record expose on the next open. Each record also carries how far the log
+ * was synced when it was written, so that recovery can tell a torn tail (past the last
+ * completed sync: cut) from damage to acknowledged records (refused, or cut on request). */
 #include "store/wal.h"
 
 #include <dirent.h>
@@ -21,8 +23,13 @@
 #include "base/vec.h"
 #include "store/store_codec.h"
 #include "store/store_crc.h"
+#include "store/store_dirs.h"
 
-static const char MAGIC[8] = {'I', 'L', 'W', 'A', 'L', 0, 0, 1};
+/* Version 2 segments hold records with the synced lsn; version 1 (before it) are read. */
+static const char MAGIC[8] = {'I', 'L', 'W', 'A', 'L', 0, 0, 2};
+static const char MAGIC_V1[8] = {'I', 'L', 'W', 'A', 'L', 0, 0, 1};
+
+enum { RECORD_HEADER_V1 = 16 };
 
 enum { DEFAULT_SEGMENT = 16 << 20 };
 
@@ -41,6 +48,8 @@ struct wal {
     uint64_t seg_size; /* preallocated size of a segment */
     uint64_t next_lsn;
     uint64_t replay_from; /* records before this lsn are covered by a checkpoint */
+    bool salvage;         /* recovery cuts at damage to synced records instead of refusing */
+    uint64_t salvaged_to; /* the last lsn of the whole records salvage set aside (0: none) */
     uint64_t bytes;
     IL_VEC(wal_seg) segs;
     wal_sync_mode mode;
@@ -146,7 +155,7 @@ static bool create_segment(wal *w, uint64_t first, char **err) {
     char name[64], tmp[80];
     seg_name(name, sizeof name, first);
     snprintf(tmp, sizeof tmp, "%s.tmp", name);
-    int fd = openat(w->dirfd, tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int fd = openat(w->dirfd, tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (fd < 0) {
         set_err(err, il_format("cannot create %s/%s: %s", w->dir, tmp, strerror(errno)));
         return false;
@@ -190,19 +199,76 @@ static void save_dropped(wal *w, const char *name, const unsigned char *data, si
     if (end <= from) return;
     char side[112];
     snprintf(side, sizeof side, "%s.cut-%zu", name, from);
-    int fd = openat(w->dirfd, side, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int fd = openat(w->dirfd, side, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (fd < 0) return;
     if (write_all(fd, data + from, end - from, 0)) (void)fsync(fd);
     close(fd);
 }
 
+static size_t record_header_size(const unsigned char *segment) {
+    return memcmp(segment, MAGIC_V1, 8) == 0 ? RECORD_HEADER_V1 : WAL_RECORD_HEADER;
+}
+
+static uint32_t record_crc(const unsigned char *h, size_t header, uint32_t rlen) {
+    uint32_t c = store_crc32c(0, h, 4);
+    c = store_crc32c(c, h + 8, header - 8);
+    return store_crc32c(c, h + header, rlen);
+}
+
+/* What whole records from data[from] on, numbered `first` or later, tell: *synced, the
+ * highest lsn they say a completed sync had covered when they were written (records up to
+ * it were acknowledged), and *last, the highest lsn among them (each only raised). Any
+ * offset is tried, since the damage may have hidden where records start; a record can
+ * only carry a sync that completed before it was written, so even one written after the
+ * last sync tells the truth. Version 1 records carry no synced lsn. */
+static void look_at(const unsigned char *data, size_t len, size_t from, uint64_t first,
+                    uint64_t *synced, uint64_t *last) {
+    if (len < WAL_SEGMENT_HEADER) return;
+    size_t header = record_header_size(data), off = from;
+    while (len > off && len - off >= header) {
+        if (off % 8 == 0 && len - off >= 8 && codec_load_u64le(data + off) == 0) {
+            off += 8; /* the preallocated zeros: no record starts in them */
+            continue;
+        }
+        const unsigned char *h = data + off;
+        uint32_t rlen = codec_load_u32le(h);
+        uint64_t lsn = codec_load_u64le(h + 8);
+        if (lsn >= first && lsn - first < (1ull << 40) && rlen <= len - off - header &&
+            record_crc(h, header, rlen) == codec_load_u32le(h + 4)) {
+            uint64_t s = header == WAL_RECORD_HEADER ? codec_load_u64le(h + 16) : 0;
+            if (s < lsn && s > *synced) *synced = s; /* only earlier records */
+            if (lsn > *last) *last = lsn;
+            off += header + rlen;
+        } else {
+            off++;
+        }
+    }
+}
+
+/* After the log stopped short at lsn `first` (in data, from offset `from` on, when data
+ * is not NULL): what the rest of data and the segments segs[later .. n-1] tell (look_at). */
+static void look_past(wal *w, const uint64_t *segs, uint32_t later, uint32_t n,
+                      const unsigned char *data, size_t len, size_t from, uint64_t first,
+                      uint64_t *synced, uint64_t *last) {
+    if (data) look_at(data, len, from, first, synced, last);
+    for (uint32_t j = later; j < n; j++) {
+        char name[64];
+        seg_name(name, sizeof name, segs[j]);
+        unsigned char *d = NULL;
+        size_t l = 0;
+        if (!read_file(w->dirfd, name, &d, &l)) continue;
+        look_at(d, l, WAL_SEGMENT_HEADER, first, synced, last);
+        free(d);
+    }
+}
+
 /* Scans one segment's records from the header on. Returns the offset after the last
- * valid record; *cut says whether something other than the zeroed tail stopped it. */
-static size_t scan_segment(wal *w, const char *name, const unsigned char *data, size_t len,
-                           wal_record_fn fn, void *ctx, bool *cut) {
-    size_t off = WAL_SEGMENT_HEADER;
-    *cut = false;
-    while (len - off >= WAL_RECORD_HEADER) {
+ * valid record; *why says what stopped it when it was not the zeroed tail (NULL). */
+static size_t scan_segment(wal *w, const unsigned char *data, size_t len, wal_record_fn fn,
+                           void *ctx, const char **why) {
+    size_t off = WAL_SEGMENT_HEADER, header = record_header_size(data);
+    *why = NULL;
+    while (len - off >= header) {
         const unsigned char *h = data + off;
         uint32_t rlen = codec_load_u32le(h), crc = codec_load_u32le(h + 4);
         uint64_t lsn = codec_load_u64le(h + 8);
@@ -211,36 +277,41 @@ static size_t scan_segment(wal *w, const char *name, const unsigned char *data, 
                here is a write that never completed its header, so never acknowledged. */
             return off;
         }
-        const char *why = NULL;
-        if (rlen > len - off - WAL_RECORD_HEADER)
-            why = "torn record (shorter than its length)";
+        if (rlen > len - off - header)
+            *why = "torn record (shorter than its length)";
         else if (lsn != w->next_lsn)
-            why = "out-of-sequence record";
-        else {
-            uint32_t c = store_crc32c(0, h, 4);
-            c = store_crc32c(c, h + 8, 8);
-            c = store_crc32c(c, h + WAL_RECORD_HEADER, rlen);
-            if (c != crc) why = "checksum mismatch";
-        }
-        if (!why && lsn >= w->replay_from && !fn(ctx, lsn, h + WAL_RECORD_HEADER, rlen))
-            why = "record cannot be applied";
-        if (why) {
-            fprintf(stderr,
-                    "inputlayer: warning: wal: %s/%s: %s at offset %zu (lsn %" PRIu64
-                    "); the log is cut there, %" PRIu64 " record(s) before it recovered\n",
-                    w->dir, name, why, off, w->next_lsn, w->next_lsn - 1);
-            save_dropped(w, name, data, off, len);
-            *cut = true;
-            return off;
-        }
+            *why = "out-of-sequence record";
+        else if (record_crc(h, header, rlen) != crc)
+            *why = "checksum mismatch";
+        else if (lsn >= w->replay_from && !fn(ctx, lsn, h + header, rlen))
+            *why = "record cannot be applied";
+        if (*why) return off;
         w->next_lsn++;
-        off += WAL_RECORD_HEADER + rlen;
-        w->bytes += WAL_RECORD_HEADER + rlen;
+        off += header + rlen;
+        w->bytes += header + rlen;
     }
     return off;
 }
 
-static bool recover(wal *w, wal_record_fn fn, void *ctx, char **err) {
+/* The message of a recovery that would lose synced records: what is damaged, what it
+ * would lose, and that nothing was changed. */
+static char *loss_message(const wal *w, const char *name, const char *why, size_t off,
+                          uint64_t synced) {
+    return il_format("%s/%s: %s at offset %zu (lsn %" PRIu64
+                     "), but later records show that the log had been synced up to lsn %" PRIu64
+                     ": acknowledged records would be lost",
+                     w->dir, name, why, off, w->next_lsn, synced);
+}
+
+static void set_aside_from(wal *w, const uint64_t *segs, uint32_t from, uint32_t n) {
+    for (uint32_t j = from; j < n; j++) {
+        char name[64];
+        seg_name(name, sizeof name, segs[j]);
+        set_aside(w, name);
+    }
+}
+
+static bool recover(wal *w, wal_record_fn fn, void *ctx, bool *refused, char **err) {
     DIR *d = fdopendir(dup(w->dirfd));
     if (!d) {
         set_err(err, il_format("cannot read %s: %s", w->dir, strerror(errno)));
@@ -269,54 +340,107 @@ static bool recover(wal *w, wal_record_fn fn, void *ctx, char **err) {
     }
     w->next_lsn = segs.n ? segs.v[start] : w->replay_from;
     if (segs.n && segs.v[start] > w->replay_from) {
-        fprintf(stderr,
-                "inputlayer: warning: wal: %s: the log starts at lsn %" PRIu64
-                " but the checkpoint covers only up to %" PRIu64
-                "; records in between are missing, "
-                "the log is set aside\n",
-                w->dir, segs.v[start], w->replay_from - 1);
-        for (uint32_t j = start; j < segs.n; j++) {
-            char name[64];
-            seg_name(name, sizeof name, segs.v[j]);
-            set_aside(w, name);
+        /* Records that neither the checkpoint nor the log holds: acknowledged commits
+           that recovery cannot reach. */
+        char *msg = il_format("%s: the log starts at lsn %" PRIu64
+                              " but the checkpoint loaded covers only up to lsn %" PRIu64
+                              " (0: no checkpoint); records in between are missing",
+                              w->dir, segs.v[start], w->replay_from - 1);
+        if (!w->salvage) {
+            *refused = true;
+            set_err(err, msg);
+            il_vec_free(segs);
+            return false;
         }
+        fprintf(stderr, "inputlayer: warning: wal: salvaging: %s; the log is set aside\n", msg);
+        free(msg);
+        uint64_t synced = 0;
+        look_past(w, segs.v, start, segs.n, NULL, 0, 0, segs.v[start], &synced, &w->salvaged_to);
+        set_aside_from(w, segs.v, start, segs.n);
         segs.n = start;
         w->next_lsn = w->replay_from;
     }
     int64_t last = -1; /* index of the segment appends continue in */
     size_t last_off = 0;
+    bool last_version1 = false;
     for (uint32_t i = start; i < segs.n; i++) {
         char name[64];
         seg_name(name, sizeof name, segs.v[i]);
         unsigned char *data = NULL;
         size_t len = 0;
         bool ok = read_file(w->dirfd, name, &data, &len);
-        bool cut = true;
-        if (!ok || len < WAL_SEGMENT_HEADER || memcmp(data, MAGIC, 8) != 0 ||
+        if (!ok || len < WAL_SEGMENT_HEADER ||
+            (memcmp(data, MAGIC, 8) != 0 && memcmp(data, MAGIC_V1, 8) != 0) ||
             codec_load_u64le(data + 8) != w->next_lsn) {
-            fprintf(stderr,
-                    "inputlayer: warning: wal: %s/%s: bad segment header or a gap before it; "
-                    "the log is cut there, %" PRIu64 " record(s) before it recovered\n",
-                    w->dir, name, w->next_lsn - 1);
-            free(data);
-            for (uint32_t j = i; j < segs.n; j++) {
-                seg_name(name, sizeof name, segs.v[j]);
-                set_aside(w, name);
+            /* A segment is synced with its header before records go in: one whose header
+               is bad, or that does not continue the numbering, lost synced records when
+               the records after it say so. */
+            const char *why = "bad segment header or a gap before it";
+            uint64_t synced = 0, last_lsn = 0;
+            look_past(w, segs.v, i + 1, segs.n, data, len, WAL_SEGMENT_HEADER, w->next_lsn, &synced,
+                      &last_lsn);
+            if (synced >= w->next_lsn) {
+                char *msg = loss_message(w, name, why, 0, synced);
+                if (!w->salvage) {
+                    *refused = true;
+                    set_err(err, msg);
+                    free(data);
+                    il_vec_free(segs);
+                    return false;
+                }
+                fprintf(stderr, "inputlayer: warning: wal: salvaging: %s\n", msg);
+                free(msg);
+                w->salvaged_to = last_lsn;
             }
+            fprintf(stderr,
+                    "inputlayer: warning: wal: %s/%s: %s; "
+                    "the log is cut there, %" PRIu64 " record(s) before it recovered\n",
+                    w->dir, name, why, w->next_lsn - 1);
+            free(data);
+            set_aside_from(w, segs.v, i, segs.n);
             break;
         }
         w->bytes += WAL_SEGMENT_HEADER;
-        size_t end = scan_segment(w, name, data, len, fn, ctx, &cut);
+        const char *why = NULL;
+        size_t end = scan_segment(w, data, len, fn, ctx, &why);
+        /* A stop before the end of the log is a torn tail only when no record after it
+           says that a sync had covered it. The last segment's zeroed end is checked too:
+           zeros over synced records are damage as well. */
+        bool last_segment = i + 1 == segs.n;
+        if (why || last_segment) {
+            uint64_t synced = 0, last_lsn = 0;
+            look_past(w, segs.v, i + 1, why ? segs.n : i + 1, data, len, end + 1, w->next_lsn,
+                      &synced, &last_lsn);
+            if (synced >= w->next_lsn) {
+                char *msg = loss_message(w, name, why ? why : "zeroed records", end, synced);
+                if (!w->salvage) {
+                    *refused = true;
+                    set_err(err, msg);
+                    free(data);
+                    il_vec_free(segs);
+                    return false;
+                }
+                fprintf(stderr, "inputlayer: warning: wal: salvaging: %s\n", msg);
+                free(msg);
+                w->salvaged_to = last_lsn;
+                if (!why) why = "zeroed records";
+            }
+        }
+        if (why) {
+            fprintf(stderr,
+                    "inputlayer: warning: wal: %s/%s: %s at offset %zu (lsn %" PRIu64
+                    "); the log is cut there, %" PRIu64 " record(s) before it recovered\n",
+                    w->dir, name, why, end, w->next_lsn, w->next_lsn - 1);
+            save_dropped(w, name, data, end, len);
+        }
+        last_version1 = record_header_size(data) == RECORD_HEADER_V1;
         free(data);
         wal_seg sg = {segs.v[i], end};
         il_vec_push(w->segs, sg);
         last = i;
         last_off = end;
-        if (cut) {
-            for (uint32_t j = i + 1; j < segs.n; j++) {
-                seg_name(name, sizeof name, segs.v[j]);
-                set_aside(w, name);
-            }
+        if (why) {
+            set_aside_from(w, segs.v, i + 1, segs.n);
             break;
         }
     }
@@ -332,8 +456,21 @@ static bool recover(wal *w, wal_record_fn fn, void *ctx, char **err) {
         last = -1;
         w->next_lsn = w->replay_from;
     }
+    /* Records that salvage gave up may have been acknowledged with their numbers (a
+       revision a client saw): the numbering goes on after every one of them, in a new
+       segment, and the caller writes a checkpoint at once to bridge the gap. */
+    bool renumber = w->salvaged_to >= w->next_lsn && w->salvaged_to >= w->replay_from;
+    if (renumber) {
+        fprintf(stderr,
+                "inputlayer: warning: wal: %s: salvaged; the log goes on at lsn %" PRIu64
+                ", after the records set aside\n",
+                w->dir, w->salvaged_to + 1);
+    } else {
+        w->salvaged_to = 0;
+    }
     if (last < 0) {
         if (w->next_lsn < w->replay_from) w->next_lsn = w->replay_from;
+        if (renumber) w->next_lsn = w->salvaged_to + 1;
         ok = create_segment(w, w->next_lsn, err);
     } else {
         char name[64];
@@ -356,19 +493,22 @@ static bool recover(wal *w, wal_record_fn fn, void *ctx, char **err) {
         if (ok) note_synced(w, segs.v[last], last_off);
         w->off = last_off;
         w->cur_first = segs.v[last];
+        if (renumber) w->next_lsn = w->salvaged_to + 1;
+        /* records of the current format never go into a version 1 segment */
+        if (ok && (last_version1 || renumber)) ok = create_segment(w, w->next_lsn, err);
     }
     il_vec_free(segs);
     return ok;
 }
 
 wal *wal_open(const char *dir, uint64_t seg_size, wal_record_fn fn, void *ctx, char **err) {
-    return wal_open_after(dir, seg_size, NULL, fn, ctx, err);
+    return wal_open_after(dir, seg_size, NULL, NULL, fn, ctx, err);
 }
 
-wal *wal_open_after(const char *dir, uint64_t seg_size, wal_start_fn start, wal_record_fn fn,
-                    void *ctx, char **err) {
+wal *wal_open_after(const char *dir, uint64_t seg_size, wal_recovery *rec, wal_start_fn start,
+                    wal_record_fn fn, void *ctx, char **err) {
     if (err) *err = NULL;
-    if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+    if (!store_private_dir(dir)) {
         set_err(err, il_format("cannot create %s: %s", dir, strerror(errno)));
         return NULL;
     }
@@ -390,14 +530,14 @@ wal *wal_open_after(const char *dir, uint64_t seg_size, wal_start_fn start, wal_
     if (delay && *delay) w->sync_delay_us = (unsigned)strtoul(delay, NULL, 10) % 1000000u;
     const char *synced_file = getenv("INPUTLAYER_TEST_SYNCED_LENGTH_FILE");
     w->synced_fd =
-        synced_file && *synced_file ? open(synced_file, O_WRONLY | O_CREAT | O_CLOEXEC, 0644) : -1;
+        synced_file && *synced_file ? open(synced_file, O_WRONLY | O_CREAT | O_CLOEXEC, 0600) : -1;
     w->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (w->dirfd < 0) {
         set_err(err, il_format("cannot open %s: %s", dir, strerror(errno)));
         wal_close(w);
         return NULL;
     }
-    w->lockfd = openat(w->dirfd, "LOCK", O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    w->lockfd = openat(w->dirfd, "LOCK", O_RDWR | O_CREAT | O_CLOEXEC, 0600);
     if (w->lockfd < 0 || flock(w->lockfd, LOCK_EX | LOCK_NB) != 0) {
         set_err(err, il_format("%s is in use by another process (%s)", dir,
                                w->lockfd < 0 ? strerror(errno) : "locked"));
@@ -405,7 +545,11 @@ wal *wal_open_after(const char *dir, uint64_t seg_size, wal_start_fn start, wal_
         return NULL;
     }
     w->replay_from = (start ? start(ctx) : 0) + 1;
-    if (!recover(w, fn, ctx, err)) {
+    w->salvage = rec && rec->salvage;
+    bool refused = false;
+    bool recovered = recover(w, fn, ctx, &refused, err);
+    if (rec) rec->refused = refused;
+    if (!recovered) {
         wal_close(w);
         return NULL;
     }
@@ -491,15 +635,19 @@ bool wal_append(wal *w, const void *payload, size_t len, char **err) {
         pthread_mutex_unlock(&w->mu);
         if (!made) return false;
     }
+    /* How far a completed sync reached: recovery trusts a record only for what was synced
+       before it was written, so this costs no sync of its own. */
+    pthread_mutex_lock(&w->mu);
+    uint64_t synced = w->durable_lsn;
+    pthread_mutex_unlock(&w->mu);
     il_buf_clear(&w->rec);
     codec_put_u32le(&w->rec, (uint32_t)len);
     codec_put_u32le(&w->rec, 0);
     codec_put_u64le(&w->rec, w->next_lsn);
+    codec_put_u64le(&w->rec, synced);
     il_buf_put(&w->rec, payload, len);
     unsigned char *h = (unsigned char *)w->rec.data;
-    uint32_t c = store_crc32c(0, h, 4);
-    c = store_crc32c(c, h + 8, 8);
-    c = store_crc32c(c, h + WAL_RECORD_HEADER, len);
+    uint32_t c = record_crc(h, WAL_RECORD_HEADER, (uint32_t)len);
     for (int i = 0; i < 4; i++) h[4 + i] = (unsigned char)(c >> (8 * i));
     if (!write_all(w->fd, h, (size_t)rec_len, w->off)) {
         set_err(err, il_format("write to the log in %s failed: %s", w->dir, strerror(errno)));
@@ -553,6 +701,10 @@ void wal_drop_before(wal *w, uint64_t lsn) {
     if (!keep) return;
     memmove(w->segs.v, w->segs.v + keep, (w->segs.n - keep) * sizeof *w->segs.v);
     w->segs.n -= keep;
+}
+
+uint64_t wal_salvaged_to(const wal *w) {
+    return w->salvaged_to;
 }
 
 uint64_t wal_first_lsn(const wal *w) {

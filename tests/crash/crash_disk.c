@@ -1,6 +1,6 @@
 /* The power-loss cut of the log and the listing of the data directory (crash_disk.h). The
  * record layout is the log's (docs/durability.md): a 16-byte segment header, then
- * records of length u32 | crc32c u32 | lsn u64 | payload, then zeros. */
+ * records of length u32 | crc32c u32 | lsn u64 | synced lsn u64 | payload, then zeros. */
 #include "crash_disk.h"
 
 #include <dirent.h>
@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-enum { SEGMENT_HEADER = 16, RECORD_HEADER = 16, SYNCED_LINE = 42 };
+enum { SEGMENT_HEADER = 16, RECORD_HEADER = 24, SYNCED_LINE = 42 };
 
 static uint32_t load_u32le(const unsigned char *p) {
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
@@ -51,9 +51,16 @@ void disk_free_names(char **names, size_t n) {
     free(names);
 }
 
+static bool all_zero(const unsigned char *p, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (p[i]) return false;
+    return true;
+}
+
 /* Counts the records and nonzero bytes of data[from..len) (the part a power loss drops),
- * then overwrites it with zeros. */
-static bool zero_after(const char *path, uint64_t from, disk_cut *out, char *err, size_t errlen) {
+ * then overwrites it with zeros, or, with keep, the pages of it not drawn to stay. */
+static bool zero_after(const char *path, uint64_t from, const disk_keep *keep, disk_cut *out,
+                       char *err, size_t errlen) {
     int fd = open(path, O_RDWR | O_CLOEXEC);
     struct stat sb;
     if (fd < 0 || fstat(fd, &sb) != 0) {
@@ -80,8 +87,25 @@ static bool zero_after(const char *path, uint64_t from, disk_cut *out, char *err
         if (rlen > n - off - RECORD_HEADER) break;
         off += RECORD_HEADER + rlen;
     }
-    for (size_t i = 0; i < n; i++) out->bytes += data[i] != 0;
-    memset(data, 0, n);
+    bool hole = false;
+    for (uint64_t at = from; at < len;) {
+        uint64_t unit = keep ? keep->page : 4096, end = (at / unit + 1) * unit;
+        if (end > len) end = len;
+        unsigned char *page = data + (at - from);
+        size_t size = (size_t)(end - at);
+        bool written = !all_zero(page, size);
+        if (keep && rand_r(keep->rng) % 2 == 0) {
+            if (written) {
+                out->pages_kept++;
+                out->kept_after_hole += hole;
+            }
+        } else {
+            for (size_t i = 0; i < size; i++) out->bytes += page[i] != 0;
+            memset(page, 0, size);
+            hole = hole || written;
+        }
+        at = end;
+    }
     ok = ok && pwrite(fd, data, n, (off_t)from) == (ssize_t)n;
     if (!ok) snprintf(err, errlen, "cannot cut %s: %s", path, strerror(errno));
     free(data);
@@ -89,8 +113,8 @@ static bool zero_after(const char *path, uint64_t from, disk_cut *out, char *err
     return ok;
 }
 
-bool disk_cut_to_synced(const char *wal_dir, const char *synced_file, disk_cut *out, char *err,
-                        size_t errlen) {
+bool disk_cut_to_synced(const char *wal_dir, const char *synced_file, const disk_keep *keep,
+                        disk_cut *out, char *err, size_t errlen) {
     char line[SYNCED_LINE + 1] = {0}, seg[32];
     uint64_t synced = 0;
     FILE *f = fopen(synced_file, "r");
@@ -115,7 +139,7 @@ bool disk_cut_to_synced(const char *wal_dir, const char *synced_file, disk_cut *
     for (size_t i = at; ok && i < n; i++) {
         char path[4096];
         snprintf(path, sizeof path, "%s/%s", wal_dir, segs[i]);
-        ok = zero_after(path, i == at ? synced : SEGMENT_HEADER, out, err, errlen);
+        ok = zero_after(path, i == at ? synced : SEGMENT_HEADER, keep, out, err, errlen);
     }
     disk_free_names(segs, n);
     return ok;

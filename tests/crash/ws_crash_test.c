@@ -15,11 +15,19 @@
  * By default a program is several statements, one per line; --single sends the same
  * effects as one statement (a bulk insert, or an atomic update for the deleting ones).
  *
+ * --keep-unsynced-pages keeps, instead of zeroing all of it, a random half of the pages
+ * past the synced length (unsynced pages may reach the disk in any order before a power
+ * loss): a damaged record followed by whole ones must then be taken for a torn tail, and
+ * the server must start with every acknowledged program. --page-bytes N sets the page
+ * size (4096): the few records in flight at a kill span several pages only when they
+ * are small, which the short test uses to meet that case often.
+ *
  * --set KEY=VALUE passes a setting to the server: with
  * `--set storage.persist.durability_mode=batched` (or `async`) acknowledged programs are
  * lost in the cut, and the test says so.
  *
- * usage: ws_crash_test SERVER_BIN KILLS [--single] [--writers N] [--seed N] [--set KEY=VALUE]...
+ * usage: ws_crash_test SERVER_BIN KILLS [--single] [--writers N] [--seed N]
+ *                      [--keep-unsynced-pages [--page-bytes N]] [--set KEY=VALUE]...
  * Prints a summary and "N passed, M failed" (N kills checked). */
 #include <jansson.h>
 #include <stdatomic.h>
@@ -198,6 +206,7 @@ typedef struct tally {
     long kills, sent, acked, inflight_present, inflight_absent, records_cut;
     uint64_t bytes_cut;
     long kills_in_checkpoint, aimed[3], aimed_hit[3], partial;
+    long pages_kept, kept_after_hole;
 } tally;
 
 /* The rows of one query, streamed or not, added to present[] as counts per number. */
@@ -413,12 +422,13 @@ static bool write_until_killed(crash_server *srv, writer *ws, const char *key, u
 int main(int argc, char **argv) {
     if (argc < 3) {
         fputs("usage: ws_crash_test SERVER_BIN KILLS [--single] [--writers N] [--seed N] "
-              "[--set KEY=VALUE]...\n",
+              "[--keep-unsynced-pages [--page-bytes N]] [--set KEY=VALUE]...\n",
               stderr);
         return 2;
     }
     long kills = atol(argv[2]);
-    bool single = false;
+    bool single = false, keep_pages = false;
+    uint64_t page_bytes = 4096;
     enum { MAX_EXTRA_SETS = 8 };
     const char *extra_sets[MAX_EXTRA_SETS];
     int nextra = 0;
@@ -426,7 +436,15 @@ int main(int argc, char **argv) {
     for (int i = 3; i < argc; i++) {
         if (strcmp(argv[i], "--single") == 0)
             single = true;
-        else if (strcmp(argv[i], "--writers") == 0 && i + 1 < argc) {
+        else if (strcmp(argv[i], "--keep-unsynced-pages") == 0)
+            keep_pages = true;
+        else if (strcmp(argv[i], "--page-bytes") == 0 && i + 1 < argc) {
+            page_bytes = strtoull(argv[++i], NULL, 10);
+            if (page_bytes < 1 || page_bytes > (1u << 20)) {
+                fputs("ws_crash_test: --page-bytes must be 1..1048576\n", stderr);
+                return 2;
+            }
+        } else if (strcmp(argv[i], "--writers") == 0 && i + 1 < argc) {
             nwriters = atoi(argv[++i]);
             if (nwriters < 1 || nwriters > MAX_WRITERS) {
                 fprintf(stderr, "ws_crash_test: --writers must be 1..%d\n", MAX_WRITERS);
@@ -506,9 +524,13 @@ int main(int argc, char **argv) {
         if (checkpoint_in_progress(data)) t.kills_in_checkpoint++;
         watch_drain(&watch);
         disk_cut cut = {0};
-        ok = ok && disk_cut_to_synced(wal_dir, synced, &cut, err, sizeof err);
+        disk_keep keep = {&seed, page_bytes};
+        ok = ok &&
+             disk_cut_to_synced(wal_dir, synced, keep_pages ? &keep : NULL, &cut, err, sizeof err);
         t.records_cut += cut.records;
         t.bytes_cut += cut.bytes;
+        t.pages_kept += cut.pages_kept;
+        t.kept_after_hole += cut.kept_after_hole;
         ok = ok && cs_start(&srv, bin, dir, data, sets, env, err, sizeof err);
         int bad = ok ? check_all(srv.port, key, ws, &t, err, sizeof err) : -1;
         if (bad != 0) {
@@ -545,6 +567,10 @@ int main(int argc, char **argv) {
            "records (%llu nonzero bytes) cut as unsynced\n",
            t.sent, t.acked, t.inflight_present, t.inflight_absent, watch.checkpoints,
            watch.segments_deleted, t.records_cut, (unsigned long long)t.bytes_cut);
+    if (keep_pages)
+        printf("ws crash test: %ld unsynced pages of %llu bytes holding records kept, %ld of "
+               "them after a dropped one\n",
+               t.pages_kept, (unsigned long long)page_bytes, t.kept_after_hole);
     watch_close(&watch);
     if (!ok) {
         fprintf(stderr, "ws_crash_test: %s (seed %u, directory kept: %s)\n",

@@ -412,6 +412,184 @@ Test(ckpt, deletes_only_the_log_the_previous_checkpoint_covers) {
     close_engine();
 }
 
+/* Flips a byte in the compressed body of every checkpoint. */
+static void damage_checkpoints(void) {
+    DIR *d = opendir(path("ckpt"));
+    for (struct dirent *de; (de = readdir(d));) {
+        size_t l = strlen(de->d_name);
+        if (l < 5 || strcmp(de->d_name + l - 5, ".ckpt") != 0) continue;
+        char file[300];
+        snprintf(file, sizeof file, "%s/%s", path("ckpt"), de->d_name);
+        int fd = open(file, O_RDWR);
+        struct stat sb;
+        fstat(fd, &sb);
+        unsigned char c;
+        cr_assert_eq(pread(fd, &c, 1, sb.st_size - 3), 1);
+        c ^= 0x10;
+        cr_assert_eq(pwrite(fd, &c, 1, sb.st_size - 3), 1);
+        close(fd);
+    }
+    closedir(d);
+}
+
+static char *listing(void) {
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "cd %s && ls -R -I stderr.txt", DIR_);
+    FILE *p = popen(cmd, "r");
+    il_buf b;
+    il_buf_init(&b);
+    char line[512];
+    while (fgets(line, sizeof line, p)) il_buf_put(&b, line, strlen(line));
+    pclose(p);
+    return il_buf_take(&b);
+}
+
+/* With both checkpoints damaged and the log before the older one deleted, the last
+ * acknowledged commit cannot be reached: the open is refused, naming the files and the
+ * way out, and nothing changes; salvage starts empty with every file moved aside. */
+Test(ckpt, both_checkpoints_damaged_refuse_then_salvage) {
+    open_engine_seg(256);
+    write_many(0, 40);
+    run(".compact");
+    write_many(40, 40);
+    run(".compact");
+    write_many(80, 10);
+    run(".compact");
+    write_many(90, 5);
+    close_engine();
+    cr_assert_eq(count_files("ckpt", "ckpt-", ".ckpt"), 2);
+    damage_checkpoints();
+    char *before = listing();
+    il_engine *e = il_engine_open(NULL, NULL);
+    char *err = NULL;
+    quiet_stderr(path("stderr.txt"));
+    store *st = store_open(e, DIR_, 256, &err);
+    restore_stderr();
+    il_engine_close(e);
+    cr_assert_null(st);
+    cr_assert_not_null(err);
+    cr_assert(strstr(err, "cannot recover") && strstr(err, "--recover=salvage") &&
+                  strstr(err, "Nothing was changed") && strstr(err, "checksum mismatch") &&
+                  strstr(err, "records in between are missing"),
+              "%s", err);
+    /* both checkpoint files are named */
+    char names[2][300];
+    int k = 0;
+    DIR *d = opendir(path("ckpt"));
+    for (struct dirent *de; (de = readdir(d));)
+        if (de->d_name[0] != '.' && k < 2) snprintf(names[k++], sizeof names[0], "%s", de->d_name);
+    closedir(d);
+    cr_assert_eq(k, 2);
+    cr_assert(strstr(err, names[0]) && strstr(err, names[1]), "%s", err);
+    free(err);
+    char *after = listing();
+    cr_assert_str_eq(after, before, "the data directory was changed:\n%s\n%s", before, after);
+    free(after);
+    free(before);
+    /* the engine API refuses too; salvage starts from what is readable: nothing here */
+    cr_assert_null(il_engine_open(DIR_, &err));
+    free(err);
+    quiet_stderr(path("stderr.txt"));
+    E = il_engine_open_recover(DIR_, IL_RECOVER_SALVAGE, &err);
+    restore_stderr();
+    cr_assert_not_null(E, "%s", err);
+    S = il_session_open(E);
+    cr_assert(file_has(path("stderr.txt"), "salvaging"));
+    cr_assert_eq(count_files("ckpt", "ckpt-", ".ckpt.bad"), 2);
+    cr_assert_gt(count_files("wal", "wal-", ".log.cut"), 0);
+    /* the numbering goes on after every record set aside, bridged by a checkpoint of the
+       (empty) recovered state */
+    uint64_t segs[8];
+    cr_assert_eq(segments(segs, 8), 1);
+    cr_assert_eq(count_files("ckpt", "ckpt-", ".ckpt"), 1);
+    cr_assert_eq(store_checkpoint_lsn(E->store, true), segs[0] - 1);
+    cr_assert_geq(segs[0], 96, "lsn %" PRIu64 " is not after the 95 records", segs[0]);
+    il_buf b;
+    il_buf_init(&b);
+    answer("?n(0, P)", &b);
+    cr_assert_str_eq(il_buf_str(&b), "?n(0, P) ->\n");
+    il_buf_free(&b);
+    run("+n(1000, \"after\")");
+    close_engine();
+    /* and from then on it opens as usual */
+    open_engine_seg(256);
+    il_buf_init(&b);
+    answer("?n(1000, P)", &b);
+    cr_assert_str_eq(il_buf_str(&b), "?n(1000, P) -> (1000, \"after\")\n");
+    il_buf_free(&b);
+    close_engine();
+}
+
+/* Damaged checkpoints lose nothing while the log still holds everything since the first
+ * record: the open goes on from the log alone. */
+Test(ckpt, damaged_checkpoints_with_the_whole_log_recover_everything) {
+    open_engine();
+    write_many(0, 10);
+    run(".compact");
+    write_many(10, 10);
+    close_engine();
+    damage_checkpoints();
+    quiet_stderr(path("stderr.txt"));
+    open_engine();
+    restore_stderr();
+    cr_assert_eq(count_files("ckpt", "ckpt-", ".ckpt.bad"), 1);
+    il_buf b;
+    il_buf_init(&b);
+    answer("?n(0, P)", &b);
+    answer("?n(19, P)", &b);
+    cr_assert_str_eq(il_buf_str(&b), "?n(0, P) -> (0, \"padding padding padding\")\n"
+                                     "?n(19, P) -> (19, \"padding padding padding\")\n");
+    il_buf_free(&b);
+    close_engine();
+}
+
+static unsigned mode_of(const char *file) {
+    struct stat sb;
+    cr_assert_eq(stat(file, &sb), 0, "%s", file);
+    return (unsigned)(sb.st_mode & 0777);
+}
+
+/* Every file of a data directory is created 0600 and every directory 0700, whatever the
+ * umask and an existing directory's mode; an existing directory open to others is
+ * warned about. */
+Test(ckpt, data_directory_files_are_private) {
+    mode_t old = umask(0);
+    cr_assert_eq(mkdir(path("data"), 0755), 0); /* an operator's directory, wider */
+    char data[200];
+    snprintf(data, sizeof data, "%s", path("data"));
+    quiet_stderr(path("stderr.txt"));
+    il_engine *e = il_engine_open(data, NULL);
+    restore_stderr();
+    cr_assert_not_null(e);
+    cr_assert(file_has(path("stderr.txt"), "has mode 0755"), "no warning");
+    il_session *s = il_session_open(e);
+    unit_run(s, "+a(1)");
+    unit_run(s, ".compact");
+    unit_run(s, "+a(2)");
+    il_session_close(s);
+    il_engine_close(e);
+    umask(old);
+    char p[300];
+    snprintf(p, sizeof p, "%s/wal", data);
+    cr_assert_eq(mode_of(p), 0700);
+    snprintf(p, sizeof p, "%s/ckpt", data);
+    cr_assert_eq(mode_of(p), 0700);
+    snprintf(p, sizeof p, "%s/wal/LOCK", data);
+    cr_assert_eq(mode_of(p), 0600);
+    snprintf(p, sizeof p, "%s/wal/wal-0000000000000001.log", data);
+    cr_assert_eq(mode_of(p), 0600);
+    snprintf(p, sizeof p, "%s/ckpt/ckpt-0000000000000001.ckpt", data);
+    cr_assert_eq(mode_of(p), 0600);
+    /* a directory the engine creates is 0700 */
+    snprintf(p, sizeof p, "%s/fresh", DIR_);
+    umask(0);
+    e = il_engine_open(p, NULL);
+    umask(old);
+    cr_assert_not_null(e);
+    il_engine_close(e);
+    cr_assert_eq(mode_of(p), 0700);
+}
+
 Test(ckpt, compact_without_changes_writes_nothing) {
     open_engine();
     run("+a(1)");

@@ -4,6 +4,7 @@
  * same answers (deleted facts stay deleted, repeated inserts and missing deletes log
  * nothing). */
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -222,33 +223,154 @@ Test(store, torn_tail_at_every_byte) {
     }
 }
 
-Test(store, flipped_byte_cuts_with_warning) {
-    enum { N = 8 };
-    size_t off[N + 1];
-    write_log(path("wal"), N, off);
-    char seg[200];
-    snprintf(seg, sizeof seg, "%s/wal-0000000000000001.log", path("wal"));
-    int fd = open(seg, O_RDWR);
+static void flip_byte(const char *file, size_t at) {
+    int fd = open(file, O_RDWR);
     unsigned char c;
-    size_t at = off[4] + WAL_RECORD_HEADER + 2; /* inside record 4's payload */
     cr_assert_eq(pread(fd, &c, 1, (off_t)at), 1);
     c ^= 0x10;
     cr_assert_eq(pwrite(fd, &c, 1, (off_t)at), 1);
     close(fd);
+}
+
+static char *slurp(const char *file, size_t *len) {
+    FILE *f = fopen(file, "rb");
+    cr_assert_not_null(f);
+    fseek(f, 0, SEEK_END);
+    *len = (size_t)ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc(*len + 1);
+    cr_assert_eq(fread(buf, 1, *len, f), *len);
+    fclose(f);
+    return buf;
+}
+
+static int count_in_dir(const char *dir) {
+    DIR *d = opendir(dir);
+    int n = 0;
+    for (struct dirent *de; (de = readdir(d));) n += de->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
+static bool count_any(void *ctx, uint64_t lsn, const void *p, size_t len);
+
+static uint64_t start_at_8(void *ctx) {
+    (void)ctx;
+    return 8;
+}
+
+/* A flipped byte in a record that later records say was synced is damage to an
+ * acknowledged record: the log refuses to open and changes nothing; salvage cuts there
+ * and keeps the dropped bytes aside. */
+Test(store, corrupt_synced_record_refuses_then_salvage_cuts) {
+    enum { N = 8 };
+    size_t off[N + 1];
+    write_log(path("wal"), N, off); /* immediate mode: every record synced */
+    char seg[200];
+    snprintf(seg, sizeof seg, "%s/wal-0000000000000001.log", path("wal"));
+    flip_byte(seg, off[4] + WAL_RECORD_HEADER + 2); /* inside record 4's payload (lsn 5) */
+    size_t len0, len1;
+    char *before = slurp(seg, &len0);
+    int files = count_in_dir(path("wal"));
+    seen s = {0};
+    char *err = NULL;
     quiet_stderr(path("err.txt"));
-    int n = reopen_count(path("wal"));
+    wal *w = wal_open(path("wal"), 1 << 16, collect, &s, &err);
     restore_stderr();
-    cr_assert_eq(n, 4);
-    cr_assert(file_has(path("err.txt"), "warning"));
+    cr_assert_null(w);
+    cr_assert_not_null(err);
+    cr_assert(strstr(err, "checksum mismatch") && strstr(err, "lsn 5") &&
+                  strstr(err, "synced up to lsn 7") && strstr(err, "wal-0000000000000001.log"),
+              "%s", err);
+    free(err);
+    char *after = slurp(seg, &len1);
+    cr_assert(len0 == len1 && memcmp(before, after, len0) == 0, "the segment was changed");
+    cr_assert_eq(count_in_dir(path("wal")), files, "files were added or removed");
+    free(before);
+    free(after);
+    /* the refusal is stable: the same again */
+    wal_recovery rec = {.salvage = false};
+    seen s2 = {0};
+    quiet_stderr(path("err.txt"));
+    cr_assert_null(wal_open_after(path("wal"), 1 << 16, &rec, NULL, collect, &s2, NULL));
+    restore_stderr();
+    cr_assert(rec.refused);
+    /* salvage: the four records before the damage, the rest kept aside; the numbering
+       goes on after the last record set aside (lsn 8), in a new segment, so that no lsn
+       (a revision a client may have seen) is given twice */
+    rec = (wal_recovery){.salvage = true};
+    seen t = {0};
+    quiet_stderr(path("err.txt"));
+    w = wal_open_after(path("wal"), 1 << 16, &rec, NULL, collect, &t, NULL);
+    restore_stderr();
+    cr_assert_not_null(w);
+    cr_assert(!rec.refused);
+    cr_assert_eq(t.n, 4);
+    cr_assert_eq(wal_next_lsn(w), 9);
+    cr_assert_eq(wal_salvaged_to(w), 8);
+    cr_assert(wal_append(w, "after", 5, NULL));
+    wal_close(w);
+    cr_assert(file_has(path("err.txt"), "salvaging"));
     cr_assert(file_has(path("err.txt"), "checksum mismatch"));
-    /* the dropped bytes are kept aside, and a second open is clean */
     char side[260];
     snprintf(side, sizeof side, "%s.cut-%zu", seg, off[4]);
     cr_assert_eq(access(side, F_OK), 0);
+    snprintf(side, sizeof side, "%s/wal-0000000000000009.log", path("wal"));
+    cr_assert_eq(access(side, F_OK), 0, "no new segment after the records set aside");
+    /* a second open after the checkpoint the store writes then (at lsn 8) is clean, in
+       the default mode, and finds the record appended after the salvage */
+    int n = 0;
     quiet_stderr(path("err2.txt"));
-    cr_assert_eq(reopen_count(path("wal")), 4);
+    w = wal_open_after(path("wal"), 1 << 16, NULL, start_at_8, count_any, &n, NULL);
     restore_stderr();
+    cr_assert_not_null(w);
+    cr_assert_eq(n, 1);
+    cr_assert_eq(wal_next_lsn(w), 10);
+    cr_assert_eq(wal_salvaged_to(w), 0);
+    wal_close(w);
     cr_assert(!file_has(path("err2.txt"), "warning"));
+}
+
+/* Records written after the last completed sync may reach the disk in any order after a
+ * power loss: a bad one followed by whole ones is a torn tail when none of those says a
+ * sync covered it. The log is cut there and opens. */
+Test(store, damage_after_the_last_sync_is_a_torn_tail) {
+    enum { N = 8, SYNCED = 3 };
+    size_t off[N + 1];
+    seen s = {0};
+    wal *w = wal_open(path("wal"), 1 << 16, collect, &s, NULL);
+    size_t at = WAL_SEGMENT_HEADER;
+    for (int i = 0; i < N; i++) {
+        if (i == SYNCED) wal_set_mode(w, WAL_SYNC_ASYNC, 0); /* the rest is never synced */
+        char p[32];
+        int len = snprintf(p, sizeof p, "record-%d", i);
+        off[i] = at;
+        cr_assert(wal_append(w, p, (size_t)len, NULL));
+        at += WAL_RECORD_HEADER + (size_t)len;
+    }
+    off[N] = at;
+    wal_close(w);
+    char seg[200];
+    snprintf(seg, sizeof seg, "%s/wal-0000000000000001.log", path("wal"));
+    flip_byte(seg, off[SYNCED + 1] + 3); /* the header of the second unsynced record */
+    quiet_stderr(path("err.txt"));
+    int n = reopen_count(path("wal"));
+    restore_stderr();
+    cr_assert_eq(n, SYNCED + 1);
+    cr_assert(file_has(path("err.txt"), "the log is cut there"));
+    cr_assert(!file_has(path("err.txt"), "salvaging"));
+    /* and damage to a synced record in the same log is refused */
+    enum { M = 4 };
+    write_log(path("wal2"), M, off);
+    snprintf(seg, sizeof seg, "%s/wal-0000000000000001.log", path("wal2"));
+    flip_byte(seg, off[M - 2] + 1); /* the length of the third of four synced records */
+    seen t = {0};
+    char *err = NULL;
+    quiet_stderr(path("err.txt"));
+    cr_assert_null(wal_open(path("wal2"), 1 << 16, collect, &t, &err));
+    restore_stderr();
+    cr_assert(strstr(err, "lsn 3"), "%s", err);
+    free(err);
 }
 
 Test(store, segments_rotate_and_recover) {
@@ -503,15 +625,15 @@ Test(store, synced_length_file_follows_every_sync) {
     cr_assert_str_eq(line, "wal-0000000000000001.log 0000000000000016\n");
     cr_assert(wal_append(w, "record-0", 8, NULL)); /* immediate: synced before it returns */
     read_synced(file, line, sizeof line);
-    cr_assert_str_eq(line, "wal-0000000000000001.log 0000000000000040\n");
+    cr_assert_str_eq(line, "wal-0000000000000001.log 0000000000000048\n");
     /* unsynced appends are not reported until a sync covers them */
     wal_set_mode(w, WAL_SYNC_ASYNC, 0);
     cr_assert(wal_append(w, "record-1", 8, NULL));
     read_synced(file, line, sizeof line);
-    cr_assert_str_eq(line, "wal-0000000000000001.log 0000000000000040\n");
+    cr_assert_str_eq(line, "wal-0000000000000001.log 0000000000000048\n");
     cr_assert(wal_sync(w, NULL));
     read_synced(file, line, sizeof line);
-    cr_assert_str_eq(line, "wal-0000000000000001.log 0000000000000064\n");
+    cr_assert_str_eq(line, "wal-0000000000000001.log 0000000000000080\n");
     /* a new segment: the old one is synced whole, then the new one's header */
     wal_set_mode(w, WAL_SYNC_IMMEDIATE, 0);
     for (int i = 2; i < 12; i++) {
@@ -519,10 +641,10 @@ Test(store, synced_length_file_follows_every_sync) {
         int len = snprintf(p, sizeof p, "record-%02d", i);
         cr_assert(wal_append(w, p, (size_t)len, NULL));
     }
-    /* 7 records of 25 bytes fit after the first two (64 + 7 * 25 = 239 of 256): lsn 10
-       starts the second segment, which holds three records */
+    /* 5 records of 33 bytes fit after the first two (80 + 5 * 33 = 245 of 256): lsn 8
+       starts the second segment, which holds five records */
     read_synced(file, line, sizeof line);
-    cr_assert_str_eq(line, "wal-000000000000000a.log 0000000000000091\n");
+    cr_assert_str_eq(line, "wal-0000000000000008.log 0000000000000181\n");
     wal_close(w);
     /* without the variable nothing is written */
     cr_assert_eq(unlink(file), 0);
