@@ -44,6 +44,7 @@ typedef struct undo {
 
 struct kg_txn {
     il_session *s;
+    bool statement; /* one statement's own (kg_txn_begin_statement) */
     IL_VEC(undo) undos;
     IL_VEC(val_t) vals; /* the tuples of U_TUPLES and U_REL_CLEAR */
     /* The session's own state only grows inside a transaction (.session commands cannot
@@ -344,14 +345,38 @@ bool il_txn_begin(il_session *s) {
     return true;
 }
 
+void kg_txn_begin_statement(il_session *s) {
+    if (il_txn_begin(s)) s->e->txn->statement = true;
+}
+
+bool kg_txn_nets_changes(const il_engine *e) {
+    return e->txn && !e->txn->statement;
+}
+
+bool kg_txn_unchanged(const il_engine *e) {
+    return !e->txn || !e->txn->undos.n;
+}
+
 bool il_txn_commit(il_session *s, char **err) {
+    bool undone;
+    return il_txn_commit_or_undo(s, &undone, err);
+}
+
+bool il_txn_commit_or_undo(il_session *s, bool *undone, char **err) {
     il_engine *e = s->e;
     if (err) *err = NULL;
+    *undone = false;
     if (!e->txn || e->txn->s != s) return true;
-    txn_free(e, true);
     /* One record for the whole transaction, then the views and the hook, as for one
-       statement (kg_exec_stmt). */
-    bool ok = store_commit(e->store, err);
+       statement (kg_exec_stmt); a record the log did not take is undone instead. */
+    bool written = true;
+    bool ok = store_commit(e->store, true, &written, err);
+    if (!written) {
+        il_txn_rollback(s);
+        *undone = true;
+        return false;
+    }
+    txn_free(e, true);
     read_policy_engine_commit(e);
     view_engine_commit(e);
     kg_changes_end(e, ok);
