@@ -86,6 +86,9 @@ bool store_commit(store *st, bool undoable, bool *written, char **err) {
         char *why = NULL;
         ok = wal_append(st->w, st->fx.payload.data, st->fx.payload.len, &why);
         bool not_written = !ok && wal_next_lsn(st->w) == lsn;
+        /* A sync of earlier records that failed (before a new segment) stops writes
+           whatever became of this one. */
+        if (!ok && wal_sync_failed(st->w)) set_failed(st);
         if (ok) {
             if (__atomic_exchange_n(&st->rolled_back, false, __ATOMIC_ACQ_REL))
                 fprintf(stderr, "inputlayer: the write-ahead log is written again; writes go on\n");
@@ -94,7 +97,7 @@ bool store_commit(store *st, bool undoable, bool *written, char **err) {
             /* Nothing of the record is in the log: the caller takes the statement back,
                and the next write tries the log again. */
             int e = wal_failure_errno(st->w);
-            bool full = e == ENOSPC || e == EDQUOT;
+            bool full = (e == ENOSPC || e == EDQUOT) && !store_failed(st);
             fprintf(stderr,
                     "inputlayer: error: %s; the statement was rolled back; writes are refused "
                     "until the log can be written again (each write tries it)\n",

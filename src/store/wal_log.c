@@ -81,6 +81,11 @@ static bool injected_fault(const wal *w, const char *what) {
     return k >= (ssize_t)n && memcmp(word, what, n) == 0;
 }
 
+/* Read by other threads (wal_failure_errno, for a health check). */
+static void note_failure(wal *w, int why) {
+    __atomic_store_n(&w->fail_errno, why, __ATOMIC_RELAXED);
+}
+
 static void set_err(char **err, char *msg) {
     if (err)
         *err = msg;
@@ -168,7 +173,7 @@ static bool create_segment(wal *w, uint64_t first, char **err) {
     snprintf(tmp, sizeof tmp, "%s.tmp", name);
     int fd = openat(w->dirfd, tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) {
-        w->fail_errno = errno;
+        note_failure(w, errno);
         set_err(err, il_format("cannot create %s/%s: %s", w->dir, tmp, strerror(errno)));
         return false;
     }
@@ -180,7 +185,7 @@ static bool create_segment(wal *w, uint64_t first, char **err) {
     for (int i = 0; i < 8; i++) hdr[8 + i] = (unsigned char)(first >> (8 * i));
     if (!write_all(fd, hdr, sizeof hdr, 0) || fsync(fd) != 0 ||
         renameat(w->dirfd, tmp, w->dirfd, name) != 0 || fsync(w->dirfd) != 0) {
-        w->fail_errno = errno;
+        note_failure(w, errno);
         set_err(err, il_format("cannot create %s/%s: %s", w->dir, name, strerror(errno)));
         close(fd);
         return false;
@@ -517,7 +522,7 @@ static bool resume_writing(wal *w, char **err) {
     while (w->syncing) pthread_cond_wait(&w->sync_ended, &w->mu);
     bool ok = ftruncate(w->fd, (off_t)w->off) == 0 && fsync(w->fd) == 0;
     if (!ok) {
-        w->fail_errno = errno;
+        note_failure(w, errno);
         set_err(err, il_format("cannot clear a failed write in the log in %s: %s", w->dir,
                                strerror(errno)));
     } else if (w->off > WAL_SEGMENT_HEADER) {
@@ -535,6 +540,7 @@ bool wal_append(wal *w, const void *payload, size_t len, char **err) {
         return false;
     }
     uint64_t rec_len = WAL_RECORD_HEADER + len;
+    note_failure(w, 0);
     if (__atomic_load_n(&w->unwritable, __ATOMIC_ACQUIRE) && !resume_writing(w, err)) return false;
     if (w->off + rec_len > w->seg_size && w->off > WAL_SEGMENT_HEADER) {
         /* the old segment is complete before the new one starts, whatever the mode */
@@ -558,10 +564,10 @@ bool wal_append(wal *w, const void *payload, size_t len, char **err) {
     bool fault = injected_fault(w, "write");
     if (fault) (void)write_all(w->fd, h, (size_t)rec_len / 2, w->off);
     if (fault || !write_all(w->fd, h, (size_t)rec_len, w->off)) {
-        w->fail_errno = fault ? ENOSPC : errno ? errno : EIO;
+        int why = fault ? ENOSPC : errno ? errno : EIO;
+        note_failure(w, why);
         __atomic_store_n(&w->unwritable, true, __ATOMIC_RELEASE);
-        set_err(err,
-                il_format("write to the log in %s failed: %s", w->dir, strerror(w->fail_errno)));
+        set_err(err, il_format("write to the log in %s failed: %s", w->dir, strerror(why)));
         return false;
     }
     pthread_mutex_lock(&w->mu);
@@ -580,7 +586,7 @@ bool wal_unwritable(const wal *w) {
 }
 
 int wal_failure_errno(const wal *w) {
-    return w->fail_errno;
+    return __atomic_load_n(&w->fail_errno, __ATOMIC_RELAXED);
 }
 
 bool wal_sync_failed(wal *w) {
