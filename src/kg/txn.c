@@ -67,7 +67,9 @@ static undo *push(struct kg_txn *t, undo_kind kind, kg_graph *g) {
 }
 
 static void put_tuple(struct kg_txn *t, const val_t *v, uint32_t arity) {
-    for (uint32_t i = 0; i < arity; i++) il_vec_push(t->vals, v[i]);
+    il_vec_reserve(t->vals, t->vals.n + arity);
+    memcpy(t->vals.v + t->vals.n, v, arity * sizeof *v);
+    t->vals.n += arity;
 }
 
 /* ---- recording ---- */
@@ -78,7 +80,8 @@ void kg_undo_tuple(kg_graph *g, const char *rel, const val_t *v, uint32_t arity,
     undo *last = t->undos.n ? &t->undos.v[t->undos.n - 1] : NULL;
     /* a bulk write is one run: the same relation, direction and width */
     bool same = last && last->kind == U_TUPLES && last->g == g && last->sign == sign &&
-                last->arity == arity && strcmp(last->rel->name, rel) == 0;
+                last->arity == arity &&
+                (last->rel->name == rel || strcmp(last->rel->name, rel) == 0);
     if (!same) {
         kg_relation *r = kg_rel_find(g, rel);
         if (!r) return; /* cannot happen: a stored tuple belongs to a catalog entry */
