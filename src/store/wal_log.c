@@ -516,15 +516,20 @@ uint64_t wal_durable_lsn(wal *w) {
 
 /* After a failed write: clears what it left after the last whole record (durably, so that
  * a crash cannot leave it between records) and, unless the segment holds no record, goes
- * on in a new one. Tried again at each append until it works (the disk has room again). */
+ * on in a new one. Tried again at each append until it works (the disk has room again).
+ * The fsync also makes the segment's records written since the last sync durable, as a
+ * segment is before the next one starts; when it fails, that is a failed sync. */
 static bool resume_writing(wal *w, char **err) {
     pthread_mutex_lock(&w->mu);
     while (w->syncing) pthread_cond_wait(&w->sync_ended, &w->mu);
-    bool ok = ftruncate(w->fd, (off_t)w->off) == 0 && fsync(w->fd) == 0;
+    bool cut = ftruncate(w->fd, (off_t)w->off) == 0;
+    bool ok = cut && !w->sync_failed && fsync(w->fd) == 0;
     if (!ok) {
-        note_failure(w, errno);
+        int why = w->sync_failed ? EIO : errno;
+        if (cut) w->sync_failed = true;
+        note_failure(w, why);
         set_err(err, il_format("cannot clear a failed write in the log in %s: %s", w->dir,
-                               strerror(errno)));
+                               w->sync_failed ? "syncing it failed" : strerror(why)));
     } else if (w->off > WAL_SEGMENT_HEADER) {
         ok = create_segment(w, w->next_lsn, err);
     }
