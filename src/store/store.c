@@ -98,17 +98,18 @@ bool store_commit(store *st, bool undoable, bool *written, char **err) {
                and the next write tries the log again. */
             int e = wal_failure_errno(st->w);
             bool full = (e == ENOSPC || e == EDQUOT) && !store_failed(st);
-            fprintf(stderr,
-                    "inputlayer: error: %s; the statement was rolled back; writes are refused "
-                    "until the log can be written again (each write tries it)\n",
-                    why ? why : "writing the log failed");
+            /* Said once, not at every write refused while the disk stays full. */
+            if (!__atomic_exchange_n(&st->rolled_back, true, __ATOMIC_ACQ_REL))
+                fprintf(stderr,
+                        "inputlayer: error: %s; the statement was rolled back; writes are "
+                        "refused until the log can be written again (each write tries it)\n",
+                        why ? why : "writing the log failed");
             if (err)
                 *err = il_format("%s: %s; nothing of it was applied. Writes are refused until "
                                  "the log can be written again; reads go on",
                                  full ? "Storage full" : "Storage error",
                                  why ? why : "writing the log failed");
             if (written) *written = false;
-            __atomic_store_n(&st->rolled_back, true, __ATOMIC_RELEASE);
         } else {
             fprintf(stderr,
                     "inputlayer: error: %s; the statement's effects are in memory but perhaps "
