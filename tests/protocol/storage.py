@@ -7,7 +7,7 @@ and writes when the log cannot be written or synced.
   expect_relations.
 * A write of the log that fails (INPUTLAYER_TEST_LOG_FAULT_FILE says "write": half the
   record is written, then ENOSPC) is rolled back: the writer gets `storage_full`, no
-  reader ever sees the row, not after a restart either; reads go on, /health says
+  reader or subscriber ever sees the row, not after a restart either; reads go on, /health says
   `degraded` with the reason (still 200, and /ready too), the server's log says what
   happened; once the log can be written again the next write goes on in a new segment.
 * A sync that fails ("sync": EIO) fails the writes it covered and is never tried again on
@@ -20,6 +20,7 @@ import shutil
 import tempfile
 
 from common import NO_MESSAGE_RATE, OwnServer, connect, http, run
+from subs import next_push
 
 
 class DataDir:
@@ -120,6 +121,9 @@ async def t_log_write_fails(binary):
             f = await run(w, "+acct(1)")
             assert f["type"] == "result" and f["errors"] == [], f
             assert health(srv)["status"] == "healthy"
+            watcher = await connect(srv)
+            f = await run(watcher, ".subscribe watch ?acct(X)")
+            assert f["type"] == "result" and f["rows"] == [[1]], f
             before = wal_segments(data)
             set_fault(fault, "write")
             f = await run(w, "+acct(2)")
@@ -149,6 +153,11 @@ async def t_log_write_fails(binary):
             assert health(srv)["status"] == "healthy"
             assert len(wal_segments(data)) == len(before) + 1, (before, wal_segments(data))
             assert await rows(r, "?acct(X)") == [[1], [4]]
+            # The subscriber's first delta is the write that went through.
+            d = await next_push(watcher, 10)
+            assert d["type"] == "subscription_delta" and d["seq"] == 1, d
+            assert d["inserted"] == [[4]] and d["retracted"] == [], d
+            await watcher.ws.close()
             out = srv.output()
             assert "write to the log" in out and "rolled back" in out, out[-2000:]
             assert "written again" in out, out[-2000:]
