@@ -1,9 +1,10 @@
 /* Per-graph revisions (protocol-later.md 1.8, 1.11): a knowledge graph's revision counts
  * the programs that changed its persistent state, from the log position the server
- * opened at (srv_server.revision_base: every program that changes persistent state
- * writes at least one log record, so a revision of an earlier run is never issued
- * again), so that a subscription's snapshot and deltas and a read's
- * snapshot can say which state they are exact at, in one order. Engine lock held by
+ * opened at (srv_server.revision_base). Every program that changes persistent state writes
+ * at least one log record, so a revision issued before a restart is at most that
+ * position, and equal to it only when the graph has not changed since: one revision never
+ * names two states. So a subscription's snapshot and deltas and a read's snapshot can say
+ * which state they are exact at, in one order. Engine lock held by
  * every caller: the engine's change hook runs in the job of the statement that changed
  * the graph, and whoever reads a revision reads the graph under the same lock. */
 #ifndef IL_SERVER_SRV_REVISION_H
