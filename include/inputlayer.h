@@ -73,6 +73,9 @@ uint64_t il_engine_log_written(il_engine *e);
 uint64_t il_engine_log_durable(il_engine *e);
 /* fdatasyncs that made log records durable since the engine opened (any thread). */
 uint64_t il_engine_log_syncs(il_engine *e);
+/* Why writes fail or are refused now (a full disk, a failed sync; docs/durability.md),
+ * as a sentence, or NULL when the log is fine or there is none. Any thread. */
+const char *il_engine_storage_problem(il_engine *e);
 /* Checkpoints (docs/durability.md): once the log has grown by `bytes` since the last
  * checkpoint, a compressed image of the stored state is written in the background and
  * the log it makes unnecessary is deleted (0: only on `.compact`; default 64 MiB).
@@ -191,8 +194,12 @@ il_txn_part il_statement_txn_part(const char *text, size_t len);
 /* Opens a transaction on the session. False when one is open on the engine already. */
 bool il_txn_begin(il_session *s);
 /* Commits the session's transaction. False and *err (malloc'ed) when its log record
- * could not be made durable: the changes then stay in memory (the outcome is unknown, as
- * for a single statement whose record failed) and are not reported. */
+ * could not be made durable. When nothing of it reached the log (the disk is full: *err
+ * starts with "Storage full"), the transaction is rolled back and *undone set; otherwise
+ * the changes stay in memory (the outcome is unknown, as for a single statement whose
+ * record failed) and are not reported. */
+bool il_txn_commit_or_undo(il_session *s, bool *undone, char **err);
+/* il_txn_commit_or_undo without the flag. */
 bool il_txn_commit(il_session *s, char **err);
 /* Undoes the session's transaction. */
 void il_txn_rollback(il_session *s);

@@ -191,7 +191,7 @@ void kg_delta_note_all_deleted(kg_graph *g, kg_relation *r) {
     kg_undo_rel_clear(g, r);
     /* Inside a transaction the change hook nets tuple by tuple over every statement (a
        fact cleared and inserted again is no change); a statement alone only counts. */
-    bool each = g->e->txn != NULL;
+    bool each = kg_txn_nets_changes(g->e);
     if (!each) kg_change_removed_all(g, r->name, rel_count(r->data));
     if (!g->views.n && !each) return;
     rel_cursor cur;

@@ -41,7 +41,7 @@ void kg_change_tuple(kg_graph *g, const char *rel, const val_t *t, uint32_t arit
     if (!reported(g->e, g->name)) return;
     kg_change *c = facts_of(g, rel);
     /* a transaction reports its net change: every relation is netted tuple by tuple */
-    if (g->e->txn && !c->plus && !c->added && !c->removed) {
+    if (kg_txn_nets_changes(g->e) && !c->plus && !c->added && !c->removed) {
         c->plus = rel_new(arity);
         c->minus = rel_new(arity);
     }

@@ -62,6 +62,10 @@ bool il_engine_sync(il_engine *e, char **err) {
     return !e->store || store_sync(e->store, err);
 }
 
+const char *il_engine_storage_problem(il_engine *e) {
+    return e->store ? store_problem(e->store) : NULL;
+}
+
 bool il_engine_set_group_commit(il_engine *e, bool on) {
     if (!e->store) return false;
     store_set_group_commit(e->store, on);

@@ -250,6 +250,13 @@ void kg_rule_free(kg_rule *r);
 const char *kg_txn_refusal(il_session *s, const iql_stmt *st);
 /* How a parsed statement takes part in a transaction. */
 il_txn_part kg_stmt_txn_part(const iql_stmt *st);
+/* Opens the transaction of one statement (only to undo it if its log record cannot be
+ * written): the change hook counts its changes as for a statement outside one. */
+void kg_txn_begin_statement(il_session *s);
+/* Whether changes are netted over a transaction (one is open, and not a statement's own). */
+bool kg_txn_nets_changes(const il_engine *e);
+/* Whether the open transaction changed nothing stored yet (true when none is open). */
+bool kg_txn_unchanged(const il_engine *e);
 
 /* ---- vector indexes (indexes.c) ---- */
 /* Below this many live vectors a search scans them all (faster than the graph there,

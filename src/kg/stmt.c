@@ -687,23 +687,51 @@ static bool read_only(const iql_stmt *st) {
 
 il_result *kg_exec_stmt(il_session *s, const iql_stmt *st, il_arena *a) {
     store *log = s->e->store;
-    /* After a failed write the memory may be ahead of the disk; accepting more writes
-       would acknowledge what a restart cannot bring back. */
-    if (store_failed(log) && !read_only(st))
-        return res_error("Storage error: the write-ahead log failed earlier; writes are refused "
-                         "until the engine is reopened");
+    /* After a failed sync the memory may be ahead of the disk; accepting more writes
+       would acknowledge what a restart cannot bring back, until the state in memory is
+       rewritten into a checkpoint (between statements only: a transaction's changes so
+       far must not be in it). */
+    if (store_failed(log) && !read_only(st)) {
+        char *err = NULL;
+        if (!kg_txn_unchanged(s->e) || !store_repair(log, &err)) {
+            il_result *r = res_error("%s", err ? err
+                                               : "Storage error: the write-ahead log failed "
+                                                 "earlier; writes are refused until the state "
+                                                 "is rewritten into a checkpoint");
+            free(err);
+            return r;
+        }
+    }
     const char *refused = kg_txn_refusal(s, st);
     if (refused) return res_error("%s", refused);
+    /* With a log, a statement that can be undone runs as a transaction of its own, so
+       that when its record cannot be written (a full disk) it is taken back: nobody ever
+       sees a write that is not in the log, and writing goes on once the log can be. */
+    bool own = log && !s->e->txn && kg_stmt_txn_part(st) == IL_TXN_WRITES;
+    if (own) kg_txn_begin_statement(s);
     il_result *r = exec_stmt(s, st, a);
+    if (own) {
+        if (r->kind == IL_RESULT_ERROR || r->kind == IL_RESULT_PARSE_ERROR) {
+            il_txn_rollback(s);
+            return r;
+        }
+        char *err = NULL;
+        bool undone;
+        if (!il_txn_commit_or_undo(s, &undone, &err)) {
+            il_result_free(r);
+            r = res_error("%s", err ? err : "Storage error: write failed");
+        }
+        free(err);
+        return r;
+    }
     /* Inside a transaction everything below happens once, when it commits (txn.c). */
     if (s->e->txn) return r;
     /* One record for the whole statement, durable before its result is returned and
        before any other session runs a statement (one thread per engine). */
     char *err = NULL;
-    if (!store_commit(log, &err)) {
+    if (!store_commit(log, false, NULL, &err)) {
         il_result_free(r);
-        r = res_error("Storage error: %s; the statement's effects may not survive a restart",
-                      err ? err : "write failed");
+        r = res_error("%s", err ? err : "Storage error: write failed");
         free(err);
     }
     /* Maintained views catch up with the statement's base delta (or rebuild after a

@@ -44,6 +44,7 @@ typedef struct undo {
 
 struct kg_txn {
     il_session *s;
+    bool statement; /* one statement's own (kg_txn_begin_statement) */
     IL_VEC(undo) undos;
     IL_VEC(val_t) vals; /* the tuples of U_TUPLES and U_REL_CLEAR */
     /* The session's own state only grows inside a transaction (.session commands cannot
@@ -66,7 +67,9 @@ static undo *push(struct kg_txn *t, undo_kind kind, kg_graph *g) {
 }
 
 static void put_tuple(struct kg_txn *t, const val_t *v, uint32_t arity) {
-    for (uint32_t i = 0; i < arity; i++) il_vec_push(t->vals, v[i]);
+    il_vec_reserve(t->vals, t->vals.n + arity);
+    memcpy(t->vals.v + t->vals.n, v, arity * sizeof *v);
+    t->vals.n += arity;
 }
 
 /* ---- recording ---- */
@@ -77,7 +80,8 @@ void kg_undo_tuple(kg_graph *g, const char *rel, const val_t *v, uint32_t arity,
     undo *last = t->undos.n ? &t->undos.v[t->undos.n - 1] : NULL;
     /* a bulk write is one run: the same relation, direction and width */
     bool same = last && last->kind == U_TUPLES && last->g == g && last->sign == sign &&
-                last->arity == arity && strcmp(last->rel->name, rel) == 0;
+                last->arity == arity &&
+                (last->rel->name == rel || strcmp(last->rel->name, rel) == 0);
     if (!same) {
         kg_relation *r = kg_rel_find(g, rel);
         if (!r) return; /* cannot happen: a stored tuple belongs to a catalog entry */
@@ -344,14 +348,38 @@ bool il_txn_begin(il_session *s) {
     return true;
 }
 
+void kg_txn_begin_statement(il_session *s) {
+    if (il_txn_begin(s)) s->e->txn->statement = true;
+}
+
+bool kg_txn_nets_changes(const il_engine *e) {
+    return e->txn && !e->txn->statement;
+}
+
+bool kg_txn_unchanged(const il_engine *e) {
+    return !e->txn || !e->txn->undos.n;
+}
+
 bool il_txn_commit(il_session *s, char **err) {
+    bool undone;
+    return il_txn_commit_or_undo(s, &undone, err);
+}
+
+bool il_txn_commit_or_undo(il_session *s, bool *undone, char **err) {
     il_engine *e = s->e;
     if (err) *err = NULL;
+    *undone = false;
     if (!e->txn || e->txn->s != s) return true;
-    txn_free(e, true);
     /* One record for the whole transaction, then the views and the hook, as for one
-       statement (kg_exec_stmt). */
-    bool ok = store_commit(e->store, err);
+       statement (kg_exec_stmt); a record the log did not take is undone instead. */
+    bool written = true;
+    bool ok = store_commit(e->store, true, &written, err);
+    if (!written) {
+        il_txn_rollback(s);
+        *undone = true;
+        return false;
+    }
+    txn_free(e, true);
     read_policy_engine_commit(e);
     view_engine_commit(e);
     kg_changes_end(e, ok);

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "base/json_str.h"
 #include "server/server.h"
 
 static const char WS_GUID[] = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
@@ -182,11 +183,17 @@ static void route(srv_conn *c) {
     } else if (get && strcmp(p, "/health") == 0) {
         il_buf b;
         il_buf_init(&b);
-        il_buf_printf(
-            &b,
-            "{\"success\":true,\"data\":{\"status\":\"healthy\",\"version\":\"" SRV_VERSION
-            "\",\"uptime_secs\":%llu}}",
-            (unsigned long long)((srv_now_ms() - c->srv->started_ms) / 1000));
+        /* Reads are still served when writes are not: degraded, not down (still 200). */
+        const char *problem = il_engine_storage_problem(c->srv->engine);
+        il_buf_printf(&b, "{\"success\":true,\"data\":{\"status\":\"%s\",",
+                      problem ? "degraded" : "healthy");
+        if (problem) {
+            il_buf_puts(&b, "\"reason\":");
+            il_json_str(&b, problem, strlen(problem));
+            il_buf_putc(&b, ',');
+        }
+        il_buf_printf(&b, "\"version\":\"" SRV_VERSION "\",\"uptime_secs\":%llu}}",
+                      (unsigned long long)((srv_now_ms() - c->srv->started_ms) / 1000));
         respond_json(c, 200, "OK", &b);
         il_buf_free(&b);
     } else if (get && (strcmp(p, "/live") == 0 || strcmp(p, "/ready") == 0)) {

@@ -259,6 +259,9 @@ int main(int argc, char **argv) {
         srv_backup_attach(&s, backup_dir);
         if (backup_dir) printf("Backups: .backup writes to %s\n", backup_dir);
         s.query_budget = il_mem_budget_new((uint64_t)cfg.max_total_query_memory_bytes);
+        /* Revisions go on from the log's position, so that they never repeat across
+           restarts (srv_revision.c). */
+        s.revision_base = il_engine_log_written(s.engine);
         srv_deliver_start(&s);
         unsigned permits =
             cfg.compute_permits > 0 ? (unsigned)cfg.compute_permits : srv_pool_default_permits();

@@ -132,6 +132,7 @@ typedef struct srv_server {
     struct srv_kgrev *kgrevs;        /* srv_revision.c: per-graph revisions (engine lock) */
     uint64_t revision_stmt;          /* srv_revision.c: statements that changed some graph */
     const char *revision_last;       /* the graph the last of them changed (a kgrevs name) */
+    uint64_t revision_base;          /* every graph's revision at start: the log position */
     struct srv_conn *subscribers;    /* srv_subs.c: connections with subscriptions (engine lock) */
     struct srv_family *sub_families; /* srv_subfam.c: the views of standing queries (engine lock) */
     unsigned long nsub_views, nsubs_active; /* their number and members' (atomic, for metrics) */

@@ -200,6 +200,8 @@ const char *srv_exec_error_code(const char *msg) {
         return "access_denied";
     if (strstr(msg, "not found") || strstr(msg, "does not exist")) return "not_found";
     if (strstr(msg, "already exists")) return "conflict";
+    if (strncmp(msg, "Storage full", 12) == 0) return "storage_full";
+    if (strncmp(msg, "Storage error", 13) == 0) return "internal";
     return "validation";
 }
 
@@ -666,13 +668,21 @@ static void execute_atomic(srv_req *rq, srv_stmt *sts, size_t n, const il_txn_pa
         res[i] = r;
     }
     char *err = NULL;
-    bool committed = false;
+    bool committed = false, undone = false;
     if (!failure && !stopped && !begin_commit(rq)) stopped = true; /* cancelled: rolled back */
     if (failure || stopped) {
         il_txn_rollback(c->session);
         restore_dirty(c, was_dirty);
     } else {
-        committed = il_txn_commit(c->session, &err);
+        committed = il_txn_commit_or_undo(c->session, &undone, &err);
+        if (undone) {
+            /* The log did not take the record (a full disk): nothing was applied. */
+            restore_dirty(c, was_dirty);
+            failure = err ? err : strdup("Storage error: write failed");
+            err = NULL;
+            code = srv_exec_error_code(failure);
+            failed = last;
+        }
     }
     if (failure) {
         il_buf msg;

@@ -1,5 +1,9 @@
 /* Per-graph revisions (srv_revision.h): a list of counters by graph name, each with the
- * revision at which each relation and the persistent rules last changed. A dropped graph
+ * revision at which each relation and the persistent rules last changed. Every counter
+ * starts at the log position the server opened at (srv_server.revision_base), and so does
+ * every "last changed" not seen in this run: what changed before the start is taken to
+ * have changed at the start, so an expectation from an earlier run never passes over a
+ * change it did not see. A dropped graph
  * keeps its counter, so that a graph created again under the name goes on from there and
  * a client never sees a revision go back. The list grows with the graphs ever changed,
  * which are few next to what each one holds. */
@@ -32,6 +36,7 @@ static srv_kgrev *find(srv_server *s, const char *kg, bool create) {
     size_t n = strlen(kg) + 1;
     srv_kgrev *r = calloc(1, sizeof *r + n);
     memcpy(r->kg, kg, n);
+    r->revision = r->rules_changed = r->graph_changed = s->revision_base;
     r->next = s->kgrevs;
     s->kgrevs = r;
     return r;
@@ -75,7 +80,7 @@ void srv_revision_note(srv_server *s, const il_change *changes, size_t n) {
 
 uint64_t srv_revision_of_rel(srv_server *s, const char *kg, const char *rel) {
     srv_kgrev *r = find(s, kg, false);
-    if (!r) return 0;
+    if (!r) return s->revision_base;
     srv_relrev *rr = find_rel(r, rel, false);
     uint64_t at = rr ? rr->revision : 0;
     return at > r->graph_changed ? at : r->graph_changed;
@@ -83,7 +88,7 @@ uint64_t srv_revision_of_rel(srv_server *s, const char *kg, const char *rel) {
 
 uint64_t srv_revision_of_rules(srv_server *s, const char *kg) {
     srv_kgrev *r = find(s, kg, false);
-    if (!r) return 0;
+    if (!r) return s->revision_base;
     return r->rules_changed > r->graph_changed ? r->rules_changed : r->graph_changed;
 }
 
@@ -95,7 +100,7 @@ void srv_revision_put_if_changed(srv_server *s, uint64_t statements_before, il_b
 
 uint64_t srv_revision(srv_server *s, const char *kg) {
     srv_kgrev *r = find(s, kg, false);
-    return r ? r->revision : 0;
+    return r ? r->revision : s->revision_base;
 }
 
 void srv_revisions_free(srv_server *s) {

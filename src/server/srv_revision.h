@@ -1,7 +1,10 @@
 /* Per-graph revisions (protocol-later.md 1.8, 1.11): a knowledge graph's revision counts
- * the programs that changed its persistent state during this engine run (0 at start,
- * scoped by stream_epoch), so that a subscription's snapshot and deltas and a read's
- * snapshot can say which state they are exact at, in one order. Engine lock held by
+ * the programs that changed its persistent state, from the log position the server
+ * opened at (srv_server.revision_base). Every program that changes persistent state writes
+ * at least one log record, so a revision issued before a restart is at most that
+ * position, and equal to it only when the graph has not changed since: one revision never
+ * names two states. So a subscription's snapshot and deltas and a read's snapshot can say
+ * which state they are exact at, in one order. Engine lock held by
  * every caller: the engine's change hook runs in the job of the statement that changed
  * the graph, and whoever reads a revision reads the graph under the same lock. */
 #ifndef IL_SERVER_SRV_REVISION_H
@@ -17,7 +20,8 @@
  * revision, once per call. */
 void srv_revision_note(srv_server *s, const il_change *changes, size_t n);
 /* The revision at which the graph's relation (its facts or schema) last changed in this
- * run, 0 when it did not; the creation or drop of the graph counts as a change of all. */
+ * run, the revision at start when it did not; the creation or drop of the graph counts as a change
+ * of all. */
 uint64_t srv_revision_of_rel(srv_server *s, const char *kg, const char *rel);
 /* The same for the graph's persistent rules (any of them). */
 uint64_t srv_revision_of_rules(srv_server *s, const char *kg);

@@ -5,6 +5,7 @@
 #include "store/store.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,18 +121,96 @@ static void set_failed(store *st) {
     __atomic_store_n(&st->failed, true, __ATOMIC_RELEASE);
 }
 
-bool store_commit(store *st, char **err) {
+bool store_commit(store *st, bool undoable, bool *written, char **err) {
     if (err) *err = NULL;
+    if (written) *written = true;
     if (!st) return true;
     store_effects_flush(&st->fx);
     bool ok = true;
     if (st->fx.payload.len) {
-        ok = wal_append(st->w, st->fx.payload.data, st->fx.payload.len, err);
-        if (!ok) set_failed(st);
-        if (ok) store_ckpt_after_commit(st, WAL_RECORD_HEADER + st->fx.payload.len);
+        uint64_t lsn = wal_next_lsn(st->w);
+        char *why = NULL;
+        ok = wal_append(st->w, st->fx.payload.data, st->fx.payload.len, &why);
+        bool not_written = !ok && wal_next_lsn(st->w) == lsn;
+        /* A sync of earlier records that failed (before a new segment) stops writes
+           whatever became of this one. */
+        if (!ok && wal_sync_failed(st->w)) set_failed(st);
+        if (ok) {
+            if (__atomic_exchange_n(&st->rolled_back, false, __ATOMIC_ACQ_REL))
+                fprintf(stderr, "inputlayer: the write-ahead log is written again; writes go on\n");
+            store_ckpt_after_commit(st, WAL_RECORD_HEADER + st->fx.payload.len);
+        } else if (not_written && undoable) {
+            /* Nothing of the record is in the log: the caller takes the statement back,
+               and the next write tries the log again. */
+            int e = wal_failure_errno(st->w);
+            bool full = (e == ENOSPC || e == EDQUOT) && !store_failed(st);
+            /* Said once, not at every write refused while the disk stays full. */
+            if (!__atomic_exchange_n(&st->rolled_back, true, __ATOMIC_ACQ_REL))
+                fprintf(stderr,
+                        "inputlayer: error: %s; the statement was rolled back; writes are "
+                        "refused until the log can be written again (each write tries it)\n",
+                        why ? why : "writing the log failed");
+            if (err)
+                *err = il_format("%s: %s; nothing of it was applied. Writes are refused until "
+                                 "the log can be written again; reads go on",
+                                 full ? "Storage full" : "Storage error",
+                                 why ? why : "writing the log failed");
+            if (written) *written = false;
+        } else {
+            fprintf(stderr,
+                    "inputlayer: error: %s; the statement's effects are in memory but perhaps "
+                    "not on disk: writes are refused until a checkpoint rewrites the state "
+                    "(tried at the next write) or the server restarts\n",
+                    why ? why : "writing the log failed");
+            if (err)
+                *err = il_format("Storage error: %s; the statement's effects may not survive a "
+                                 "restart",
+                                 why ? why : "write failed");
+            set_failed(st);
+        }
+        free(why);
     }
     store_effects_reset(&st->fx);
     return ok;
+}
+
+bool store_repair(store *st, char **err) {
+    if (err) *err = NULL;
+    if (!store_failed(st)) return true;
+    /* The records written since the last good sync are set apart in segments of their
+       own, and a checkpoint of the state in memory, synced, stands in for them. */
+    char *why = NULL;
+    bool ok = wal_set_aside_segment(st->w, &why) && store_ckpt_rewrite(st, &why);
+    if (ok) {
+        wal_covered(st->w, wal_next_lsn(st->w) - 1);
+        __atomic_store_n(&st->failed, false, __ATOMIC_RELEASE);
+        fprintf(stderr,
+                "inputlayer: the state in memory was rewritten into a checkpoint at log "
+                "position %" PRIu64 "; writes are accepted again\n",
+                wal_next_lsn(st->w) - 1);
+    } else if (err) {
+        *err = il_format("Storage error: the write-ahead log failed earlier and rewriting the "
+                         "state into a checkpoint failed too (%s); writes are refused until it "
+                         "works (tried at each write) or the server restarts; reads go on",
+                         why ? why : "unknown error");
+    }
+    free(why);
+    return ok;
+}
+
+const char *store_problem(store *st) {
+    if (!st) return NULL;
+    if (store_failed(st))
+        return "the write-ahead log failed to sync or to write: writes are refused until the "
+               "state is rewritten into a checkpoint (tried at each write) or the server "
+               "restarts; reads go on";
+    if (wal_unwritable(st->w) || __atomic_load_n(&st->rolled_back, __ATOMIC_ACQUIRE))
+        return wal_failure_errno(st->w) == ENOSPC || wal_failure_errno(st->w) == EDQUOT
+                   ? "the disk is full: the write-ahead log cannot be written, writes are "
+                     "refused until there is space (tried at each write); reads go on"
+                   : "the write-ahead log cannot be written: writes are refused until it can "
+                     "(tried at each write); reads go on";
+    return NULL;
 }
 
 void store_discard(store *st) {

@@ -31,9 +31,15 @@ store *store_open_recover(il_engine *e, const char *data_dir, uint64_t seg_size,
                           char **err);
 void store_close(store *st);
 
-/* True after a write or sync failed: what is in memory may be ahead of the disk, so
- * the engine refuses further writes until it is reopened. */
+/* True after a sync failed, or a record failed that could not be taken back: what is in
+ * memory may be ahead of the disk, so the engine refuses writes until store_repair. */
 bool store_failed(const store *st);
+/* Rewrites the state in memory into a checkpoint after such a failure (the records since
+ * the last good sync set apart in segments it covers whole), so that writes can go on.
+ * True when nothing failed or it worked; false and *err (malloc'ed) otherwise. */
+bool store_repair(store *st, char **err);
+/* Why writes are refused or failing now (a static text), or NULL; safe from any thread. */
+const char *store_problem(store *st);
 
 void store_note_tuple(store *st, const kg_graph *g, const char *rel, const val_t *t, uint32_t arity,
                       int sign);
@@ -53,9 +59,12 @@ void store_note_kg_create(store *st, const char *name);
 void store_note_kg_drop(store *st, const char *name);
 
 /* Writes the noted effects of the statement as one record (nothing when it changed
- * nothing) and syncs as the durability mode says. False and *err (malloc'ed) when the
- * record could not be made durable. */
-bool store_commit(store *st, char **err);
+ * nothing) and syncs as the durability mode says. False and *err (malloc'ed, the whole
+ * message for the statement's result) when the record could not be made durable. When
+ * nothing of it reached the log and the caller can undo the statement (undoable), *written
+ * is false: the caller must undo it, and the store stays usable. Otherwise the memory may
+ * be ahead of the disk and store_failed is true until store_repair. */
+bool store_commit(store *st, bool undoable, bool *written, char **err);
 /* Drops the noted effects without writing them (the statement was refused). */
 void store_discard(store *st);
 

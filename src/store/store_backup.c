@@ -16,8 +16,9 @@ void store_set_backup(store *st, const char *dir, il_backup_capture_fn capture, 
 void store_backup_start(store *st, const char *name, store_backup_reply *out) {
     if (st && st->backup && st->failed) {
         memset(out, 0, sizeof *out);
-        out->lines[0] = strdup("the write-ahead log failed earlier; no export until the engine "
-                               "is reopened");
+        out->lines[0] = strdup("the write-ahead log failed earlier; no export until a write "
+                               "has rewritten the state into a checkpoint or the engine is "
+                               "reopened");
         return;
     }
     backup_export_start(st ? st->backup : NULL, st ? st->e : NULL, st ? wal_next_lsn(st->w) - 1 : 0,

@@ -214,6 +214,14 @@ bool store_checkpoint(store *st, char **err) {
     return reap(st, true, err);
 }
 
+bool store_ckpt_rewrite(store *st, char **err) {
+    if (err) *err = NULL;
+    reap(st, true, NULL);
+    if (wal_next_lsn(st->w) - 1 == st->ckpt_lsn) return true; /* it holds everything already */
+    start_job(st);
+    return reap(st, true, err);
+}
+
 void store_set_checkpoint_bytes(store *st, uint64_t bytes) {
     st->max_log_bytes = bytes;
 }

@@ -57,7 +57,8 @@ struct store {
     il_engine *e;
     wal *w;
     store_effects fx;
-    bool failed;
+    bool failed;      /* memory may be ahead of the log: writes wait for store_repair */
+    bool rolled_back; /* the last record could not be written and its statement was undone */
     /* checkpoints (store_ckpt.c) */
     char *ckpt_dir;
     int ckpt_dirfd;
@@ -86,6 +87,9 @@ uint64_t store_ckpt_recover(void *ctx);
 void store_ckpt_set_aside_bad(store *st);
 /* Appends to msg the damaged checkpoints found, for the message of a refused open. */
 void store_ckpt_describe_bad(const store *st, il_buf *msg);
+/* Writes a checkpoint of the state in memory now, even after the log failed, and waits
+ * until it is durable (store_repair). */
+bool store_ckpt_rewrite(store *st, char **err);
 /* After a record of `bytes` was appended: finishes a completed background checkpoint,
  * and starts one when the log has grown past the limit. */
 void store_ckpt_after_commit(store *st, uint64_t bytes);

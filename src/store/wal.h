@@ -64,6 +64,21 @@ wal *wal_open_after(const char *dir, uint64_t seg_size, wal_recovery *rec, wal_s
 /* Appends one record, syncing as the mode says. False and *err (malloc'ed) on an I/O
  * error: the record may or may not be in the log, and the caller must stop writing. */
 bool wal_append(wal *w, const void *payload, size_t len, char **err);
+/* After wal_append failed without writing its record (wal_next_lsn did not move): the
+ * write failed (the disk is full, or an I/O error) and the next append first clears what
+ * it left and goes on in a new segment; true until that works. wal_failure_errno says
+ * why the last write failed (ENOSPC for a full disk). */
+bool wal_unwritable(const wal *w);
+int wal_failure_errno(const wal *w);
+/* After a failed fdatasync, whose pages may be lost while the page cache looks clean:
+ * wal_sync fails at once, never trying those pages again, until wal_covered. */
+bool wal_sync_failed(wal *w);
+/* Starts a new segment (unless the current one holds no record), so that every record
+ * written so far is in segments a checkpoint taken now covers whole. */
+bool wal_set_aside_segment(wal *w, char **err);
+/* A durable checkpoint holds the effects of every record up to lsn: they count as synced,
+ * and a failed sync before it no longer stops syncs. */
+void wal_covered(wal *w, uint64_t lsn);
 /* Forces everything appended so far to disk. Safe to call from any thread while records
  * are appended: a sync running meanwhile is waited for, and what it did not cover is
  * synced with one more fdatasync (so concurrent callers share syncs: group commit). */

@@ -68,7 +68,32 @@ struct wal {
     struct timespec last_sync;
     int synced_fd;          /* INPUTLAYER_TEST_SYNCED_LENGTH_FILE, or -1 (see note_synced) */
     unsigned sync_delay_us; /* INPUTLAYER_TEST_SYNC_DELAY_US: a slow disk, for tests */
+    int fault_fd;           /* INPUTLAYER_TEST_LOG_FAULT_FILE, or -1 (see injected_fault) */
+    /* After a failed write the segment is abandoned where its last whole record ends:
+       the next append clears what the failed write left and goes on in a new segment. */
+    bool unwritable;
+    /* After a failed fdatasync the pages it covered may be lost while the page cache
+       looks clean: no sync is tried again until wal_covered marks a checkpoint taken. */
+    bool sync_failed;
+    int fail_errno; /* why the last write of a record or of a new segment failed */
 };
+
+/* A testing aid (docs/durability.md): when INPUTLAYER_TEST_LOG_FAULT_FILE was set at
+ * open, that file's first word decides the outcome of each write of a record and each
+ * sync of records: "write" fails writes (half the record is written, then ENOSPC),
+ * "sync" fails fdatasyncs (EIO); anything else lets them run. */
+static bool injected_fault(const wal *w, const char *what) {
+    if (w->fault_fd < 0) return false;
+    char word[16] = {0};
+    ssize_t k = pread(w->fault_fd, word, sizeof word - 1, 0);
+    size_t n = strlen(what);
+    return k >= (ssize_t)n && memcmp(word, what, n) == 0;
+}
+
+/* Read by other threads (wal_failure_errno, for a health check). */
+static void note_failure(wal *w, int why) {
+    __atomic_store_n(&w->fail_errno, why, __ATOMIC_RELAXED);
+}
 
 static void set_err(char **err, char *msg) {
     if (err)
@@ -157,6 +182,7 @@ static bool create_segment(wal *w, uint64_t first, char **err) {
     snprintf(tmp, sizeof tmp, "%s.tmp", name);
     int fd = openat(w->dirfd, tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (fd < 0) {
+        note_failure(w, errno);
         set_err(err, il_format("cannot create %s/%s: %s", w->dir, tmp, strerror(errno)));
         return false;
     }
@@ -168,6 +194,7 @@ static bool create_segment(wal *w, uint64_t first, char **err) {
     for (int i = 0; i < 8; i++) hdr[8 + i] = (unsigned char)(first >> (8 * i));
     if (!write_all(fd, hdr, sizeof hdr, 0) || fsync(fd) != 0 ||
         renameat(w->dirfd, tmp, w->dirfd, name) != 0 || fsync(w->dirfd) != 0) {
+        note_failure(w, errno);
         set_err(err, il_format("cannot create %s/%s: %s", w->dir, name, strerror(errno)));
         close(fd);
         return false;
@@ -517,6 +544,7 @@ wal *wal_open_after(const char *dir, uint64_t seg_size, wal_recovery *rec, wal_s
     w->fd = -1;
     w->lockfd = -1;
     w->dirfd = -1;
+    w->fault_fd = -1;
     w->seg_size = seg_size ? seg_size : DEFAULT_SEGMENT;
     w->mode = WAL_SYNC_IMMEDIATE;
     w->batch_ms = 10;
@@ -531,6 +559,8 @@ wal *wal_open_after(const char *dir, uint64_t seg_size, wal_recovery *rec, wal_s
     const char *synced_file = getenv("INPUTLAYER_TEST_SYNCED_LENGTH_FILE");
     w->synced_fd =
         synced_file && *synced_file ? open(synced_file, O_WRONLY | O_CREAT | O_CLOEXEC, 0600) : -1;
+    const char *fault_file = getenv("INPUTLAYER_TEST_LOG_FAULT_FILE");
+    if (fault_file && *fault_file) w->fault_fd = open(fault_file, O_RDONLY | O_CLOEXEC);
     w->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (w->dirfd < 0) {
         set_err(err, il_format("cannot open %s: %s", dir, strerror(errno)));
@@ -572,13 +602,20 @@ bool wal_sync(wal *w, char **err) {
         pthread_mutex_unlock(&w->mu);
         return true;
     }
+    if (w->sync_failed) {
+        pthread_mutex_unlock(&w->mu);
+        set_err(err, il_format("an earlier fdatasync of the log in %s failed; the log is not "
+                               "synced again until a checkpoint rewrites the state",
+                               w->dir));
+        return false;
+    }
     uint64_t target = w->written_lsn, seg_first = w->cur_first, synced_end = w->off;
     int fd = w->fd;
     w->syncing = true;
     pthread_mutex_unlock(&w->mu);
     /* Outside the lock, so that records go on being written meanwhile: they are synced
        by the next call, together (group commit). */
-    int rc = fdatasync(fd);
+    int rc = injected_fault(w, "sync") ? (errno = EIO, -1) : fdatasync(fd);
     int saved = errno;
     if (w->sync_delay_us) usleep(w->sync_delay_us);
     pthread_mutex_lock(&w->mu);
@@ -588,6 +625,8 @@ bool wal_sync(wal *w, char **err) {
         w->syncs++;
         clock_gettime(CLOCK_MONOTONIC, &w->last_sync);
         note_synced(w, seg_first, synced_end); /* under mu: notes stay in sync order */
+    } else {
+        w->sync_failed = true;
     }
     pthread_cond_broadcast(&w->sync_ended);
     pthread_mutex_unlock(&w->mu);
@@ -619,6 +658,30 @@ uint64_t wal_durable_lsn(wal *w) {
     return lsn;
 }
 
+/* After a failed write: clears what it left after the last whole record (durably, so that
+ * a crash cannot leave it between records) and, unless the segment holds no record, goes
+ * on in a new one. Tried again at each append until it works (the disk has room again).
+ * The fsync also makes the segment's records written since the last sync durable, as a
+ * segment is before the next one starts; when it fails, that is a failed sync. */
+static bool resume_writing(wal *w, char **err) {
+    pthread_mutex_lock(&w->mu);
+    while (w->syncing) pthread_cond_wait(&w->sync_ended, &w->mu);
+    bool cut = ftruncate(w->fd, (off_t)w->off) == 0;
+    bool ok = cut && !w->sync_failed && fsync(w->fd) == 0;
+    if (!ok) {
+        int why = w->sync_failed ? EIO : errno;
+        if (cut) w->sync_failed = true;
+        note_failure(w, why);
+        set_err(err, il_format("cannot clear a failed write in the log in %s: %s", w->dir,
+                               w->sync_failed ? "syncing it failed" : strerror(why)));
+    } else if (w->off > WAL_SEGMENT_HEADER) {
+        ok = create_segment(w, w->next_lsn, err);
+    }
+    if (ok) __atomic_store_n(&w->unwritable, false, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&w->mu);
+    return ok;
+}
+
 bool wal_append(wal *w, const void *payload, size_t len, char **err) {
     if (err) *err = NULL;
     if (len > UINT32_MAX - WAL_RECORD_HEADER) {
@@ -626,6 +689,8 @@ bool wal_append(wal *w, const void *payload, size_t len, char **err) {
         return false;
     }
     uint64_t rec_len = WAL_RECORD_HEADER + len;
+    note_failure(w, 0);
+    if (__atomic_load_n(&w->unwritable, __ATOMIC_ACQUIRE) && !resume_writing(w, err)) return false;
     if (w->off + rec_len > w->seg_size && w->off > WAL_SEGMENT_HEADER) {
         /* the old segment is complete before the new one starts, whatever the mode */
         if (!wal_sync(w, err)) return false;
@@ -649,8 +714,13 @@ bool wal_append(wal *w, const void *payload, size_t len, char **err) {
     unsigned char *h = (unsigned char *)w->rec.data;
     uint32_t c = record_crc(h, WAL_RECORD_HEADER, (uint32_t)len);
     for (int i = 0; i < 4; i++) h[4 + i] = (unsigned char)(c >> (8 * i));
-    if (!write_all(w->fd, h, (size_t)rec_len, w->off)) {
-        set_err(err, il_format("write to the log in %s failed: %s", w->dir, strerror(errno)));
+    bool fault = injected_fault(w, "write");
+    if (fault) (void)write_all(w->fd, h, (size_t)rec_len / 2, w->off);
+    if (fault || !write_all(w->fd, h, (size_t)rec_len, w->off)) {
+        int why = fault ? ENOSPC : errno ? errno : EIO;
+        note_failure(w, why);
+        __atomic_store_n(&w->unwritable, true, __ATOMIC_RELEASE);
+        set_err(err, il_format("write to the log in %s failed: %s", w->dir, strerror(why)));
         return false;
     }
     pthread_mutex_lock(&w->mu);
@@ -662,6 +732,38 @@ bool wal_append(wal *w, const void *payload, size_t len, char **err) {
                (w->mode == WAL_SYNC_BATCHED && ms_since(&w->last_sync) >= w->batch_ms);
     pthread_mutex_unlock(&w->mu);
     return due ? wal_sync(w, err) : true;
+}
+
+bool wal_unwritable(const wal *w) {
+    return __atomic_load_n(&w->unwritable, __ATOMIC_ACQUIRE);
+}
+
+int wal_failure_errno(const wal *w) {
+    return __atomic_load_n(&w->fail_errno, __ATOMIC_RELAXED);
+}
+
+bool wal_sync_failed(wal *w) {
+    pthread_mutex_lock(&w->mu);
+    bool failed = w->sync_failed;
+    pthread_mutex_unlock(&w->mu);
+    return failed;
+}
+
+bool wal_set_aside_segment(wal *w, char **err) {
+    if (err) *err = NULL;
+    pthread_mutex_lock(&w->mu);
+    while (w->syncing) pthread_cond_wait(&w->sync_ended, &w->mu);
+    bool ok = w->off == WAL_SEGMENT_HEADER || create_segment(w, w->next_lsn, err);
+    pthread_mutex_unlock(&w->mu);
+    return ok;
+}
+
+void wal_covered(wal *w, uint64_t lsn) {
+    pthread_mutex_lock(&w->mu);
+    if (lsn > w->durable_lsn) w->durable_lsn = lsn;
+    w->sync_failed = false;
+    pthread_cond_broadcast(&w->sync_ended);
+    pthread_mutex_unlock(&w->mu);
 }
 
 void wal_set_deferred(wal *w, bool deferred) {
@@ -722,6 +824,7 @@ void wal_close(wal *w) {
     if (w->lockfd >= 0) close(w->lockfd); /* releases the flock */
     if (w->dirfd >= 0) close(w->dirfd);
     if (w->synced_fd >= 0) close(w->synced_fd);
+    if (w->fault_fd >= 0) close(w->fault_fd);
     il_buf_free(&w->rec);
     il_vec_free(w->segs);
     free(w->dir);

@@ -12,7 +12,8 @@ subs.py, the atomic program and revision precondition tests in atomic.py (on the
 server), the subscription group tests in groups.py (on the shared server, but for one
 of its own), the snapshot read tests in read.py (on the shared server, and read.py's
 OWN_TESTS on servers of their own), the recovery tests after a damaged log or a lost
-checkpoint in recovery.py and the randomized restarts (every stored type, checkpoints,
+checkpoint in recovery.py, the revisions across restarts and the log write and sync
+failures in storage.py, and the randomized restarts (every stored type, checkpoints,
 stops and kills) in restart_random.py (servers of their own, restarted on one data
 directory), the backup and restore tests in backup.py (on servers of their own), the
 `.why` proof tree tests in why.py (on the shared server), and the randomized tests of
@@ -54,6 +55,7 @@ import read  # noqa: E402
 import recovery  # noqa: E402
 import strings  # noqa: E402
 import restart_random  # noqa: E402
+import storage  # noqa: E402
 import subs  # noqa: E402
 import subs_random  # noqa: E402
 import why  # noqa: E402
@@ -292,7 +294,8 @@ def main():
     # Tests that start servers of their own (limits and configuration).
     own = (limits.TESTS + guards.TESTS + notify.TESTS + groups.OWN_SERVER_TESTS
            + subs.OWN_SERVER_TESTS + read.OWN_TESTS
-           + recovery.TESTS + restart_random.TESTS + backup.TESTS + subs_random.TESTS
+           + recovery.TESTS + storage.TESTS + restart_random.TESTS + backup.TESTS
+           + subs_random.TESTS
            + why_random.TESTS + chaos_random.TESTS + atomic_random.TESTS
            + frames_random.TESTS + http_random.TESTS + eval_random.TESTS + strings.TESTS)
     failed += asyncio.run(run_tests(own, binary))
