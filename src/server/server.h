@@ -29,6 +29,10 @@
 #define SRV_PROTOCOL_VERSION 5
 /* Incoming WebSocket messages over this are refused (close 1009). */
 #define SRV_MAX_MESSAGE (16u * 1024 * 1024)
+/* Before authentication a frame or message over this is refused (close 1009) as soon as
+ * its header declares it: an auth frame is small, and nobody unauthenticated may make the
+ * server buffer megabytes. */
+#define SRV_MAX_PREAUTH_MESSAGE (8u * 1024)
 /* A reply whose single frame would exceed this is streamed in chunks. */
 #define SRV_STREAM_THRESHOLD (1024u * 1024)
 #define SRV_CHUNK_ROWS       500
@@ -315,9 +319,14 @@ typedef struct srv_conn {
     wslay_event_context_ptr ws;
     il_buf in; /* received bytes not yet consumed by wslay */
     size_t in_pos;
-    il_buf out;             /* frames wslay produced, written after each batch */
-    uint64_t msg_len;       /* length of the message being received so far */
-    bool too_big;           /* it went over SRV_MAX_MESSAGE */
+    il_buf out;       /* frames wslay produced, written after each batch */
+    uint64_t msg_len; /* length of the message being received so far */
+    bool too_big;     /* it went over SRV_MAX_MESSAGE */
+    /* Before authentication wslay is handed one frame at a time, so that each header is
+     * checked before any of its payload is read: what is left of the current frame, and
+     * the length of the message so far. */
+    uint64_t preauth_frame_left, preauth_msg_len;
+    bool preauth_too_big;   /* a frame's header declared over SRV_MAX_PREAUTH_MESSAGE */
     bool in_recv;           /* inside wslay_event_recv */
     uint16_t pending_close; /* a close asked for inside it */
 
