@@ -33,6 +33,9 @@
  * its header declares it: an auth frame is small, and nobody unauthenticated may make the
  * server buffer megabytes. */
 #define SRV_MAX_PREAUTH_MESSAGE (8u * 1024)
+/* A connection's input and output buffers keep at most this much capacity between
+ * messages: a large message or reply does not stay allocated for the connection's life. */
+#define SRV_CONN_BUF_KEEP (64u * 1024)
 /* A reply whose single frame would exceed this is streamed in chunks. */
 #define SRV_STREAM_THRESHOLD (1024u * 1024)
 #define SRV_CHUNK_ROWS       500

@@ -107,10 +107,24 @@ void srv_ws_flush(srv_conn *c) {
      * when wslay_event_recv returns. */
     if (!c->ws || c->in_recv) return;
     wslay_event_send(c->ws);
-    if (c->out.len) {
+    if (c->out.len > SRV_CONN_BUF_KEEP) {
+        /* A large reply's frames go out as they are, and the buffer goes with them: a
+         * connection does not keep the capacity of the largest reply it ever had. */
+        srv_conn_write_ref(c, c->out.data, c->out.len, free, c->out.data);
+        il_buf_init(&c->out);
+    } else if (c->out.len) {
         srv_conn_write(c, c->out.data, c->out.len);
         il_buf_clear(&c->out);
     }
+}
+
+/* Input consumed: the buffer is kept for the next messages unless a large one grew it. */
+static void in_consumed(srv_conn *c) {
+    if (c->in.cap > SRV_CONN_BUF_KEEP)
+        il_buf_free(&c->in);
+    else
+        il_buf_clear(&c->in);
+    c->in_pos = 0;
 }
 
 void srv_ws_send(srv_conn *c, const char *json, size_t len) {
@@ -204,10 +218,7 @@ void srv_ws_close(srv_conn *c, uint16_t code) {
 }
 
 void srv_ws_feed(srv_conn *c, const char *data, size_t len) {
-    if (c->in_pos == c->in.len) {
-        il_buf_clear(&c->in);
-        c->in_pos = 0;
-    }
+    if (c->in_pos == c->in.len) in_consumed(c);
     if (len) il_buf_put(&c->in, data, len);
     c->in_recv = true;
     wslay_event_recv(c->ws);
@@ -223,10 +234,7 @@ void srv_ws_feed(srv_conn *c, const char *data, size_t len) {
                          WSLAY_CODE_MESSAGE_TOO_BIG);
         return;
     }
-    if (c->in_pos == c->in.len) {
-        il_buf_clear(&c->in);
-        c->in_pos = 0;
-    }
+    if (c->in_pos == c->in.len) in_consumed(c);
     srv_ws_flush(c);
     /* Frames queued while wslay held the connection may have paused reading; written
        now (perhaps at once, with no write request to complete), they no longer hold it. */

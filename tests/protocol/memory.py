@@ -7,6 +7,7 @@ shadow memory make resident sizes meaningless); the rest runs on every build."""
 
 import asyncio
 import base64
+import json
 import os
 import socket
 import struct
@@ -128,4 +129,66 @@ async def t_preauth_frame_refused_at_header(binary):
         await c.ws.close()
 
 
-TESTS = [t_preauth_frame_refused_at_header]
+async def big_read(c, i):
+    """The ~90,000-row read, as an `execute` or (every other time) as a `read` frame."""
+    if i % 2:
+        await c.send({"type": "read", "id": "r%d" % i,
+                      "queries": [{"name": "big", "query": BIG_READ}]})
+        last = ("snapshot", "snapshot_end")
+    else:
+        await c.send({"type": "execute", "id": "r%d" % i, "program": BIG_READ})
+        last = ("result", "result_end")
+    while True:
+        text = await asyncio.wait_for(c.ws.recv(), 120)
+        # Only the small frames are parsed: the chunks' rows are not what is tested.
+        kind = text[:40].split('"type":"', 1)[1].split('"', 1)[0]
+        assert kind in last + ("result_start", "result_chunk", "snapshot_start",
+                               "snapshot_chunk"), text[:200]
+        if kind in last:
+            f = json.loads(text)
+            assert f.get("id") == "r%d" % i, str(f)[:200]
+            if kind == "result_end":
+                assert f["row_count"] == 90000, f
+            return
+
+
+BIG_READ = "?big(X, Y), X < 90000"
+
+
+async def t_repeated_large_reads(binary):
+    """The ~90,000-row read over 100,000 facts, 360 times, each from a connection of its
+    own that stays open (as a viewer may): resident memory after them is at most what it
+    was after 20 of them plus 64 MiB, and stays so while the server is idle."""
+    sanitized = is_sanitized(binary)
+    args = NO_MESSAGE_RATE + ["--set", "http.rate_limit.max_ws_connections=0"]
+    with Server(binary, args) as srv:
+        a = await connect(srv)
+        for k in range(10):
+            rows = ", ".join('(%d, "row-%d-%s")' % (i, i, "v" * 24)
+                             for i in range(k * 10000, (k + 1) * 10000))
+            f = await a.call({"type": "execute", "program": "+big[%s]" % rows})
+            assert f["type"] == "result" and f["errors"] == [], f
+        conns, after20 = [], None
+        t0 = time.monotonic()
+        for i in range(360):
+            c = await connect(srv)
+            conns.append(c)
+            await big_read(c, i)
+            if i == 19:
+                after20 = rss_kib(srv.proc.pid)
+        held = rss_kib(srv.proc.pid)
+        print("repeated reads: %.1f s, resident %d MiB after 20, %d MiB after 360" %
+              (time.monotonic() - t0, after20 // 1024, held // 1024))
+        if not sanitized:
+            assert (held - after20) * 1024 <= 64 * MIB, (after20, held)
+        await asyncio.sleep(2)
+        idle = rss_kib(srv.proc.pid)
+        if not sanitized:
+            assert (idle - after20) * 1024 <= 64 * MIB, (after20, idle)
+        await still_answers(conns[-1])
+        for c in conns:
+            await c.ws.close()
+        await a.ws.close()
+
+
+TESTS = [t_repeated_large_reads, t_preauth_frame_refused_at_header]
