@@ -48,6 +48,8 @@
 /* An HTTP connection that sends no complete request for this long is closed, so that
  * idle keep-alive connections cannot hold the max_connections slots. */
 #define SRV_HTTP_IDLE_MS 60000
+/* Connections over max_connections that only the health probes may use. */
+#define SRV_PROBE_SLOTS 16
 
 /* Counters behind /metrics/prometheus (labelled families). */
 enum srv_reject {
@@ -94,6 +96,7 @@ typedef struct srv_ipent {
     uint64_t window_ms;
     uint32_t count;
     uint32_t preauth;
+    uint32_t conns; /* HTTP connections open from the address (a peer's entry) */
     uint32_t failures;
     uint64_t last_fail_ms, locked_until_ms;
     /* For a user: addresses of recent successful logins, exempt from the user's backoff. */
@@ -311,7 +314,8 @@ typedef struct srv_conn {
 
     /* Addresses: the socket's peer, and the client's (from a trusted proxy's header). */
     char peer[46], ip[46];
-    bool counted_http, counted_ws, counted_preauth;
+    bool counted_http, counted_ws, counted_preauth, counted_peer;
+    bool probes_only; /* in a slot kept for /health, /live and /ready: nothing else */
 
     /* HTTP request being parsed. */
     http_parser parser;
@@ -477,6 +481,10 @@ bool srv_rate_http(srv_conn *c);
 bool srv_rate_ws(srv_conn *c);
 bool srv_preauth_take(srv_conn *c);
 void srv_preauth_release(srv_conn *c);
+/* HTTP connections per peer address (http.rate_limit.max_connections_per_ip): false when
+ * the peer already holds as many; a trusted proxy's are not counted. */
+bool srv_peer_conn_take(srv_conn *c);
+void srv_peer_conn_release(srv_conn *c);
 /* Login backoff: milliseconds the attempt must wait (0 = may try). */
 uint64_t srv_login_wait(srv_server *s, const char *ip, const char *user);
 void srv_login_failed(srv_server *s, const char *ip, const char *user);

@@ -6,9 +6,8 @@ requests in order, malformed frames, and a 17 MiB frame (close 1009). After each
 the server must still answer (on the same connection, or on a new one after a close).
 
 The users, API keys, ACLs and lockout tests are in access.py (on the same server); the
-limits, heartbeat and configuration tests in limits.py, the resident-memory bounds after
-repeated large reads and abandoned unauthenticated frames in memory.py, and the deadline,
-cancel, overload and memory tests in guards.py (each on servers of its own); the standing query tests in
+limits, heartbeat and configuration tests in limits.py and the deadline, cancel, overload
+and memory tests in guards.py (each on servers of its own); the standing query tests in
 subs.py, the atomic program and revision precondition tests in atomic.py (on the shared
 server), the subscription group tests in groups.py (on the shared server, but for one
 of its own), the snapshot read tests in read.py (on the shared server, and read.py's
@@ -22,6 +21,10 @@ mixed load in chaos_random.py, of atomic programs against their statements run o
 one in atomic_random.py, of malformed frames in frames_random.py, of odd HTTP in
 http_random.py and of rule evaluation against a naive evaluator in eval_random.py (on
 servers of their own).
+
+The HTTP connection slots (per address, the header timeout, the slots kept for health
+probes) are tested in http_slots.py, and resident memory after repeated large reads and
+abandoned unauthenticated frames in memory.py (on servers of their own).
 
 Usage: tests/protocol/run.py --server-bin PATH. Needs python3-websockets (Debian's
 /usr/bin/python3). Exit status 0 when every check passes."""
@@ -47,6 +50,7 @@ import eval_random  # noqa: E402
 import groups  # noqa: E402
 import guards  # noqa: E402
 import http_random  # noqa: E402
+import http_slots  # noqa: E402
 import limits  # noqa: E402
 import memory  # noqa: E402
 import notify  # noqa: E402
@@ -289,11 +293,12 @@ def main():
         print("FAIL sanitizer report from the server:\n" + out[-6000:])
         failed += 1
     # Tests that start servers of their own (limits and configuration).
-    own = (limits.TESTS + memory.TESTS + guards.TESTS + notify.TESTS + groups.OWN_SERVER_TESTS
+    own = (limits.TESTS + guards.TESTS + notify.TESTS + groups.OWN_SERVER_TESTS
            + subs.OWN_SERVER_TESTS + read.OWN_TESTS
            + recovery.TESTS + restart_random.TESTS + backup.TESTS + subs_random.TESTS
            + why_random.TESTS + chaos_random.TESTS + atomic_random.TESTS
            + frames_random.TESTS + http_random.TESTS + eval_random.TESTS)
+    own += http_slots.TESTS + memory.TESTS
     failed += asyncio.run(run_tests(own, binary))
     total = len(TESTS) + len(own)
     passed = max(total - failed, 0)
