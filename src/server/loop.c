@@ -355,6 +355,18 @@ static void on_timer(uv_timer_t *t) {
     srv_proto_timeout(t->data);
 }
 
+/* A probe answers at once, so a connection in a probe slot that is still waiting for its
+ * request is more likely part of a flood than a probe: when the slots are all taken, the
+ * one that has waited longest makes room. The connections are listed newest first. */
+static bool evict_oldest_probe_slot(srv_server *s) {
+    srv_conn *oldest = NULL;
+    for (srv_conn *o = s->conns; o; o = o->next)
+        if (o->probes_only && o->state == SRV_HTTP) oldest = o;
+    if (!oldest) return false;
+    conn_close_now(oldest);
+    return true;
+}
+
 static void on_connection(uv_stream_t *server, int status) {
     srv_server *s = server->data;
     if (status < 0) return;
@@ -393,8 +405,10 @@ static void on_connection(uv_stream_t *server, int status) {
        probes alone (srv_http: anything else is refused once the request is read), so that
        a flood of connections does not get a healthy server restarted. */
     int64_t limit = s->cfg->max_connections;
+    bool per_peer_ok = srv_peer_conn_take(c);
     bool full = limit > 0 && s->nhttp >= (uint64_t)limit + SRV_PROBE_SLOTS;
-    if (full || !srv_peer_conn_take(c)) {
+    if (per_peer_ok && full) full = !evict_oldest_probe_slot(s);
+    if (full || !per_peer_ok) {
         s->counters.rejections[SRV_REJ_HTTP_CONNECTIONS]++;
         const char *msg = full ? "Too many connections" : "Too many connections from this address";
         srv_http_respond(c, 503, "Service Unavailable", "text/plain; charset=utf-8", msg,

@@ -94,8 +94,9 @@ async def t_header_timeout(binary):
 
 async def t_probe_slots(binary):
     """With max_connections taken, 16 more connections are let in for the health probes:
-    /health, /live and /ready answer, anything else gets 503; past those 16, 503 at
-    once."""
+    /health, /live and /ready answer, anything else gets 503. When those 16 are taken by
+    connections that send no request, a new one still gets in: the one that has waited
+    longest is closed to make room."""
     args = ["--set", "http.rate_limit.max_connections=4",
             "--set", "http.rate_limit.max_connections_per_ip=0"]
     with OwnServer(binary, args) as srv:
@@ -109,13 +110,26 @@ async def t_probe_slots(binary):
             reply = request(srv.port, path)
             assert reply.startswith("HTTP/1.1 503") and reply.endswith("Too many connections"), \
                 (path, reply)
-        extra = [socket.create_connection(("127.0.0.1", srv.port)) for _ in range(16)]
-        for s in extra:
-            s.sendall(PARTIAL)
+        extra = []
+        for _ in range(16):
+            extra.append(socket.create_connection(("127.0.0.1", srv.port)))
+            extra[-1].sendall(PARTIAL)
+            await asyncio.sleep(0.02)  # in order: extra[0] has waited longest
         await asyncio.sleep(0.3)
-        with socket.create_connection(("127.0.0.1", srv.port)) as s:
-            reply = reply_of(s)
-        assert reply.startswith("HTTP/1.1 503") and reply.endswith("Too many connections"), reply
+        assert request(srv.port, "/health").startswith("HTTP/1.1 200")
+        # the connection that had waited longest was closed to make room
+        assert reply_of(extra[0], timeout=5) == ""
+        # (each of these takes the place of the next oldest, or of the last one's if
+        # that one's close has been read by then)
+        assert request(srv.port, "/ready").startswith("HTTP/1.1 200")
+        assert request(srv.port, "/nope").startswith("HTTP/1.1 503")
+        # the others still wait for their request
+        for s in extra[3:]:
+            try:
+                s.recv(1, socket.MSG_DONTWAIT)
+                raise AssertionError("a probe slot that had waited less was closed")
+            except BlockingIOError:
+                pass
         for s in socks + extra:
             s.close()
         await asyncio.sleep(0.3)
