@@ -326,16 +326,16 @@ typedef struct srv_conn {
     wslay_event_context_ptr ws;
     il_buf in; /* received bytes not yet consumed by wslay */
     size_t in_pos;
-    il_buf out;       /* frames wslay produced, written after each batch */
-    uint64_t msg_len; /* length of the message being received so far */
-    bool too_big;     /* it went over SRV_MAX_MESSAGE */
+    il_buf out;             /* frames wslay produced, written after each batch */
+    uint64_t msg_len;       /* length of the message being received so far */
+    bool too_big;           /* it went over SRV_MAX_MESSAGE */
+    bool in_recv;           /* inside wslay_event_recv */
+    uint16_t pending_close; /* a close asked for inside it */
     /* Before authentication wslay is handed one frame at a time, so that each header is
      * checked before any of its payload is read: what is left of the current frame, and
      * the length of the message so far. */
     uint64_t preauth_frame_left, preauth_msg_len;
-    bool preauth_too_big;   /* a frame's header declared over SRV_MAX_PREAUTH_MESSAGE */
-    bool in_recv;           /* inside wslay_event_recv */
-    uint16_t pending_close; /* a close asked for inside it */
+    bool preauth_too_big; /* a frame's header declared over SRV_MAX_PREAUTH_MESSAGE */
 
     /* Pipeline: unreleased requests in arrival order. */
     srv_req *reqs, *reqs_tail;

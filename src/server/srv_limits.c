@@ -1,10 +1,11 @@
 /* Limits keyed by client: the per-address HTTP request rate, the count of unauthenticated
- * WebSockets per address, HTTP connections per address, the per-connection message rate,
- * and the login backoff per address and per user name. The client address is the socket's peer
- * unless the peer is a configured trusted proxy (the original trusted anyone's X-Forwarded-For and
- * used 0.0.0.0 without one, so every client shared one bucket: BUG). Entries that hold no state any
- * more are swept as the table grows, so spoofed or passing addresses cannot grow it without bound
- * (the original never evicted: BUG). */
+ * WebSockets per address, the per-connection message rate, and the login backoff per
+ * address and per user name. The client address is the socket's peer unless the peer is
+ * a configured trusted proxy (the original trusted anyone's X-Forwarded-For and used
+ * 0.0.0.0 without one, so every client shared one bucket: BUG). Entries that hold no
+ * state any more are swept as the table grows, so spoofed or passing addresses cannot
+ * grow it without bound (the original never evicted: BUG). The HTTP connections of each
+ * peer address are counted here too (srv_peer_conn_take). */
 #include <arpa/inet.h>
 #include <stdio.h>
 #include <stdlib.h>
