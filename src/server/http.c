@@ -86,6 +86,7 @@ static void upgrade(srv_conn *c) {
     srv_server *s = c->srv;
     if (c->counted_http) s->nhttp--;
     c->counted_http = false;
+    srv_peer_conn_release(c);
     s->nws++;
     c->counted_ws = true;
     if (!srv_ws_start(c)) srv_conn_close(c);
@@ -168,6 +169,12 @@ static void route(srv_conn *c) {
      * liveness probe during a flood would get a healthy server restarted. */
     bool probe =
         get && (strcmp(p, "/health") == 0 || strcmp(p, "/live") == 0 || strcmp(p, "/ready") == 0);
+    if (!probe && c->probes_only) {
+        c->srv->counters.rejections[SRV_REJ_HTTP_CONNECTIONS]++;
+        c->keep_alive = false;
+        plain(c, 503, "Service Unavailable", "Too many connections");
+        return;
+    }
     if (!probe && !srv_rate_http(c)) {
         c->srv->counters.rejections[SRV_REJ_PER_IP_RATE]++;
         plain(c, 429, "Too Many Requests", "Rate limit exceeded");
@@ -253,7 +260,9 @@ static int on_header_value(http_parser *p, const char *at, size_t len) {
 }
 
 static int on_headers_complete(http_parser *p) {
-    header_done(p->data);
+    srv_conn *c = p->data;
+    header_done(c);
+    srv_timer_start(c, SRV_HTTP_IDLE_MS); /* the body, if any */
     return 0;
 }
 
@@ -266,12 +275,14 @@ static int on_message_begin(http_parser *p) {
     il_buf_clear(&c->real_ip);
     c->upgrade_ok = false;
     c->ws_version_13 = false;
+    /* The headers get http.request_header_timeout_ms from the request's first byte. */
+    srv_timer_start(c, (uint64_t)c->srv->cfg->header_timeout_ms);
     return 0;
 }
 
 static int on_message_complete(http_parser *p) {
     srv_conn *c = p->data;
-    c->keep_alive = http_should_keep_alive(p) && !p->upgrade;
+    c->keep_alive = http_should_keep_alive(p) && !p->upgrade && !c->probes_only;
     srv_client_ip(c);
     srv_timer_start(c, SRV_HTTP_IDLE_MS);
     route(c);

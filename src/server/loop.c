@@ -93,6 +93,7 @@ static void conn_close_now(srv_conn *c) {
     if (c->counted_http) s->nhttp--;
     if (c->counted_ws) s->nws--;
     c->counted_http = c->counted_ws = false;
+    srv_peer_conn_release(c);
     srv_preauth_release(c);
     srv_pipe_disconnect(c);
     uv_close((uv_handle_t *)&c->timer, on_handle_closed);
@@ -355,6 +356,18 @@ static void on_timer(uv_timer_t *t) {
     srv_proto_timeout(t->data);
 }
 
+/* A probe answers at once, so a connection in a probe slot that is still waiting for its
+ * request is more likely part of a flood than a probe: when the slots are all taken, the
+ * one that has waited longest makes room. The connections are listed newest first. */
+static bool evict_oldest_probe_slot(srv_server *s) {
+    srv_conn *oldest = NULL;
+    for (srv_conn *o = s->conns; o; o = o->next)
+        if (o->probes_only && o->state == SRV_HTTP) oldest = o;
+    if (!oldest) return false;
+    conn_close_now(oldest);
+    return true;
+}
+
 static void on_connection(uv_stream_t *server, int status) {
     srv_server *s = server->data;
     if (status < 0) return;
@@ -389,18 +402,25 @@ static void on_connection(uv_stream_t *server, int status) {
     srv_http_init(c);
     /* Reading also serves a refused connection: the lingering close reads until EOF. */
     uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read);
+    /* Past max_connections, SRV_PROBE_SLOTS more connections are let in for the health
+       probes alone (srv_http: anything else is refused once the request is read), so that
+       a flood of connections does not get a healthy server restarted. */
     int64_t limit = s->cfg->max_connections;
-    if (limit > 0 && s->nhttp >= (uint64_t)limit) {
+    bool per_peer_ok = srv_peer_conn_take(c);
+    bool full = limit > 0 && s->nhttp >= (uint64_t)limit + SRV_PROBE_SLOTS;
+    if (per_peer_ok && full) full = !evict_oldest_probe_slot(s);
+    if (full || !per_peer_ok) {
         s->counters.rejections[SRV_REJ_HTTP_CONNECTIONS]++;
-        const char *msg = "Too many connections";
+        const char *msg = full ? "Too many connections" : "Too many connections from this address";
         srv_http_respond(c, 503, "Service Unavailable", "text/plain; charset=utf-8", msg,
                          strlen(msg));
         srv_conn_close(c);
         return;
     }
+    c->probes_only = limit > 0 && s->nhttp >= (uint64_t)limit;
     s->nhttp++;
     c->counted_http = true;
-    srv_timer_start(c, SRV_HTTP_IDLE_MS);
+    srv_timer_start(c, (uint64_t)s->cfg->header_timeout_ms);
 }
 
 /* After finished jobs' `done`s: notifications to deliver, a sync to schedule. */

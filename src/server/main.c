@@ -80,6 +80,7 @@ static void warn_unsafe(const srv_config *c) {
     } LIMITS[] = {
         {SRV_K_MAX_RESULT_ROWS, offsetof(srv_config, max_result_rows)},
         {SRV_K_MAX_CONNECTIONS, offsetof(srv_config, max_connections)},
+        {SRV_K_MAX_CONNECTIONS_PER_IP, offsetof(srv_config, max_connections_per_ip)},
         {SRV_K_MAX_WS_CONNECTIONS, offsetof(srv_config, max_ws_connections)},
         {SRV_K_WS_MAX_MESSAGES, offsetof(srv_config, ws_max_messages_per_sec)},
         {SRV_K_PER_IP_MAX_RPS, offsetof(srv_config, per_ip_max_rps)},

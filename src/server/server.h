@@ -29,6 +29,13 @@
 #define SRV_PROTOCOL_VERSION 5
 /* Incoming WebSocket messages over this are refused (close 1009). */
 #define SRV_MAX_MESSAGE (16u * 1024 * 1024)
+/* Before authentication a frame or message over this is refused (close 1009) as soon as
+ * its header declares it: an auth frame is small, and nobody unauthenticated may make the
+ * server buffer megabytes. */
+#define SRV_MAX_PREAUTH_MESSAGE (8u * 1024)
+/* A connection's input and output buffers keep at most this much capacity between
+ * messages: a large message or reply does not stay allocated for the connection's life. */
+#define SRV_CONN_BUF_KEEP (64u * 1024)
 /* A reply whose single frame would exceed this is streamed in chunks. */
 #define SRV_STREAM_THRESHOLD (1024u * 1024)
 #define SRV_CHUNK_ROWS       500
@@ -41,6 +48,8 @@
 /* An HTTP connection that sends no complete request for this long is closed, so that
  * idle keep-alive connections cannot hold the max_connections slots. */
 #define SRV_HTTP_IDLE_MS 60000
+/* Connections over max_connections that only the health probes may use. */
+#define SRV_PROBE_SLOTS 16
 
 /* Counters behind /metrics/prometheus (labelled families). */
 enum srv_reject {
@@ -87,6 +96,7 @@ typedef struct srv_ipent {
     uint64_t window_ms;
     uint32_t count;
     uint32_t preauth;
+    uint32_t conns; /* HTTP connections open from the address (a peer's entry) */
     uint32_t failures;
     uint64_t last_fail_ms, locked_until_ms; /* locked: addresses only */
     char key[];                             /* "ip:<address>" or "user:<name>" */
@@ -300,7 +310,8 @@ typedef struct srv_conn {
 
     /* Addresses: the socket's peer, and the client's (from a trusted proxy's header). */
     char peer[46], ip[46];
-    bool counted_http, counted_ws, counted_preauth;
+    bool counted_http, counted_ws, counted_preauth, counted_peer;
+    bool probes_only; /* in a slot kept for /health, /live and /ready: nothing else */
 
     /* A login delayed by its user name's backoff (srv_logindelay.c): the messages held
      * until the delay ends, the login's first. */
@@ -322,6 +333,11 @@ typedef struct srv_conn {
     bool too_big;           /* it went over SRV_MAX_MESSAGE */
     bool in_recv;           /* inside wslay_event_recv */
     uint16_t pending_close; /* a close asked for inside it */
+    /* Before authentication wslay is handed one frame at a time, so that each header is
+     * checked before any of its payload is read: what is left of the current frame, and
+     * the length of the message so far. */
+    uint64_t preauth_frame_left, preauth_msg_len;
+    bool preauth_too_big; /* a frame's header declared over SRV_MAX_PREAUTH_MESSAGE */
 
     /* Pipeline: unreleased requests in arrival order. */
     srv_req *reqs, *reqs_tail;
@@ -476,6 +492,10 @@ void srv_preauth_release(srv_conn *c);
  * srv_login_delay: milliseconds an attempt for the user name waits before it is checked. */
 uint64_t srv_login_wait(srv_server *s, const char *ip);
 uint64_t srv_login_delay(srv_server *s, const char *user);
+/* HTTP connections per peer address (http.rate_limit.max_connections_per_ip): false when
+ * the peer already holds as many; a trusted proxy's are not counted. */
+bool srv_peer_conn_take(srv_conn *c);
+void srv_peer_conn_release(srv_conn *c);
 void srv_login_failed(srv_server *s, const char *ip, const char *user);
 void srv_login_ok(srv_server *s, const char *user);
 

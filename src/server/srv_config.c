@@ -40,6 +40,8 @@ static const key_desc KEYS[SRV_CFG_NKEYS] = {
                                offsetof(srv_config, ws_auth_timeout_ms), 0, MS_MAX},
     [SRV_K_WS_PING_INTERVAL] = {"http.ws_ping_interval_ms", KT_INT,
                                 offsetof(srv_config, ws_ping_interval_ms), 0, MS_MAX},
+    [SRV_K_HEADER_TIMEOUT] = {"http.request_header_timeout_ms", KT_INT,
+                              offsetof(srv_config, header_timeout_ms), 0, MS_MAX},
     [SRV_K_BUSY_POLL] = {"http.busy_poll_us", KT_INT, offsetof(srv_config, busy_poll_us), 0,
                          1000000},
     [SRV_K_TRUSTED_PROXIES] = {"http.trusted_proxies", KT_STRS,
@@ -50,6 +52,8 @@ static const key_desc KEYS[SRV_CFG_NKEYS] = {
                                   offsetof(srv_config, bootstrap_admin_password), 0, 0},
     [SRV_K_MAX_CONNECTIONS] = {"http.rate_limit.max_connections", KT_INT,
                                offsetof(srv_config, max_connections), 0, COUNT_MAX},
+    [SRV_K_MAX_CONNECTIONS_PER_IP] = {"http.rate_limit.max_connections_per_ip", KT_INT,
+                                      offsetof(srv_config, max_connections_per_ip), 0, COUNT_MAX},
     [SRV_K_MAX_WS_CONNECTIONS] = {"http.rate_limit.max_ws_connections", KT_INT,
                                   offsetof(srv_config, max_ws_connections), 0, COUNT_MAX},
     [SRV_K_WS_MAX_MESSAGES] = {"http.rate_limit.ws_max_messages_per_sec", KT_INT,
@@ -196,6 +200,8 @@ void srv_config_init(srv_config *c) {
     c->ws_auth_timeout_ms = 5000;
     c->ws_ping_interval_ms = 30000;
     c->max_connections = 1024;
+    c->max_connections_per_ip = 128;
+    c->header_timeout_ms = 10000;
     c->max_ws_connections = 1024;
     c->ws_max_messages_per_sec = 100;
     c->ws_max_lifetime_secs = 86400;

@@ -27,11 +27,13 @@ typedef enum srv_cfg_key {
     SRV_K_WS_IDLE_TIMEOUT,
     SRV_K_WS_AUTH_TIMEOUT,
     SRV_K_WS_PING_INTERVAL,
+    SRV_K_HEADER_TIMEOUT,
     SRV_K_BUSY_POLL,
     SRV_K_TRUSTED_PROXIES,
     SRV_K_CREDENTIALS_FILE,
     SRV_K_BOOTSTRAP_PASSWORD,
     SRV_K_MAX_CONNECTIONS,
+    SRV_K_MAX_CONNECTIONS_PER_IP,
     SRV_K_MAX_WS_CONNECTIONS,
     SRV_K_WS_MAX_MESSAGES,
     SRV_K_WS_MAX_LIFETIME,
@@ -70,14 +72,16 @@ typedef struct srv_config {
     int64_t ws_idle_timeout_ms;
     int64_t ws_auth_timeout_ms;
     int64_t ws_ping_interval_ms;
-    int64_t busy_poll_us;   /* the I/O loop polls this long after its last read or write */
-    char **trusted_proxies; /* IPv4 addresses or a.b.c.d/n */
+    int64_t header_timeout_ms; /* a request's headers must arrive within this */
+    int64_t busy_poll_us;      /* the I/O loop polls this long after its last read or write */
+    char **trusted_proxies;    /* IPv4 addresses or a.b.c.d/n */
     size_t ntrusted_proxies;
     /* [http.auth]; NULL = not set */
     char *credentials_file; /* NULL: <data_dir>/credentials.toml */
     char *bootstrap_admin_password;
     /* [http.rate_limit]; 0 = off */
     int64_t max_connections;
+    int64_t max_connections_per_ip; /* HTTP connections per client address */
     int64_t max_ws_connections;
     int64_t ws_max_messages_per_sec;
     int64_t ws_max_lifetime_secs;

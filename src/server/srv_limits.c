@@ -4,7 +4,8 @@
  * unless the peer is a configured trusted proxy (the original trusted anyone's
  * X-Forwarded-For and used 0.0.0.0 without one, so every client shared one bucket: BUG).
  * Entries that hold no state any more are swept as the table grows, so spoofed or passing
- * addresses cannot grow it without bound (the original never evicted: BUG). */
+ * addresses cannot grow it without bound (the original never evicted: BUG). The HTTP
+ * connections of each peer address are counted here too (srv_peer_conn_take). */
 #include <arpa/inet.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,7 +34,7 @@ static uint64_t hash(const char *s) {
 }
 
 static bool idle(const srv_ipent *e, uint64_t now) {
-    if (e->preauth || e->locked_until_ms > now) return false;
+    if (e->preauth || e->conns || e->locked_until_ms > now) return false;
     if (e->count && now - e->window_ms < 1000) return false;
     return !e->failures || now - e->last_fail_ms >= FORGET_FAILURES_MS;
 }
@@ -184,6 +185,24 @@ void srv_preauth_release(srv_conn *c) {
     c->counted_preauth = false;
     srv_ipent *e = srv_client(c->srv, "ip", c->ip, false);
     if (e && e->preauth) e->preauth--;
+}
+
+bool srv_peer_conn_take(srv_conn *c) {
+    int64_t limit = c->srv->cfg->max_connections_per_ip;
+    if (limit <= 0 || trusted_proxy(c->srv->cfg, c->peer)) return true;
+    srv_ipent *e = srv_client(c->srv, "peer", c->peer, true);
+    if (!e) return true;
+    if (e->conns >= (uint64_t)limit) return false;
+    e->conns++;
+    c->counted_peer = true;
+    return true;
+}
+
+void srv_peer_conn_release(srv_conn *c) {
+    if (!c->counted_peer) return;
+    c->counted_peer = false;
+    srv_ipent *e = srv_client(c->srv, "peer", c->peer, false);
+    if (e && e->conns) e->conns--;
 }
 
 /* ---- login backoff ---- */

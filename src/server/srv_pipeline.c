@@ -309,7 +309,8 @@ static void apply_done_effects(srv_req *r) {
             srv_fence_user(s, f->user, f->passwords_only);
     }
     if (r->fence_schedule) srv_fence_schedule(s);
-    if (r->peak_bytes > SRV_RELEASE_AFTER_PEAK) srv_release_memory_later(s);
+    if (r->peak_bytes > SRV_RELEASE_AFTER_PEAK || r->out.frames.len > SRV_RELEASE_AFTER_REPLY)
+        srv_release_memory_later(s);
 }
 
 static void release(srv_conn *c, srv_req *r) {
@@ -659,7 +660,8 @@ static void on_release(uv_timer_t *t) {
 }
 
 void srv_release_memory_later(srv_server *s) {
-    /* After a quiet second, at most 5 s after the first large peak: never per query. */
+    /* After a quiet second, at most 5 s after the first large peak or reply: never per
+       query. */
     uint64_t now = srv_now_ms();
     if (!s->release_first_ms) s->release_first_ms = now;
     uint64_t latest = s->release_first_ms + 5000;

@@ -7,8 +7,10 @@
 
 #include "server/server.h"
 
-/* A large computation's memory goes back to the system after a quiet time. */
-#define SRV_RELEASE_AFTER_PEAK (64u * 1024 * 1024)
+/* A large computation's memory, and a large reply's, goes back to the system after a
+ * quiet time. */
+#define SRV_RELEASE_AFTER_PEAK  (64u * 1024 * 1024)
+#define SRV_RELEASE_AFTER_REPLY (4u * 1024 * 1024)
 
 uint64_t srv_mono_ns(void);
 

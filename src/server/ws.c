@@ -1,23 +1,55 @@
 /* WebSocket framing (wslay's event API) for a connection after its upgrade. Messages are
- * handed to proto.c whole; a message over 16 MiB is refused with a notice and close
- * code 1009 without being buffered. */
+ * handed to proto.c whole; a message over 16 MiB (8 KiB before authentication) is refused
+ * with a notice and close code 1009 without being buffered. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "server/server.h"
 #include "server/srv_pipeline.h"
 
+/* Before authentication: at a frame's start, its header must be whole in c->in; a frame
+ * or message declared over SRV_MAX_PREAUTH_MESSAGE is refused there. Returns how much of
+ * the input wslay may read now (0: wait for more input, or refused). */
+static size_t preauth_window(srv_conn *c, size_t avail) {
+    if (c->preauth_frame_left == 0) {
+        const uint8_t *h = (const uint8_t *)c->in.data + c->in_pos;
+        if (avail < 2) return 0;
+        uint64_t n = h[1] & 0x7f;
+        size_t hlen = 2 + (n == 126 ? 2 : n == 127 ? 8 : 0) + ((h[1] & 0x80) ? 4 : 0);
+        if (avail < hlen) return 0;
+        if (n == 126) {
+            n = (uint64_t)h[2] << 8 | h[3];
+        } else if (n == 127) {
+            n = 0;
+            for (int i = 0; i < 8; i++) n = n << 8 | h[2 + i];
+        }
+        uint8_t opcode = h[0] & 0x0f;
+        if (!(opcode & 0x8) && opcode != WSLAY_CONTINUATION_FRAME) c->preauth_msg_len = 0;
+        if (n > SRV_MAX_PREAUTH_MESSAGE ||
+            (!(opcode & 0x8) && (c->preauth_msg_len += n) > SRV_MAX_PREAUTH_MESSAGE)) {
+            c->preauth_too_big = true;
+            return 0;
+        }
+        c->preauth_frame_left = hlen + n;
+    }
+    return avail < c->preauth_frame_left ? avail : (size_t)c->preauth_frame_left;
+}
+
 static ssize_t recv_cb(wslay_event_context_ptr ctx, uint8_t *buf, size_t len, int flags,
                        void *user) {
     (void)flags;
     srv_conn *c = user;
     size_t avail = c->in.len - c->in_pos;
+    /* Until authentication succeeds, wslay reads no further than the current frame, so
+     * that the next header is checked once the frame before it has been acted on. */
+    if (!c->authed && !c->too_big && !c->preauth_too_big) avail = preauth_window(c, avail);
     /* Once a message is too large, nothing more of it is read. */
-    if (avail == 0 || c->too_big) {
+    if (avail == 0 || c->too_big || c->preauth_too_big) {
         wslay_event_set_error(ctx, WSLAY_ERR_WOULDBLOCK);
         return -1;
     }
     if (len > avail) len = avail;
+    if (!c->authed) c->preauth_frame_left -= len;
     memcpy(buf, c->in.data + c->in_pos, len);
     c->in_pos += len;
     return (ssize_t)len;
@@ -75,10 +107,24 @@ void srv_ws_flush(srv_conn *c) {
      * when wslay_event_recv returns. */
     if (!c->ws || c->in_recv) return;
     wslay_event_send(c->ws);
-    if (c->out.len) {
+    if (c->out.len > SRV_CONN_BUF_KEEP) {
+        /* A large reply's frames go out as they are, and the buffer goes with them: a
+         * connection does not keep the capacity of the largest reply it ever had. */
+        srv_conn_write_ref(c, c->out.data, c->out.len, free, c->out.data);
+        il_buf_init(&c->out);
+    } else if (c->out.len) {
         srv_conn_write(c, c->out.data, c->out.len);
         il_buf_clear(&c->out);
     }
+}
+
+/* Input consumed: the buffer is kept for the next messages unless a large one grew it. */
+static void in_consumed(srv_conn *c) {
+    if (c->in.cap > SRV_CONN_BUF_KEEP)
+        il_buf_free(&c->in);
+    else
+        il_buf_clear(&c->in);
+    c->in_pos = 0;
 }
 
 void srv_ws_send(srv_conn *c, const char *json, size_t len) {
@@ -172,10 +218,7 @@ void srv_ws_close(srv_conn *c, uint16_t code) {
 }
 
 void srv_ws_feed(srv_conn *c, const char *data, size_t len) {
-    if (c->in_pos == c->in.len) {
-        il_buf_clear(&c->in);
-        c->in_pos = 0;
-    }
+    if (c->in_pos == c->in.len) in_consumed(c);
     if (len) il_buf_put(&c->in, data, len);
     c->in_recv = true;
     wslay_event_recv(c->ws);
@@ -185,10 +228,13 @@ void srv_ws_feed(srv_conn *c, const char *data, size_t len) {
                          WSLAY_CODE_MESSAGE_TOO_BIG);
         return;
     }
-    if (c->in_pos == c->in.len) {
-        il_buf_clear(&c->in);
-        c->in_pos = 0;
+    if (c->preauth_too_big && c->state == SRV_WS) {
+        srv_notice_close(c, SRV_N_MESSAGE_TOO_LARGE,
+                         "Message over 8192 bytes before authentication; closing",
+                         WSLAY_CODE_MESSAGE_TOO_BIG);
+        return;
     }
+    if (c->in_pos == c->in.len) in_consumed(c);
     srv_ws_flush(c);
     /* Frames queued while wslay held the connection may have paused reading; written
        now (perhaps at once, with no write request to complete), they no longer hold it. */

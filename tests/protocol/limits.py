@@ -83,11 +83,13 @@ async def t_connection_limits(binary):
         b = await connect(srv)
         await still_answers(b)
         await b.ws.close()
-        # Two HTTP connections: a third gets 503 at once.
+        # Two HTTP connections: a third is in a slot kept for the health probes, and gets
+        # 503 for anything else (tests/protocol/http_slots.py tests those slots).
         socks = [socket.create_connection(("127.0.0.1", srv.port)) for _ in range(2)]
         time.sleep(0.2)
         with socket.create_connection(("127.0.0.1", srv.port)) as s3:
             s3.settimeout(5)
+            s3.sendall(b"GET /nope HTTP/1.1\r\nHost: x\r\n\r\n")
             reply = s3.recv(4096).decode()
             assert reply.startswith("HTTP/1.1 503") and reply.endswith("Too many connections"), \
                 reply

@@ -25,6 +25,10 @@ servers of their own), and the tests of NUL and other bytes in a request's strin
 URL's graph name, the WebSocket version, the Bearer scheme and what `.kg list` and
 `.kg acl list` show in strings.py (servers of their own).
 
+The HTTP connection slots (per address, the header timeout, the slots kept for health
+probes) are tested in http_slots.py, and resident memory after repeated large reads and
+abandoned unauthenticated frames in memory.py (on servers of their own).
+
 Usage: tests/protocol/run.py --server-bin PATH. Needs python3-websockets (Debian's
 /usr/bin/python3). Exit status 0 when every check passes."""
 
@@ -49,7 +53,9 @@ import eval_random  # noqa: E402
 import groups  # noqa: E402
 import guards  # noqa: E402
 import http_random  # noqa: E402
+import http_slots  # noqa: E402
 import limits  # noqa: E402
+import memory  # noqa: E402
 import notify  # noqa: E402
 import read  # noqa: E402
 import recovery  # noqa: E402
@@ -298,6 +304,7 @@ def main():
            + subs_random.TESTS
            + why_random.TESTS + chaos_random.TESTS + atomic_random.TESTS
            + frames_random.TESTS + http_random.TESTS + eval_random.TESTS + strings.TESTS)
+    own += http_slots.TESTS + memory.TESTS
     failed += asyncio.run(run_tests(own, binary))
     total = len(TESTS) + len(own)
     passed = max(total - failed, 0)
