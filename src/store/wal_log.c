@@ -330,6 +330,21 @@ static char *loss_message(const wal *w, const char *name, const char *why, size_
                      w->dir, name, why, off, w->next_lsn, synced);
 }
 
+/* Damage that loses synced records (msg, taken): refused, the message becoming the error
+ * and nothing changed (true); or, under salvage, warned about, recovery then cutting there
+ * and numbering on after last_lsn, the highest record it sets aside (false). */
+static bool refuse_loss(wal *w, char *msg, uint64_t last_lsn, bool *refused, char **err) {
+    if (!w->salvage) {
+        *refused = true;
+        set_err(err, msg);
+        return true;
+    }
+    fprintf(stderr, "inputlayer: warning: wal: salvaging: %s\n", msg);
+    free(msg);
+    w->salvaged_to = last_lsn;
+    return false;
+}
+
 static void set_aside_from(wal *w, const uint64_t *segs, uint32_t from, uint32_t n) {
     for (uint32_t j = from; j < n; j++) {
         char name[64];
@@ -406,18 +421,11 @@ static bool recover(wal *w, wal_record_fn fn, void *ctx, bool *refused, char **e
             uint64_t synced = 0, last_lsn = 0;
             look_past(w, segs.v, i + 1, segs.n, data, len, WAL_SEGMENT_HEADER, w->next_lsn, &synced,
                       &last_lsn);
-            if (synced >= w->next_lsn) {
-                char *msg = loss_message(w, name, why, 0, synced);
-                if (!w->salvage) {
-                    *refused = true;
-                    set_err(err, msg);
-                    free(data);
-                    il_vec_free(segs);
-                    return false;
-                }
-                fprintf(stderr, "inputlayer: warning: wal: salvaging: %s\n", msg);
-                free(msg);
-                w->salvaged_to = last_lsn;
+            if (synced >= w->next_lsn &&
+                refuse_loss(w, loss_message(w, name, why, 0, synced), last_lsn, refused, err)) {
+                free(data);
+                il_vec_free(segs);
+                return false;
             }
             fprintf(stderr,
                     "inputlayer: warning: wal: %s/%s: %s; "
@@ -439,18 +447,13 @@ static bool recover(wal *w, wal_record_fn fn, void *ctx, bool *refused, char **e
             look_past(w, segs.v, i + 1, why ? segs.n : i + 1, data, len, end + 1, w->next_lsn,
                       &synced, &last_lsn);
             if (synced >= w->next_lsn) {
-                char *msg = loss_message(w, name, why ? why : "zeroed records", end, synced);
-                if (!w->salvage) {
-                    *refused = true;
-                    set_err(err, msg);
+                if (!why) why = "zeroed records";
+                if (refuse_loss(w, loss_message(w, name, why, end, synced), last_lsn, refused,
+                                err)) {
                     free(data);
                     il_vec_free(segs);
                     return false;
                 }
-                fprintf(stderr, "inputlayer: warning: wal: salvaging: %s\n", msg);
-                free(msg);
-                w->salvaged_to = last_lsn;
-                if (!why) why = "zeroed records";
             }
         }
         if (why) {
