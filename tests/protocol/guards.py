@@ -278,7 +278,7 @@ async def t_memory_limit(binary):
 
 async def t_memory_returned(binary):
     """After a computation whose peak passed 64 MiB, freed memory goes back to the system
-    once the server has been quiet for a second (not per query)."""
+    within seconds (the purge a large peak schedules, and pages unused for a second)."""
     sanitized = is_sanitized(binary)
     with Server(binary) as srv:
         c = await connect(srv)
@@ -296,9 +296,10 @@ async def t_memory_returned(binary):
         await asyncio.sleep(2.5)
         now = rss_kib(srv.proc.pid)
         if not sanitized:
-            # The query's freed memory stayed with the process, then went back.
+            # The query's memory went back: what the process holds is near where it began
+            # (the purge may come before `held` is read, so only `now` is judged).
             assert (peak - base) * 1024 > 64 << 20, (base, peak)
-            assert (held - now) * 1024 >= 8 << 20, (base, peak, held, now)
+            assert (now - base) * 1024 < 16 << 20, (base, peak, held, now)
         await still_answers(c)
         await c.ws.close()
 
