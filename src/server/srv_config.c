@@ -13,7 +13,7 @@
 #include "server/srv_config.h"
 #include "server/srv_toml.h"
 
-typedef enum key_type { KT_STR, KT_OPT_STR, KT_INT, KT_STRS } key_type;
+typedef enum key_type { KT_STR, KT_OPT_STR, KT_INT, KT_STRS, KT_BOOL } key_type;
 
 typedef struct key_desc {
     const char *name;
@@ -82,6 +82,8 @@ static const key_desc KEYS[SRV_CFG_NKEYS] = {
     [SRV_K_MAX_TOTAL_QUERY_MEMORY] = {"storage.performance.max_total_query_memory_bytes", KT_INT,
                                       offsetof(srv_config, max_total_query_memory_bytes), 0,
                                       INT64_MAX},
+    [SRV_K_MAINTAINED_VIEWS] = {"storage.performance.maintained_views", KT_BOOL,
+                                offsetof(srv_config, maintained_views), 0, 1},
     [SRV_K_WS_MAX_IN_FLIGHT] = {"http.rate_limit.ws_max_in_flight_requests", KT_INT,
                                 offsetof(srv_config, ws_max_in_flight_requests), 1, 4096},
     [SRV_K_COMPUTE_PERMITS] = {"admission.compute_permits", KT_INT,
@@ -214,6 +216,7 @@ void srv_config_init(srv_config *c) {
     c->batch_sync_ms = 10;
     c->query_timeout_ms = 30000;
     c->max_query_memory_bytes = (int64_t)4 << 30;
+    c->maintained_views = 1;
     c->ws_max_in_flight_requests = 16;
     c->max_queued = 1024;
     c->max_wal_size_bytes = 64 << 20;
@@ -258,8 +261,14 @@ static bool store(srv_config *c, int k, const srv_toml_value *v, srv_cfg_source 
         set_strs(c, v->items, v->nitems);
         c->src[k] = src;
         return true;
+    case KT_BOOL:
+        if (v->type != SRV_TOML_BOOL) break;
+        *int_slot(c, k) = v->b;
+        c->src[k] = src;
+        return true;
     }
-    static const char *const WANT[] = {"a string", "a string", "an integer", "an array of strings"};
+    static const char *const WANT[] = {"a string", "a string", "an integer", "an array of strings",
+                                       "true or false"};
     snprintf(err, errlen, "%s must be %s, not %s", d->name, WANT[d->type],
              srv_toml_type_name(v->type));
     return false;
@@ -522,6 +531,9 @@ void srv_config_print(const srv_config *c, FILE *f) {
         }
         case KT_INT:
             fprintf(f, "%lld", (long long)*int_slot(m, k));
+            break;
+        case KT_BOOL:
+            fputs(*int_slot(m, k) ? "true" : "false", f);
             break;
         case KT_STRS:
             fputc('[', f);

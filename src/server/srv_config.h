@@ -47,6 +47,7 @@ typedef enum srv_cfg_key {
     SRV_K_QUERY_TIMEOUT,
     SRV_K_MAX_QUERY_MEMORY,
     SRV_K_MAX_TOTAL_QUERY_MEMORY,
+    SRV_K_MAINTAINED_VIEWS,
     SRV_K_WS_MAX_IN_FLIGHT,
     SRV_K_COMPUTE_PERMITS,
     SRV_K_MAX_QUEUED,
@@ -66,6 +67,7 @@ typedef struct srv_config {
     int64_t query_timeout_ms;             /* the request deadline */
     int64_t max_query_memory_bytes;       /* per statement */
     int64_t max_total_query_memory_bytes; /* all statements running at once */
+    int64_t maintained_views; /* 1: reads make rules maintained (il_engine_set_maintained_views) */
     /* [http]; timeouts and intervals 0 = off */
     char *host;
     int64_t port;
