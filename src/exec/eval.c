@@ -53,6 +53,7 @@ typedef struct runner {
     const rel_t *check;  /* when set, tuples already here are not emitted */
     plan_pred *added_to; /* when set, tuples new to `target` are also appended to its `added` */
     tupleset *tset;      /* when set, head tuples go here instead of `target` */
+    bool tset_distinct;  /* and no two are equal: they are appended without hashing */
     tupleset *bindings;  /* aggregating clauses: the distinct body bindings */
     IL_VEC(val_t)
     flat; /* aggregating clauses whose bindings are distinct by construction
@@ -107,7 +108,10 @@ static void emit_head(runner *r) {
     else
         for (uint32_t i = 0; i < c->nhead; i++) t[i] = exec_eval(c->head[i], r->regs);
     if (r->tset) {
-        if (tupleset_insert(r->tset, t) && r->added_to) push_tuple(r->added_to, t, c->nhead);
+        if (r->tset_distinct)
+            tupleset_push_distinct(r->tset, t);
+        else if (tupleset_insert(r->tset, t) && r->added_to)
+            push_tuple(r->added_to, t, c->nhead);
         return;
     }
     if (r->check && rel_contains(r->check, t)) return;
@@ -435,6 +439,18 @@ static bool distinct_by_construction(const plan_clause *c) {
     return true;
 }
 
+/* Whether a clause's head tuples are distinct by construction: one scan binding every
+ * column to its own variable, each variable in the head exactly once. */
+static bool heads_distinct(const plan_clause *c) {
+    if (c->is_agg || !distinct_by_construction(c) || c->nhead != c->nslots) return false;
+    uint64_t seen = 0;
+    for (uint32_t i = 0; i < c->nhead; i++) {
+        if (c->head[i]->kind != PX_SLOT || c->head[i]->slot >= 64) return false;
+        seen |= 1ull << c->head[i]->slot;
+    }
+    return seen == (c->nslots == 64 ? ~0ull : (1ull << c->nslots) - 1);
+}
+
 static void run_clause_into(plan_program *p, exec_ctx *x, const plan_clause *c, rel_t *target,
                             const rel_t *check, plan_pred *added_to, tupleset *tset) {
     if (c->error) {
@@ -450,6 +466,8 @@ static void run_clause_into(plan_program *p, exec_ctx *x, const plan_clause *c, 
     r.check = check;
     r.added_to = added_to;
     r.tset = tset;
+    /* the query's rows from one scan (`?edge(X, Y)`, `?reach(X, Y)`): nothing to hash */
+    r.tset_distinct = tset && !added_to && tset->n == 0 && heads_distinct(c);
     r.head_slots = !c->is_agg;
     for (uint32_t i = 0; i < c->nhead && r.head_slots; i++)
         r.head_slots = c->head[i]->kind == PX_SLOT;

@@ -60,6 +60,8 @@ static inline uint64_t tuple_hash(const val_t *t, uint32_t arity) {
 static void grow(tupleset *s) {
     /* small sets grow fast: rehashing is most of their cost */
     uint32_t nslots = !s->nslots ? 64 : s->nslots < 8192 ? s->nslots * 4 : s->nslots * 2;
+    /* tuples pushed without an index (tupleset_push_distinct) are indexed now */
+    while ((size_t)(s->n + 1) * 2 > nslots) nslots *= 2;
     uint32_t *slots = calloc(nslots, sizeof *slots);
     if (!slots) abort();
     uint64_t meter = il_meter_charge((size_t)nslots * sizeof *slots);
@@ -75,8 +77,27 @@ static void grow(tupleset *s) {
     s->slots_meter = meter;
 }
 
+static inline void append(tupleset *s, const val_t *t) {
+    uint32_t w = s->arity;
+    if (s->n == s->cap) {
+        s->cap = grown_cap(s->cap, w * sizeof *s->tuples);
+        s->tuples = il_mem_realloc(s->tuples, (size_t)s->cap * w * sizeof *s->tuples);
+    }
+    val_t *dst = &s->tuples[(size_t)s->n * w];
+    for (uint32_t i = 0; i < w; i++) dst[i] = t[i];
+}
+
+void tupleset_push_distinct(tupleset *s, const val_t *t) {
+    if (s->slots) {
+        tupleset_insert(s, t); /* an indexed set stays indexed */
+        return;
+    }
+    append(s, t);
+    s->n++;
+}
+
 bool tupleset_insert(tupleset *s, const val_t *t) {
-    if ((s->n + 1) * 2 > s->nslots) grow(s);
+    if ((s->n + 1) * 2 > s->nslots || !s->slots) grow(s);
     uint32_t mask = s->nslots - 1, w = s->arity;
     /* the common arity, with the loop unrolled */
     uint32_t h = (uint32_t)(w == 2 ? tuple_hash(t, 2) : tuple_hash(t, w)) & mask;
@@ -86,12 +107,7 @@ bool tupleset_insert(tupleset *s, const val_t *t) {
         if (same_tuple(&s->tuples[(size_t)(e - 1) * w], t, w)) return false;
         h = (h + 1) & mask;
     }
-    if (s->n == s->cap) {
-        s->cap = grown_cap(s->cap, w * sizeof *s->tuples);
-        s->tuples = il_mem_realloc(s->tuples, (size_t)s->cap * w * sizeof *s->tuples);
-    }
-    val_t *dst = &s->tuples[(size_t)s->n * w];
-    for (uint32_t i = 0; i < w; i++) dst[i] = t[i];
+    append(s, t);
     s->slots[h] = ++s->n;
     return true;
 }

@@ -7,6 +7,7 @@
 
 #include "exec/btree.h"
 #include "exec/rel.h"
+#include "exec/tupleset.h"
 
 /* ---- helpers ------------------------------------------------------------------- */
 
@@ -701,4 +702,22 @@ Test(rel, sequential_load_is_compact) {
     bpt = (double)rel_bytes(r) / (double)n;
     cr_assert_lt(bpt, 40.0, "%.1f bytes a tuple with two indexes", bpt);
     rel_free(r);
+}
+
+Test(tupleset, pushed_tuples_are_indexed_when_an_insert_comes) {
+    /* the query's rows of one scan are pushed without hashing; a later insert (another
+       clause of the same predicate) must still find every one of them */
+    tupleset s;
+    tupleset_init(&s, 2);
+    for (int64_t i = 0; i < 5000; i++)
+        tupleset_push_distinct(&s, (val_t[]){val_int(i), val_int(-i)});
+    cr_assert_eq(s.n, 5000);
+    for (int64_t i = 0; i < 5000; i += 7)
+        cr_assert_not(tupleset_insert(&s, (val_t[]){val_int(i), val_int(-i)}), "%d", (int)i);
+    cr_assert(tupleset_insert(&s, (val_t[]){val_int(1), val_int(1)}));
+    cr_assert_eq(s.n, 5001);
+    /* an indexed set stays indexed: a push of a present tuple does not duplicate it */
+    tupleset_push_distinct(&s, (val_t[]){val_int(1), val_int(1)});
+    cr_assert_eq(s.n, 5001);
+    tupleset_free(&s);
 }
