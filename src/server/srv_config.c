@@ -8,18 +8,20 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "base/buf.h"
 #include "server/srv_config.h"
 #include "server/srv_toml.h"
 
-typedef enum key_type { KT_STR, KT_OPT_STR, KT_INT, KT_STRS } key_type;
+typedef enum key_type { KT_STR, KT_OPT_STR, KT_INT, KT_STRS, KT_BOOL } key_type;
 
 typedef struct key_desc {
     const char *name;
     key_type type;
     size_t off;
     int64_t min, max;
+    size_t count_off; /* KT_STRS: where the number of items is */
 } key_desc;
 
 #define MS_MAX    ((int64_t)1 << 40)
@@ -45,7 +47,15 @@ static const key_desc KEYS[SRV_CFG_NKEYS] = {
     [SRV_K_BUSY_POLL] = {"http.busy_poll_us", KT_INT, offsetof(srv_config, busy_poll_us), 0,
                          1000000},
     [SRV_K_TRUSTED_PROXIES] = {"http.trusted_proxies", KT_STRS,
-                               offsetof(srv_config, trusted_proxies), 0, 0},
+                               offsetof(srv_config, trusted_proxies), 0, 0,
+                               offsetof(srv_config, ntrusted_proxies)},
+    [SRV_K_CORS_ORIGINS] = {"http.cors_origins", KT_STRS, offsetof(srv_config, cors_origins), 0,
+                            0, offsetof(srv_config, ncors_origins)},
+    [SRV_K_CORS_ALLOW_ALL] = {"http.cors_allow_all", KT_BOOL, offsetof(srv_config, cors_allow_all),
+                              0, 0},
+    [SRV_K_GUI_ENABLED] = {"http.gui.enabled", KT_BOOL, offsetof(srv_config, gui_enabled), 0, 0},
+    [SRV_K_GUI_STATIC_DIR] = {"http.gui.static_dir", KT_STR, offsetof(srv_config, gui_static_dir),
+                              0, 0},
     [SRV_K_CREDENTIALS_FILE] = {"http.auth.credentials_file", KT_OPT_STR,
                                 offsetof(srv_config, credentials_file), 0, 0},
     [SRV_K_BOOTSTRAP_PASSWORD] = {"http.auth.bootstrap_admin_password", KT_OPT_STR,
@@ -97,8 +107,8 @@ static const key_desc KEYS[SRV_CFG_NKEYS] = {
 };
 
 /* Documented for the original (protocol.md 5.2, protocol-later.md 3) and accepted, but
- * without effect here yet: the features behind them (durability, threads, logging, CORS,
- * GUI, replication ...) are not built. */
+ * without effect here yet: the features behind them (durability, threads, logging,
+ * replication ...) are not built. */
 static const char *const NOT_IMPLEMENTED[] = {
     "storage.default_knowledge_graph",
     "storage.default_database",
@@ -133,13 +143,9 @@ static const char *const NOT_IMPLEMENTED[] = {
     "logging.level",
     "logging.format",
     "http.enabled",
-    "http.cors_origins",
-    "http.cors_allow_all",
     "http.ws_send_timeout_ms",
     "http.shutdown_timeout_secs",
     "http.stats_timeout_secs",
-    "http.gui.enabled",
-    "http.gui.static_dir",
     "http.auth.session_timeout_secs",
     "http.rate_limit.subscription_coalesce_ms",
     "http.rate_limit.subscription_share_parameterized",
@@ -178,15 +184,28 @@ static int64_t *int_slot(srv_config *c, int k) {
     return (int64_t *)((char *)c + KEYS[k].off);
 }
 
-static void set_strs(srv_config *c, char **items, size_t n) {
-    for (size_t i = 0; i < c->ntrusted_proxies; i++) free(c->trusted_proxies[i]);
-    free(c->trusted_proxies);
-    c->trusted_proxies = NULL;
-    c->ntrusted_proxies = 0;
-    for (size_t i = 0; i < n; i++) {
-        c->trusted_proxies = realloc(c->trusted_proxies, (i + 1) * sizeof(char *));
-        c->trusted_proxies[c->ntrusted_proxies++] = strdup(items[i]);
-    }
+static char ***strs_slot(srv_config *c, int k) {
+    return (char ***)((char *)c + KEYS[k].off);
+}
+
+static size_t *count_slot(srv_config *c, int k) {
+    return (size_t *)((char *)c + KEYS[k].count_off);
+}
+
+static bool *bool_slot(srv_config *c, int k) {
+    return (bool *)((char *)c + KEYS[k].off);
+}
+
+static void set_strs(srv_config *c, int k, char **items, size_t n) {
+    char ***v = strs_slot(c, k);
+    size_t *count = count_slot(c, k);
+    for (size_t i = 0; i < *count; i++) free((*v)[i]);
+    free(*v);
+    *v = NULL;
+    *count = 0;
+    if (n == 0) return;
+    *v = malloc(n * sizeof **v);
+    for (size_t i = 0; i < n; i++) (*v)[(*count)++] = strdup(items[i]);
 }
 
 void srv_config_init(srv_config *c) {
@@ -218,12 +237,15 @@ void srv_config_init(srv_config *c) {
     c->max_queued = 1024;
     c->max_wal_size_bytes = 64 << 20;
     c->wal_segment_bytes = 16 << 20;
+    c->gui_enabled = true; /* as the original; nothing is served unless the directory exists */
+    c->gui_static_dir = strdup("./gui/dist");
 }
 
 void srv_config_free(srv_config *c) {
-    for (int k = 0; k < SRV_CFG_NKEYS; k++)
+    for (int k = 0; k < SRV_CFG_NKEYS; k++) {
         if (KEYS[k].type == KT_STR || KEYS[k].type == KT_OPT_STR) free(*str_slot(c, k));
-    set_strs(c, NULL, 0);
+        if (KEYS[k].type == KT_STRS) set_strs(c, k, NULL, 0);
+    }
     memset(c, 0, sizeof *c);
 }
 
@@ -255,11 +277,17 @@ static bool store(srv_config *c, int k, const srv_toml_value *v, srv_cfg_source 
         return true;
     case KT_STRS:
         if (v->type != SRV_TOML_ARRAY) break;
-        set_strs(c, v->items, v->nitems);
+        set_strs(c, k, v->items, v->nitems);
+        c->src[k] = src;
+        return true;
+    case KT_BOOL:
+        if (v->type != SRV_TOML_BOOL) break;
+        *bool_slot(c, k) = v->b;
         c->src[k] = src;
         return true;
     }
-    static const char *const WANT[] = {"a string", "a string", "an integer", "an array of strings"};
+    static const char *const WANT[] = {"a string", "a string", "an integer", "an array of strings",
+                                       "a boolean"};
     snprintf(err, errlen, "%s must be %s, not %s", d->name, WANT[d->type],
              srv_toml_type_name(v->type));
     return false;
@@ -348,6 +376,12 @@ static bool parse_raw(int k, const char *value, srv_toml_value *v, char *err, si
     if ((t == KT_STR || t == KT_OPT_STR) && *p != '"' && *p != '\'') {
         v->type = SRV_TOML_STRING;
         v->str = strdup(value);
+        return true;
+    }
+    /* Environments write booleans in any case (TRUE, True). */
+    if (t == KT_BOOL && (strcasecmp(p, "true") == 0 || strcasecmp(p, "false") == 0)) {
+        v->type = SRV_TOML_BOOL;
+        v->b = strcasecmp(p, "true") == 0;
         return true;
     }
     if (t == KT_STRS && *p != '[') {
@@ -525,11 +559,14 @@ void srv_config_print(const srv_config *c, FILE *f) {
             break;
         case KT_STRS:
             fputc('[', f);
-            for (size_t i = 0; i < c->ntrusted_proxies; i++) {
+            for (size_t i = 0; i < *count_slot(m, k); i++) {
                 if (i) fputs(", ", f);
-                print_str(f, c->trusted_proxies[i]);
+                print_str(f, (*strs_slot(m, k))[i]);
             }
             fputc(']', f);
+            break;
+        case KT_BOOL:
+            fputs(*bool_slot(m, k) ? "true" : "false", f);
             break;
         }
         fprintf(f, "  # %s\n", SRC[c->src[k]]);
