@@ -21,11 +21,10 @@ void srv_http_respond(srv_conn *c, int status, const char *reason, const char *c
                       const char *body, size_t len) {
     il_buf b;
     il_buf_init(&b);
-    il_buf_printf(&b,
-                  "HTTP/1.1 %d %s\r\nContent-Length: %zu\r\nX-API-Version: v" SRV_VERSION
-                  "\r\n%s%s%s%s",
-                  status, reason, len, ctype ? "Content-Type: " : "", ctype ? ctype : "",
-                  ctype ? "\r\n" : "", c->keep_alive ? "" : "Connection: close\r\n");
+    il_buf_printf(
+        &b, "HTTP/1.1 %d %s\r\nContent-Length: %zu\r\nX-API-Version: v" SRV_VERSION "\r\n%s%s%s%s",
+        status, reason, len, ctype ? "Content-Type: " : "", ctype ? ctype : "", ctype ? "\r\n" : "",
+        c->keep_alive ? "" : "Connection: close\r\n");
     srv_cors_headers(c, &b);
     il_buf_puts(&b, "\r\n");
     il_buf_put(&b, body, len);

@@ -132,7 +132,7 @@ typedef struct srv_server {
     uint64_t started_ms;
     uint64_t query_count;
     pthread_mutex_t graphs_lock;
-    il_buf graph_names; /* NUL-separated, from the last srv_count_graphs */
+    il_buf graph_names;     /* NUL-separated, from the last srv_count_graphs */
     struct srv_static *gui; /* the web client's files; NULL: not served (srv_static.h) */
     size_t nkgs;
     unsigned nalive; /* connections not yet freed */

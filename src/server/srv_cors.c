@@ -57,8 +57,8 @@ static bool header_list(const char *s, size_t n) {
     if (n == 0 || n > 1024) return false;
     for (size_t i = 0; i < n; i++) {
         unsigned char ch = (unsigned char)s[i];
-        bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
-                  strchr("-_.,! #$%&'*+^`|~", ch) != NULL;
+        bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+                  (ch >= '0' && ch <= '9') || strchr("-_.,! #$%&'*+^`|~", ch) != NULL;
         if (!ok || ch == 0) return false;
     }
     return true;
@@ -86,8 +86,7 @@ bool srv_cors_preflight(srv_conn *c) {
             il_buf_printf(&h, "Access-Control-Allow-Headers: %s\r\n", c->acr_headers.data);
         il_buf_printf(&h,
                       "Vary: Origin, Access-Control-Request-Method, "
-                      "Access-Control-Request-Headers\r\nX-API-Version: v" SRV_VERSION
-                      "\r\n%s\r\n",
+                      "Access-Control-Request-Headers\r\nX-API-Version: v" SRV_VERSION "\r\n%s\r\n",
                       c->keep_alive ? "" : "Connection: close\r\n");
     }
     srv_conn_write(c, h.data, h.len);

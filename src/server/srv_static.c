@@ -316,8 +316,8 @@ void srv_static_serve(srv_conn *c, srv_static *st, const char *path, size_t len,
     } else if (c->if_modified_since.len) {
         time_t since;
         /* A date in the future is no date (RFC 9110 13.1.3). */
-        not_modified = parse_http_date(c->if_modified_since.data, &since) &&
-                       since <= time(NULL) && sb.st_mtim.tv_sec <= since;
+        not_modified = parse_http_date(c->if_modified_since.data, &since) && since <= time(NULL) &&
+                       sb.st_mtim.tv_sec <= since;
     }
     size_t size = (size_t)sb.st_size;
     if ((uint64_t)sb.st_size > SRV_STATIC_MAPPED_MAX) {

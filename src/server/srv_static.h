@@ -33,7 +33,6 @@ void srv_static_close(srv_static *st);
  * /ws, /health, /live, /ready, /metrics..., /api/... or /v1/... . */
 bool srv_static_claims(const char *path, size_t len);
 /* Answers GET (or HEAD, without the body) of path. */
-void srv_static_serve(struct srv_conn *c, srv_static *st, const char *path, size_t len,
-                      bool head);
+void srv_static_serve(struct srv_conn *c, srv_static *st, const char *path, size_t len, bool head);
 
 #endif
