@@ -189,9 +189,10 @@ static void route(srv_conn *c) {
         bool bad_seq = !srv_http_ws_query(c, q);
         if (bad_seq)
             plain(c, 400, "Bad Request", "Invalid last_seq: expected an unsigned integer");
-        else if (!srv_cors_ws_allowed(c))
+        else if (!srv_cors_ws_allowed(c)) {
+            c->srv->counters.rejections[SRV_REJ_WS_ORIGIN]++;
             plain(c, 403, "Forbidden", "Origin not allowed");
-        else if (ws_admitted(c))
+        } else if (ws_admitted(c))
             upgrade(c);
     } else if (get && strcmp(p, "/health") == 0) {
         il_buf b;

@@ -59,6 +59,7 @@ enum srv_reject {
     SRV_REJ_WS_PREAUTH,
     SRV_REJ_WS_RATE,
     SRV_REJ_LOGIN_BACKOFF,
+    SRV_REJ_WS_ORIGIN,
     SRV_REJ_N
 };
 enum srv_auth_method { SRV_AUTH_PASSWORD, SRV_AUTH_API_KEY, SRV_AUTH_N };

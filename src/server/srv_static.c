@@ -138,6 +138,18 @@ static const char *mime_type(const char *name) {
     return "application/octet-stream";
 }
 
+/* A segment starting with a dot (.git, .env ...) is not part of a web client's build
+ * and may be what a deployment forgot there; .well-known is the exception (RFC 8615). */
+static bool hidden(const char *rel) {
+    for (const char *seg = rel; *seg;) {
+        size_t n = strcspn(seg, "/");
+        if (seg[0] == '.' && !(n == 11 && strncmp(seg, ".well-known", 11) == 0)) return true;
+        seg += n;
+        if (*seg == '/') seg++;
+    }
+    return false;
+}
+
 /* The last segment of a cleaned path has an extension (a dot after its first byte). */
 static bool has_extension(const char *rel) {
     const char *base = strrchr(rel, '/');
@@ -276,6 +288,10 @@ void srv_static_serve(srv_conn *c, srv_static *st, const char *path, size_t len,
     char rel[PATH_MAX];
     if (!clean_path(path, len, rel, sizeof rel)) {
         respond_text(c, 400, "Bad Request", "Bad request path");
+        return;
+    }
+    if (hidden(rel)) {
+        srv_http_not_found(c);
         return;
     }
     bool fallback = false, was_dir;

@@ -12,7 +12,7 @@ import shutil
 import socket
 import tempfile
 
-from common import OwnServer, connect, still_answers
+from common import OwnServer, connect, prometheus, still_answers
 
 NO_RATE = ["--set", "http.rate_limit.per_ip_max_rps=0"]
 SECRET = "top-secret-" + os.urandom(6).hex()
@@ -57,10 +57,12 @@ def make_gui():
     gui = os.path.join(top, "dist")
     os.makedirs(os.path.join(gui, "assets"))
     os.makedirs(os.path.join(gui, "docs"))
+    os.makedirs(os.path.join(gui, ".well-known"))
     os.makedirs(os.path.join(top, "outside"))
     for p, text in [("index.html", INDEX), ("docs/index.html", "docs-index"),
                     ("assets/app-1a2b3c.js", "console.log('app')"),
-                    ("health", "not the health endpoint"), ("robots.txt", "User-agent: *")]:
+                    ("health", "not the health endpoint"), ("robots.txt", "User-agent: *"),
+                    (".env", SECRET), (".well-known/security.txt", "Contact: x")]:
         with open(os.path.join(gui, p), "w") as f:
             f.write(text)
     for ext in MIME:
@@ -110,6 +112,12 @@ async def t_static_types_and_fallback(binary):
             st, h, body = request(p, "GET", "/docs/")
             assert st == 200 and body == b"docs-index", (st, body)
             assert request(p, "GET", "/robots.txt")[1]["cache-control"] == "no-cache"
+            # Hidden files are not served (but .well-known is).
+            for path in ("/.env", "/assets/.env", "/.git/config"):
+                st, h, body = request(p, "GET", path)
+                assert st == 404 and SECRET.encode() not in body, (path, st, body)
+            st, h, body = request(p, "GET", "/.well-known/security.txt")
+            assert st == 200 and body == b"Contact: x", (st, body)
             st, h, body = request(p, "GET", "/alias.js")
             assert st == 200 and body == b"console.log('app')", (st, body)
             for path in ("/missing.js", "/assets/missing-123.css", "/img/logo.png"):
@@ -331,9 +339,12 @@ async def t_ws_origin(binary):
         assert upgrade_status(p, "http://LOCALHOST:%d" % p, "localhost:%d" % p) == 101
         assert upgrade_status(p, "http://example.com", "example.com:80") == 101
         assert upgrade_status(p, "https://example.com", "example.com") == 101
-        for origin in ("http://evil.example", "null", "", "http://127.0.0.1:%d" % (p + 1),
-                       "https://127.0.0.1:%d.evil" % p, "file://"):
+        refused = ("http://evil.example", "null", "", "http://127.0.0.1:%d" % (p + 1),
+                   "https://127.0.0.1:%d.evil" % p, "file://")
+        for origin in refused:
             assert upgrade_status(p, origin) == 403, origin
+        m = prometheus(srv)
+        assert m['inputlayer_rejections_total{reason="ws_origin"}'] == len(refused), m
         c = await connect(srv)
         await still_answers(c)
         await c.ws.close()
