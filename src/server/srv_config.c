@@ -21,7 +21,6 @@ typedef struct key_desc {
     key_type type;
     size_t off;
     int64_t min, max;
-    size_t count_off; /* KT_STRS: where the number of items is */
 } key_desc;
 
 #define MS_MAX    ((int64_t)1 << 40)
@@ -47,10 +46,8 @@ static const key_desc KEYS[SRV_CFG_NKEYS] = {
     [SRV_K_BUSY_POLL] = {"http.busy_poll_us", KT_INT, offsetof(srv_config, busy_poll_us), 0,
                          1000000},
     [SRV_K_TRUSTED_PROXIES] = {"http.trusted_proxies", KT_STRS,
-                               offsetof(srv_config, trusted_proxies), 0, 0,
-                               offsetof(srv_config, ntrusted_proxies)},
-    [SRV_K_CORS_ORIGINS] = {"http.cors_origins", KT_STRS, offsetof(srv_config, cors_origins), 0, 0,
-                            offsetof(srv_config, ncors_origins)},
+                               offsetof(srv_config, trusted_proxies), 0, 0},
+    [SRV_K_CORS_ORIGINS] = {"http.cors_origins", KT_STRS, offsetof(srv_config, cors_origins), 0, 0},
     [SRV_K_CORS_ALLOW_ALL] = {"http.cors_allow_all", KT_BOOL, offsetof(srv_config, cors_allow_all),
                               0, 0},
     [SRV_K_GUI_ENABLED] = {"http.gui.enabled", KT_BOOL, offsetof(srv_config, gui_enabled), 0, 0},
@@ -188,8 +185,9 @@ static char ***strs_slot(srv_config *c, int k) {
     return (char ***)((char *)c + KEYS[k].off);
 }
 
+/* The number of items of a KT_STRS key. */
 static size_t *count_slot(srv_config *c, int k) {
-    return (size_t *)((char *)c + KEYS[k].count_off);
+    return k == SRV_K_CORS_ORIGINS ? &c->ncors_origins : &c->ntrusted_proxies;
 }
 
 static bool *bool_slot(srv_config *c, int k) {
