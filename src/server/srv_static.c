@@ -157,7 +157,7 @@ static bool has_extension(const char *rel) {
     return base[0] && strchr(base + 1, '.') != NULL;
 }
 
-enum found { FOUND, FOUND_NONE, FOUND_OUTSIDE, FOUND_ERROR };
+enum found { FOUND, FOUND_NONE, FOUND_OUTSIDE, FOUND_DENIED, FOUND_ERROR };
 
 /* Opens root/rel as a regular file inside the root (a directory: its index.html). */
 static enum found open_file(srv_static *st, const char *rel, int *fd, struct stat *sb,
@@ -168,7 +168,10 @@ static enum found open_file(srv_static *st, const char *rel, int *fd, struct sta
     if (n < 0 || (size_t)n >= sizeof full) return FOUND_NONE;
     for (int round = 0; round < 2; round++) {
         char *real = realpath(full, NULL);
-        if (!real) return errno == ENOENT || errno == ENOTDIR ? FOUND_NONE : FOUND_ERROR;
+        if (!real)
+            return errno == ENOENT || errno == ENOTDIR ? FOUND_NONE
+                   : errno == EACCES                   ? FOUND_DENIED
+                                                       : FOUND_ERROR;
         bool inside = strncmp(real, st->root, st->rootlen) == 0 &&
                       (real[st->rootlen] == '/' || real[st->rootlen] == 0);
         if (!inside) {
@@ -180,7 +183,7 @@ static enum found open_file(srv_static *st, const char *rel, int *fd, struct sta
         if (*fd < 0) {
             int e = errno;
             free(real);
-            return e == ENOENT ? FOUND_NONE : FOUND_ERROR;
+            return e == ENOENT ? FOUND_NONE : e == EACCES ? FOUND_DENIED : FOUND_ERROR;
         }
         if (fstat(*fd, sb) != 0) {
             close(*fd);
@@ -303,7 +306,7 @@ void srv_static_serve(srv_conn *c, srv_static *st, const char *path, size_t len,
         fallback = true;
         f = open_file(st, "index.html", &fd, &sb, &was_dir);
     }
-    if (f == FOUND_OUTSIDE) {
+    if (f == FOUND_OUTSIDE || f == FOUND_DENIED) {
         respond_text(c, 403, "Forbidden", "Forbidden");
         return;
     }
