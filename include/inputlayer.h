@@ -44,6 +44,13 @@ void il_engine_close(il_engine *e);
  * with an error (view_error) until the rules change, and the write itself stands. */
 void il_engine_set_view_budget(il_engine *e, uint64_t ns);
 
+/* Whether reads make persistent rules maintained (on, the default): the first query that
+ * reads a persistent rule with no argument bound keeps the rule's rows as a maintained
+ * view, which later reads read and writes keep current (docs/engine.md, "Which rules are
+ * maintained"). Off: every read evaluates, and the rules maintained so far stop being
+ * maintained. Standing queries (subscriptions) keep their own views either way. */
+void il_engine_set_maintained_views(il_engine *e, bool on);
+
 /* When a write's result may be returned (docs/durability.md). IMMEDIATE (the default):
  * after its log record is on disk (fdatasync). BATCHED: the log is synced at most every
  * batch_ms, so a power loss may lose that window of acknowledged writes. ASYNC: the

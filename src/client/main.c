@@ -12,19 +12,21 @@
 
 static void usage(FILE *f) {
     fputs("usage: inputlayer-client --local [--data-dir DIR [--recover=salvage]]\n"
-          "                         [--script FILE | FILE.iql]\n"
+          "                         [--no-maintained-views] [--script FILE | FILE.iql]\n"
           "       inputlayer-client --server URL [--api-key KEY | --user U --password P]\n"
           "                         [--script FILE | FILE.iql]\n"
           "  --server defaults to http://127.0.0.1:8080; the API key to $INPUTLAYER_API_KEY\n"
           "  --recover=salvage opens a data directory whose recovery cannot reach its last\n"
-          "  acknowledged commit from what is readable, moving the damaged files aside\n",
+          "  acknowledged commit from what is readable, moving the damaged files aside\n"
+          "  --no-maintained-views: every read of a rule evaluates it (no read makes a rule\n"
+          "  maintained; docs/engine.md)\n",
           f);
 }
 
 int main(int argc, char **argv) {
     const char *script = NULL, *data_dir = NULL, *server = NULL, *api_key = NULL, *user = NULL,
                *password = NULL;
-    bool local = false;
+    bool local = false, maintained_views = true;
     il_recover_mode recover = IL_RECOVER_STRICT;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -39,6 +41,8 @@ int main(int argc, char **argv) {
             recover = IL_RECOVER_SALVAGE;
         else if (strcmp(a, "--recover=strict") == 0)
             recover = IL_RECOVER_STRICT;
+        else if (strcmp(a, "--no-maintained-views") == 0)
+            maintained_views = false;
         else if (strcmp(a, "--server") == 0 && more)
             server = argv[++i];
         else if ((strcmp(a, "--api-key") == 0 || strcmp(a, "-k") == 0) && more)
@@ -71,6 +75,7 @@ int main(int argc, char **argv) {
             free(err);
             return 1;
         }
+        il_engine_set_maintained_views(e, maintained_views);
         c.engine = e;
         c.session = il_session_open(e);
     } else {

@@ -12,6 +12,9 @@ typedef struct exec_ctx {
     exec_guard *guard;
     const char *error; /* the first error; evaluation stops at it */
     uint64_t ticks;    /* work done, in tuples visited and rounds run, for the stop checks */
+    /* the query predicate's stratum is not run: the caller reads the rows of the
+       predicate it copies instead (a maintained view aliasing a rule) */
+    bool skip_query;
 } exec_ctx;
 
 /* The error of a program stopped by its guard; guard->stop says why. */

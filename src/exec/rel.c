@@ -480,6 +480,12 @@ const val_t *rel_next_run(rel_cursor *c, size_t *n, uint32_t *stride) {
     return t;
 }
 
+void rel_swap(rel_t *a, rel_t *b) {
+    struct rel t = *a;
+    *a = *b;
+    *b = t;
+}
+
 bool rel_load_sorted(rel_t *r, const val_t *tuples, size_t n) {
     if (r->counted || r->idx[0].bt.count || n == 0) return false;
     for (size_t i = 1; i < n; i++)

@@ -57,6 +57,10 @@ bool rel_contains(const rel_t *r, const val_t *tuple);
  * empty, is counted, or the tuples are not strictly ascending. */
 bool rel_load_sorted(rel_t *r, const val_t *tuples, size_t n);
 
+/* Exchanges the contents of two relations: whoever holds a pointer to `a` now reads what
+ * `b` held (a maintained relation that cached programs read in place is replaced so). */
+void rel_swap(rel_t *a, rel_t *b);
+
 /* Counted relations: adds `delta` (may be negative) to the tuple's count. Returns
  * +1 if the tuple appeared (count went from <= 0 to > 0), -1 if it vanished (from > 0
  * to <= 0), 0 otherwise. A tuple whose count returns to 0 is removed. (On a set, a

@@ -125,6 +125,7 @@ struct il_engine {
     IL_VEC(kg_change) changes; /* of the statement (or transaction) running now */
     struct kg_txn *txn;        /* the open transaction (txn.c), or NULL */
     uint64_t view_budget_ns;   /* il_engine_set_view_budget: 0 = unbounded */
+    bool views_unmaintained;   /* il_engine_set_maintained_views(e, false) */
 };
 
 /* Session facts of one relation: distinct tuples in insertion order. */

@@ -595,18 +595,18 @@ static il_result *check_width(const iql_stmt *st) {
     return w ? too_wide(w->rel, w->nargs) : NULL;
 }
 
-/* Only a read that finished may start maintaining its rule: building the view costs what
- * the read cost and is not stopped by the statement's guard, so a read that was stopped (a
- * recursion without a fixpoint, a memory limit) never gets there. */
+/* A read that makes its rule maintained computes the view first, as the read's own
+ * evaluation (under its guard), and then reads the maintained rows: the first read costs
+ * what evaluating costs. A read the guard stops leaves the rule undecided and answers
+ * with the stop (kg_query sees it). A read inside a transaction never starts maintenance:
+ * it sees state that may be rolled back, and the views catch up with the transaction's
+ * writes only when it commits. */
 static il_result *exec_query(il_session *s, const iql_query *q, kg_query_opts o) {
-    /* only the query's own evaluation: maintaining its rule below keeps what it makes */
+    /* outside the query's string scope: the view keeps what it interns */
+    if (!(s->guard && s->guard->stop) && !s->e->txn) read_policy_note_query(s, q);
     il_intern_scope *previous = kg_strings_enter(s);
     il_result *r = kg_query(s, q, o);
     kg_strings_leave(s, previous);
-    /* Nor does a read inside a transaction: it sees state that may be rolled back, and
-       the views catch up with the transaction's writes only when it commits. */
-    if (il_result_kind_of(r) != IL_RESULT_ERROR && !(s->guard && s->guard->stop) && !s->e->txn)
-        read_policy_note_query(s, q);
     return r;
 }
 

@@ -49,8 +49,8 @@ static const key_desc KEYS[SRV_CFG_NKEYS] = {
                                offsetof(srv_config, trusted_proxies), 0, 0},
     [SRV_K_CORS_ORIGINS] = {"http.cors_origins", KT_STRS, offsetof(srv_config, cors_origins), 0, 0},
     [SRV_K_CORS_ALLOW_ALL] = {"http.cors_allow_all", KT_BOOL, offsetof(srv_config, cors_allow_all),
-                              0, 0},
-    [SRV_K_GUI_ENABLED] = {"http.gui.enabled", KT_BOOL, offsetof(srv_config, gui_enabled), 0, 0},
+                              0, 1},
+    [SRV_K_GUI_ENABLED] = {"http.gui.enabled", KT_BOOL, offsetof(srv_config, gui_enabled), 0, 1},
     [SRV_K_GUI_STATIC_DIR] = {"http.gui.static_dir", KT_STR, offsetof(srv_config, gui_static_dir),
                               0, 0},
     [SRV_K_CREDENTIALS_FILE] = {"http.auth.credentials_file", KT_OPT_STR,
@@ -89,6 +89,8 @@ static const key_desc KEYS[SRV_CFG_NKEYS] = {
     [SRV_K_MAX_TOTAL_QUERY_MEMORY] = {"storage.performance.max_total_query_memory_bytes", KT_INT,
                                       offsetof(srv_config, max_total_query_memory_bytes), 0,
                                       INT64_MAX},
+    [SRV_K_MAINTAINED_VIEWS] = {"storage.performance.maintained_views", KT_BOOL,
+                                offsetof(srv_config, maintained_views), 0, 1},
     [SRV_K_WS_MAX_IN_FLIGHT] = {"http.rate_limit.ws_max_in_flight_requests", KT_INT,
                                 offsetof(srv_config, ws_max_in_flight_requests), 1, 4096},
     [SRV_K_COMPUTE_PERMITS] = {"admission.compute_permits", KT_INT,
@@ -190,10 +192,6 @@ static size_t *count_slot(srv_config *c, int k) {
     return k == SRV_K_CORS_ORIGINS ? &c->ncors_origins : &c->ntrusted_proxies;
 }
 
-static bool *bool_slot(srv_config *c, int k) {
-    return (bool *)((char *)c + KEYS[k].off);
-}
-
 static void set_strs(srv_config *c, int k, char **items, size_t n) {
     char ***v = strs_slot(c, k);
     size_t *count = count_slot(c, k);
@@ -231,11 +229,12 @@ void srv_config_init(srv_config *c) {
     c->batch_sync_ms = 10;
     c->query_timeout_ms = 30000;
     c->max_query_memory_bytes = (int64_t)4 << 30;
+    c->maintained_views = 1;
     c->ws_max_in_flight_requests = 16;
     c->max_queued = 1024;
     c->max_wal_size_bytes = 64 << 20;
     c->wal_segment_bytes = 16 << 20;
-    c->gui_enabled = true; /* as the original; nothing is served unless the directory exists */
+    c->gui_enabled = 1; /* as the original; nothing is served unless the directory exists */
     c->gui_static_dir = strdup("./gui/dist");
 }
 
@@ -280,12 +279,12 @@ static bool store(srv_config *c, int k, const srv_toml_value *v, srv_cfg_source 
         return true;
     case KT_BOOL:
         if (v->type != SRV_TOML_BOOL) break;
-        *bool_slot(c, k) = v->b;
+        *int_slot(c, k) = v->b;
         c->src[k] = src;
         return true;
     }
     static const char *const WANT[] = {"a string", "a string", "an integer", "an array of strings",
-                                       "a boolean"};
+                                       "true or false"};
     snprintf(err, errlen, "%s must be %s, not %s", d->name, WANT[d->type],
              srv_toml_type_name(v->type));
     return false;
@@ -555,6 +554,9 @@ void srv_config_print(const srv_config *c, FILE *f) {
         case KT_INT:
             fprintf(f, "%lld", (long long)*int_slot(m, k));
             break;
+        case KT_BOOL:
+            fputs(*int_slot(m, k) ? "true" : "false", f);
+            break;
         case KT_STRS:
             fputc('[', f);
             for (size_t i = 0; i < *count_slot(m, k); i++) {
@@ -562,9 +564,6 @@ void srv_config_print(const srv_config *c, FILE *f) {
                 print_str(f, (*strs_slot(m, k))[i]);
             }
             fputc(']', f);
-            break;
-        case KT_BOOL:
-            fputs(*bool_slot(m, k) ? "true" : "false", f);
             break;
         }
         fprintf(f, "  # %s\n", SRC[c->src[k]]);

@@ -51,6 +51,7 @@ typedef enum srv_cfg_key {
     SRV_K_QUERY_TIMEOUT,
     SRV_K_MAX_QUERY_MEMORY,
     SRV_K_MAX_TOTAL_QUERY_MEMORY,
+    SRV_K_MAINTAINED_VIEWS,
     SRV_K_WS_MAX_IN_FLIGHT,
     SRV_K_COMPUTE_PERMITS,
     SRV_K_MAX_QUEUED,
@@ -70,6 +71,7 @@ typedef struct srv_config {
     int64_t query_timeout_ms;             /* the request deadline */
     int64_t max_query_memory_bytes;       /* per statement */
     int64_t max_total_query_memory_bytes; /* all statements running at once */
+    int64_t maintained_views; /* 1: reads make rules maintained (il_engine_set_maintained_views) */
     /* [http]; timeouts and intervals 0 = off */
     char *host;
     int64_t port;
@@ -82,9 +84,9 @@ typedef struct srv_config {
     size_t ntrusted_proxies;
     char **cors_origins; /* origins other sites' pages may call from (srv_cors.h) */
     size_t ncors_origins;
-    bool cors_allow_all;  /* any origin, when cors_origins is empty */
-    bool gui_enabled;     /* serve gui_static_dir at / (srv_static.h) */
-    char *gui_static_dir; /* relative to the working directory */
+    int64_t cors_allow_all; /* 1: any origin, when cors_origins is empty */
+    int64_t gui_enabled;    /* 1: serve gui_static_dir at / (srv_static.h) */
+    char *gui_static_dir;   /* relative to the working directory */
     /* [http.auth]; NULL = not set */
     char *credentials_file; /* NULL: <data_dir>/credentials.toml */
     char *bootstrap_admin_password;

@@ -42,7 +42,9 @@ static maintained_rule *find(read_policy *p, const char *rel) {
     return NULL;
 }
 
-/* Starts maintaining `rel` when it is a persistent rule not yet decided on. */
+/* Starts maintaining `rel` when it is a persistent rule not yet decided on. Computing the
+ * view's rows is the reading statement's evaluation, under its guard: a read that is
+ * stopped leaves the rule undecided. */
 static void maintain(il_session *s, const char *rel) {
     kg_graph *g = s->kg;
     if (!g) return;
@@ -66,9 +68,12 @@ static void maintain(il_session *s, const char *rel) {
         for (uint32_t i = 0; i < arity; i++) il_buf_printf(&text, "%sV%u", i ? ", " : "", i);
         il_buf_puts(&text, ")");
         const char *err = NULL;
-        v = view_open(s, il_buf_str(&text), &err);
+        bool stopped = false;
+        view_opts o = {.guard = s->guard, .refuse_clock = true};
+        v = view_open_with(s, il_buf_str(&text), o, &err, &stopped);
         il_buf_free(&text);
-        if (v && (view_reads_clock(v) || view_arity(v) != arity)) {
+        if (stopped) return;
+        if (v && view_arity(v) != arity) {
             view_close(v);
             v = NULL;
         }
@@ -96,8 +101,14 @@ static bool goal_unbound(const iql_atom *goal) {
 }
 
 void read_policy_note_query(il_session *s, const iql_query *q) {
-    if (session_involved(s) || !goal_unbound(&q->goal)) return;
+    if (s->e->views_unmaintained || session_involved(s) || !goal_unbound(&q->goal)) return;
     maintain(s, q->goal.rel);
+}
+
+void il_engine_set_maintained_views(il_engine *e, bool on) {
+    e->views_unmaintained = !on;
+    if (!on)
+        for (uint32_t i = 0; i < e->graphs.n; i++) policy_clear(e->graphs.v[i]);
 }
 
 bool read_policy_active(kg_graph *g) {
@@ -122,6 +133,14 @@ uint32_t read_policy_count(kg_graph *g) {
     uint32_t n = 0;
     for (uint32_t i = 0; p && p->version == g->version && i < p->rules.n; i++)
         n += p->rules.v[i].view != NULL;
+    return n;
+}
+
+size_t read_policy_state_tuples(kg_graph *g) {
+    read_policy *p = g->read_policy;
+    size_t n = 0;
+    for (uint32_t i = 0; p && i < p->rules.n; i++)
+        if (p->rules.v[i].view) n += view_state_tuples(p->rules.v[i].view);
     return n;
 }
 

@@ -29,6 +29,8 @@ bool read_policy_active(kg_graph *g);
 const rel_t *read_policy_rows(kg_graph *g, const char *rel);
 /* The number of maintained rules of the graph (for tests). */
 uint32_t read_policy_count(kg_graph *g);
+/* The tuples their views hold (view_state_tuples; for tests). */
+size_t read_policy_state_tuples(kg_graph *g);
 
 /* ---- engine hooks (src/kg) ---- */
 /* After a statement, before the views catch up: a moved graph version ends maintenance

@@ -33,6 +33,13 @@
  *   A stratum of several clauses for one head, or with more variables than a tuple
  *   holds, is recomputed whole instead.
  *
+ * A view's rows are first computed as a query computes them (exec_run), and its derived
+ * relations are kept as they come out of it; what only a write needs is built from the
+ * state before the first write that needs it: a counted stratum's derivation counts, an
+ * aggregating stratum's bindings. DRed and recomputing need nothing but the rows. When
+ * the query reads a derived predicate as it is (`?reach(V0, V1)`), its rows are that
+ * predicate's, not a copy.
+ *
  * A change of rules, or of which stored relations exist (both bump the graph's version),
  * rebuilds the view from scratch; the delta is then the difference of the two states. */
 #include "views/view.h"
@@ -43,6 +50,7 @@
 
 #include "exec/aggregate.h"
 #include "exec/builtin.h"
+#include "exec/eval.h"
 #include "exec/tuplesort.h"
 #include "iql/parser.h"
 #include "kg/kg.h"
@@ -55,6 +63,7 @@ typedef enum vkind {
     VK_DRED,      /* recursive: a set, maintained by DRed */
     VK_GROUPS,    /* aggregating, one clause: touched groups recomputed from its bindings */
     VK_RECOMPUTE, /* aggregating otherwise: recomputed whole when an input changed */
+    VK_ALIAS,     /* the query predicate when it is a derived predicate as it is: its rows */
 } vkind;
 
 /* A program predicate's maintained state and this write's change. */
@@ -70,6 +79,11 @@ typedef struct vpred {
     const plan_clause *agg; /* VK_GROUPS: the aggregating clause */
     rel_t *bindings;        /* VK_GROUPS: its distinct body bindings, now */
     int group_index;        /* VK_GROUPS: the index of `bindings` on the group variables */
+    /* VK_COUNT: `main` is a plain set, its derivations not counted yet; VK_GROUPS: no
+       `bindings` yet. Built from the state before the first write that needs them, so a
+       view that is only read never pays for them. */
+    bool lazy;
+    uint32_t alias; /* VK_ALIAS: the predicate whose rows are the query's */
 } vpred;
 
 struct view {
@@ -87,6 +101,7 @@ struct view {
     char *error;                /* why the view is empty, or NULL */
     bool overran;               /* the error: the maintenance budget ran out */
     uint64_t groups_recomputed; /* aggregate groups recomputed by writes (for tests) */
+    bool refuse_clock;          /* view_opts */
 };
 
 static _Thread_local char g_err[1024];
@@ -137,6 +152,12 @@ static vsrc pred_src(const view_t *v, uint32_t pred, bool new_state) {
         }
     }
     return s;
+}
+
+/* The predicate whose rows are the view's: the query's, or the one it aliases. */
+static vpred *query_vpred(const view_t *v) {
+    vpred *q = &v->preds[v->prog.query_pred];
+    return q->kind == VK_ALIAS ? &v->preds[q->alias] : q;
 }
 
 static rel_t *ensure(rel_t **r, uint32_t arity) {
@@ -242,37 +263,62 @@ static uint32_t slots_width(const plan_clause *c) {
 /* ---- non-recursive strata: counting ---- */
 
 /* The candidate bindings a write may have taken from the clause (lost, found in OLD) and
- * given to it (gained, found in NEW), each deduplicated; on init every binding now. The
- * caller checks each against the other state: a candidate may still hold there. */
-static void changed_bindings(view_t *v, const plan_clause *c, bool init, tupleset *lost,
-                             tupleset *gained) {
-    if (init) {
-        run_variant(v, c, -1, (vsrc){0}, true, emit_binding, gained, NULL, NULL);
-    } else {
-        for (uint32_t i = 0; i < c->nops; i++) {
-            const plan_op *op = &c->ops[i];
-            if (op->kind != POP_SCAN && op->kind != POP_NEG) continue;
-            const vpred *p = &v->preds[op->pred];
-            /* what breaks a binding: a positive atom's tuple deleted, a negated one's added */
-            const rel_t *breaks = op->kind == POP_SCAN ? p->minus : p->plus;
-            const rel_t *makes = op->kind == POP_SCAN ? p->plus : p->minus;
-            if (nonempty(breaks))
-                run_variant(v, c, (int32_t)i, (vsrc){breaks, NULL, NULL}, false, emit_binding, lost,
-                            NULL, NULL);
-            if (nonempty(makes))
-                run_variant(v, c, (int32_t)i, (vsrc){makes, NULL, NULL}, true, emit_binding, gained,
-                            NULL, NULL);
-        }
+ * given to it (gained, found in NEW), each deduplicated. The caller checks each against
+ * the other state: a candidate may still hold there. */
+static void changed_bindings(view_t *v, const plan_clause *c, tupleset *lost, tupleset *gained) {
+    for (uint32_t i = 0; i < c->nops; i++) {
+        const plan_op *op = &c->ops[i];
+        if (op->kind != POP_SCAN && op->kind != POP_NEG) continue;
+        const vpred *p = &v->preds[op->pred];
+        /* what breaks a binding: a positive atom's tuple deleted, a negated one's added */
+        const rel_t *breaks = op->kind == POP_SCAN ? p->minus : p->plus;
+        const rel_t *makes = op->kind == POP_SCAN ? p->plus : p->minus;
+        if (nonempty(breaks))
+            run_variant(v, c, (int32_t)i, (vsrc){breaks, NULL, NULL}, false, emit_binding, lost,
+                        NULL, NULL);
+        if (nonempty(makes))
+            run_variant(v, c, (int32_t)i, (vsrc){makes, NULL, NULL}, true, emit_binding, gained,
+                        NULL, NULL);
     }
 }
 
-static void count_clause(view_t *v, const plan_clause *c, bool init) {
+/* Every distinct binding of the clause in the state before this write. */
+static void all_bindings_before(view_t *v, const plan_clause *c, tupleset *out) {
+    run_variant(v, c, -1, (vsrc){0}, false, emit_binding, out, NULL, NULL);
+}
+
+/* Counts the derivations of a counted stratum built lazily (its rows came from
+ * evaluation), from the state before this write: the strata below it have not applied
+ * their changes yet, so they still hold it beside the change. */
+static void count_materialize(view_t *v, const plan_stratum *st) {
+    vpred *h = &v->preds[st->preds[0]];
+    rel_t *counted = rel_new_counted(h->arity);
+    val_t t[REL_MAX_ARITY];
+    for (uint32_t i = 0; i < st->nclauses; i++) {
+        const plan_clause *c = &v->prog.clauses.v[st->clauses[i]];
+        uint32_t w = slots_width(c);
+        tupleset b;
+        tupleset_init(&b, w);
+        all_bindings_before(v, c, &b);
+        for (uint32_t k = 0; k < b.n; k++) {
+            vx_head(c, &b.tuples[(size_t)k * w], t);
+            rel_add_count(counted, t, 1);
+        }
+        tupleset_free(&b);
+    }
+    /* in place: cached programs read the maintained rows through this pointer */
+    rel_swap(h->main, counted);
+    rel_free(counted);
+    h->lazy = false;
+}
+
+static void count_clause(view_t *v, const plan_clause *c) {
     vpred *h = &v->preds[c->head_pred];
     uint32_t w = slots_width(c);
     tupleset lost, gained;
     tupleset_init(&lost, w);
     tupleset_init(&gained, w);
-    changed_bindings(v, c, init, &lost, &gained);
+    changed_bindings(v, c, &lost, &gained);
     val_t t[REL_MAX_ARITY];
     for (uint32_t k = 0; k < lost.n; k++) {
         const val_t *b = &lost.tuples[(size_t)k * w];
@@ -282,7 +328,7 @@ static void count_clause(view_t *v, const plan_clause *c, bool init) {
     }
     for (uint32_t k = 0; k < gained.n; k++) {
         const val_t *b = &gained.tuples[(size_t)k * w];
-        if (!init && binding_valid(v, c, b, false)) continue;
+        if (binding_valid(v, c, b, false)) continue;
         vx_head(c, b, t);
         rel_add_count(ensure_counted(&h->gain, h->arity), t, 1);
     }
@@ -376,38 +422,50 @@ static void regroup(view_t *v, vpred *h, const val_t *key, rel_t *scratch) {
     v->groups_recomputed++;
 }
 
-static void groups_stratum(view_t *v, uint32_t pred, bool init) {
+/* The aggregating clause's bindings for a stratum built lazily (its rows came from
+ * evaluation), from the state before this write, indexed by the group variables. */
+static void groups_materialize(view_t *v, vpred *h) {
+    const plan_clause *c = h->agg;
+    uint32_t w = slots_width(c);
+    tupleset b;
+    tupleset_init(&b, w);
+    all_bindings_before(v, c, &b);
+    h->bindings = rel_new(w);
+    /* loaded sorted, the tree is built bottom-up; no guard runs here, so the sort ends */
+    if (!b.n || !tuple_sort(b.tuples, b.n, w) || !rel_load_sorted(h->bindings, b.tuples, b.n))
+        for (uint32_t k = 0; k < b.n; k++) rel_insert(h->bindings, &b.tuples[(size_t)k * w]);
+    tupleset_free(&b);
+    h->group_index = c->ngroup ? rel_index(h->bindings, c->group_slots, c->ngroup) : 0;
+    h->lazy = false;
+}
+
+static void groups_stratum(view_t *v, uint32_t pred) {
     vpred *h = &v->preds[pred];
     const plan_clause *c = h->agg;
+    if (h->lazy) groups_materialize(v, h);
     uint32_t w = slots_width(c), ng = c->ngroup;
     tupleset lost, gained, touched;
     tupleset_init(&lost, w);
     tupleset_init(&gained, w);
     tupleset_init(&touched, ng ? ng : 1);
-    changed_bindings(v, c, init, &lost, &gained);
-    if (init) {
-        for (uint32_t k = 0; k < gained.n; k++)
-            rel_insert(h->bindings, &gained.tuples[(size_t)k * w]);
-        exec_aggregate(c, gained.tuples, gained.n, ensure(&h->plus, h->arity));
-    } else {
-        /* The bindings are read by nothing but this aggregate: updated in place. */
-        val_t key[REL_MAX_ARITY] = {0};
-        for (int side = 0; side < 2; side++) {
-            const tupleset *set = side ? &gained : &lost;
-            for (uint32_t k = 0; k < set->n; k++) {
-                const val_t *b = &set->tuples[(size_t)k * w];
-                bool moved = side ? rel_insert(h->bindings, b)
-                                  : !binding_valid(v, c, b, true) && rel_delete(h->bindings, b);
-                if (!moved) continue;
-                for (uint32_t i = 0; i < ng; i++) key[i] = b[c->group_slots[i]];
-                tupleset_insert(&touched, key);
-            }
+    changed_bindings(v, c, &lost, &gained);
+    /* The bindings are read by nothing but this aggregate: updated in place. */
+    val_t key[REL_MAX_ARITY] = {0};
+    for (int side = 0; side < 2; side++) {
+        const tupleset *set = side ? &gained : &lost;
+        for (uint32_t k = 0; k < set->n; k++) {
+            const val_t *b = &set->tuples[(size_t)k * w];
+            bool moved = side ? rel_insert(h->bindings, b)
+                              : !binding_valid(v, c, b, true) && rel_delete(h->bindings, b);
+            if (!moved) continue;
+            for (uint32_t i = 0; i < ng; i++) key[i] = b[c->group_slots[i]];
+            tupleset_insert(&touched, key);
         }
-        rel_t *scratch = rel_new(h->arity);
-        for (uint32_t k = 0; k < touched.n; k++)
-            regroup(v, h, &touched.tuples[(size_t)k * (ng ? ng : 1)], scratch);
-        rel_free(scratch);
     }
+    rel_t *scratch = rel_new(h->arity);
+    for (uint32_t k = 0; k < touched.n; k++)
+        regroup(v, h, &touched.tuples[(size_t)k * (ng ? ng : 1)], scratch);
+    rel_free(scratch);
     tupleset_free(&lost);
     tupleset_free(&gained);
     tupleset_free(&touched);
@@ -532,16 +590,8 @@ static bool rederivable(dred *d, uint32_t pred, const val_t *t) {
     return false;
 }
 
-static void dred_stratum(view_t *v, const plan_stratum *st, uint32_t sidx, bool init) {
+static void dred_stratum(view_t *v, const plan_stratum *st, uint32_t sidx) {
     dred d = {v, st, sidx};
-    if (init) {
-        for (uint32_t i = 0; i < st->nclauses; i++) {
-            const plan_clause *c = &v->prog.clauses.v[st->clauses[i]];
-            if (c->delta_op < 0) variant_heads(&d, c, -1, (vsrc){0}, true, take_insert);
-        }
-        propagate(&d, true, take_insert);
-        return;
-    }
     /* 1. over-delete, in OLD */
     seed_from_inputs(&d, true, false, take_overdelete);
     propagate(&d, false, take_overdelete);
@@ -582,22 +632,24 @@ static bool stratum_inputs_changed(const view_t *v, const plan_stratum *st) {
     return false;
 }
 
-static void run_strata(view_t *v, bool init) {
+/* Brings every stratum whose inputs changed up to date with this write (the query's
+ * stratum too, unless it aliases a predicate). Nothing is applied yet. */
+static void run_strata(view_t *v) {
     for (uint32_t s = 0; s < v->prog.strata.n && !out_of_budget(); s++) {
         const plan_stratum *st = &v->prog.strata.v[s];
-        if (!st->nclauses) continue;
-        if (!init && !stratum_inputs_changed(v, st)) continue;
-        vkind k = v->preds[st->preds[0]].kind;
-        if (k == VK_DRED) {
-            dred_stratum(v, st, s, init);
-        } else if (k == VK_GROUPS) {
-            groups_stratum(v, st->preds[0], init);
-        } else if (k == VK_RECOMPUTE) {
+        if (!st->nclauses || !stratum_inputs_changed(v, st)) continue;
+        vpred *p = &v->preds[st->preds[0]];
+        if (p->kind == VK_DRED) {
+            dred_stratum(v, st, s);
+        } else if (p->kind == VK_GROUPS) {
+            groups_stratum(v, st->preds[0]);
+        } else if (p->kind == VK_RECOMPUTE) {
             recompute_pred(v, st, st->preds[0]);
-        } else if (k == VK_COUNT) {
+        } else if (p->kind == VK_COUNT) {
+            if (p->lazy) count_materialize(v, st);
             for (uint32_t i = 0; i < st->nclauses; i++)
-                count_clause(v, &v->prog.clauses.v[st->clauses[i]], init);
-            count_delta(&v->preds[st->preds[0]]);
+                count_clause(v, &v->prog.clauses.v[st->clauses[i]]);
+            count_delta(p);
         }
     }
 }
@@ -619,6 +671,8 @@ static void apply(view_t *v) {
         case VK_BASE:
             p->plus = p->minus = NULL;
             p->stored = NULL;
+            continue;
+        case VK_ALIAS:
             continue;
         case VK_COUNT:
             if (p->gain) {
@@ -647,9 +701,9 @@ static void apply(view_t *v) {
             break;
         case VK_RECOMPUTE:
             if (p->fresh) {
-                rel_free(p->main);
-                p->main = p->fresh;
-                p->fresh = NULL;
+                /* in place: cached programs read the maintained rows through this pointer */
+                rel_swap(p->main, p->fresh);
+                free_rel(&p->fresh);
             }
             break;
         }
@@ -699,7 +753,7 @@ static void maintain(view_t *v) {
     bool any = false;
     for (uint32_t i = 0; i < v->prog.preds.n && !any; i++) any = changed(&v->preds[i]);
     if (any) {
-        run_strata(v, false);
+        run_strata(v);
         if (g_overrun) {
             /* nothing was applied: the half-done change goes with the rest */
             drop_state(v);
@@ -707,7 +761,7 @@ static void maintain(view_t *v) {
             v->overran = true;
             return;
         }
-        const vpred *q = &v->preds[v->prog.query_pred];
+        const vpred *q = query_vpred(v);
         note_pending(v, q->plus, q->minus);
     }
     apply(v);
@@ -749,8 +803,94 @@ static const char *set_err(const char *fmt, const char *what) {
     return g_err;
 }
 
-/* Builds the program and computes the rows from scratch. NULL or the error. */
-static const char *build(view_t *v) {
+/* The predicate the query's one clause reads as it is (`?reach(V0, V1)` over the
+ * derived `reach`), or -1: the view's rows are then that predicate's, kept once. */
+static int32_t alias_of(const plan_program *p) {
+    const plan_pred *q = &p->preds.v[p->query_pred];
+    const plan_stratum *st = &p->strata.v[q->stratum];
+    if (st->npreds != 1 || st->nclauses != 1 || q->arity == 0) return -1;
+    const plan_clause *c = &p->clauses.v[st->clauses[0]];
+    if (c->is_agg || c->error || c->nops != 1 || c->nhead != q->arity) return -1;
+    const plan_op *op = &c->ops[0];
+    if (op->kind != POP_SCAN || op->version != PV_FULL || op->nprefix || op->arity != q->arity)
+        return -1;
+    const plan_pred *src = &p->preds.v[op->pred];
+    if (src->kind != PP_DERIVED || src->arity != q->arity) return -1;
+    /* every column bound to its own variable (a repeated one would be a check), in order */
+    for (uint32_t col = 0; col < op->arity; col++)
+        if (op->act[col] != PCOL_BIND || c->head[col]->kind != PX_SLOT ||
+            c->head[col]->slot != op->act_slot[col])
+            return -1;
+    return (int32_t)op->pred;
+}
+
+/* The query's rows of an evaluation as a relation. */
+static rel_t *rows_rel(tupleset *rows, uint32_t arity) {
+    rel_t *r = rel_new(arity);
+    if (rows->arity != arity) {
+        /* zero columns: one row is the empty tuple, kept as one null word (vx_head) */
+        if (rows->n) rel_insert(r, (val_t[]){VAL_NULL});
+        return r;
+    }
+    /* loaded sorted, the tree is built bottom-up */
+    if (!rows->n || !tuple_sort(rows->tuples, rows->n, arity) ||
+        !rel_load_sorted(r, rows->tuples, rows->n))
+        for (uint32_t k = 0; k < rows->n; k++) rel_insert(r, &rows->tuples[(size_t)k * arity]);
+    return r;
+}
+
+/* Computes the view's rows as a query computes them (exec_run: semi-naive, partitioned
+ * recursion) and keeps the derived relations as the view's state. What only a write
+ * needs (derivation counts, an aggregate's bindings) is built at the first write that
+ * needs it, so a view that is only read costs what evaluating its query costs. Runs
+ * under `guard` (a statement's), or else within the maintenance budget. */
+static const char *evaluate(view_t *v, exec_guard *guard, bool *stopped) {
+    plan_program *p = &v->prog;
+    int32_t alias = alias_of(p);
+    exec_guard local;
+    exec_guard *g = guard;
+    if (!g && v->e->view_budget_ns) {
+        exec_guard_init(&local, NULL, exec_clock_ns() + v->e->view_budget_ns, 0, NULL);
+        g = &local;
+    }
+    exec_ctx x = {.guard = g, .skip_query = alias >= 0};
+    bool ran = exec_run(p, &x);
+    il_stop stop = g ? g->stop : IL_STOP_NONE;
+    if (g == &local) exec_guard_finish(&local);
+    if (!ran) {
+        plan_program_reset(p);
+        if (x.error != EXEC_STOPPED) return set_err("Query execution failed: %s", x.error);
+        if (guard) {
+            *stopped = true;
+            return il_stop_message(stop);
+        }
+        g_overrun = true;
+        return overrun_message(v, v->pend_plus != NULL);
+    }
+    for (uint32_t i = 0; i < p->preds.n; i++) {
+        plan_pred *pp = &p->preds.v[i];
+        vpred *vp = &v->preds[i];
+        if (vp->kind == VK_BASE) continue;
+        if ((int32_t)i == (int32_t)p->query_pred && alias >= 0) {
+            vp->kind = VK_ALIAS;
+            vp->alias = (uint32_t)alias;
+            continue;
+        }
+        if (i == p->query_pred && !(pp->full && rel_count(pp->full))) {
+            vp->main = rows_rel(&pp->rows, vp->arity);
+        } else {
+            vp->main = pp->full ? pp->full : rel_new(vp->arity);
+            pp->full = NULL;
+        }
+        vp->lazy = vp->kind == VK_COUNT || vp->kind == VK_GROUPS;
+    }
+    plan_program_reset(p); /* what the run kept besides (the query's rows, seek caches) */
+    return NULL;
+}
+
+/* Builds the program and computes the rows from scratch. NULL or the error; *stopped
+ * when `guard` stopped it. */
+static const char *build(view_t *v, exec_guard *guard, bool *stopped) {
     il_arena_init(&v->arena);
     plan_program_init(&v->prog);
     v->built = true;
@@ -812,34 +952,29 @@ static const char *build(view_t *v) {
         if (agg && only && only->nslots && only->nslots <= REL_MAX_ARITY && st->npreds == 1) {
             vp->kind = VK_GROUPS;
             vp->agg = only;
-            vp->bindings = rel_new(only->nslots);
-            vp->group_index =
-                only->ngroup ? rel_index(vp->bindings, only->group_slots, only->ngroup) : 0;
         }
-        vp->main = vp->kind == VK_COUNT ? rel_new_counted(vp->arity) : rel_new(vp->arity);
     }
-    bind_base(v, false);
-    run_strata(v, true);
-    if (g_overrun) return overrun_message(v, v->pend_plus != NULL);
-    apply(v);
-    return NULL;
+    if (v->refuse_clock && view_reads_clock(v))
+        return set_err("%s", "the view's rows change with the clock (time_now)");
+    return evaluate(v, guard, stopped);
 }
 
 /* Rebuilds after a change of rules; the difference of the rows becomes pending delta. */
 static void rebuild(view_t *v) {
     rel_t *old = rel_new(v->arity ? v->arity : 1);
-    if (v->built && !v->error) FOR_TUPLES(v->preds[v->prog.query_pred].main, t) rel_insert(old, t);
+    if (v->built && !v->error) FOR_TUPLES(query_vpred(v)->main, t) rel_insert(old, t);
     drop_state(v);
     free(v->error);
     v->error = NULL;
     v->overran = false;
-    const char *err = v->g ? build(v) : "the knowledge graph was dropped";
+    bool stopped = false;
+    const char *err = v->g ? build(v, NULL, &stopped) : "the knowledge graph was dropped";
     rel_t *now = rel_new(rel_arity(old));
     if (err) {
         v->error = strdup(err);
         v->overran = g_overrun;
     } else if (v->arity == rel_arity(old)) {
-        FOR_TUPLES(v->preds[v->prog.query_pred].main, t) rel_insert(now, t);
+        FOR_TUPLES(query_vpred(v)->main, t) rel_insert(now, t);
     }
     if (v->arity != rel_arity(old) && !err) {
         /* the query's width changed: start over */
@@ -864,12 +999,20 @@ static void rebuild(view_t *v) {
 /* ---- public API ---- */
 
 view_t *view_open(il_session *s, const char *query_text, const char **err) {
+    bool stopped;
+    return view_open_with(s, query_text, (view_opts){0}, err, &stopped);
+}
+
+view_t *view_open_with(il_session *s, const char *query_text, view_opts o, const char **err,
+                       bool *stopped) {
     view_t *v = calloc(1, sizeof *v);
     v->e = s->e;
     v->g = s->kg;
     v->text = strdup(query_text);
+    v->refuse_clock = o.refuse_clock;
+    *stopped = false;
     budget_start(s->e->view_budget_ns);
-    const char *e = build(v);
+    const char *e = build(v, o.guard, stopped);
     if (e) {
         *err = e;
         drop_state(v);
@@ -898,6 +1041,15 @@ void view_close(view_t *v) {
     free(v->error);
     free(v->text);
     free(v);
+}
+
+size_t view_state_tuples(const view_t *v) {
+    size_t n = 0;
+    for (uint32_t i = 0; v->built && v->preds && i < v->prog.preds.n; i++) {
+        const vpred *p = &v->preds[i];
+        n += (p->main ? rel_count(p->main) : 0) + (p->bindings ? rel_count(p->bindings) : 0);
+    }
+    return n;
 }
 
 uint64_t view_groups_recomputed(const view_t *v) {
@@ -933,7 +1085,7 @@ bool view_reads_clock(const view_t *v) {
 
 const rel_t *view_current_rows(const view_t *v) {
     if (!v->built || v->error || !v->g || v->version != v->g->version || v->g->delta.n) return NULL;
-    return v->preds[v->prog.query_pred].main;
+    return query_vpred(v)->main;
 }
 
 uint32_t view_arity(const view_t *v) {
@@ -962,7 +1114,7 @@ size_t view_rows(const view_t *v, val_t **rows) {
         *rows = NULL;
         return 0;
     }
-    return rel_rows(v->preds[v->prog.query_pred].main, v->arity, rows);
+    return rel_rows(query_vpred(v)->main, v->arity, rows);
 }
 
 void view_take_delta(view_t *v, val_t **added, size_t *nadded, val_t **removed, size_t *nremoved) {

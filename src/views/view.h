@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "inputlayer.h"
+#include "exec/guard.h"
 #include "exec/rel.h"
 #include "value/value.h"
 
@@ -27,6 +28,18 @@ typedef struct kg_graph kg_graph;
  * the next call on this thread) when the query does not parse, does not run, or uses
  * what maintenance does not support (`:limit`, `:offset`, unstratified rules). */
 view_t *view_open(il_session *s, const char *query_text, const char **err);
+/* How view_open_with opens a view. */
+typedef struct view_opts {
+    /* Computing the rows runs under this guard (a statement's: it is that statement's
+       evaluation); NULL: within the maintenance budget (il_engine_set_view_budget). */
+    exec_guard *guard;
+    bool refuse_clock; /* refuse a program that calls time_now(), before computing it */
+} view_opts;
+
+/* view_open with options: *stopped says the guard stopped it (*err is then the stop's
+ * message). */
+view_t *view_open_with(il_session *s, const char *query_text, view_opts o, const char **err,
+                       bool *stopped);
 void view_close(view_t *v);
 
 /* The width of the view's rows (the query's columns). */
@@ -45,6 +58,9 @@ const char *view_error(const view_t *v);
 /* Aggregate groups recomputed by writes since the view opened: writes recompute only
  * the groups whose bindings changed (for tests and measurements). */
 uint64_t view_groups_recomputed(const view_t *v);
+/* The tuples the view holds (its relations, kept derivation counts and aggregate
+ * bindings), for tests of what a view keeps. */
+size_t view_state_tuples(const view_t *v);
 /* Whether the view's program calls time_now(): its rows change with the clock, which
  * no write announces, so they cannot be maintained. */
 bool view_reads_clock(const view_t *v);

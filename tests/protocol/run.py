@@ -30,7 +30,8 @@ probes) are tested in http_slots.py, the web client's files and CORS in static_f
 and resident memory after repeated large reads and abandoned unauthenticated frames in
 memory.py (on servers of their own).
 
-Usage: tests/protocol/run.py --server-bin PATH. Needs python3-websockets (Debian's
+Usage: tests/protocol/run.py --server-bin PATH [--only NAME]... (NAME: part of a module's or a
+test's name, to run only those). Needs python3-websockets (Debian's
 /usr/bin/python3). Exit status 0 when every check passes."""
 
 import argparse
@@ -283,14 +284,22 @@ async def run_tests(tests, arg):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--server-bin", required=True)
+    ap.add_argument("--only", action="append", default=[],
+                    help="run only the tests whose module or name contains this (repeatable)")
     args = ap.parse_args()
+
+    def chosen(tests):
+        if not args.only:
+            return tests
+        return [t for t in tests
+                if any(o in t.__module__ or o in t.__name__ for o in args.only)]
     sys.stdout.reconfigure(line_buffering=True)
     binary = os.path.abspath(args.server_bin)
     # The shared server: the pipelining test sends 200 requests at once, over the default
     # 100 messages per second (the rate limit has its own tests on their own servers).
     srv = Server(binary, ["--set", "http.rate_limit.ws_max_messages_per_sec=1000"])
     try:
-        failed = asyncio.run(run_tests(TESTS, srv))
+        failed = asyncio.run(run_tests(chosen(TESTS), srv))
     finally:
         status, out = srv.stop()
     if status != 0:
@@ -306,9 +315,9 @@ def main():
            + subs_random.TESTS
            + why_random.TESTS + chaos_random.TESTS + atomic_random.TESTS
            + frames_random.TESTS + http_random.TESTS + eval_random.TESTS + strings.TESTS)
-    own += http_slots.TESTS + memory.TESTS + static_files.TESTS
+    own = chosen(own + http_slots.TESTS + memory.TESTS + static_files.TESTS)
     failed += asyncio.run(run_tests(own, binary))
-    total = len(TESTS) + len(own)
+    total = len(chosen(TESTS)) + len(own)
     passed = max(total - failed, 0)
     print("%s: %d of %d protocol tests passed" % ("PASS" if not failed else "FAIL", passed, total))
     print("protocol: %d passed, %d failed" % (passed, total - passed))

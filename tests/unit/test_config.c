@@ -198,7 +198,7 @@ Test(config, cors_and_gui_keys) {
     cr_expect_not(
         srv_config_set(&cfg, "http.cors_allow_all", "yes", SRV_SRC_FLAG, err, sizeof err));
     cr_expect_not(apply("[http]\ncors_allow_all = 1\n"));
-    cr_expect_str_eq(err, "line 2: http.cors_allow_all must be a boolean, not an integer");
+    cr_expect_str_eq(err, "line 2: http.cors_allow_all must be true or false, not an integer");
 }
 
 Test(config, file_sets_keys_and_warns_about_unknown_ones) {
@@ -237,6 +237,12 @@ Test(config, wrong_types_and_ranges_fail) {
                      "line 2: http.rate_limit.max_connections must be an integer, not a float");
     cr_expect_not(apply("[storage]\ndata_dir = \"\"\n"));
     cr_expect_str_eq(err, "line 2: storage.data_dir must not be empty");
+    cr_expect_not(apply("[storage.performance]\nmaintained_views = 0\n"));
+    cr_expect_str_eq(err, "line 2: storage.performance.maintained_views must be true or false, "
+                          "not an integer");
+    cr_expect_eq(cfg.maintained_views, 1);
+    cr_expect(apply("[storage.performance]\nmaintained_views = false\n"), "%s", err);
+    cr_expect_eq(cfg.maintained_views, 0);
     cr_expect_not(apply("[http]\ntrusted_proxies = \"x\"\n"));
     cr_expect_eq(cfg.port, 8080, "a failed file must not have changed a valid key before it");
 }
