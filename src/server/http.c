@@ -1,5 +1,6 @@
 /* HTTP/1.1 on the server port (http-parser): the health endpoints, /metrics, and the
- * WebSocket upgrade of /ws with its connection limits; the per-address request rate.
+ * WebSocket upgrade of /ws with its connection limits and Origin check; the per-address
+ * request rate; CORS preflights; and the web client's files for the paths left over.
  * Routes also answer under /v1. */
 #include <errno.h>
 #include <openssl/evp.h>
@@ -11,6 +12,8 @@
 
 #include "base/json_str.h"
 #include "server/server.h"
+#include "server/srv_cors.h"
+#include "server/srv_static.h"
 
 static const char WS_GUID[] = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
 
@@ -18,11 +21,12 @@ void srv_http_respond(srv_conn *c, int status, const char *reason, const char *c
                       const char *body, size_t len) {
     il_buf b;
     il_buf_init(&b);
-    il_buf_printf(&b,
-                  "HTTP/1.1 %d %s\r\nContent-Length: %zu\r\nX-API-Version: v" SRV_VERSION
-                  "\r\n%s%s%s%s\r\n",
-                  status, reason, len, ctype ? "Content-Type: " : "", ctype ? ctype : "",
-                  ctype ? "\r\n" : "", c->keep_alive ? "" : "Connection: close\r\n");
+    il_buf_printf(
+        &b, "HTTP/1.1 %d %s\r\nContent-Length: %zu\r\nX-API-Version: v" SRV_VERSION "\r\n%s%s%s%s",
+        status, reason, len, ctype ? "Content-Type: " : "", ctype ? ctype : "", ctype ? "\r\n" : "",
+        c->keep_alive ? "" : "Connection: close\r\n");
+    srv_cors_headers(c, &b);
+    il_buf_puts(&b, "\r\n");
     il_buf_put(&b, body, len);
     srv_conn_write(c, b.data, b.len);
     il_buf_free(&b);
@@ -33,7 +37,7 @@ static void respond_json(srv_conn *c, int status, const char *reason, il_buf *bo
                      body->len);
 }
 
-static void not_found(srv_conn *c) {
+void srv_http_not_found(srv_conn *c) {
     il_buf b;
     il_buf_init(&b);
     il_buf_puts(&b,
@@ -185,7 +189,10 @@ static void route(srv_conn *c) {
         bool bad_seq = !srv_http_ws_query(c, q);
         if (bad_seq)
             plain(c, 400, "Bad Request", "Invalid last_seq: expected an unsigned integer");
-        else if (ws_admitted(c))
+        else if (!srv_cors_ws_allowed(c)) {
+            c->srv->counters.rejections[SRV_REJ_WS_ORIGIN]++;
+            plain(c, 403, "Forbidden", "Origin not allowed");
+        } else if (ws_admitted(c))
             upgrade(c);
     } else if (get && strcmp(p, "/health") == 0) {
         il_buf b;
@@ -209,8 +216,12 @@ static void route(srv_conn *c) {
         srv_metrics_json(c);
     } else if (get && strcmp(p, "/metrics/prometheus") == 0) {
         srv_metrics_prometheus(c);
+    } else if (c->parser.method == HTTP_OPTIONS && srv_cors_preflight(c)) {
+        /* answered */
+    } else if (get && c->srv->gui && srv_static_claims(url, plen)) {
+        srv_static_serve(c, c->srv->gui, url, plen, c->parser.method == HTTP_HEAD);
     } else {
-        not_found(c);
+        srv_http_not_found(c);
     }
 }
 
@@ -218,6 +229,14 @@ static int on_url(http_parser *p, const char *at, size_t len) {
     srv_conn *c = p->data;
     il_buf_put(&c->url, at, len);
     return 0;
+}
+
+/* A header value kept whole: a NUL in it is part of what is compared (it matches no
+ * origin or tag), not where it ends. */
+static void set_header(il_buf *b, const char *v, size_t len) {
+    il_buf_clear(b);
+    il_buf_put(b, v, len);
+    if (!b->data) il_buf_puts(b, "");
 }
 
 static void header_done(srv_conn *c) {
@@ -239,6 +258,20 @@ static void header_done(srv_conn *c) {
     } else if (strcasecmp(n, "X-Real-IP") == 0) {
         il_buf_clear(&c->real_ip);
         il_buf_puts(&c->real_ip, v);
+    } else if (strcasecmp(n, "Origin") == 0) {
+        set_header(&c->origin, v, c->hval.len);
+        c->has_origin = true;
+    } else if (strcasecmp(n, "Host") == 0) {
+        set_header(&c->host, v, c->hval.len);
+    } else if (strcasecmp(n, "Access-Control-Request-Method") == 0) {
+        set_header(&c->acr_method, v, c->hval.len);
+        c->has_acr_method = true;
+    } else if (strcasecmp(n, "Access-Control-Request-Headers") == 0) {
+        set_header(&c->acr_headers, v, c->hval.len);
+    } else if (strcasecmp(n, "If-None-Match") == 0) {
+        set_header(&c->if_none_match, v, c->hval.len);
+    } else if (strcasecmp(n, "If-Modified-Since") == 0) {
+        set_header(&c->if_modified_since, v, c->hval.len);
     }
     il_buf_clear(&c->hname);
     il_buf_clear(&c->hval);
@@ -273,6 +306,13 @@ static int on_message_begin(http_parser *p) {
     il_buf_clear(&c->auth_hdr);
     il_buf_clear(&c->forwarded_for);
     il_buf_clear(&c->real_ip);
+    il_buf_clear(&c->origin);
+    il_buf_clear(&c->host);
+    il_buf_clear(&c->acr_method);
+    il_buf_clear(&c->acr_headers);
+    il_buf_clear(&c->if_none_match);
+    il_buf_clear(&c->if_modified_since);
+    c->has_origin = c->has_acr_method = false;
     c->upgrade_ok = false;
     c->ws_version_13 = false;
     /* The headers get http.request_header_timeout_ms from the request's first byte. */

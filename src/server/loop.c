@@ -65,6 +65,12 @@ void srv_conn_maybe_free(srv_conn *c) {
     il_buf_free(&c->auth_hdr);
     il_buf_free(&c->forwarded_for);
     il_buf_free(&c->real_ip);
+    il_buf_free(&c->origin);
+    il_buf_free(&c->host);
+    il_buf_free(&c->acr_method);
+    il_buf_free(&c->acr_headers);
+    il_buf_free(&c->if_none_match);
+    il_buf_free(&c->if_modified_since);
     il_buf_free(&c->in);
     il_buf_free(&c->out);
     il_buf_free(&c->held);

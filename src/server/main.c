@@ -17,6 +17,7 @@
 #include "server/srv_memory.h"
 #include "server/srv_pipeline.h"
 #include "server/srv_revision.h"
+#include "server/srv_static.h"
 #include "value/value.h"
 
 extern char **environ;
@@ -90,6 +91,9 @@ static void warn_unsafe(const srv_config *c) {
         if (*(const int64_t *)((const char *)c + LIMITS[i].off) == 0)
             fprintf(stderr, "WARNING: %s = 0: this limit is off\n",
                     srv_config_key_name(LIMITS[i].key));
+    if (c->cors_allow_all && c->ncors_origins == 0)
+        fprintf(stderr, "WARNING: http.cors_allow_all = true: pages of any site may call this "
+                        "server and open WebSockets to it\n");
 }
 
 /* Loads the configuration; returns the exit status to use on failure, or -1. */
@@ -270,6 +274,7 @@ int main(int argc, char **argv) {
         printf("Storage engine initialized (data dir %s)\nHTTP Server\n-----------\n"
                "Address: %s:%lld\nCompute permits: %u\n",
                data_dir, cfg.host, (long long)cfg.port, permits);
+        s.gui = srv_static_open(&cfg, stdout);
         if (!srv_pool_start(&s.pool, s.loop, permits, (size_t)cfg.max_queued) ||
             (s.group_commit && !srv_pool_group_commit(&s.pool, s.engine))) {
             fprintf(stderr, "ERROR: cannot start the compute pool\n");
@@ -285,6 +290,7 @@ int main(int argc, char **argv) {
             fprintf(stderr, "ERROR: %s\n", msg);
     }
     il_buf_free(&path);
+    srv_static_close(s.gui);
     srv_users_free(&s.users);
     srv_clients_free(&s.clients);
     srv_revisions_free(&s);

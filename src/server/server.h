@@ -59,6 +59,7 @@ enum srv_reject {
     SRV_REJ_WS_PREAUTH,
     SRV_REJ_WS_RATE,
     SRV_REJ_LOGIN_BACKOFF,
+    SRV_REJ_WS_ORIGIN,
     SRV_REJ_N
 };
 enum srv_auth_method { SRV_AUTH_PASSWORD, SRV_AUTH_API_KEY, SRV_AUTH_N };
@@ -132,7 +133,8 @@ typedef struct srv_server {
     uint64_t started_ms;
     uint64_t query_count;
     pthread_mutex_t graphs_lock;
-    il_buf graph_names; /* NUL-separated, from the last srv_count_graphs */
+    il_buf graph_names;     /* NUL-separated, from the last srv_count_graphs */
+    struct srv_static *gui; /* the web client's files; NULL: not served (srv_static.h) */
     size_t nkgs;
     unsigned nalive; /* connections not yet freed */
     unsigned nconns, nhttp, nws, nsessions, ndirty;
@@ -321,6 +323,9 @@ typedef struct srv_conn {
     /* HTTP request being parsed. */
     http_parser parser;
     il_buf url, hname, hval, ws_key, auth_hdr, forwarded_for, real_ip;
+    /* For CORS (srv_cors.h) and the static files' validators (srv_static.h). */
+    il_buf origin, host, acr_method, acr_headers, if_none_match, if_modified_since;
+    bool has_origin, has_acr_method;
     bool hval_started, upgrade_ok, keep_alive;
     bool ws_version_13; /* Sec-WebSocket-Version: 13, the only version served (RFC 6455) */
 
@@ -419,8 +424,10 @@ void srv_http_feed(srv_conn *c, const char *data, size_t len);
  * name cannot be one), and the notification replay cursor (last_seq, epoch). False when
  * last_seq is not an unsigned integer. */
 bool srv_http_ws_query(srv_conn *c, const char *q);
+/* A response with Content-Length and the CORS headers of the request (srv_cors.h). */
 void srv_http_respond(srv_conn *c, int status, const char *reason, const char *ctype,
                       const char *body, size_t len);
+void srv_http_not_found(srv_conn *c); /* the JSON 404 */
 
 /* ws.c */
 bool srv_ws_start(srv_conn *c); /* after the 101 response */

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "base/buf.h"
 #include "server/srv_config.h"
@@ -46,6 +47,12 @@ static const key_desc KEYS[SRV_CFG_NKEYS] = {
                          1000000},
     [SRV_K_TRUSTED_PROXIES] = {"http.trusted_proxies", KT_STRS,
                                offsetof(srv_config, trusted_proxies), 0, 0},
+    [SRV_K_CORS_ORIGINS] = {"http.cors_origins", KT_STRS, offsetof(srv_config, cors_origins), 0, 0},
+    [SRV_K_CORS_ALLOW_ALL] = {"http.cors_allow_all", KT_BOOL, offsetof(srv_config, cors_allow_all),
+                              0, 1},
+    [SRV_K_GUI_ENABLED] = {"http.gui.enabled", KT_BOOL, offsetof(srv_config, gui_enabled), 0, 1},
+    [SRV_K_GUI_STATIC_DIR] = {"http.gui.static_dir", KT_STR, offsetof(srv_config, gui_static_dir),
+                              0, 0},
     [SRV_K_CREDENTIALS_FILE] = {"http.auth.credentials_file", KT_OPT_STR,
                                 offsetof(srv_config, credentials_file), 0, 0},
     [SRV_K_BOOTSTRAP_PASSWORD] = {"http.auth.bootstrap_admin_password", KT_OPT_STR,
@@ -99,8 +106,8 @@ static const key_desc KEYS[SRV_CFG_NKEYS] = {
 };
 
 /* Documented for the original (protocol.md 5.2, protocol-later.md 3) and accepted, but
- * without effect here yet: the features behind them (durability, threads, logging, CORS,
- * GUI, replication ...) are not built. */
+ * without effect here yet: the features behind them (durability, threads, logging,
+ * replication ...) are not built. */
 static const char *const NOT_IMPLEMENTED[] = {
     "storage.default_knowledge_graph",
     "storage.default_database",
@@ -135,13 +142,9 @@ static const char *const NOT_IMPLEMENTED[] = {
     "logging.level",
     "logging.format",
     "http.enabled",
-    "http.cors_origins",
-    "http.cors_allow_all",
     "http.ws_send_timeout_ms",
     "http.shutdown_timeout_secs",
     "http.stats_timeout_secs",
-    "http.gui.enabled",
-    "http.gui.static_dir",
     "http.auth.session_timeout_secs",
     "http.rate_limit.subscription_coalesce_ms",
     "http.rate_limit.subscription_share_parameterized",
@@ -180,15 +183,25 @@ static int64_t *int_slot(srv_config *c, int k) {
     return (int64_t *)((char *)c + KEYS[k].off);
 }
 
-static void set_strs(srv_config *c, char **items, size_t n) {
-    for (size_t i = 0; i < c->ntrusted_proxies; i++) free(c->trusted_proxies[i]);
-    free(c->trusted_proxies);
-    c->trusted_proxies = NULL;
-    c->ntrusted_proxies = 0;
-    for (size_t i = 0; i < n; i++) {
-        c->trusted_proxies = realloc(c->trusted_proxies, (i + 1) * sizeof(char *));
-        c->trusted_proxies[c->ntrusted_proxies++] = strdup(items[i]);
-    }
+static char ***strs_slot(srv_config *c, int k) {
+    return (char ***)((char *)c + KEYS[k].off);
+}
+
+/* The number of items of a KT_STRS key. */
+static size_t *count_slot(srv_config *c, int k) {
+    return k == SRV_K_CORS_ORIGINS ? &c->ncors_origins : &c->ntrusted_proxies;
+}
+
+static void set_strs(srv_config *c, int k, char **items, size_t n) {
+    char ***v = strs_slot(c, k);
+    size_t *count = count_slot(c, k);
+    for (size_t i = 0; i < *count; i++) free((*v)[i]);
+    free(*v);
+    *v = NULL;
+    *count = 0;
+    if (n == 0) return;
+    *v = malloc(n * sizeof **v);
+    for (size_t i = 0; i < n; i++) (*v)[(*count)++] = strdup(items[i]);
 }
 
 void srv_config_init(srv_config *c) {
@@ -221,12 +234,15 @@ void srv_config_init(srv_config *c) {
     c->max_queued = 1024;
     c->max_wal_size_bytes = 64 << 20;
     c->wal_segment_bytes = 16 << 20;
+    c->gui_enabled = 1; /* as the original; nothing is served unless the directory exists */
+    c->gui_static_dir = strdup("./gui/dist");
 }
 
 void srv_config_free(srv_config *c) {
-    for (int k = 0; k < SRV_CFG_NKEYS; k++)
+    for (int k = 0; k < SRV_CFG_NKEYS; k++) {
         if (KEYS[k].type == KT_STR || KEYS[k].type == KT_OPT_STR) free(*str_slot(c, k));
-    set_strs(c, NULL, 0);
+        if (KEYS[k].type == KT_STRS) set_strs(c, k, NULL, 0);
+    }
     memset(c, 0, sizeof *c);
 }
 
@@ -258,7 +274,7 @@ static bool store(srv_config *c, int k, const srv_toml_value *v, srv_cfg_source 
         return true;
     case KT_STRS:
         if (v->type != SRV_TOML_ARRAY) break;
-        set_strs(c, v->items, v->nitems);
+        set_strs(c, k, v->items, v->nitems);
         c->src[k] = src;
         return true;
     case KT_BOOL:
@@ -357,6 +373,12 @@ static bool parse_raw(int k, const char *value, srv_toml_value *v, char *err, si
     if ((t == KT_STR || t == KT_OPT_STR) && *p != '"' && *p != '\'') {
         v->type = SRV_TOML_STRING;
         v->str = strdup(value);
+        return true;
+    }
+    /* Environments write booleans in any case (TRUE, True). */
+    if (t == KT_BOOL && (strcasecmp(p, "true") == 0 || strcasecmp(p, "false") == 0)) {
+        v->type = SRV_TOML_BOOL;
+        v->b = strcasecmp(p, "true") == 0;
         return true;
     }
     if (t == KT_STRS && *p != '[') {
@@ -537,9 +559,9 @@ void srv_config_print(const srv_config *c, FILE *f) {
             break;
         case KT_STRS:
             fputc('[', f);
-            for (size_t i = 0; i < c->ntrusted_proxies; i++) {
+            for (size_t i = 0; i < *count_slot(m, k); i++) {
                 if (i) fputs(", ", f);
-                print_str(f, c->trusted_proxies[i]);
+                print_str(f, (*strs_slot(m, k))[i]);
             }
             fputc(']', f);
             break;

@@ -30,6 +30,10 @@ typedef enum srv_cfg_key {
     SRV_K_HEADER_TIMEOUT,
     SRV_K_BUSY_POLL,
     SRV_K_TRUSTED_PROXIES,
+    SRV_K_CORS_ORIGINS,
+    SRV_K_CORS_ALLOW_ALL,
+    SRV_K_GUI_ENABLED,
+    SRV_K_GUI_STATIC_DIR,
     SRV_K_CREDENTIALS_FILE,
     SRV_K_BOOTSTRAP_PASSWORD,
     SRV_K_MAX_CONNECTIONS,
@@ -78,6 +82,11 @@ typedef struct srv_config {
     int64_t busy_poll_us;      /* the I/O loop polls this long after its last read or write */
     char **trusted_proxies;    /* IPv4 addresses or a.b.c.d/n */
     size_t ntrusted_proxies;
+    char **cors_origins; /* origins other sites' pages may call from (srv_cors.h) */
+    size_t ncors_origins;
+    int64_t cors_allow_all; /* 1: any origin, when cors_origins is empty */
+    int64_t gui_enabled;    /* 1: serve gui_static_dir at / (srv_static.h) */
+    char *gui_static_dir;   /* relative to the working directory */
     /* [http.auth]; NULL = not set */
     char *credentials_file; /* NULL: <data_dir>/credentials.toml */
     char *bootstrap_admin_password;

@@ -223,9 +223,9 @@ void srv_metrics_prometheus(srv_conn *c) {
                                      LOAD(s->counters.cancelled), LOAD(s->counters.memory_refused)};
     labelled(&b, "inputlayer_requests_stopped_total",
              "Requests refused or stopped by a guard, by guard.", "guard", GUARDS, guard_counts, 4);
-    static const char *const REASONS[SRV_REJ_N] = {"http_connection_limit", "ws_connection_limit",
-                                                   "per_ip_rate",           "ws_preauth_limit",
-                                                   "ws_rate_limit",         "login_backoff"};
+    static const char *const REASONS[SRV_REJ_N] = {
+        "http_connection_limit", "ws_connection_limit", "per_ip_rate", "ws_preauth_limit",
+        "ws_rate_limit",         "login_backoff",       "ws_origin"};
     labelled(&b, "inputlayer_rejections_total", "Requests and connections refused by a limit.",
              "reason", REASONS, s->counters.rejections, SRV_REJ_N);
     static const char *const METHODS[SRV_AUTH_N] = {"password", "api_key"};

@@ -1,7 +1,9 @@
 """Randomized odd HTTP over raw TCP (a server of its own): request lines with odd
 methods, paths, versions and encodings, headers that repeat, lack values or run long,
 bodies with wrong lengths or chunks, WebSocket upgrades with bad keys or versions,
-several requests on one connection, and requests cut short. Each connection must get
+several requests on one connection, and requests cut short; with a web client's files
+served and one CORS origin listed, so that file paths (encoded, escaping, conditional)
+and preflights are among them. Each connection must get
 HTTP responses (a status line each) or be closed by the server; none may hang past a
 bound, and the server keeps serving /health and /ws and exits cleanly (sanitizers, in
 those builds, report nothing).
@@ -9,6 +11,9 @@ those builds, report nothing).
 Seeded: INPUTLAYER_TEST_SEED (default 1); INPUTLAYER_TEST_HTTP_REQUESTS (default 400)."""
 
 import asyncio
+import os
+import shutil
+import tempfile
 
 from common import KEY, OwnServer, seeded, still_serving, tally
 
@@ -17,12 +22,14 @@ METHODS = ["GET", "POST", "PUT", "DELETE", "HEAD", "OPTIONS", "PATCH", "TRACE", 
 PATHS = ["/health", "/v1/health", "/live", "/ready", "/metrics", "/v1/metrics",
          "/metrics/prometheus", "/ws", "/ws?kg=default", "/ws?kg=" + "%41" * 50, "/nope",
          "/", "*", "//health", "/health?x=1&y", "/%00", "/" + "a" * 9000, "http://h/health",
-         "/health#frag", "/../../etc/passwd", "/ws?kg=%zz"]
+         "/health#frag", "/../../etc/passwd", "/ws?kg=%zz", "/index.html", "/assets/app.js",
+         "/client/route", "/%2e%2e/%2e%2e/etc/passwd", "/assets/..%2f..%2fx", "/%zz", "/.env",
+         "/big.bin", "/assets/", "/a%00b", "/\\..\\x"]
 VERSIONS = ["HTTP/1.1", "HTTP/1.0", "HTTP/2.0", "HTTP/0.9", "HTTX/1.1", "", "HTTP/1.1 x"]
 
 
 def header(rng):
-    k = rng.randrange(12)
+    k = rng.randrange(15)
     if k == 0:
         return "Host: 127.0.0.1"
     if k == 1:
@@ -45,7 +52,13 @@ def header(rng):
     if k == 9:
         return rng.choice(["NoColon", ": novalue", "Bad Header: x", "X:\x01\x02"])
     if k == 10:
-        return "Origin: " + rng.choice(["http://evil", "null", ""])
+        return "Origin: " + rng.choice(["http://evil", "null", "", "http://127.0.0.1"])
+    if k == 11:
+        return "Access-Control-Request-Method: " + rng.choice(["GET", "", "X" * 300])
+    if k == 12:
+        return "If-None-Match: " + rng.choice(['"x"', "*", "W/", ",,,", ""])
+    if k == 13:
+        return "If-Modified-Since: " + rng.choice(["Sun, 06 Nov 1994 08:49:37 GMT", "x", ""])
     return "Accept: */*"
 
 
@@ -82,8 +95,22 @@ async def exchange(port, data, timeout):
 async def t_http_random(binary):
     seed, n, rng = seeded("INPUTLAYER_TEST_HTTP_REQUESTS", 400)
     statuses = {}
+    gui = tempfile.mkdtemp(prefix="il-gui-")
+    os.makedirs(os.path.join(gui, "assets"))
+    for name, size in (("index.html", 100), ("assets/app.js", 5000), ("big.bin", 600000)):
+        with open(os.path.join(gui, name), "wb") as f:
+            f.write(b"x" * size)
     args = ["--set", "http.rate_limit.per_ip_max_rps=0",
-            "--set", "http.rate_limit.ws_max_preauth_per_ip=0"]
+            "--set", "http.rate_limit.ws_max_preauth_per_ip=0",
+            "--set", "http.gui.static_dir=" + gui, "--set", "http.cors_origins=http://evil"]
+    try:
+        await exchanges(binary, args, seed, n, rng, statuses)
+    finally:
+        shutil.rmtree(gui)
+    print("     %d random HTTP exchanges (seed %d), statuses: %s" % (n, seed, tally(statuses)))
+
+
+async def exchanges(binary, args, seed, n, rng, statuses):
     with OwnServer(binary, args) as srv:
         for i in range(n):
             data = b"".join(request(rng) for _ in range(rng.choice([1, 1, 1, 2, 3])))
@@ -102,7 +129,6 @@ async def t_http_random(binary):
                     statuses[code] = statuses.get(code, 0) + 1
             assert out == b"" or out.startswith(b"HTTP/1.1 "), (seed, i, data[:200], out[:200])
         await still_serving(srv)
-    print("     %d random HTTP exchanges (seed %d), statuses: %s" % (n, seed, tally(statuses)))
 
 
 TESTS = [t_http_random]

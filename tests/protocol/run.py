@@ -26,8 +26,9 @@ URL's graph name, the WebSocket version, the Bearer scheme and what `.kg list` a
 `.kg acl list` show in strings.py (servers of their own).
 
 The HTTP connection slots (per address, the header timeout, the slots kept for health
-probes) are tested in http_slots.py, and resident memory after repeated large reads and
-abandoned unauthenticated frames in memory.py (on servers of their own).
+probes) are tested in http_slots.py, the web client's files and CORS in static_files.py,
+and resident memory after repeated large reads and abandoned unauthenticated frames in
+memory.py (on servers of their own).
 
 Usage: tests/protocol/run.py --server-bin PATH [--only NAME]... (NAME: part of a module's or a
 test's name, to run only those). Needs python3-websockets (Debian's
@@ -62,6 +63,7 @@ import read  # noqa: E402
 import recovery  # noqa: E402
 import strings  # noqa: E402
 import restart_random  # noqa: E402
+import static_files  # noqa: E402
 import storage  # noqa: E402
 import subs  # noqa: E402
 import subs_random  # noqa: E402
@@ -313,7 +315,7 @@ def main():
            + subs_random.TESTS
            + why_random.TESTS + chaos_random.TESTS + atomic_random.TESTS
            + frames_random.TESTS + http_random.TESTS + eval_random.TESTS + strings.TESTS)
-    own = chosen(own + http_slots.TESTS + memory.TESTS)
+    own = chosen(own + http_slots.TESTS + memory.TESTS + static_files.TESTS)
     failed += asyncio.run(run_tests(own, binary))
     total = len(chosen(TESTS)) + len(own)
     passed = max(total - failed, 0)

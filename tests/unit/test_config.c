@@ -166,7 +166,39 @@ Test(config, defaults_are_the_originals) {
     cr_expect_null(cfg.credentials_file);
     cr_expect_null(cfg.bootstrap_admin_password);
     cr_expect_eq(cfg.ntrusted_proxies, 0);
+    cr_expect_eq(cfg.ncors_origins, 0);
+    cr_expect_not(cfg.cors_allow_all);
+    cr_expect(cfg.gui_enabled);
+    cr_expect_str_eq(cfg.gui_static_dir, "./gui/dist");
     for (int k = 0; k < SRV_CFG_NKEYS; k++) cr_expect_eq(cfg.src[k], SRV_SRC_DEFAULT);
+}
+
+Test(config, cors_and_gui_keys) {
+    cr_assert(apply("[http]\ncors_origins = [\"http://a.example\", \"https://b.example:8443\"]\n"
+                    "cors_allow_all = true\n[http.gui]\nenabled = false\n"
+                    "static_dir = \"/srv/gui\"\n"),
+              "%s", err);
+    cr_expect_str_eq(warned(), "");
+    cr_assert_eq(cfg.ncors_origins, 2);
+    cr_expect_str_eq(cfg.cors_origins[1], "https://b.example:8443");
+    cr_expect(cfg.cors_allow_all);
+    cr_expect_not(cfg.gui_enabled);
+    cr_expect_str_eq(cfg.gui_static_dir, "/srv/gui");
+    cr_expect_eq(cfg.src[SRV_K_GUI_ENABLED], SRV_SRC_FILE);
+    /* Environments write booleans in any case; a list is comma-separated. */
+    cr_expect(srv_config_set(&cfg, "http.gui.enabled", "TRUE", SRV_SRC_ENV, err, sizeof err), "%s",
+              err);
+    cr_expect(cfg.gui_enabled);
+    cr_expect(srv_config_set(&cfg, "http.cors_origins", "http://c.example", SRV_SRC_FLAG, err,
+                             sizeof err),
+              "%s", err);
+    cr_assert_eq(cfg.ncors_origins, 1);
+    cr_expect_str_eq(cfg.cors_origins[0], "http://c.example");
+    cr_expect_eq(cfg.ntrusted_proxies, 0); /* a list key of its own */
+    cr_expect_not(
+        srv_config_set(&cfg, "http.cors_allow_all", "yes", SRV_SRC_FLAG, err, sizeof err));
+    cr_expect_not(apply("[http]\ncors_allow_all = 1\n"));
+    cr_expect_str_eq(err, "line 2: http.cors_allow_all must be true or false, not an integer");
 }
 
 Test(config, file_sets_keys_and_warns_about_unknown_ones) {
@@ -317,6 +349,10 @@ Test(config, example_file_is_the_defaults) {
     cr_expect_eq(cfg.ws_ping_interval_ms, def.ws_ping_interval_ms);
     cr_expect_eq(cfg.busy_poll_us, def.busy_poll_us);
     cr_expect_eq(cfg.ntrusted_proxies, 0);
+    cr_expect_eq(cfg.ncors_origins, 0);
+    cr_expect_eq(cfg.cors_allow_all, def.cors_allow_all);
+    cr_expect_eq(cfg.gui_enabled, def.gui_enabled);
+    cr_expect_str_eq(cfg.gui_static_dir, def.gui_static_dir);
     cr_expect_eq(cfg.max_connections, def.max_connections);
     cr_expect_eq(cfg.max_ws_connections, def.max_ws_connections);
     cr_expect_eq(cfg.ws_max_messages_per_sec, def.ws_max_messages_per_sec);
