@@ -384,7 +384,7 @@ static il_result *meta_session(il_session *s, const iql_meta *m) {
             qsort(fs, s->facts.n, sizeof *fs, cmp_facts);
             for (uint32_t i = 0; i < s->facts.n; i++) {
                 sess_facts *f = fs[i];
-                for (uint32_t t = 0; t < f->vals.n; t += f->arity) {
+                for (uint32_t t = 0; t < f->vals.n; t += sess_fact_stride(f)) {
                     il_buf_clear(&b);
                     il_buf_printf(&b, "  %s((", f->rel);
                     for (uint32_t j = 0; j < f->arity; j++) {

@@ -261,7 +261,7 @@ static void session_restore(struct kg_txn *t) {
     }
     for (uint32_t i = 0; i < s->facts.n; i++) {
         sess_facts *f = s->facts.v[i];
-        for (uint32_t at = t->sess_fact_vals[i]; at < f->vals.n; at += f->arity)
+        for (uint32_t at = t->sess_fact_vals[i]; at < f->vals.n; at += sess_fact_stride(f))
             rel_delete(f->set, &f->vals.v[at]);
         f->vals.n = t->sess_fact_vals[i];
     }
