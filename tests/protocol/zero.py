@@ -5,6 +5,8 @@ original's clients rely on, each on a server of its own:
   holds, no rows when it does not;
 * a standing query of such a rule gets a `subscription_delta` inserting the empty row
   when the rule becomes true and retracting it when it becomes false;
+* `.why` of such a rule carries its proof tree, down through other rules of no arguments
+  to the facts (of no arguments too);
 * facts of no arguments (`+flag()`), deleted ones (`-flag()`) and rules of no arguments
   come back after a restart, from the log and from a checkpoint (`.compact`);
 * `.rel drop` of a relation with a schema and no facts drops the schema (and the rules
@@ -66,6 +68,35 @@ async def t_zero_query_and_subscription(binary):
         await still_answers(b)
         await a.ws.close()
         await b.ws.close()
+
+
+async def t_zero_why(binary):
+    with OwnServer(binary, NO_MESSAGE_RATE) as srv:
+        c = await connect(srv)
+        for p in ("+edge[(5, 6)]", "+flag()", "+a() <- edge(5, 6)", "+b() <- a()",
+                  "+a() <- b()", "+c() <- b(), flag()", "+none() <- edge(9, _)",
+                  "+fine() <- !none()"):
+            await ok(c, p)
+        f = await ok(c, ".why ?c()")
+        assert answer(f) == YES, f
+        tree = f["proof_trees"][0]
+        assert tree["row"] == [], tree
+        p = tree["proof"]
+        assert p["kind"] == "derived" and p["atom"] == "c()" and p["tuple"] == [], p
+        d = p["derivations"][0]
+        assert d["rule"] == "c() <- b(), flag()" and d["bindings"] == {}, d
+        b, flag = d["children"]
+        assert flag == {"kind": "fact", "atom": "flag()", "relation": "flag", "tuple": []}, flag
+        assert b["atom"] == "b()" and b["derivations"][0]["rule"] == "b() <- a()", b
+        a = b["derivations"][0]["children"][0]
+        assert a["atom"] == "a()", a
+        assert a["derivations"][0]["children"][0]["atom"] == "edge(5, 6)", a
+        f = await ok(c, ".why ?fine()")
+        d = f["proof_trees"][0]["proof"]["derivations"][0]
+        assert d["children"] == [{"kind": "negation", "atom": "none()", "relation": "none"}], d
+        f = await ok(c, ".why ?none()")
+        assert answer(f) == NO and "proof_trees" not in f, f
+        await c.ws.close()
 
 
 class DataDir:
@@ -165,5 +196,5 @@ async def t_switched_kg(binary):
         await c.ws.close()
 
 
-TESTS = [t_zero_query_and_subscription, t_zero_facts_survive_restart,
+TESTS = [t_zero_query_and_subscription, t_zero_why, t_zero_facts_survive_restart,
          t_rel_drop_schema_durable, t_switched_kg]
