@@ -103,7 +103,9 @@ static void plan_columns(const plan_op *op, bool seed, bool *bound, vcolplan *cp
     }
 }
 
-/* Tuple width: a derived relation of no columns is kept with one placeholder column. */
+/* Tuple width: a derived relation of no columns is kept with one placeholder column
+ * (vx_head), so an atom of no columns reads a relation of width 1 too; a stored relation
+ * with a real column does not match it (walk). */
 static inline uint32_t width(uint32_t arity) {
     return arity ? arity : 1;
 }
@@ -131,6 +133,7 @@ static bool walk(vrun *r, uint32_t k, const rel_t *rel, int idx, const rel_t *sk
         prefix[p] = cp->pslot[p] >= 0 ? r->regs[cp->pslot[p]] : cp->pconst[p];
     for (uint32_t a = 0; a < cp->nalt; a++) orig[a] = prefix[cp->altpos[a]];
     bool skipping = skip && rel_count(skip) && width(rel_arity(skip)) == width(w);
+    bool placeholder = w == 0 && rel_arity(rel) == 1;
     for (uint32_t combo = 0; combo < (1u << cp->nalt); combo++) {
         for (uint32_t a = 0; a < cp->nalt; a++)
             prefix[cp->altpos[a]] = (combo >> a) & 1 ? cp->altval[a] : orig[a];
@@ -142,6 +145,7 @@ static bool walk(vrun *r, uint32_t k, const rel_t *rel, int idx, const rel_t *sk
                 r->x->stop = true;
                 return false;
             }
+            if (placeholder && t[0] != VAL_NULL) continue; /* facts of one column */
             val_t nat[REL_MAX_ARITY];
             nat[0] = VAL_NULL; /* the placeholder of no columns (vx_head) */
             for (uint32_t p = 0; p < w; p++) nat[order[p]] = t[p];
