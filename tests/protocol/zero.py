@@ -64,6 +64,13 @@ async def t_zero_query_and_subscription(binary):
         assert d["inserted"] == [] and d["retracted"] == [[]], d
         assert answer(await run(a, "?big()")) == NO
         assert answer(await run(a, "?small()")) == YES
+        # a program that fails is rolled back whole: its fact of no arguments too, and
+        # the subscriber sees nothing
+        f = await run(a, "+flag()\n+data(9, 9, 9)\n+data(1)")
+        assert f["type"] == "result" and "rolled back" in f["rows"][0][0], f
+        await no_frame(b)
+        assert answer(await run(a, "?flag()")) == NO
+        assert answer(await run(a, "?big()")) == NO
         await still_answers(a)
         await still_answers(b)
         await a.ws.close()
