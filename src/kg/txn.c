@@ -67,8 +67,10 @@ static undo *push(struct kg_txn *t, undo_kind kind, kg_graph *g) {
 }
 
 static void put_tuple(struct kg_txn *t, const val_t *v, uint32_t arity) {
-    il_vec_reserve(t->vals, t->vals.n + arity);
-    memcpy(t->vals.v + t->vals.n, v, arity * sizeof *v);
+    /* room for one more word: a tuple of no columns, which takes none, is still read
+       through a pointer into the array */
+    il_vec_reserve(t->vals, t->vals.n + arity + 1);
+    if (arity) memcpy(t->vals.v + t->vals.n, v, arity * sizeof *v);
     t->vals.n += arity;
 }
 

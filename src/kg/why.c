@@ -727,6 +727,8 @@ il_result *kg_why(il_session *s, const char *text, il_arena *a, bool full) {
     w.max_proofs = full ? WHY_MAX_PROOFS_FULL : WHY_MAX_PROOFS;
     w.agg_sample = full ? WHY_AGG_SAMPLE_FULL : WHY_AGG_SAMPLE;
     w.simple_query = is_simple(&st.u.query) && !shape.quirk_all;
+    /* nodes and derivations point into vals, also those of no values (propositions) */
+    il_vec_reserve(w.vals, 1);
     prover p;
     memset(&p, 0, sizeof p);
     p.w = &w;
