@@ -82,7 +82,9 @@ static bool print_query_result(cli *c, const cli_reply *r) {
     switch (r->kind) {
     case IL_RESULT_TABLE: {
         size_t ncols = r->ncols, nrows = r->nrows;
-        if (ncols == 0 || nrows == 0) {
+        /* A zero-column result with a row is a yes (a true propositional query): it is
+         * printed as a table of empty rows, not as "No results.". */
+        if (nrows == 0) {
             fputs("No results.\n", c->out);
         } else if (ncols == 1 && strcmp(r->cols[0], "message") == 0) {
             for (size_t i = 0; i < nrows; i++)

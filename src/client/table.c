@@ -81,6 +81,7 @@ void cli_print_table(FILE *out, const cli_reply *r) {
         if (hl < w[c]) pad(out, w[c] - hl);
         fputs(" │", out);
     }
+    if (ncols == 0) fputs("│", out); /* a zero-column row is drawn closed: ││ */
     fputc('\n', out);
     rule_line(out, w, ncols, "├", "┼", "┤");
     for (size_t i = 0; i < nrows; i++) {
@@ -94,6 +95,7 @@ void cli_print_table(FILE *out, const cli_reply *r) {
             if (!numeric[c] && l < w[c]) pad(out, w[c] - l);
             fputs(" │", out);
         }
+        if (ncols == 0) fputs("│", out);
         fputc('\n', out);
     }
     rule_line(out, w, ncols, "└", "┴", "┘");

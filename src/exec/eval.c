@@ -63,6 +63,12 @@ typedef struct runner {
     bool abort;
 } runner;
 
+/* Words per tuple in a flat list (delta, added) and a hash set: a tuple of no columns
+ * still takes one (zero) word, so that a propositional fact counts as one entry. */
+static inline uint32_t flat_width(uint32_t arity) {
+    return arity ? arity : 1;
+}
+
 /* Appends a tuple to a flat list without a call per value. */
 static inline void push_tuple(plan_pred *pp, const val_t *t, uint32_t n) {
     il_mvec_reserve(pp->added, pp->added.n + n);
@@ -103,6 +109,7 @@ static void emit_head(runner *r) {
         return;
     }
     val_t t[REL_MAX_ARITY];
+    t[0] = 0; /* the word a head of no columns stands for */
     if (r->head_slots)
         for (uint32_t i = 0; i < c->nhead; i++) t[i] = r->regs[c->head[i]->slot];
     else
@@ -111,11 +118,11 @@ static void emit_head(runner *r) {
         if (r->tset_distinct)
             tupleset_push_distinct(r->tset, t);
         else if (tupleset_insert(r->tset, t) && r->added_to)
-            push_tuple(r->added_to, t, c->nhead);
+            push_tuple(r->added_to, t, flat_width(c->nhead));
         return;
     }
     if (r->check && rel_contains(r->check, t)) return;
-    if (rel_insert(r->target, t) && r->added_to) push_tuple(r->added_to, t, c->nhead);
+    if (rel_insert(r->target, t) && r->added_to) push_tuple(r->added_to, t, flat_width(c->nhead));
 }
 
 static void run_from(runner *r, uint32_t i);
@@ -323,9 +330,9 @@ static void scan(runner *r, uint32_t i, bool negated) {
 static void scan_delta(runner *r, uint32_t i) {
     const plan_op *op = &r->c->ops[i];
     const plan_pred *pp = &r->p->preds.v[op->pred];
-    uint32_t w = pp->arity;
-    if (w != op->arity || w == 0) return;
-    for (uint32_t k = 0; k + w <= pp->delta.n; k += w) {
+    uint32_t w = pp->arity, fw = flat_width(w);
+    if (w != op->arity) return;
+    for (uint32_t k = 0; k + fw <= pp->delta.n; k += fw) {
         const val_t *t = &pp->delta.v[k];
         bool ok = true;
         for (uint32_t p = 0; p < op->nprefix && ok; p++) {
@@ -442,7 +449,8 @@ static bool distinct_by_construction(const plan_clause *c) {
 /* Whether a clause's head tuples are distinct by construction: one scan binding every
  * column to its own variable, each variable in the head exactly once. */
 static bool heads_distinct(const plan_clause *c) {
-    if (c->is_agg || !distinct_by_construction(c) || c->nhead != c->nslots) return false;
+    if (c->is_agg || !c->nhead || !distinct_by_construction(c) || c->nhead != c->nslots)
+        return false;
     uint64_t seen = 0;
     for (uint32_t i = 0; i < c->nhead; i++) {
         if (c->head[i]->kind != PX_SLOT || c->head[i]->slot >= 64) return false;
@@ -639,8 +647,7 @@ static bool advance_round(exec_ctx *x, plan_pred *pp) {
         rel_seek(pp->next, 0, NULL, 0, &cur);
         const val_t *t;
         while ((t = rel_next(&cur, NULL)) && !tick(x))
-            if (rel_insert(pp->full, t))
-                for (uint32_t i = 0; i < pp->arity; i++) il_mvec_push(pp->added, t[i]);
+            if (rel_insert(pp->full, t)) push_tuple(pp, t, flat_width(pp->arity));
         rel_clear(pp->next);
     }
     pp->delta.n = 0;
@@ -659,8 +666,9 @@ static void run_stratum(plan_program *p, exec_ctx *x, plan_stratum *st) {
     for (uint32_t i = 0; i < st->npreds; i++) {
         plan_pred *pp = &p->preds.v[st->preds[i]];
         if (pp->kind != PP_DERIVED) continue;
-        pp->full = rel_new(pp->arity ? pp->arity : 1);
-        if (st->recursive) pp->next = rel_new(pp->arity ? pp->arity : 1);
+        /* a relation of no columns holds at most the one empty tuple (rel.h) */
+        pp->full = rel_new(pp->arity);
+        if (st->recursive) pp->next = rel_new(pp->arity);
     }
     if (!st->recursive) {
         for (uint32_t i = 0; i < st->nclauses && !x->error; i++) {

@@ -1037,6 +1037,15 @@ static bool parse_bulk(pctx *p, span t, iql_facts *f, bool insert) {
     return true;
 }
 
+/* A fact of no columns, `flag()`, names a relation outright: anything else before `()`
+ * (`?!p()`, a typo) keeps the error that empty parentheses always had. */
+static bool check_empty_fact(pctx *p, span name, const iql_tuple *t) {
+    if (t->n) return true;
+    if (!sempty(name) && iql_lex_lower((unsigned char)p->s[name.b]) && all_ident(p, name))
+        return true;
+    return fail(p, "Fact must have at least one argument");
+}
+
 /* The text after `+` or `-` of an insert or delete (2.3, 2.5). */
 static bool parse_facts(pctx *p, span t, iql_facts *f, bool insert) {
     size_t lb = iql_lex_find(p->s, t.b, t.e, '[');
@@ -1050,9 +1059,9 @@ static bool parse_facts(pctx *p, span t, iql_facts *f, bool insert) {
     f->rel = sdup(p, trim(p, sp(t.b, lp)));
     f->tuples = il_arena_calloc(p->a, sizeof *f->tuples);
     f->ntuples = 1;
-    if (!parse_tuple_args(p, sp(lp, t.e), &f->tuples[0])) return false;
-    if (insert && f->tuples[0].n == 0) return fail(p, "Fact must have at least one argument");
-    return true;
+    /* `+flag()` is a fact of no columns: a proposition that holds */
+    return parse_tuple_args(p, sp(lp, t.e), &f->tuples[0]) &&
+           check_empty_fact(p, trim(p, sp(t.b, lp)), &f->tuples[0]);
 }
 
 /* ---- schemas and types ----------------------------------------------------------------------- */
@@ -1727,9 +1736,8 @@ static bool classify(pctx *p, span t, iql_stmt *out) {
         f->rel = sdup(p, trim(p, sp(t.b, lp)));
         f->tuples = il_arena_calloc(p->a, sizeof *f->tuples);
         f->ntuples = 1;
-        if (!parse_tuple_args(p, sp(lp, t.e), &f->tuples[0])) return false;
-        if (f->tuples[0].n == 0) return fail(p, "Fact must have at least one argument");
-        return true;
+        return parse_tuple_args(p, sp(lp, t.e), &f->tuples[0]) &&
+               check_empty_fact(p, trim(p, sp(t.b, lp)), &f->tuples[0]);
     }
     return fail(p, "Unrecognized statement: %.*s", SPAN_ARG(p, t));
 }

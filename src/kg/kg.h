@@ -132,9 +132,15 @@ struct il_engine {
 typedef struct sess_facts {
     char *rel;
     uint32_t arity;
-    IL_VEC(val_t) vals; /* arity values per tuple */
+    IL_VEC(val_t) vals; /* sess_fact_stride values per tuple */
     rel_t *set;         /* the same tuples, for deduplication */
 } sess_facts;
+
+/* Words per tuple in sess_facts.vals: a fact of no columns keeps one zero word, so that
+ * it is counted and walked like any other. */
+static inline uint32_t sess_fact_stride(const sess_facts *f) {
+    return f->arity ? f->arity : 1;
+}
 
 struct il_session {
     il_engine *e;

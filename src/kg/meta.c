@@ -384,7 +384,7 @@ static il_result *meta_session(il_session *s, const iql_meta *m) {
             qsort(fs, s->facts.n, sizeof *fs, cmp_facts);
             for (uint32_t i = 0; i < s->facts.n; i++) {
                 sess_facts *f = fs[i];
-                for (uint32_t t = 0; t < f->vals.n; t += f->arity) {
+                for (uint32_t t = 0; t < f->vals.n; t += sess_fact_stride(f)) {
                     il_buf_clear(&b);
                     il_buf_printf(&b, "  %s((", f->rel);
                     for (uint32_t j = 0; j < f->arity; j++) {
@@ -499,13 +499,25 @@ il_result *kg_exec_meta(il_session *s, const iql_meta *m, il_arena *a) {
     case IQL_META_REL_SHOW:
         return meta_rel_show(s, m->arg, a);
     case IQL_META_REL_DROP: {
+        /* what `.rel` lists: facts, or a schema declared before any fact */
         kg_relation *kr = kg_rel_find(s->kg, m->arg);
-        if (!kr || !kr->data) return res_message("Error: Relation '%s' not found", m->arg);
-        kg_delta_note_all_deleted(s->kg, kr); /* views, and its facts for the change hook */
-        kg_rel_drop_data(s->kg, kr);
+        if (!kr || (!kr->data && !kr->schema))
+            return res_message("Error: Relation '%s' not found", m->arg);
+        if (kr->data) {
+            kg_delta_note_all_deleted(s->kg, kr); /* views, and its facts for the change hook */
+            kg_rel_drop_data(s->kg, kr);
+        }
+        kg_undo_schema(s->kg, kr, kr->schema);
         kr->schema = NULL;
         store_note_rel_drop(s->e->store, s->kg, m->arg);
         kg_change_note(s->e, IL_CHANGE_SCHEMA, s->kg->name, m->arg, "dropped");
+        /* the relation goes with the rules that derive it */
+        kg_rule *rule = kg_rule_find(s->kg, m->arg);
+        if (rule) {
+            kg_rule_drop(s->kg, rule);
+            store_note_rule_drop(s->e->store, s->kg, m->arg);
+            kg_change_note(s->e, IL_CHANGE_RULE, s->kg->name, m->arg, "dropped");
+        }
         return res_message("Relation '%s' dropped.", m->arg);
     }
     case IQL_META_RULE_LIST:

@@ -58,7 +58,7 @@ static const rel_t *stored_lookup(void *ctx, const char *name) {
         const val_t *t;
         while ((t = rel_next(&cur, NULL))) rel_insert(m, t);
     }
-    for (uint32_t i = 0; i < f->vals.n; i += f->arity) rel_insert(m, &f->vals.v[i]);
+    for (uint32_t i = 0; i < f->vals.n; i += sess_fact_stride(f)) rel_insert(m, &f->vals.v[i]);
     il_vec_push(c->merged, m);
     il_vec_push(c->merged_names, name);
     return m;
@@ -607,7 +607,8 @@ il_result *kg_query(il_session *s, const iql_query *q, kg_query_opts opts) {
     if (first > nrows) first = nrows;
     size_t count = nrows - first;
     if (q->limit >= 0 && (size_t)q->limit < count) count = (size_t)q->limit;
-    r->total_rows = arity ? count : 0;
+    /* A zero-column row is an answer too: "yes" to a propositional query. */
+    r->total_rows = count;
     size_t max_rows = opts.max_rows ? opts.max_rows : MAX_RESULT_ROWS;
     if (count > max_rows) count = max_rows;
     r->width = arity;
@@ -618,8 +619,6 @@ il_result *kg_query(il_session *s, const iql_query *q, kg_query_opts opts) {
         il_vec_reserve(r->cells, (uint32_t)(count * arity));
         memcpy(r->cells.v, &rows[first * w], count * arity * sizeof *rows);
         r->cells.n = (uint32_t)(count * arity);
-    } else if (arity == 0) {
-        r->nrows = 0;
     }
     il_mem_free(rows);
     exec_guard_leave(outer);

@@ -107,7 +107,8 @@ size_t il_result_total_rows(const il_result *r) {
 
 const il_value *il_result_row(const il_result *r, size_t i, size_t *width) {
     if (width) *width = r->width;
-    return &r->cells.v[i * r->width];
+    /* zero-column rows have no cells (and no cell array) */
+    return r->width ? &r->cells.v[i * r->width] : NULL;
 }
 
 const char *il_result_rule_head(const il_result *r, uint32_t *arity) {

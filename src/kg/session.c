@@ -41,6 +41,7 @@ bool sess_fact_add(il_session *s, const char *rel, const val_t *t, uint32_t arit
     }
     if (!rel_insert(f->set, t)) return false;
     for (uint32_t i = 0; i < arity; i++) il_vec_push(f->vals, t[i]);
+    if (!arity) il_vec_push(f->vals, 0);
     return true;
 }
 

@@ -76,7 +76,8 @@ static const char *convert_tuples(const iql_facts *f, tuples *out, bool skip_bad
     uint32_t pos = 0;
     for (uint32_t i = 0; i < f->ntuples; i++) {
         const iql_tuple *t = &f->tuples[i];
-        if (t->n == 0) continue;
+        /* an empty tuple of a batch is skipped; a single `+flag()` has no columns */
+        if (t->n == 0 && f->bulk) continue;
         const char *err = NULL;
         for (uint32_t j = 0; j < t->n && !err; j++)
             err = term_value(t->terms[j], &out->vals[pos + j], msg);
@@ -484,8 +485,7 @@ static il_result *exec_session_rule(il_session *s, const iql_rule *r, il_arena *
 }
 
 static il_result *exec_session_fact(il_session *s, const iql_facts *f, il_arena *a) {
-    if (f->ntuples == 0 || f->tuples[0].n == 0)
-        return res_error("Fact must have at least one argument");
+    if (f->ntuples == 0) return res_error("Fact must have at least one argument");
     tuples t;
     il_result *bad = convert_or_error(f, &t, false, "", a);
     if (bad) return bad;

@@ -67,8 +67,10 @@ static undo *push(struct kg_txn *t, undo_kind kind, kg_graph *g) {
 }
 
 static void put_tuple(struct kg_txn *t, const val_t *v, uint32_t arity) {
-    il_vec_reserve(t->vals, t->vals.n + arity);
-    memcpy(t->vals.v + t->vals.n, v, arity * sizeof *v);
+    /* room for one more word: a tuple of no columns, which takes none, is still read
+       through a pointer into the array */
+    il_vec_reserve(t->vals, t->vals.n + arity + 1);
+    if (arity) memcpy(t->vals.v + t->vals.n, v, arity * sizeof *v);
     t->vals.n += arity;
 }
 
@@ -261,7 +263,7 @@ static void session_restore(struct kg_txn *t) {
     }
     for (uint32_t i = 0; i < s->facts.n; i++) {
         sess_facts *f = s->facts.v[i];
-        for (uint32_t at = t->sess_fact_vals[i]; at < f->vals.n; at += f->arity)
+        for (uint32_t at = t->sess_fact_vals[i]; at < f->vals.n; at += sess_fact_stride(f))
             rel_delete(f->set, &f->vals.v[at]);
         f->vals.n = t->sess_fact_vals[i];
     }

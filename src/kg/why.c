@@ -715,7 +715,7 @@ il_result *kg_why(il_session *s, const char *text, il_arena *a, bool full) {
     if (st.kind != IQL_STMT_QUERY) return res_error("Why error: expected a query (?...)");
     kg_query_opts o = {.raw_headers = true};
     il_result *r = kg_query(s, &st.u.query, o);
-    if (r->kind != IL_RESULT_TABLE || r->nrows == 0 || r->width == 0) return r;
+    if (r->kind != IL_RESULT_TABLE || r->nrows == 0) return r;
     query_shape shape;
     kg_query_shape(s, &st.u.query, o, a, &shape);
     if (shape.rule.head.nargs != r->width) return r;
@@ -727,6 +727,8 @@ il_result *kg_why(il_session *s, const char *text, il_arena *a, bool full) {
     w.max_proofs = full ? WHY_MAX_PROOFS_FULL : WHY_MAX_PROOFS;
     w.agg_sample = full ? WHY_AGG_SAMPLE_FULL : WHY_AGG_SAMPLE;
     w.simple_query = is_simple(&st.u.query) && !shape.quirk_all;
+    /* nodes and derivations point into vals, also those of no values (propositions) */
+    il_vec_reserve(w.vals, 1);
     prover p;
     memset(&p, 0, sizeof p);
     p.w = &w;
@@ -747,10 +749,12 @@ il_result *kg_why(il_session *s, const char *text, il_arena *a, bool full) {
         kind = rel_is_derived(s, goal->rel) ? WN_DERIVED : WN_FACT;
     else
         add_clause(&p, &shape.rule, qrel, 1, true);
+    val_t none = 0; /* the row of a query of no columns has no cells */
     for (size_t i = 0; i < nrows; i++) {
         bool added;
-        uint32_t id = add_node(&p, qrel, &r->cells.v[i * r->width], (uint32_t)r->width, kind,
-                               w.simple_query ? 1 : 0, &added);
+        const val_t *row = r->width ? &r->cells.v[i * r->width] : &none;
+        uint32_t id =
+            add_node(&p, qrel, row, (uint32_t)r->width, kind, w.simple_query ? 1 : 0, &added);
         il_vec_push(w.roots, id);
         if (added && kind != WN_FACT) il_vec_push(p.frontier, id);
     }

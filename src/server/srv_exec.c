@@ -367,6 +367,14 @@ static void after_stmt(srv_conn *c, const srv_stmt *st, const il_result *r) {
     pthread_mutex_unlock(&s->users_lock);
 }
 
+/* `switched_kg`: the session's graph after a `.kg use` or `.kg create` that switched, so
+ * that clients follow it (protocol.md, "result"). */
+static void put_switched_kg(il_buf *ext, srv_conn *c) {
+    const char *kg = il_session_graph(c->session);
+    il_buf_puts(ext, ",\"switched_kg\":");
+    il_json_str(ext, kg, strlen(kg));
+}
+
 static void send_parse_error(srv_conn *c, const char *id, const char *text, const char *cls) {
     il_buf f;
     il_buf_init(&f);
@@ -466,6 +474,7 @@ static void execute_one(srv_req *rq, const srv_stmt *st, uint64_t t0) {
         il_json_str(&rp.ext, head, strlen(head));
         il_buf_printf(&rp.ext, ",\"rule_arity\":%u", arity);
     }
+    if (k == IL_STMT_KG_SWITCH) put_switched_kg(&rp.ext, c);
     put_proof_trees(&rp.ext, r);
     if (k == IL_STMT_REL_SHOW && il_result_title(r)) {
         il_buf_puts(&rp.ext, ",\"title\":");
@@ -526,6 +535,7 @@ static void execute_many(srv_req *rq, srv_stmt *sts, size_t n, bool undoable, ui
     size_t nowned = 0;
     const char **lines = NULL;
     size_t nlines = 0;
+    bool switched = false;
     uint64_t writes_before = c->srv->revision_stmt;
     for (size_t index = 0; index < n; index++) {
         srv_stmt *st = &sts[index];
@@ -549,6 +559,8 @@ static void execute_many(srv_req *rq, srv_stmt *sts, size_t n, bool undoable, ui
             if (kind == IL_RESULT_ERROR || kind == IL_RESULT_PARSE_ERROR) {
                 failure = joined_lines(r);
                 if (kind == IL_RESULT_ERROR) code = srv_exec_error_code(failure);
+            } else if (il_result_stmt_class(r) == IL_STMT_KG_SWITCH) {
+                switched = true;
             }
         }
         if (failure) {
@@ -586,6 +598,7 @@ static void execute_many(srv_req *rq, srv_stmt *sts, size_t n, bool undoable, ui
     rp.lines = lines;
     rp.nlines = nlines;
     if (last_table) put_proof_trees(&rp.ext, last_table);
+    if (switched && !stopped) put_switched_kg(&rp.ext, c);
     srv_revision_put_if_changed(c->srv, writes_before, &rp.ext);
     rp.ms = srv_now_ms() - t0;
     if (!rq->stopped) send_reply(c, id, &rp);

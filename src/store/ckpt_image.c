@@ -137,8 +137,9 @@ void ckpt_snapshot_free(ckpt_snapshot *s) {
 static bool load_facts(codec_reader *r, kg_graph *g, kg_relation *kr) {
     uint64_t arity = codec_get_uvar(r), n = codec_get_uvar(r);
     /* every value takes at least a byte: a count beyond that is damage, not data */
-    if (!r->ok || arity < 1 || arity > REL_MAX_ARITY || n > (size_t)(r->end - r->p) / arity)
-        return false;
+    if (!r->ok || arity > REL_MAX_ARITY) return false;
+    /* a relation of no columns holds at most the empty tuple */
+    if (arity == 0 ? n > 1 : n > (size_t)(r->end - r->p) / arity) return false;
     rel_t *rel = kg_rel_data(g, kr, (uint32_t)arity);
     if (rel_arity(rel) != arity) return false;
     size_t nv = (size_t)(n * arity);
@@ -147,7 +148,9 @@ static bool load_facts(codec_reader *r, kg_graph *g, kg_relation *kr) {
     bool ok = r->ok;
     /* Tuples were written in word order; where the words of their values are the same
        in this process (numbers, booleans), the tree is built in one pass. */
-    if (ok && !rel_load_sorted(rel, vals, (size_t)n))
+    if (ok && arity == 0 && n)
+        rel_insert(rel, vals);
+    else if (ok && !rel_load_sorted(rel, vals, (size_t)n))
         for (size_t i = 0; i < n; i++) rel_insert(rel, vals + i * arity);
     free(vals);
     return ok;

@@ -25,7 +25,10 @@ static kg_graph *need_graph(applier *a) {
 static bool apply_tuples(applier *a, int sign) {
     char *rel = codec_get_strdup(&a->r);
     uint64_t arity = codec_get_uvar(&a->r), n = codec_get_uvar(&a->r);
-    bool ok = a->r.ok && arity >= 1 && arity <= REL_MAX_ARITY;
+    bool ok = a->r.ok && arity <= REL_MAX_ARITY;
+    /* of no columns there is one tuple, the empty one: a run of them applies it once (and
+       a count, which no value bytes back, is never walked) */
+    if (arity == 0 && n > 1) n = 1;
     kg_relation *kr = NULL;
     if (ok && a->doit) {
         kg_graph *g = need_graph(a);

@@ -16,6 +16,8 @@
 typedef struct maintained_rule {
     char *name;
     view_t *view; /* NULL: refused (cannot be maintained) until the version moves */
+    rel_t *truth; /* a rule of no columns: its rows as a relation of no columns (the
+                     view keeps a placeholder column), set from the view when read */
 } maintained_rule;
 
 typedef struct read_policy {
@@ -30,6 +32,7 @@ static void policy_clear(kg_graph *g) {
     for (uint32_t i = 0; i < p->rules.n; i++) {
         had_views |= p->rules.v[i].view != NULL;
         view_close(p->rules.v[i].view);
+        rel_free(p->rules.v[i].truth);
         free(p->rules.v[i].name);
     }
     p->rules.n = 0;
@@ -58,8 +61,7 @@ static void maintain(il_session *s, const char *rel) {
     uint32_t arity = kg_head_arity(&r->clauses.v[0]->head);
     kg_relation *kr = kg_rel_find(g, rel);
     /* stored facts of another width make reads of the rule quirky: leave them alone */
-    bool odd =
-        arity == 0 || arity > REL_MAX_ARITY || (kr && kr->data && rel_arity(kr->data) != arity);
+    bool odd = arity > REL_MAX_ARITY || (kr && kr->data && rel_arity(kr->data) != arity);
     view_t *v = NULL;
     if (!odd) {
         il_buf text;
@@ -78,7 +80,7 @@ static void maintain(il_session *s, const char *rel) {
             v = NULL;
         }
     }
-    maintained_rule m = {strdup(rel), v};
+    maintained_rule m = {strdup(rel), v, v && arity == 0 ? rel_new(0) : NULL};
     il_vec_push(p->rules, m);
     if (v) kg_plan_cache_free(g);
 }
@@ -116,8 +118,17 @@ bool read_policy_active(kg_graph *g) {
     if (!p || p->version != g->version) return false;
     bool any = false;
     for (uint32_t i = 0; i < p->rules.n; i++) {
-        if (!p->rules.v[i].view) continue;
-        if (!view_current_rows(p->rules.v[i].view)) return false;
+        maintained_rule *m = &p->rules.v[i];
+        if (!m->view) continue;
+        const rel_t *rows = view_current_rows(m->view);
+        if (!rows) return false;
+        if (m->truth) {
+            val_t none = 0; /* the empty tuple: no word is read */
+            if (rel_count(rows))
+                rel_insert(m->truth, &none);
+            else
+                rel_delete(m->truth, &none);
+        }
         any = true;
     }
     return any;
@@ -125,7 +136,9 @@ bool read_policy_active(kg_graph *g) {
 
 const rel_t *read_policy_rows(kg_graph *g, const char *rel) {
     maintained_rule *m = find(g->read_policy, rel);
-    return m && m->view ? view_current_rows(m->view) : NULL;
+    if (!m || !m->view) return NULL;
+    const rel_t *rows = view_current_rows(m->view);
+    return rows && m->truth ? m->truth : rows;
 }
 
 uint32_t read_policy_count(kg_graph *g) {

@@ -1098,9 +1098,9 @@ const char *view_error(const view_t *v) {
 
 static size_t rel_rows(const rel_t *r, uint32_t arity, val_t **rows) {
     *rows = NULL;
-    size_t n = r && arity ? rel_count(r) : 0;
+    size_t n = r ? rel_count(r) : 0; /* rows of no columns count too */
     if (!n) return 0;
-    val_t *out = malloc(n * arity * sizeof *out);
+    val_t *out = malloc(n * (arity ? arity : 1) * sizeof *out);
     size_t k = 0;
     FOR_TUPLES(r, t) {
         memcpy(&out[k++ * arity], t, arity * sizeof *t);

@@ -103,8 +103,15 @@ static void plan_columns(const plan_op *op, bool seed, bool *bound, vcolplan *cp
     }
 }
 
+/* Tuple width: a derived relation of no columns is kept with one placeholder column
+ * (vx_head), so an atom of no columns reads a relation of width 1 too; a stored relation
+ * with a real column does not match it (walk). */
+static inline uint32_t width(uint32_t arity) {
+    return arity ? arity : 1;
+}
+
 static int pick_index(const rel_t *rel, const plan_op *op, const vcolplan *cp) {
-    if (!rel || rel_count(rel) == 0 || rel_arity(rel) != op->arity) return -1;
+    if (!rel || rel_count(rel) == 0 || width(rel_arity(rel)) != width(op->arity)) return -1;
     if (cp->np == 0) return 0;
     return rel_index((rel_t *)rel, cp->pcol, cp->np);
 }
@@ -115,7 +122,7 @@ static void run_step(vrun *r, uint32_t k);
  * `probe`, returns at the first match (existence test) without binding anything. */
 static bool walk(vrun *r, uint32_t k, const rel_t *rel, int idx, const rel_t *skip, bool probe) {
     const plan_op *op = &r->x->c->ops[r->x->steps[k].op];
-    if (!rel || rel_count(rel) == 0 || rel_arity(rel) != op->arity) return false;
+    if (!rel || rel_count(rel) == 0 || width(rel_arity(rel)) != width(op->arity)) return false;
     const vcolplan *cp = &r->plans[k].cp;
     uint32_t w = op->arity;
     bool full = idx < 0; /* no usable index: walk the primary and compare the prefix */
@@ -125,7 +132,8 @@ static bool walk(vrun *r, uint32_t k, const rel_t *rel, int idx, const rel_t *sk
     for (uint32_t p = 0; p < cp->np; p++)
         prefix[p] = cp->pslot[p] >= 0 ? r->regs[cp->pslot[p]] : cp->pconst[p];
     for (uint32_t a = 0; a < cp->nalt; a++) orig[a] = prefix[cp->altpos[a]];
-    bool skipping = skip && rel_count(skip) && rel_arity(skip) == w;
+    bool skipping = skip && rel_count(skip) && width(rel_arity(skip)) == width(w);
+    bool placeholder = w == 0 && rel_arity(rel) == 1;
     for (uint32_t combo = 0; combo < (1u << cp->nalt); combo++) {
         for (uint32_t a = 0; a < cp->nalt; a++)
             prefix[cp->altpos[a]] = (combo >> a) & 1 ? cp->altval[a] : orig[a];
@@ -137,7 +145,9 @@ static bool walk(vrun *r, uint32_t k, const rel_t *rel, int idx, const rel_t *sk
                 r->x->stop = true;
                 return false;
             }
+            if (placeholder && t[0] != VAL_NULL) continue; /* facts of one column */
             val_t nat[REL_MAX_ARITY];
+            nat[0] = VAL_NULL; /* the placeholder of no columns (vx_head) */
             for (uint32_t p = 0; p < w; p++) nat[order[p]] = t[p];
             bool ok = true;
             if (full)

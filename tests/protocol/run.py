@@ -23,7 +23,9 @@ one in atomic_random.py, of malformed frames in frames_random.py, of odd HTTP in
 http_random.py and of rule evaluation against a naive evaluator in eval_random.py (on
 servers of their own), and the tests of NUL and other bytes in a request's strings, the
 URL's graph name, the WebSocket version, the Bearer scheme and what `.kg list` and
-`.kg acl list` show in strings.py (servers of their own).
+`.kg acl list` show in strings.py (servers of their own), and the rules and facts of no
+arguments (queries, standing queries, restarts), `.rel drop` of a declared relation and
+`switched_kg` in zero.py (servers of their own).
 
 The HTTP connection slots (per address, the header timeout, the slots kept for health
 probes) are tested in http_slots.py, the web client's files and CORS in static_files.py,
@@ -70,6 +72,7 @@ import subs_random  # noqa: E402
 import why  # noqa: E402
 import why_random  # noqa: E402
 import frames_random  # noqa: E402
+import zero  # noqa: E402
 
 # ---------------------------------------------------------------------------
 
@@ -315,7 +318,7 @@ def main():
            + subs_random.TESTS
            + why_random.TESTS + chaos_random.TESTS + atomic_random.TESTS
            + frames_random.TESTS + http_random.TESTS + eval_random.TESTS + strings.TESTS)
-    own = chosen(own + http_slots.TESTS + memory.TESTS + static_files.TESTS)
+    own = chosen(own + http_slots.TESTS + memory.TESTS + static_files.TESTS + zero.TESTS)
     failed += asyncio.run(run_tests(own, binary))
     total = len(chosen(TESTS)) + len(own)
     passed = max(total - failed, 0)

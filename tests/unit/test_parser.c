@@ -749,13 +749,30 @@ Test(parser, bulk_insert) {
     cr_expect_str_eq(sx(st.u.facts.tuples[1].terms[0]), "v:[3,4]");
 }
 
+Test(parser, facts_of_no_arguments) {
+    iql_stmt st = ok("+flag()");
+    cr_expect_eq(st.kind, IQL_STMT_INSERT);
+    cr_expect_str_eq(st.u.facts.rel, "flag");
+    cr_expect_eq(st.u.facts.ntuples, 1);
+    cr_expect_eq(st.u.facts.tuples[0].n, 0);
+    st = ok("-flag()");
+    cr_expect_eq(st.kind, IQL_STMT_DELETE);
+    cr_expect_eq(st.u.facts.tuples[0].n, 0);
+    st = ok("open_now( )");
+    cr_expect_eq(st.kind, IQL_STMT_SESSION_FACT);
+    cr_expect_str_eq(st.u.facts.rel, "open_now");
+    cr_expect_eq(st.u.facts.tuples[0].n, 0);
+}
+
 Test(parser, insert_errors) {
     ERR("+edge(1, 2).", "Expected parentheses: (1, 2).");
     ERR("+data(100, 200).", "Expected parentheses: (100, 200).");
     ERR("+r[(1,2)].", "Bulk insert must be in format: relation[(t1), (t2), ...]");
     ERR("+role_inherits[(1, 2), (2, 3), (3, 4)].",
         "Bulk insert must be in format: relation[(t1), (t2), ...]");
-    ERR("+r()", "Fact must have at least one argument");
+    /* a fact of no arguments names its relation outright */
+    ERR("+R()", "Fact must have at least one argument");
+    ERR("+r x()", "Fact must have at least one argument");
     ERR("+r(,)", "Invalid term: ''");
     ERR("+r[(1), , (2)]", "Invalid term: ''");
     ERR("+noparens", "Invalid insert syntax: +noparens (line 1, column 2)");
@@ -778,7 +795,8 @@ Test(parser, session_facts_and_their_errors) {
     ERR("vectors(Id1, V1), vectors(Id2, V2), Id1 < Id2,",
         "Expected parentheses: (Id1, V1), vectors(Id2, V2), Id1 < Id2,");
     ERR("chain(E, F), chain(F, G), chain(G, H)", "Invalid term: 'F)'");
-    ERR("r()", "Fact must have at least one argument");
+    ERR("!p()", "Fact must have at least one argument");
+    ERR("?!p()", "Fact must have at least one argument");
     ERR("a(X) :- b(X)", "Invalid term: 'X) :- b(X'");
 }
 
