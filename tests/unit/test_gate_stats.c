@@ -483,14 +483,13 @@ Test(gate_report, json_round_trip) {
 static const gg_edge WHY_EDGES[] = {{1, 2}, {1, 3}, {2, 3}, {3, 4}};
 
 #define FACT(a, b)                                                                                 \
-    "{\"kind\":\"fact\",\"atom\":\"edge(" #a ", " #b ")\",\"relation\":\"edge\",\"tuple\":[" #a    \
-    "," #b "]}"
-#define RULE(clause, children)                                                                     \
-    "{\"kind\":\"rule\",\"rule\":\"r\",\"clause\":" #clause                                        \
-    ",\"bindings\":{},\"children\":[" children "]}"
-#define DERIVED(id, rel, a, b, derivations)                                                        \
-    "{\"kind\":\"derived\",\"id\":" #id ",\"atom\":\"x\",\"relation\":\"" rel "\",\"tuple\":[" #a  \
-    "," #b "],\"derivations\":[" derivations "],\"more\":false}"
+    "{\"kind\":\"fact\",\"conclusion\":{\"pred\":\"edge\",\"args\":[" #a "," #b                    \
+    "]},\"source\":\"edb\"}"
+#define RULE(rel, a, b, extra)                                                                     \
+    "{\"kind\":\"rule\",\"conclusion\":{\"pred\":\"" rel "\",\"args\":[" #a "," #b                 \
+    "]},\"source\":\"derived\",\"rule_id\":\"r\",\"bindings\":{}" extra "}"
+#define TREE(root, nodes)                                                                          \
+    "{\"version\":1,\"query\":\"q\",\"roots\":[\"" root "\"],\"nodes\":{" nodes "}}"
 
 static bool proofs_hold(const char *trees, const char *rows, char *why) {
     json_t *t = json_loads(trees, 0, NULL), *r = json_loads(rows, 0, NULL);
@@ -504,46 +503,109 @@ static bool proofs_hold(const char *trees, const char *rows, char *why) {
 Test(gate_why, proofs_against_the_graph) {
     char why[300];
     /* two_hop(1, 3) through 2, two_hop(1, 4) through 3: as the server writes them. */
-    const char *two_hop = "[{\"row\":[1,3],\"proof\":" DERIVED(
-        0, "two_hop", 1, 3,
-        RULE(1, FACT(1, 2) "," FACT(
-                    2, 3))) "},{\"row\":[1,4],\"proof\":" DERIVED(1, "two_hop", 1, 4,
-                                                                  RULE(1, FACT(1, 3) "," FACT(
-                                                                              3, 4))) "}]";
+    const char *two_hop = "[" TREE(
+        "n0",
+        "\"n0\":" RULE(
+            "two_hop", 1, 3,
+            ",\"children\":[\"n2\",\"n3\"]") ","
+                                             "\"n2\":" FACT(1, 2) ",\"n3\":" FACT(
+                                                 2, 3)) "," TREE("n1",
+                                                                 "\"n1\":" RULE(
+                                                                     "two_hop", 1, 4,
+                                                                     ",\"children\":[\"n4\","
+                                                                     "\"n5\"]") ","
+                                                                                "\"n4\":" FACT(
+                                                                                    1,
+                                                                                    3) ",\"n5\""
+                                                                                       ":" FACT(3,
+                                                                                                4)) "]";
     cr_assert(proofs_hold(two_hop, "[[1,3],[1,4]]", why), "%s", why);
-    /* reach(1, 4) through reach(1, 3), written out before: a ref. */
-    const char *reach = "[{\"row\":[1,3],\"proof\":" DERIVED(
-        0, "reach", 1, 3,
-        RULE(1, FACT(1, 3)) "," RULE(
-            2, DERIVED(1, "reach", 1, 2, RULE(1, FACT(1, 2))) "," FACT(
-                   2, 3))) "},{\"row\":[1,4],\"proof\":" DERIVED(2, "reach", 1, 4,
-                                                                 RULE(2,
-                                                                      "{\"kind\":\"ref\",\"id\":0,"
-                                                                      "\"atom\":\"reach(1, 3)\"}"
-                                                                      "," FACT(3, 4))) "}]";
+    /* reach(1, 3) directly and, as an alternative, through reach(1, 2); reach(1, 4)
+     * through reach(1, 3), one node in its tree. */
+    const char *reach = "[" TREE(
+        "n0", "\"n0\":" RULE(
+                  "reach", 1, 3,
+                  ",\"children\":[\"e13\"],\"alternatives\":[\"d1\"]") ","
+                                                                       "\"d1\":" RULE(
+                                                                           "reach", 1, 3,
+                                                                           ",\"children\":[\"n1\","
+                                                                           "\"e23\"]") ","
+                                                                                       "\"n1\""
+                                                                                       ":" RULE(
+                                                                                           "reach",
+                                                                                           1, 2,
+                                                                                           ",\"chil"
+                                                                                           "dren\":"
+                                                                                           "[\"e12"
+                                                                                           "\"]") ","
+                                                                                                  "\"e13\":" FACT(1, 3) ",\"e23\":" FACT(2, 3) ",\"e12\":" FACT(
+                                                                                                      1,
+                                                                                                      2)) "," TREE("n2",
+                                                                                                                   "\"n2\":" RULE(
+                                                                                                                       "reach",
+                                                                                                                       1,
+                                                                                                                       4,
+                                                                                                                       ",\"children\":[\"n0\",\"e34\"]") ","
+                                                                                                                                                         "\"n0\":" RULE(
+                                                                                                                                                             "reach",
+                                                                                                                                                             1,
+                                                                                                                                                             3,
+                                                                                                                                                             ",\"children\":[\"e13\"]") ","
+                                                                                                                                                                                        "\"e13\":" FACT(1, 3) ",\"e34\":" FACT(
+                                                                                                                                                                                            3,
+                                                                                                                                                                                            4)) "]";
     cr_assert(proofs_hold(reach, "[[1,3],[1,4]]", why), "%s", why);
 
-    /* A fact that is not an edge; children that do not join; a ref to nothing; a tree
-     * short; a tree for another row; a conclusion without derivations. */
-    cr_assert(!proofs_hold("[{\"row\":[1,4],\"proof\":" DERIVED(
-                               0, "two_hop", 1, 4, RULE(1, FACT(1, 2) "," FACT(2, 4))) "}]",
-                           "[[1,4]]", why));
+    /* A fact that is not an edge; children that do not join; a child that is no node; a
+     * tree short; a tree for another row; a conclusion without derivation; an
+     * alternative of another conclusion. */
+    cr_assert(!proofs_hold(
+        "[" TREE("n0",
+                 "\"n0\":" RULE("two_hop", 1, 4,
+                                ",\"children\":[\"a\",\"b\"]") ","
+                                                               "\"a\":" FACT(1, 2) ",\"b\":" FACT(
+                                                                   2, 4)) "]",
+        "[[1,4]]", why));
     cr_assert(strstr(why, "edge(2, 4)"), "%s", why);
-    cr_assert(!proofs_hold("[{\"row\":[1,4],\"proof\":" DERIVED(
-                               0, "two_hop", 1, 4, RULE(1, FACT(1, 2) "," FACT(3, 4))) "}]",
-                           "[[1,4]]", why));
+    cr_assert(!proofs_hold(
+        "[" TREE("n0",
+                 "\"n0\":" RULE("two_hop", 1, 4,
+                                ",\"children\":[\"a\",\"b\"]") ","
+                                                               "\"a\":" FACT(1, 2) ",\"b\":" FACT(
+                                                                   3, 4)) "]",
+        "[[1,4]]", why));
     cr_assert(strstr(why, "does not derive"), "%s", why);
-    cr_assert(!proofs_hold("[{\"row\":[1,4],\"proof\":" DERIVED(
-                               0, "reach", 1, 4,
-                               RULE(2, "{\"kind\":\"ref\",\"id\":7,\"atom\":\"reach(1, 3)\"}"
-                                       "," FACT(3, 4))) "}]",
-                           "[[1,4]]", why));
-    cr_assert(strstr(why, "ref"), "%s", why);
+    cr_assert(!proofs_hold(
+        "[" TREE("n0", "\"n0\":" RULE("reach", 1, 4,
+                                      ",\"children\":[\"n7\",\"b\"]") ","
+                                                                      "\"b\":" FACT(3, 4)) "]",
+        "[[1,4]]", why));
+    cr_assert(strstr(why, "n7"), "%s", why);
     cr_assert(!proofs_hold("[]", "[[1,3]]", why));
-    cr_assert(!proofs_hold("[{\"row\":[1,3],\"proof\":" DERIVED(
-                               0, "two_hop", 1, 3, RULE(1, FACT(1, 2) "," FACT(2, 3))) "}]",
-                           "[[1,4]]", why));
-    cr_assert(!proofs_hold("[{\"row\":[1,3],\"proof\":" DERIVED(0, "two_hop", 1, 3, "") "}]",
-                           "[[1,3]]", why));
-    cr_assert(strstr(why, "no derivation"), "%s", why);
+    cr_assert(!proofs_hold(
+        "[" TREE("n0",
+                 "\"n0\":" RULE("two_hop", 1, 3,
+                                ",\"children\":[\"a\",\"b\"]") ","
+                                                               "\"a\":" FACT(1, 2) ",\"b\":" FACT(
+                                                                   2, 3)) "]",
+        "[[1,4]]", why));
+    cr_assert(
+        !proofs_hold("[" TREE("n0", "\"n0\":" RULE("two_hop", 1, 3, "")) "]", "[[1,3]]", why));
+    cr_assert(strstr(why, "0 children"), "%s", why);
+    cr_assert(!proofs_hold(
+        "[" TREE(
+            "n0",
+            "\"n0\":" RULE(
+                "reach", 1, 3,
+                ",\"children\":[\"a\"],"
+                "\"alternatives\":[\"d\"]") ","
+                                            "\"d\":" RULE(
+                                                "reach", 1, 2,
+                                                ",\"children\":[\"b\"]") ","
+                                                                         "\"a\":" FACT(
+                                                                             1,
+                                                                             3) ",\"b\":" FACT(1,
+                                                                                               2)) "]",
+        "[[1,3]]", why));
+    cr_assert(strstr(why, "alternative"), "%s", why);
 }
