@@ -298,9 +298,18 @@ size_t il_result_total_rows(const il_result *r);
 const il_value *il_result_row(const il_result *r, size_t i, size_t *width);
 
 /* For the result of `.why ?query` (and `.why full ?query`): the proof trees of its rows
- * as a JSON array, one object {"row": [...], "proof": node} per row (docs/server.md,
- * "Proof trees"); valid until the result is freed. NULL for any other result. */
+ * as a JSON array, one DAG {"version", "query", "roots", "nodes"} per row (docs/server.md,
+ * "Proof trees"); for `.why_not`, one DAG of why_not nodes. Valid until the result is
+ * freed. NULL for any other result. */
 const char *il_result_proof_trees(const il_result *r);
+
+/* Where a statement's time went, in nanoseconds: parsing, evaluating its rule programs,
+ * and the rest (planning or finding the cached plan, sorting and cutting the rows, the
+ * meta command's own work); total covers all three. */
+typedef struct il_timing {
+    uint64_t parse_ns, eval_ns, other_ns, total_ns;
+} il_timing;
+il_timing il_result_timing(const il_result *r);
 
 /* For IL_STMT_SESSION_RULE: the head relation and the head's effective arity. */
 const char *il_result_rule_head(const il_result *r, uint32_t *arity);

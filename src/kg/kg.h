@@ -148,6 +148,7 @@ struct il_session {
     exec_guard *guard;            /* the running statement's (guards.c), or NULL */
     /* the running query's own strings (base/intern.h), entered while it evaluates, or NULL */
     il_intern_scope *strings;
+    uint64_t eval_ns; /* the running statement's time in its programs' evaluation so far */
 };
 
 /* A query's evaluation runs inside its scope of strings, when it has one (engine.c). */
@@ -174,6 +175,7 @@ struct il_result {
     size_t total_rows;        /* a query's table: its rows before the cut to nrows (0: not cut) */
     char *proof_json;         /* `.why`: the rows' proof trees as a JSON array (why.c), or NULL */
     il_intern_scope *strings; /* strings only this result's query made, freed with it */
+    il_timing timing;
 };
 
 /* ---- catalog (catalog.c) ---- */

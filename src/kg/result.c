@@ -148,3 +148,7 @@ bool il_value_is_number(il_value v) {
 const char *il_result_proof_trees(const il_result *r) {
     return r->proof_json;
 }
+
+il_timing il_result_timing(const il_result *r) {
+    return r->timing;
+}
