@@ -306,6 +306,15 @@ const char *il_result_proof_trees(const il_result *r);
 /* Where a statement's time went, in nanoseconds: parsing, evaluating its rule programs,
  * and the rest (planning or finding the cached plan, sorting and cutting the rows, the
  * meta command's own work); total covers all three. */
+/* Where row i of a query's table comes from: "persistent" (the graph's stored facts and
+ * persistent rules give it), "ephemeral" (only the session's facts or rules do), or
+ * "unknown" (the session has none: the normal path; and any other result). */
+const char *il_result_row_provenance(const il_result *r, size_t i);
+/* For a query on a session with facts or rules of its own: the result's `metadata` object
+ * as JSON ({"has_ephemeral": true, "ephemeral_sources"?, "warnings"?}, protocol.md 2.4);
+ * NULL otherwise. Valid until the result is freed. */
+const char *il_result_metadata(const il_result *r);
+
 typedef struct il_timing {
     uint64_t parse_ns, eval_ns, other_ns, total_ns;
 } il_timing;

@@ -638,6 +638,8 @@ il_result *kg_query(il_session *s, const iql_query *q, kg_query_opts opts) {
             res_add_col(r, name);
         }
     }
+    if (opts.provenance && opts.with_session && (s->rules.n || s->facts.n))
+        kg_provenance(s, &rule, r);
     il_arena_destroy(&a);
     return r;
 }

@@ -82,10 +82,18 @@ static void write_row(il_buf *b, const void *src, size_t i) {
     }
 }
 
-static void write_provenance(il_buf *b, size_t n) {
-    if (n == 0) return;
+/* `row_provenance` of rows [from, to): "unknown" but for a query's table on a session
+ * with facts or rules of its own (il_result_row_provenance). */
+static void write_provenance(il_buf *b, const reply *r, size_t from, size_t to) {
+    if (to == from) return;
+    const il_result *t = r->table && !r->cols && il_result_metadata(r->table) ? r->table : NULL;
     il_buf_puts(b, ",\"row_provenance\":[");
-    for (size_t i = 0; i < n; i++) il_buf_puts(b, i ? ",\"unknown\"" : "\"unknown\"");
+    for (size_t i = from; i < to; i++) {
+        if (i > from) il_buf_putc(b, ',');
+        il_buf_putc(b, '"');
+        il_buf_puts(b, t ? il_result_row_provenance(t, i) : "unknown");
+        il_buf_putc(b, '"');
+    }
     il_buf_putc(b, ']');
 }
 
@@ -158,7 +166,7 @@ static void send_reply(srv_conn *c, const char *id, reply *r) {
         il_buf_puts(&b, ",\"errors\":[");
         il_buf_put(&b, r->errors.data, r->errors.len);
         il_buf_putc(&b, ']');
-        write_provenance(&b, nrows);
+        write_provenance(&b, r, 0, nrows);
         il_buf_put(&b, r->ext.data, r->ext.len);
         if (timing) write_timing(&b, r->table, encode_ns);
         il_buf_putc(&b, '}');
@@ -183,7 +191,7 @@ static void send_reply(srv_conn *c, const char *id, reply *r) {
             il_buf_puts(&b, ",\"rows\":");
             srv_rows_put(&b, &rows, i, j);
             il_buf_printf(&b, ",\"chunk_index\":%zu", chunk++);
-            write_provenance(&b, j - i);
+            write_provenance(&b, r, i, j);
             il_buf_putc(&b, '}');
             send_buf(c, &b);
         }
@@ -195,8 +203,14 @@ static void send_reply(srv_conn *c, const char *id, reply *r) {
     srv_rows_free(&rows);
 }
 
-/* `proof_trees` of a `.why` result (docs/server.md, "Proof trees"). */
+/* `proof_trees` of a `.why` result (docs/server.md, "Proof trees"), and `metadata` of a
+ * query on a session with facts or rules of its own. */
 static void put_proof_trees(il_buf *ext, const il_result *r) {
+    const char *meta = il_result_metadata(r);
+    if (meta) {
+        il_buf_puts(ext, ",\"metadata\":");
+        il_buf_puts(ext, meta);
+    }
     const char *trees = il_result_proof_trees(r);
     if (!trees) return;
     il_buf_puts(ext, ",\"proof_trees\":");
