@@ -28,7 +28,7 @@ static void add_body(name_vec *todo, const iql_rule *r) {
             il_vec_push(*todo, r->body[i].atom.rel);
 }
 
-/* The session's facts (relations, in the order met) and rules (clauses) that the query
+/* The session's facts (relations) and rules (clauses) that the query
  * can read. */
 static void session_reach(il_session *s, const iql_rule *q, name_vec *sources, uint32_t *nrules) {
     name_vec todo = {0};
@@ -70,7 +70,13 @@ static bool has_row(const val_t *rows, size_t n, uint32_t w, const val_t *row) {
     return false;
 }
 
-static void metadata(il_result *r, const name_vec *sources, uint32_t nrules) {
+static int cmp_names(const void *a, const void *b) {
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* `metadata`, the sources sorted by name. */
+static void metadata(il_result *r, name_vec *sources, uint32_t nrules) {
+    if (sources->n > 1) qsort(sources->v, sources->n, sizeof *sources->v, cmp_names);
     il_buf b;
     il_buf_init(&b);
     il_buf_puts(&b, "{\"has_ephemeral\":true");
