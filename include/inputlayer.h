@@ -303,9 +303,6 @@ const il_value *il_result_row(const il_result *r, size_t i, size_t *width);
  * freed. NULL for any other result. */
 const char *il_result_proof_trees(const il_result *r);
 
-/* Where a statement's time went, in nanoseconds: parsing, evaluating its rule programs,
- * and the rest (planning or finding the cached plan, sorting and cutting the rows, the
- * meta command's own work); total covers all three. */
 /* Where row i of a query's table comes from: "persistent" (the graph's stored facts and
  * persistent rules give it), "ephemeral" (only the session's facts or rules do), or
  * "unknown" (the session has none: the normal path; and any other result). */
@@ -315,8 +312,11 @@ const char *il_result_row_provenance(const il_result *r, size_t i);
  * NULL otherwise. Valid until the result is freed. */
 const char *il_result_metadata(const il_result *r);
 
+/* Where a statement's time went, in nanoseconds: parsing, evaluating its rule programs,
+ * proving its rows (`.why`, `.why_not`), and the rest (planning or finding the cached
+ * plan, sorting and cutting the rows, a meta command's own work); total covers all four. */
 typedef struct il_timing {
-    uint64_t parse_ns, eval_ns, other_ns, total_ns;
+    uint64_t parse_ns, eval_ns, prove_ns, other_ns, total_ns;
 } il_timing;
 il_timing il_result_timing(const il_result *r);
 

@@ -150,7 +150,7 @@ static il_result *statement(il_session *s, const char *text, size_t len, bool st
     /* a few clock reads per statement: its start, the end of parsing, its end (and
        kg_query_rows's two around each evaluation) */
     uint64_t t0 = exec_clock_ns(), t1 = t0;
-    s->eval_ns = 0;
+    s->eval_ns = s->prove_ns = 0;
     /* cancelled or out of time before it started (say, while it waited its turn): it
        never runs */
     if (!exec_guard_check(&guard)) {
@@ -178,8 +178,11 @@ static il_result *statement(il_session *s, const char *text, size_t len, bool st
     uint64_t t2 = exec_clock_ns();
     r->timing.total_ns = t2 - t0;
     r->timing.parse_ns = t1 - t0;
-    r->timing.eval_ns = s->eval_ns < t2 - t1 ? s->eval_ns : t2 - t1;
-    r->timing.other_ns = t2 - t1 - r->timing.eval_ns;
+    uint64_t rest = t2 - t1;
+    r->timing.eval_ns = s->eval_ns < rest ? s->eval_ns : rest;
+    rest -= r->timing.eval_ns;
+    r->timing.prove_ns = s->prove_ns < rest ? s->prove_ns : rest;
+    r->timing.other_ns = rest - r->timing.prove_ns;
     return r;
 }
 

@@ -148,7 +148,8 @@ struct il_session {
     exec_guard *guard;            /* the running statement's (guards.c), or NULL */
     /* the running query's own strings (base/intern.h), entered while it evaluates, or NULL */
     il_intern_scope *strings;
-    uint64_t eval_ns; /* the running statement's time in its programs' evaluation so far */
+    uint64_t eval_ns;  /* the running statement's time in its programs' evaluation so far */
+    uint64_t prove_ns; /* and in proving rows (`.why`, `.why_not`) */
 };
 
 /* A query's evaluation runs inside its scope of strings, when it has one (engine.c). */

@@ -777,6 +777,7 @@ il_result *kg_why(il_session *s, const char *text, il_arena *a, bool full) {
         kind = rel_is_derived(s, goal->rel) ? WN_DERIVED : WN_FACT;
     else
         add_clause(&p, &shape.rule, qrel, 1, true);
+    uint64_t t0 = exec_clock_ns();
     for (size_t i = 0; i < nrows; i++) {
         bool added;
         uint32_t id = add_node(&p, qrel, &r->cells.v[i * r->width], (uint32_t)r->width, kind,
@@ -793,6 +794,7 @@ il_result *kg_why(il_session *s, const char *text, il_arena *a, bool full) {
         why_json(&w, &b);
         r->proof_json = il_buf_take(&b);
     }
+    s->prove_ns += exec_clock_ns() - t0;
     exec_guard_leave(outer);
     il_vec_free(w.rels);
     il_vec_free(w.roots);

@@ -57,6 +57,13 @@ Test(extras, timing_adds_up) {
     il_timing t = il_result_timing(r);
     cr_assert_gt(t.total_ns, 0);
     cr_assert_gt(t.eval_ns, 0);
+    cr_assert_eq(t.prove_ns, 0);
     cr_assert_eq(t.parse_ns + t.eval_ns + t.other_ns, t.total_ns);
+    il_result_free(r);
+    unit_run(unit_session, "+r(X, Y) <- e(X, Y)");
+    r = exec(".why ?r(1, Y)");
+    t = il_result_timing(r);
+    cr_assert_gt(t.prove_ns, 0);
+    cr_assert_eq(t.parse_ns + t.eval_ns + t.prove_ns + t.other_ns, t.total_ns);
     il_result_free(r);
 }
