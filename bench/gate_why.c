@@ -14,13 +14,11 @@ typedef struct conclusion {
     int64_t a, b;
 } conclusion;
 
-/* What a check has seen: the conclusions written out so far, by id (refs point back). */
+/* What a check has seen: the conclusions of the tree checked so far, by id. */
 typedef struct checker {
     const gg_edge *edges;
     size_t nedges;
-    conclusion *byid;
-    bool *known;
-    size_t cap;
+    json_t *checked;
     char *why;
     size_t why_len;
 } checker;
@@ -55,76 +53,52 @@ static bool read_pair(const json_t *v, int64_t *a, int64_t *b) {
     return true;
 }
 
-static bool remember(checker *c, int64_t id, const conclusion *k) {
-    if (id < 0 || id > 10000000) return fault(c, "a node id %" PRId64 " out of range", id);
-    if ((size_t)id >= c->cap) {
-        size_t cap = c->cap ? c->cap : 256;
-        while (cap <= (size_t)id) cap *= 2;
-        conclusion *byid = realloc(c->byid, cap * sizeof *byid);
-        bool *known = byid ? realloc(c->known, cap * sizeof *known) : NULL;
-        if (byid) c->byid = byid;
-        if (!known) return fault(c, "out of memory");
-        memset(known + c->cap, 0, (cap - c->cap) * sizeof *known);
-        c->known = known;
-        c->cap = cap;
-    }
-    if (c->known[id]) return fault(c, "node id %" PRId64 " written out twice", id);
-    c->known[id] = true;
-    c->byid[id] = *k;
-    return true;
-}
+static bool check_node(checker *c, const json_t *tree, const char *id, int depth, conclusion *out);
 
-static bool check_node(checker *c, const json_t *node, int depth, conclusion *out);
-
-/* A derivation of `k`: an instance of one of its relation's clauses, its children valid
- * and joined as the clause says. */
-static bool check_derivation(checker *c, const conclusion *k, const json_t *d, int depth) {
+/* A derivation of `k` (a rule node: the conclusion's own or an alternative): an instance
+ * of one of its relation's clauses, its children valid and joined as the clause says. */
+static bool check_derivation(checker *c, const json_t *tree, const conclusion *k, const json_t *d,
+                             int depth) {
     const char *kind = json_string_value(json_object_get(d, "kind"));
     const json_t *children = json_object_get(d, "children");
-    const json_t *clause = json_object_get(d, "clause");
-    if (!kind || strcmp(kind, "rule") != 0 || !json_is_integer(clause) || !json_is_array(children))
+    if (!kind || strcmp(kind, "rule") != 0 || !json_is_string(json_object_get(d, "rule_id")))
         return fault(c, "%s(%" PRId64 ", %" PRId64 "): a derivation that is not a rule's", k->rel,
                      k->a, k->b);
     conclusion ch[2];
     size_t n = json_array_size(children);
-    if (n > 2) return fault(c, "%s: a derivation with %zu children", k->rel, n);
-    for (size_t i = 0; i < n; i++)
-        if (!check_node(c, json_array_get(children, i), depth + 1, &ch[i])) return false;
+    if (n > 2 || n == 0) return fault(c, "%s: a derivation with %zu children", k->rel, n);
+    for (size_t i = 0; i < n; i++) {
+        const char *cid = json_string_value(json_array_get(children, i));
+        if (!cid || !check_node(c, tree, cid, depth + 1, &ch[i]))
+            return cid ? false : fault(c, "a child id that is not a string");
+    }
     bool two_hop = strcmp(k->rel, "two_hop") == 0;
-    long cl = (long)json_integer_value(clause);
     bool good;
     if (two_hop)
-        good = cl == 1 && n == 2 && strcmp(ch[0].rel, "edge") == 0 &&
-               strcmp(ch[1].rel, "edge") == 0 && ch[0].a == k->a && ch[0].b == ch[1].a &&
-               ch[1].b == k->b;
-    else if (cl == 1)
-        good = n == 1 && strcmp(ch[0].rel, "edge") == 0 && ch[0].a == k->a && ch[0].b == k->b;
+        good = n == 2 && strcmp(ch[0].rel, "edge") == 0 && strcmp(ch[1].rel, "edge") == 0 &&
+               ch[0].a == k->a && ch[0].b == ch[1].a && ch[1].b == k->b;
+    else if (n == 1)
+        good = strcmp(ch[0].rel, "edge") == 0 && ch[0].a == k->a && ch[0].b == k->b;
     else
-        good = cl == 2 && n == 2 && strcmp(ch[0].rel, "reach") == 0 &&
-               strcmp(ch[1].rel, "edge") == 0 && ch[0].a == k->a && ch[0].b == ch[1].a &&
-               ch[1].b == k->b;
+        good = strcmp(ch[0].rel, "reach") == 0 && strcmp(ch[1].rel, "edge") == 0 &&
+               ch[0].a == k->a && ch[0].b == ch[1].a && ch[1].b == k->b;
     return good || fault(c,
-                         "%s(%" PRId64 ", %" PRId64 "): clause %ld's derivation does not "
-                         "derive it from its children",
-                         k->rel, k->a, k->b, cl);
+                         "%s(%" PRId64 ", %" PRId64 "): a derivation that does not derive it "
+                         "from its children",
+                         k->rel, k->a, k->b);
 }
 
-static bool check_node(checker *c, const json_t *node, int depth, conclusion *out) {
+static bool check_node(checker *c, const json_t *tree, const char *id, int depth, conclusion *out) {
     if (depth > MAX_DEPTH) return fault(c, "a proof deeper than %d", MAX_DEPTH);
+    const json_t *node = json_object_get(json_object_get(tree, "nodes"), id);
+    if (!node) return fault(c, "a child id %s that is not a node", id);
     const char *kind = json_string_value(json_object_get(node, "kind"));
     if (!kind) return fault(c, "a node without a kind");
-    if (strcmp(kind, "ref") == 0) {
-        const json_t *id = json_object_get(node, "id");
-        json_int_t i = json_is_integer(id) ? json_integer_value(id) : -1;
-        if (i < 0 || (size_t)i >= c->cap || !c->known[i])
-            return fault(c, "a ref to node %lld, not written out before", (long long)i);
-        *out = c->byid[i];
-        return true;
-    }
-    const char *rel = json_string_value(json_object_get(node, "relation"));
+    const json_t *k = json_object_get(node, "conclusion");
+    const char *rel = json_string_value(json_object_get(k, "pred"));
     if (!rel || strlen(rel) >= sizeof out->rel ||
-        !read_pair(json_object_get(node, "tuple"), &out->a, &out->b))
-        return fault(c, "a %s node without a relation and a tuple of two integers", kind);
+        !read_pair(json_object_get(k, "args"), &out->a, &out->b))
+        return fault(c, "a %s node without a conclusion of two integers", kind);
     snprintf(out->rel, sizeof out->rel, "%s", rel);
     if (strcmp(kind, "fact") == 0) {
         if (strcmp(rel, "edge") != 0 || !has_edge(c, out->a, out->b))
@@ -132,17 +106,22 @@ static bool check_node(checker *c, const json_t *node, int depth, conclusion *ou
                          out->b);
         return true;
     }
-    if (strcmp(kind, "derived") != 0)
+    if (strcmp(kind, "rule") != 0)
         return fault(c, "a %s node for %s(%" PRId64 ", %" PRId64 ")", kind, rel, out->a, out->b);
     if (strcmp(rel, "two_hop") != 0 && strcmp(rel, "reach") != 0)
         return fault(c, "a conclusion of relation %s", rel);
-    const json_t *id = json_object_get(node, "id");
-    if (!json_is_integer(id) || !remember(c, json_integer_value(id), out)) return false;
-    const json_t *ds = json_object_get(node, "derivations");
-    if (json_array_size(ds) == 0)
-        return fault(c, "%s(%" PRId64 ", %" PRId64 ") has no derivation", rel, out->a, out->b);
-    for (size_t i = 0; i < json_array_size(ds); i++)
-        if (!check_derivation(c, out, json_array_get(ds, i), depth)) return false;
+    /* a conclusion is one node: checked once per tree */
+    if (json_object_get(c->checked, id)) return true;
+    json_object_set_new(c->checked, id, json_true());
+    if (!check_derivation(c, tree, out, node, depth)) return false;
+    const json_t *alts = json_object_get(node, "alternatives");
+    for (size_t i = 0; i < json_array_size(alts); i++) {
+        const char *aid = json_string_value(json_array_get(alts, i));
+        const json_t *alt = aid ? json_object_get(json_object_get(tree, "nodes"), aid) : NULL;
+        if (!alt || !json_equal(json_object_get(alt, "conclusion"), k))
+            return fault(c, "an alternative that is not a derivation of its conclusion");
+        if (!check_derivation(c, tree, out, alt, depth)) return false;
+    }
     return true;
 }
 
@@ -157,15 +136,17 @@ bool gw_check_proofs(const json_t *trees, const json_t *rows, const gg_edge *edg
         const json_t *t = json_array_get(trees, i), *row = json_array_get(rows, i);
         conclusion k;
         int64_t a, b;
-        if (!json_equal(json_object_get(t, "row"), row) || !read_pair(row, &a, &b))
-            good = fault(&c, "proof tree %zu is not for row %zu", i, i);
-        else if (!check_node(&c, json_object_get(t, "proof"), 0, &k))
+        const char *root = json_string_value(json_array_get(json_object_get(t, "roots"), 0));
+        c.checked = json_object();
+        if (json_integer_value(json_object_get(t, "version")) != 1 || !root ||
+            !read_pair(row, &a, &b))
+            good = fault(&c, "proof tree %zu is not a DAG for row %zu", i, i);
+        else if (!check_node(&c, t, root, 0, &k))
             good = false;
         else if (strcmp(k.rel, "edge") == 0 || k.a != a || k.b != b)
             good = fault(&c, "proof tree %zu proves %s(%" PRId64 ", %" PRId64 "), not its row", i,
                          k.rel, k.a, k.b);
+        json_decref(c.checked);
     }
-    free(c.byid);
-    free(c.known);
     return good;
 }

@@ -305,9 +305,27 @@ size_t il_result_total_rows(const il_result *r);
 const il_value *il_result_row(const il_result *r, size_t i, size_t *width);
 
 /* For the result of `.why ?query` (and `.why full ?query`): the proof trees of its rows
- * as a JSON array, one object {"row": [...], "proof": node} per row (docs/server.md,
- * "Proof trees"); valid until the result is freed. NULL for any other result. */
+ * as a JSON array, one DAG {"version", "query", "roots", "nodes"} per row (docs/server.md,
+ * "Proof trees"); for `.why_not`, one DAG of why_not nodes. Valid until the result is
+ * freed. NULL for any other result. */
 const char *il_result_proof_trees(const il_result *r);
+
+/* Where row i of a query's table comes from: "persistent" (the graph's stored facts and
+ * persistent rules give it), "ephemeral" (only the session's facts or rules do), or
+ * "unknown" (the session has none: the normal path; and any other result). */
+const char *il_result_row_provenance(const il_result *r, size_t i);
+/* For a query on a session with facts or rules of its own: the result's `metadata` object
+ * as JSON ({"has_ephemeral": true, "ephemeral_sources"?, "warnings"?}, protocol.md 2.4);
+ * NULL otherwise. Valid until the result is freed. */
+const char *il_result_metadata(const il_result *r);
+
+/* Where a statement's time went, in nanoseconds: parsing, evaluating its rule programs,
+ * proving its rows (`.why`, `.why_not`), and the rest (planning or finding the cached
+ * plan, sorting and cutting the rows, a meta command's own work); total covers all four. */
+typedef struct il_timing {
+    uint64_t parse_ns, eval_ns, prove_ns, other_ns, total_ns;
+} il_timing;
+il_timing il_result_timing(const il_result *r);
 
 /* For IL_STMT_SESSION_RULE: the head relation and the head's effective arity. */
 const char *il_result_rule_head(const il_result *r, uint32_t *arity);

@@ -147,6 +147,10 @@ static il_result *statement(il_session *s, const char *text, size_t len, bool st
        functions compute) are held by its result and freed with it; any other statement
        interns for good. */
     il_intern_scope *strings = NULL;
+    /* a few clock reads per statement: its start, the end of parsing, its end (and
+       kg_query_rows's two around each evaluation) */
+    uint64_t t0 = exec_clock_ns(), t1 = t0;
+    s->eval_ns = s->prove_ns = 0;
     /* cancelled or out of time before it started (say, while it waited its turn): it
        never runs */
     if (!exec_guard_check(&guard)) {
@@ -154,7 +158,9 @@ static il_result *statement(il_session *s, const char *text, size_t len, bool st
         il_arena_init(&a);
         iql_stmt st;
         const char *err = NULL;
-        if (!iql_parse(&a, text, len, &st, &err))
+        bool parsed = iql_parse(&a, text, len, &st, &err);
+        t1 = exec_clock_ns();
+        if (!parsed)
             r = res_parse_error(err ? err : "Parse error");
         else {
             if (reads_only(&st)) strings = il_intern_scope_new();
@@ -169,6 +175,14 @@ static il_result *statement(il_session *s, const char *text, size_t len, bool st
     }
     r = kg_guard_end(s, &guard, r);
     r->strings = strings;
+    uint64_t t2 = exec_clock_ns();
+    r->timing.total_ns = t2 - t0;
+    r->timing.parse_ns = t1 - t0;
+    uint64_t rest = t2 - t1;
+    r->timing.eval_ns = s->eval_ns < rest ? s->eval_ns : rest;
+    rest -= r->timing.eval_ns;
+    r->timing.prove_ns = s->prove_ns < rest ? s->prove_ns : rest;
+    r->timing.other_ns = rest - r->timing.prove_ns;
     return r;
 }
 

@@ -155,6 +155,8 @@ struct il_session {
     exec_guard *guard;            /* the running statement's (guards.c), or NULL */
     /* the running query's own strings (base/intern.h), entered while it evaluates, or NULL */
     il_intern_scope *strings;
+    uint64_t eval_ns;  /* the running statement's time in its programs' evaluation so far */
+    uint64_t prove_ns; /* and in proving rows (`.why`, `.why_not`) */
 };
 
 /* A query's evaluation runs inside its scope of strings, when it has one (engine.c). */
@@ -181,7 +183,17 @@ struct il_result {
     size_t total_rows;        /* a query's table: its rows before the cut to nrows (0: not cut) */
     char *proof_json;         /* `.why`: the rows' proof trees as a JSON array (why.c), or NULL */
     il_intern_scope *strings; /* strings only this result's query made, freed with it */
+    il_timing timing;
+    /* a query on a session with facts or rules of its own (provenance.c): per row an
+       IL_PROV_*, and the `metadata` object as JSON; NULL on the normal path */
+    uint8_t *provenance;
+    char *metadata_json;
 };
+
+enum { IL_PROV_UNKNOWN, IL_PROV_PERSISTENT, IL_PROV_EPHEMERAL };
+
+/* Sets r's provenance and metadata; `q` is the rule that answered the query. */
+void kg_provenance(il_session *s, const iql_rule *q, il_result *r);
 
 /* ---- catalog (catalog.c) ---- */
 kg_graph *kg_graph_find(il_engine *e, const char *name);
@@ -357,6 +369,7 @@ typedef struct kg_query_opts {
     bool with_session; /* session facts and rules take part */
     bool raw_headers;  /* `.why`: headers from the query head (`_c0` for constants) */
     size_t max_rows;   /* rows the table keeps at most; 0: the engine's 100000 */
+    bool provenance;   /* a `?` statement: rows classified when the session has data */
 } kg_query_opts;
 /* Runs a query and returns a table (or an error). */
 il_result *kg_query(il_session *s, const iql_query *q, kg_query_opts opts);

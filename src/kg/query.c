@@ -275,7 +275,9 @@ const char *kg_query_rows(il_session *s, const iql_rule *q, bool with_session, v
            program then holds too */
         if (!session_part) kg_plan_store(g, il_buf_str(&text_key), p, il_intern_scope_share());
     }
+    uint64_t t0 = exec_clock_ns();
     const char *err = run_program(p, guard, rows, nrows, arity);
+    s->eval_ns += exec_clock_ns() - t0;
     plan_program_reset(p);
 #if IL_CHECKED_BUILD
     if (reused && !err) check_shape_rows(q, &ctx, *rows, *nrows, *arity);
@@ -635,6 +637,8 @@ il_result *kg_query(il_session *s, const iql_query *q, kg_query_opts opts) {
             res_add_col(r, name);
         }
     }
+    if (opts.provenance && opts.with_session && (s->rules.n || s->facts.n))
+        kg_provenance(s, &rule, r);
     il_arena_destroy(&a);
     return r;
 }

@@ -76,6 +76,8 @@ void il_result_free(il_result *r) {
     free(r->rule_head);
     free(r->title);
     free(r->proof_json);
+    free(r->provenance);
+    free(r->metadata_json);
     il_intern_scope_free(r->strings);
     free(r);
 }
@@ -148,4 +150,23 @@ bool il_value_is_number(il_value v) {
 
 const char *il_result_proof_trees(const il_result *r) {
     return r->proof_json;
+}
+
+const char *il_result_row_provenance(const il_result *r, size_t i) {
+    if (!r->provenance || i >= r->nrows) return "unknown";
+    switch (r->provenance[i]) {
+    case IL_PROV_PERSISTENT:
+        return "persistent";
+    case IL_PROV_EPHEMERAL:
+        return "ephemeral";
+    }
+    return "unknown";
+}
+
+const char *il_result_metadata(const il_result *r) {
+    return r->metadata_json;
+}
+
+il_timing il_result_timing(const il_result *r) {
+    return r->timing;
 }

@@ -641,7 +641,7 @@ static il_result *exec_stmt(il_session *s, const iql_stmt *st, il_arena *a) {
     case IQL_STMT_COND_DELETE:
         return exec_cond_delete(s, &st->u.rule, a);
     case IQL_STMT_QUERY: {
-        kg_query_opts o = {.with_session = true};
+        kg_query_opts o = {.with_session = true, .provenance = true};
         return exec_query(s, &st->u.query, o);
     }
     case IQL_STMT_SESSION_RULE:

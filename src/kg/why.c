@@ -162,6 +162,12 @@ static bool rel_is_derived(il_session *s, const char *rel) {
     return r && r->clauses.n;
 }
 
+/* hnsw_nearest(...): a search of a vector index, not an atom of a relation. */
+static bool is_vector(const iql_literal *l) {
+    return l->kind == IQL_LIT_ATOM && strcmp(l->atom.rel, "hnsw_nearest") == 0 &&
+           l->atom.nargs >= 5;
+}
+
 /* Output column of a term's value (a variable of the proving query), or -1 for a constant
  * or `_`. */
 static int32_t col_of(const names *out, const iql_term *t) {
@@ -233,7 +239,12 @@ static void prepare_clause(prover *p, why_clause *c) {
             continue;
         }
         args[i] = il_arena_calloc(a, (l->atom.nargs + 1) * sizeof(iql_term *));
-        if (l->kind == IQL_LIT_ATOM) {
+        if (is_vector(l)) {
+            /* a search keeps its arguments as written (its index name must stay a
+               literal); its variables show the instance */
+            for (uint32_t j = 0; j < l->atom.nargs; j++)
+                if (l->atom.args[j]->kind == IQL_T_VAR) args[i][j] = l->atom.args[j];
+        } else if (l->kind == IQL_LIT_ATOM) {
             o->atom.args = il_arena_calloc(a, (l->atom.nargs + 1) * sizeof(iql_term *));
             for (uint32_t j = 0; j < l->atom.nargs; j++) {
                 const iql_term *t = l->atom.args[j];
@@ -294,7 +305,13 @@ static void prepare_clause(prover *p, why_clause *c) {
         }
         wl->arg_col = il_arena_alloc(a, (l->atom.nargs + 1) * sizeof *wl->arg_col);
         for (uint32_t j = 0; j < l->atom.nargs; j++) wl->arg_col[j] = col_of(&out, args[i][j]);
-        if (l->kind == IQL_LIT_ATOM) {
+        if (is_vector(l)) {
+            wl->vector = true;
+            const iql_term *name = l->atom.args[0];
+            kg_index *ix =
+                name->kind == IQL_T_STRING ? kg_index_find(p->s->kg, name->u.str.ptr) : NULL;
+            wl->metric = ix ? hnsw_metric_name(ix->def.metric) : NULL;
+        } else if (l->kind == IQL_LIT_ATOM) {
             wl->derived = rel_is_derived(p->s, l->atom.rel);
             wl->rel = rel_id(p->w, l->atom.rel);
         }
@@ -347,10 +364,20 @@ static const rel_t *why_stored(void *ctx, const char *rel) {
 
 /* Runs the clause's query over the seed; its rows sorted (a counted block), or NULL
  * with p->error set when it failed or was stopped. */
+static void *why_index(void *ctx, const char *name) {
+    prover *p = ctx;
+    return kg_index_find(p->s->kg, name);
+}
+
 static val_t *run_clause(prover *p, const why_clause *c, const rel_t *seed, size_t *nrows) {
     *nrows = 0;
     p->seed = seed;
-    plan_source src = {.rules = p->rules.v, .nrules = p->rules.n, .stored = why_stored, .ctx = p};
+    plan_source src = {.rules = p->rules.v,
+                       .nrules = p->rules.n,
+                       .stored = why_stored,
+                       .ctx = p,
+                       .index = why_index,
+                       .index_search = kg_index_search};
     plan_program prog;
     plan_program_init(&prog);
     val_t *rows = NULL;
@@ -412,7 +439,7 @@ static uint32_t add_deriv(prover *p, uint32_t node, uint32_t clause, const val_t
                    .first_input = WHY_NONE};
     for (uint32_t i = 0; i < c->nout; i++) il_vec_push(w->vals, row[i]);
     for (uint32_t i = 0; i < c->src->nbody && with_children; i++) {
-        if (c->src->body[i].kind != IQL_LIT_ATOM) continue;
+        if (c->src->body[i].kind != IQL_LIT_ATOM || c->lits[i].vector) continue;
         uint32_t ch = child_node(p, c, i, row, level);
         il_vec_push(w->children, ch);
         d.nchild++;
@@ -726,9 +753,12 @@ il_result *kg_why(il_session *s, const char *text, il_arena *a, bool full) {
     w.max_depth = WHY_MAX_DEPTH;
     w.max_proofs = full ? WHY_MAX_PROOFS_FULL : WHY_MAX_PROOFS;
     w.agg_sample = full ? WHY_AGG_SAMPLE_FULL : WHY_AGG_SAMPLE;
-    w.simple_query = is_simple(&st.u.query) && !shape.quirk_all;
+    w.simple_query = is_simple(&st.u.query) && !shape.quirk_all &&
+                     strcmp(st.u.query.goal.rel, "hnsw_nearest") != 0;
     /* nodes and derivations point into vals, also those of no values (propositions) */
     il_vec_reserve(w.vals, 1);
+    while (*text == ' ' || *text == '\t' || *text == '\n' || *text == '\r') text++;
+    w.query = text;
     prover p;
     memset(&p, 0, sizeof p);
     p.w = &w;
@@ -750,6 +780,7 @@ il_result *kg_why(il_session *s, const char *text, il_arena *a, bool full) {
     else
         add_clause(&p, &shape.rule, qrel, 1, true);
     val_t none = 0; /* the row of a query of no columns has no cells */
+    uint64_t t0 = exec_clock_ns();
     for (size_t i = 0; i < nrows; i++) {
         bool added;
         const val_t *row = r->width ? &r->cells.v[i * r->width] : &none;
@@ -767,6 +798,7 @@ il_result *kg_why(il_session *s, const char *text, il_arena *a, bool full) {
         why_json(&w, &b);
         r->proof_json = il_buf_take(&b);
     }
+    s->prove_ns += exec_clock_ns() - t0;
     exec_guard_leave(outer);
     il_vec_free(w.rels);
     il_vec_free(w.roots);

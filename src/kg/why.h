@@ -70,6 +70,8 @@ typedef struct why_lit {
     int32_t lhs_col, rhs_col; /* CMP: output column of each side, -1 for a constant */
     bool derived;             /* ATOM: the relation has persistent rules */
     uint32_t rel;             /* ATOM: index into why_ctx.rels */
+    bool vector;              /* ATOM: an hnsw_nearest search, not a relation */
+    const char *metric;       /* vector: its index's metric, NULL when there is no such index */
 } why_lit;
 
 typedef struct why_clause {
@@ -95,12 +97,14 @@ typedef struct why_ctx {
     IL_VEC(val_t) vals;
     IL_VEC(why_clause) clauses;
     IL_VEC(uint32_t) roots; /* per row: its goal's node, or its WN_QUERY node */
+    const char *query;      /* the query's text, as the trees carry it */
     uint32_t max_depth, max_proofs, agg_sample;
     bool simple_query; /* the query is its goal alone: a row's proof is the goal's node */
     bool capped;       /* WHY_MAX_NODES was reached */
 } why_ctx;
 
-/* Writes the proof trees of the rows (why_ctx.roots) as a JSON array. */
+/* Writes the proof trees of the rows (why_ctx.roots) as a JSON array, one DAG per row
+ * (protocol-later.md 1.13). */
 void why_json(const why_ctx *w, il_buf *out);
 
 #endif

@@ -12,6 +12,7 @@
 #include "iql/print.h"
 #include "kg/kg.h"
 #include "plan/build.h"
+#include "base/json_str.h"
 #include "value/print.h"
 
 typedef struct binding {
@@ -172,9 +173,22 @@ static bool holds(const iql_literal *l, const env *e, bool *known) {
     return exec_order_holds(l->op, c);
 }
 
-/* The blocker of one clause for the target values, into `out`; false when none. */
+/* What stopped a clause, for the proof tree's `blocker` (its `reason` is the text). */
+typedef struct blocker {
+    const char *type;
+    int32_t lit;    /* the body literal, -1 for the head */
+    il_buf text;    /* the literal with its bound values */
+    bool has_sides; /* a comparison: lhs, rhs */
+    val_t lhs, rhs;
+    uint32_t nmatch; /* a negation: the tuple that exists */
+    val_t match[REL_MAX_ARITY];
+} blocker;
+
+/* The blocker of one clause for the target values, into `out` and `bk`; false when none. */
 static bool clause_blocker(il_session *s, const iql_rule *r, const val_t *vals, uint32_t n,
-                           il_arena *a, il_buf *out) {
+                           il_arena *a, il_buf *out, blocker *bk) {
+    bk->type = "head_mismatch";
+    bk->lit = -1;
     if (r->head.nargs != n) {
         il_buf_printf(out, "Head unification failed: Target arity %u does not match head arity %u",
                       n, r->head.nargs);
@@ -214,6 +228,12 @@ static bool clause_blocker(il_session *s, const iql_rule *r, const val_t *vals, 
             val_t x, y;
             term_value(l->lhs, &e, &x);
             term_value(l->rhs, &e, &y);
+            bk->type = "comparison_failed";
+            bk->lit = (int32_t)i;
+            bk->has_sides = true;
+            bk->lhs = x;
+            bk->rhs = y;
+            iql_fmt_literal(l, &bk->text);
             il_buf lx, ly;
             il_buf_init(&lx);
             il_buf_init(&ly);
@@ -228,27 +248,94 @@ static bool clause_blocker(il_session *s, const iql_rule *r, const val_t *vals, 
         val_t row[REL_MAX_ARITY];
         const char *err = NULL;
         bool found = l->atom.nargs <= REL_MAX_ARITY && first_match(s, &l->atom, &e, a, row, &err);
+        bk->lit = (int32_t)i;
+        fmt_bound_atom(&l->atom, &e, &bk->text);
         if (err) {
+            bk->type = "error";
             il_buf_puts(out, err);
             return true;
         }
         if (l->kind == IQL_LIT_NEG) {
-            if (!found) continue;
+            if (!found) {
+                il_buf_clear(&bk->text);
+                continue;
+            }
+            bk->type = "negation_exists";
+            bk->nmatch = l->atom.nargs;
+            memcpy(bk->match, row, l->atom.nargs * sizeof *row);
             il_buf_puts(out, "Negated ");
             fmt_bound_atom(&l->atom, &e, out);
             il_buf_puts(out, " exists");
             return true;
         }
         if (!found) {
+            bk->type = "missing_tuple";
             il_buf_printf(out, "Body predicate %u (", i);
             fmt_bound_atom(&l->atom, &e, out);
             il_buf_printf(out, ") failed: No matching tuples in %s", l->atom.rel);
             return true;
         }
+        il_buf_clear(&bk->text);
         for (uint32_t j = 0; j < l->atom.nargs; j++)
             if (l->atom.args[j]->kind == IQL_T_VAR) env_set(&e, l->atom.args[j]->u.var, row[j]);
     }
+    bk->type = "none";
+    bk->lit = -1;
     return false;
+}
+
+/* One `why_not` node of the proof tree: the target and what stopped one clause (protocol-
+ * later.md 1.13). `clause` is NULL when no rule produces the relation. */
+static void json_node(il_buf *j, uint32_t id, const iql_atom *goal, const val_t *vals,
+                      const iql_rule *clause, uint32_t index, const blocker *bk,
+                      const char *reason) {
+    if (id) il_buf_putc(j, ',');
+    il_buf_printf(j, "\"w%u\":{\"kind\":\"why_not\",\"conclusion\":{\"pred\":", id);
+    il_json_str(j, goal->rel, strlen(goal->rel));
+    il_buf_puts(j, ",\"args\":[");
+    for (uint32_t i = 0; i < goal->nargs; i++) {
+        if (i) il_buf_putc(j, ',');
+        val_fmt_json(vals[i], j);
+    }
+    il_buf_puts(j, "]},\"why_not\":{\"rule_name\":");
+    il_json_str(j, goal->rel, strlen(goal->rel));
+    if (clause) {
+        il_buf t;
+        il_buf_init(&t);
+        iql_fmt_rule(clause, &t);
+        il_buf_printf(j, ",\"clause_index\":%u,\"clause_text\":", index);
+        il_json_str(j, t.data, t.len);
+        il_buf_free(&t);
+    }
+    il_buf_puts(j, ",\"blocker\":{\"type\":");
+    il_json_str(j, bk->type, strlen(bk->type));
+    if (reason && *reason) {
+        il_buf_puts(j, ",\"reason\":");
+        il_json_str(j, reason, strlen(reason));
+    }
+    const iql_literal *l = clause && bk->lit >= 0 ? &clause->body[bk->lit] : NULL;
+    if (l && bk->has_sides) {
+        il_buf_printf(j, ",\"predicate_index\":%d,\"comparison_text\":", bk->lit);
+        il_json_str(j, bk->text.data ? bk->text.data : "", bk->text.len);
+        il_buf_puts(j, ",\"lhs_value\":");
+        val_fmt_json(bk->lhs, j);
+        il_buf_puts(j, ",\"rhs_value\":");
+        val_fmt_json(bk->rhs, j);
+    } else if (l) {
+        il_buf_printf(j, ",\"predicate_index\":%d,\"predicate_text\":", bk->lit);
+        il_json_str(j, bk->text.data ? bk->text.data : "", bk->text.len);
+        il_buf_puts(j, ",\"relation\":");
+        il_json_str(j, l->atom.rel, strlen(l->atom.rel));
+        if (bk->nmatch) {
+            il_buf_puts(j, ",\"matching_tuple\":[");
+            for (uint32_t i = 0; i < bk->nmatch; i++) {
+                if (i) il_buf_putc(j, ',');
+                val_fmt_json(bk->match[i], j);
+            }
+            il_buf_putc(j, ']');
+        }
+    }
+    il_buf_puts(j, "}}}");
 }
 
 static void add_row(il_result *r, const char *text) {
@@ -296,17 +383,30 @@ il_result *kg_why_not(il_session *s, const char *text, il_arena *a) {
     }
     il_buf_puts(&line, ") was NOT derived:");
     add_row(r, il_buf_str(&line));
+    uint64_t t0 = exec_clock_ns(), eval0 = s->eval_ns;
+    /* the proof tree: one why_not node per clause, each a root */
+    il_buf nodes, roots;
+    il_buf_init(&nodes);
+    il_buf_init(&roots);
     kg_rule *rule = kg_rule_find(s->kg, goal->rel);
     if (!rule || rule->clauses.n == 0) {
         add_row(r, "  No rules produce this relation.");
-        il_buf_free(&line);
-        return r;
+        blocker bk = {.type = "no_rules", .lit = -1};
+        json_node(&nodes, 0, goal, vals, NULL, 0, &bk, "No rules produce this relation.");
+        il_buf_puts(&roots, "\"w0\"");
     }
-    for (uint32_t c = 0; c < rule->clauses.n; c++) {
+    for (uint32_t c = 0; rule && c < rule->clauses.n; c++) {
         const iql_rule *cl = rule->clauses.v[c];
-        il_buf blocker;
-        il_buf_init(&blocker);
-        bool blocked = clause_blocker(s, cl, vals, goal->nargs, a, &blocker);
+        il_buf blocker_text;
+        il_buf_init(&blocker_text);
+        blocker bk;
+        memset(&bk, 0, sizeof bk);
+        il_buf_init(&bk.text);
+        bool blocked = clause_blocker(s, cl, vals, goal->nargs, a, &blocker_text, &bk);
+        json_node(&nodes, c, goal, vals, cl, c, &bk, il_buf_str(&blocker_text));
+        il_buf_printf(&roots, c ? ",\"w%u\"" : "\"w%u\"", c);
+        il_buf_free(&bk.text);
+        il_buf *blocker = &blocker_text;
         add_row(r, "");
         il_buf_clear(&line);
         il_buf_printf(&line, "  Rule: %s (clause %u)", goal->rel, c);
@@ -317,11 +417,28 @@ il_result *kg_why_not(il_session *s, const char *text, il_arena *a) {
         add_row(r, il_buf_str(&line));
         if (blocked) {
             il_buf_clear(&line);
-            il_buf_printf(&line, "    Blocker: %s", il_buf_str(&blocker));
+            il_buf_printf(&line, "    Blocker: %s", il_buf_str(blocker));
             add_row(r, il_buf_str(&line));
         }
-        il_buf_free(&blocker);
+        il_buf_free(&blocker_text);
     }
     il_buf_free(&line);
+    if (!(s->guard && s->guard->stop)) {
+        il_buf j;
+        il_buf_init(&j);
+        il_buf_puts(&j, "[{\"version\":1,\"query\":");
+        il_json_str(&j, text, len);
+        il_buf_puts(&j, ",\"roots\":[");
+        il_buf_put(&j, roots.data, roots.len);
+        il_buf_puts(&j, "],\"nodes\":{");
+        il_buf_put(&j, nodes.data, nodes.len);
+        il_buf_puts(&j, "}}]");
+        r->proof_json = il_buf_take(&j);
+    }
+    il_buf_free(&nodes);
+    il_buf_free(&roots);
+    /* the evaluations of its queries are counted as evaluation */
+    uint64_t spent = exec_clock_ns() - t0, evaluated = s->eval_ns - eval0;
+    s->prove_ns += spent > evaluated ? spent - evaluated : 0;
     return r;
 }

@@ -103,6 +103,8 @@ static const key_desc KEYS[SRV_CFG_NKEYS] = {
                             offsetof(srv_config, max_wal_size_bytes), 0, INT64_MAX},
     [SRV_K_WAL_SEGMENT] = {"storage.persist.wal_segment_bytes", KT_INT,
                            offsetof(srv_config, wal_segment_bytes), 4096, (int64_t)1 << 30},
+    [SRV_K_TIMING_MODE] = {"storage.performance.timing_mode", KT_STR,
+                           offsetof(srv_config, timing_mode), 0, 0},
 };
 
 /* Documented for the original (protocol.md 5.2, protocol-later.md 3) and accepted, but
@@ -131,7 +133,6 @@ static const char *const NOT_IMPLEMENTED[] = {
     "storage.performance.max_string_value_bytes",
     "storage.performance.slow_query_log_ms",
     "storage.performance.max_query_cost",
-    "storage.performance.timing_mode",
     "storage.performance.max_graph_memory_bytes",
     "storage.performance.max_recursion_iterations",
     "optimization.enable_join_planning",
@@ -236,6 +237,7 @@ void srv_config_init(srv_config *c) {
     c->wal_segment_bytes = 16 << 20;
     c->gui_enabled = 1; /* as the original; nothing is served unless the directory exists */
     c->gui_static_dir = strdup("./gui/dist");
+    c->timing_mode = strdup("summary");
 }
 
 void srv_config_free(srv_config *c) {
@@ -256,6 +258,11 @@ static bool store(srv_config *c, int k, const srv_toml_value *v, srv_cfg_source 
         if (v->type != SRV_TOML_STRING) break;
         if (d->type == KT_STR && !v->str[0]) {
             snprintf(err, errlen, "%s must not be empty", d->name);
+            return false;
+        }
+        if (k == SRV_K_TIMING_MODE && strcmp(v->str, "off") != 0 &&
+            strcmp(v->str, "summary") != 0 && strcmp(v->str, "detailed") != 0) {
+            snprintf(err, errlen, "%s must be off, summary or detailed, not '%s'", d->name, v->str);
             return false;
         }
         free(*str_slot(c, k));

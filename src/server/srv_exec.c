@@ -82,11 +82,51 @@ static void write_row(il_buf *b, const void *src, size_t i) {
     }
 }
 
-static void write_provenance(il_buf *b, size_t n) {
-    if (n == 0) return;
+/* `row_provenance` of rows [from, to): "unknown" but for a query's table on a session
+ * with facts or rules of its own (il_result_row_provenance). */
+static void write_provenance(il_buf *b, const reply *r, size_t from, size_t to) {
+    if (to == from) return;
+    const il_result *t = r->table && !r->cols && il_result_metadata(r->table) ? r->table : NULL;
     il_buf_puts(b, ",\"row_provenance\":[");
-    for (size_t i = 0; i < n; i++) il_buf_puts(b, i ? ",\"unknown\"" : "\"unknown\"");
+    for (size_t i = from; i < to; i++) {
+        if (i > from) il_buf_putc(b, ',');
+        il_buf_putc(b, '"');
+        il_buf_puts(b, t ? il_result_row_provenance(t, i) : "unknown");
+        il_buf_putc(b, '"');
+    }
     il_buf_putc(b, ']');
+}
+
+static void timing_stage(il_buf *b, const char *name, uint64_t ns, bool first) {
+    il_buf_printf(b,
+                  "%s{\"rule_head\":\"%s\",\"execution_us\":%llu,\"is_recursive\":false,"
+                  "\"workers\":1}",
+                  first ? "" : ",", name, (unsigned long long)(ns / 1000));
+}
+
+/* `timing_breakdown` (protocol-later.md 1.13) of a query's result: the stages the
+ * original names that this engine does not have are 0; its own (parsing aside) are named
+ * entries of `rules`, `prove` only for `.why` and `.why_not`. */
+static void write_timing(il_buf *b, const il_result *r, uint64_t encode_ns) {
+    il_timing t = il_result_timing(r);
+    il_buf_printf(b,
+                  ",\"timing_breakdown\":{\"total_us\":%llu,\"parse_us\":%llu,\"sip_us\":0,"
+                  "\"magic_sets_us\":0,\"ir_build_us\":0,\"optimize_us\":0,"
+                  "\"shared_views_us\":0,\"rules\":[",
+                  (unsigned long long)((t.total_ns + encode_ns) / 1000),
+                  (unsigned long long)(t.parse_ns / 1000));
+    timing_stage(b, "plan", t.other_ns, true);
+    timing_stage(b, "evaluate", t.eval_ns, false);
+    if (il_result_proof_trees(r)) timing_stage(b, "prove", t.prove_ns, false);
+    timing_stage(b, "encode", encode_ns, false);
+    il_buf_puts(b, "]}");
+}
+
+/* Whether a reply carries timing_breakdown: a query's table (`.why` and `.why_not`
+ * included), unless storage.performance.timing_mode is off. */
+static bool wants_timing(const srv_conn *c, const reply *r) {
+    if (!r->table || r->cols || strcmp(c->srv->cfg->timing_mode, "off") == 0) return false;
+    return il_result_stmt_class(r->table) == IL_STMT_QUERY || il_result_proof_trees(r->table);
 }
 
 static void send_buf(srv_conn *c, il_buf *b) {
@@ -106,10 +146,13 @@ static void send_reply(srv_conn *c, const char *id, reply *r) {
     const char *truncated = nrows < total ? "true" : "false";
     srv_rows rows;
     char msg[128];
+    bool timing = wants_timing(c, r);
+    uint64_t encode_ns = timing ? srv_mono_ns() : 0;
     if (!srv_rows_encode(&rows, write_row, r, nrows, msg, sizeof msg)) {
         srv_send_error(c, id, "internal", msg);
         return;
     }
+    if (timing) encode_ns = srv_mono_ns() - encode_ns;
     il_buf b;
     il_buf_init(&b);
     if (rows.json.len + nrows * 12 + 4096 <= SRV_STREAM_THRESHOLD) {
@@ -128,8 +171,9 @@ static void send_reply(srv_conn *c, const char *id, reply *r) {
         il_buf_puts(&b, ",\"errors\":[");
         il_buf_put(&b, r->errors.data, r->errors.len);
         il_buf_putc(&b, ']');
-        write_provenance(&b, nrows);
+        write_provenance(&b, r, 0, nrows);
         il_buf_put(&b, r->ext.data, r->ext.len);
+        if (timing) write_timing(&b, r->table, encode_ns);
         il_buf_putc(&b, '}');
         send_buf(c, &b);
     } else {
@@ -142,6 +186,7 @@ static void send_reply(srv_conn *c, const char *id, reply *r) {
         il_buf_put(&b, r->errors.data, r->errors.len);
         il_buf_putc(&b, ']');
         il_buf_put(&b, r->ext.data, r->ext.len);
+        if (timing) write_timing(&b, r->table, encode_ns);
         il_buf_putc(&b, '}');
         send_buf(c, &b);
         size_t chunk = 0;
@@ -151,7 +196,7 @@ static void send_reply(srv_conn *c, const char *id, reply *r) {
             il_buf_puts(&b, ",\"rows\":");
             srv_rows_put(&b, &rows, i, j);
             il_buf_printf(&b, ",\"chunk_index\":%zu", chunk++);
-            write_provenance(&b, j - i);
+            write_provenance(&b, r, i, j);
             il_buf_putc(&b, '}');
             send_buf(c, &b);
         }
@@ -163,8 +208,14 @@ static void send_reply(srv_conn *c, const char *id, reply *r) {
     srv_rows_free(&rows);
 }
 
-/* `proof_trees` of a `.why` result (docs/server.md, "Proof trees"). */
+/* `proof_trees` of a `.why` result (docs/server.md, "Proof trees"), and `metadata` of a
+ * query on a session with facts or rules of its own. */
 static void put_proof_trees(il_buf *ext, const il_result *r) {
+    const char *meta = il_result_metadata(r);
+    if (meta) {
+        il_buf_puts(ext, ",\"metadata\":");
+        il_buf_puts(ext, meta);
+    }
     const char *trees = il_result_proof_trees(r);
     if (!trees) return;
     il_buf_puts(ext, ",\"proof_trees\":");

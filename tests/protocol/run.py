@@ -16,7 +16,9 @@ checkpoint in recovery.py, the revisions across restarts and the log write and s
 failures in storage.py, and the randomized restarts (every stored type, checkpoints,
 stops and kills) in restart_random.py (servers of their own, restarted on one data
 directory), the backup and restore tests in backup.py (on servers of their own), the
-`.why` proof tree tests in why.py (on the shared server), and the randomized tests of
+`.why` proof tree tests in why.py and the row provenance, metadata and timing_breakdown
+tests in extras.py (on the shared server, and extras.py's OWN_TESTS on servers of their
+own), and the randomized tests of
 standing queries in subs_random.py, of proof trees in why_random.py, of concurrent
 mixed load in chaos_random.py, of atomic programs against their statements run one by
 one in atomic_random.py, of malformed frames in frames_random.py, of odd HTTP in
@@ -52,6 +54,7 @@ import access  # noqa: E402
 import atomic  # noqa: E402
 import atomic_random  # noqa: E402
 import backup  # noqa: E402
+import extras  # noqa: E402
 import chaos_random  # noqa: E402
 import eval_random  # noqa: E402
 import groups  # noqa: E402
@@ -263,7 +266,7 @@ async def t_too_big(srv):
 
 TESTS = [t_http, t_auth, t_execute, t_ping_cancel, t_pipelined, t_malformed, t_stream,
          t_too_big] + access.TESTS + subs.TESTS + groups.TESTS + read.TESTS + atomic.TESTS \
-    + why.TESTS
+    + why.TESTS + extras.TESTS
 
 
 async def run_tests(tests, arg):
@@ -313,7 +316,7 @@ def main():
         failed += 1
     # Tests that start servers of their own (limits and configuration).
     own = (limits.TESTS + guards.TESTS + notify.TESTS + groups.OWN_SERVER_TESTS
-           + subs.OWN_SERVER_TESTS + read.OWN_TESTS
+           + subs.OWN_SERVER_TESTS + read.OWN_TESTS + extras.OWN_TESTS
            + recovery.TESTS + storage.TESTS + restart_random.TESTS + backup.TESTS
            + subs_random.TESTS
            + why_random.TESTS + chaos_random.TESTS + atomic_random.TESTS

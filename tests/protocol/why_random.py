@@ -1,11 +1,12 @@
 """Randomized check of `.why` proof trees over /ws (a server of its own): random facts
 (integers, and now and then a float: 1 and 1.0 are distinct values) under recursive,
 negated, compared and joined rules, then `.why full ?rule(X, Y)` for each rule. Every
-tree must be a valid proof of its row: a derivation's rule, with its bindings, gives the
-node's tuple as its head and each child as its body literal (a stored fact that exists,
-a derived tuple proven in turn or referenced once proven, a negated atom that is absent,
-a comparison that holds), and a reference names a tuple already proven, never one whose
-proof is still open (no circular proof). The rows must be the query's rows. (`X != Z`
+row's DAG must be a valid proof of its row: a rule node's rule, with its bindings, gives
+its conclusion as its head and each child as its body literal (a stored fact that
+exists, a derived tuple proven in turn, a negated atom that is absent), its comparisons
+hold under the bindings, its alternatives are rule nodes of the same conclusion, a
+conclusion is one node, and no proof goes round a cycle. The rows must be the query's
+rows. (`X != Z`
 between two variables is strict, as `=` is: 1 and 1.0 differ; against a constant,
 numeric.)
 
@@ -50,8 +51,6 @@ def split_body(body):
 class Checker:
     def __init__(self, relations):
         self.rel = relations  # name -> set of exact tuples
-        self.done = {}        # proven node id -> atom
-        self.open = set()     # node ids whose proof is in progress
         self.nodes = 0
 
     def term(self, t, bindings):
@@ -80,62 +79,90 @@ class Checker:
                 return False
         return True
 
-    def node(self, n):
+    def tree(self, t, row):
+        """One row's DAG: its root concludes the row, every node is a valid step, a
+        conclusion is one node (alternatives aside), and no proof goes round a cycle."""
+        assert t["version"] == 1 and len(t["roots"]) == 1, t
+        nodes = t["nodes"]
+        root = nodes[t["roots"][0]]
+        assert [exact(v) for v in root["conclusion"]["args"]] == [exact(v) for v in row], \
+            (root, row)
+        alts = {a for n in nodes.values() for a in n.get("alternatives", [])}
+        seen = {}
+        for nid, n in nodes.items():
+            if nid in alts or n["kind"] == "negation":
+                continue
+            c = n["conclusion"]
+            key = (c["pred"], tuple(exact(v) for v in c["args"]))
+            assert key not in seen, ("a conclusion written twice", nid, seen.get(key))
+            seen[key] = nid
+        for nid, n in nodes.items():
+            self.node(nodes, nid, n)
+        state = {}
+
+        def walk(nid):
+            assert state.get(nid) != 1, ("a circular proof through", nid)
+            if state.get(nid) == 2:
+                return
+            state[nid] = 1
+            n = nodes[nid]
+            for ch in n.get("children", []) + n.get("alternatives", []):
+                assert ch in nodes, ("a dangling id", ch)
+                walk(ch)
+            state[nid] = 2
+        walk(t["roots"][0])
+        assert set(state) == set(nodes), ("unreachable nodes", set(nodes) - set(state))
+
+    def node(self, nodes, nid, n):
         self.nodes += 1
         kind = n["kind"]
-        if kind == "ref":
-            assert n["id"] in self.done, ("reference to an unproven or open node", n)
-            assert self.done[n["id"]] == n["atom"], (n, self.done[n["id"]])
+        if kind == "negation":
             return
-        tup = tuple(exact(v) for v in n["tuple"])
-        assert tup in self.rel[n["relation"]], ("not in its relation", n["atom"])
+        c = n["conclusion"]
+        tup = tuple(exact(v) for v in c["args"])
+        assert tup in self.rel[c["pred"]], ("not in its relation", c)
         if kind == "fact":
+            assert n["source"] == "edb", n
             return
-        assert kind == "derived", n
-        assert n["id"] not in self.open and n["id"] not in self.done, ("id reused", n)
-        self.open.add(n["id"])
-        assert n["derivations"], ("a derived node without derivations", n["atom"])
-        for d in n["derivations"]:
-            self.derivation(d, n["relation"], tup)
-        self.open.remove(n["id"])
-        self.done[n["id"]] = n["atom"]
-
-    def derivation(self, d, relation, tup):
-        assert d["kind"] == "rule", d
-        head, body = d["rule"].split(" <- ")
+        assert kind == "rule" and n["source"] == "derived", n
+        head, body = n["rule_id"].split(" <- ")
         m = ATOM.match(head)
-        assert m and m.group(2) == relation, (head, relation)
-        b = d["bindings"]
-        assert self.atom_tuple(m.group(3), b) == tup, ("head", d["rule"], b, tup)
-        lits = split_body(body)
-        assert len(lits) == len(d["children"]), (lits, d["children"])
-        for lit, child in zip(lits, d["children"]):
+        assert m and m.group(2) == c["pred"], (head, c)
+        b = n["bindings"]
+        assert self.atom_tuple(m.group(3), b) == tup, ("head", n["rule_id"], b, tup)
+        children = list(n.get("children", []))
+        for lit in split_body(body):
             m = ATOM.match(lit)
             if m and m.group(1):
+                child = nodes[children.pop(0)]
                 assert child["kind"] == "negation", (lit, child)
                 pattern = self.atom_tuple(m.group(3), b)
+                assert child["conclusion"]["pred"] == m.group(2), (lit, child)
                 assert not any(self.matches(pattern, t, m.group(3))
                                for t in self.rel[m.group(2)]), \
                     ("a negated atom that holds", lit, b)
             elif m:
+                child = nodes[children.pop(0)]
                 pattern = self.atom_tuple(m.group(3), b)
-                assert child["kind"] in ("fact", "derived", "ref"), (lit, child)
-                assert child["atom"].startswith(m.group(2) + "("), (lit, child)
-                if child["kind"] != "ref":
-                    got = tuple(exact(v) for v in child["tuple"])
-                    assert self.matches(pattern, got, m.group(3)), ("child", lit, b, got)
-                self.node(child)
+                assert child["kind"] in ("fact", "rule"), (lit, child)
+                assert child["conclusion"]["pred"] == m.group(2), (lit, child)
+                got = tuple(exact(v) for v in child["conclusion"]["args"])
+                assert self.matches(pattern, got, m.group(3)), ("child", lit, b, got)
             else:
                 m = CMP.match(lit)
-                assert m and child["kind"] == "comparison", (lit, child)
+                assert m, lit
                 lhs, rhs = self.term(m.group(1), b), self.term(m.group(3), b)
-                assert exact(child["lhs"]) == lhs and exact(child["rhs"]) == rhs, (lit, child)
                 op, both_vars = m.group(2), m.group(3)[0].isupper()
                 if both_vars and op in ("=", "!="):
                     holds = (lhs == rhs) == (op == "=")  # strict: 1 and 1.0 differ
                 else:
                     holds = OPS[op](json.loads(lhs), json.loads(rhs))
                 assert holds, ("a comparison that fails", lit, b)
+        assert not children, ("children beyond the body", children)
+        for a in n.get("alternatives", []):
+            alt = nodes[a]
+            assert alt["kind"] == "rule" and alt["conclusion"] == c, (alt, c)
+            assert "alternatives" not in alt, alt
 
 
 def value(rng, domain):
@@ -173,12 +200,12 @@ async def t_why_random(binary):
                 trees = f.get("proof_trees", [])
                 assert len(trees) == len(f["rows"]), (seed, r, rel, len(trees))
                 checker = Checker(relations)
-                for t in trees:
+                for t, row in zip(trees, f["rows"]):
                     try:
-                        checker.node(t["proof"])
+                        checker.tree(t, row)
                     except AssertionError as e:
                         raise AssertionError("seed %d, round %d, %s row %s: %s" % (
-                            seed, r, rel, t["row"], e))
+                            seed, r, rel, row, e))
                 rows += len(trees)
                 nodes += checker.nodes
         await c.ws.close()

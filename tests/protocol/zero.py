@@ -86,21 +86,25 @@ async def t_zero_why(binary):
             await ok(c, p)
         f = await ok(c, ".why ?c()")
         assert answer(f) == YES, f
-        tree = f["proof_trees"][0]
-        assert tree["row"] == [], tree
-        p = tree["proof"]
-        assert p["kind"] == "derived" and p["atom"] == "c()" and p["tuple"] == [], p
-        d = p["derivations"][0]
-        assert d["rule"] == "c() <- b(), flag()" and d["bindings"] == {}, d
-        b, flag = d["children"]
-        assert flag == {"kind": "fact", "atom": "flag()", "relation": "flag", "tuple": []}, flag
-        assert b["atom"] == "b()" and b["derivations"][0]["rule"] == "b() <- a()", b
-        a = b["derivations"][0]["children"][0]
-        assert a["atom"] == "a()", a
-        assert a["derivations"][0]["children"][0]["atom"] == "edge(5, 6)", a
+        dag = f["proof_trees"][0]
+        assert dag["version"] == 1 and dag["query"] == "?c()", dag
+        nodes = dag["nodes"]
+        c_ = nodes[dag["roots"][0]]
+        assert c_["kind"] == "rule" and c_["conclusion"] == {"pred": "c", "args": []}, c_
+        assert c_["rule_id"] == "c() <- b(), flag()" and c_["bindings"] == {}, c_
+        b, flag = (nodes[i] for i in c_["children"])
+        assert flag == {"kind": "fact", "conclusion": {"pred": "flag", "args": []},
+                        "source": "edb"}, flag
+        assert b["conclusion"]["pred"] == "b" and b["rule_id"] == "b() <- a()", b
+        a = nodes[b["children"][0]]
+        assert a["conclusion"] == {"pred": "a", "args": []}, a
+        assert nodes[a["children"][0]]["conclusion"] == {"pred": "edge", "args": [5, 6]}, a
         f = await ok(c, ".why ?fine()")
-        d = f["proof_trees"][0]["proof"]["derivations"][0]
-        assert d["children"] == [{"kind": "negation", "atom": "none()", "relation": "none"}], d
+        dag = f["proof_trees"][0]
+        fine = dag["nodes"][dag["roots"][0]]
+        neg = [dag["nodes"][i] for i in fine["children"]]
+        assert neg == [{"kind": "negation", "conclusion": {"pred": "none", "args": []},
+                        "negation": {"pattern": "none()"}}], neg
         f = await ok(c, ".why ?none()")
         assert answer(f) == NO and "proof_trees" not in f, f
         await c.ws.close()

@@ -170,6 +170,7 @@ Test(config, defaults_are_the_originals) {
     cr_expect_not(cfg.cors_allow_all);
     cr_expect(cfg.gui_enabled);
     cr_expect_str_eq(cfg.gui_static_dir, "./gui/dist");
+    cr_expect_str_eq(cfg.timing_mode, "summary");
     for (int k = 0; k < SRV_CFG_NKEYS; k++) cr_expect_eq(cfg.src[k], SRV_SRC_DEFAULT);
 }
 
@@ -244,6 +245,11 @@ Test(config, wrong_types_and_ranges_fail) {
     cr_expect(apply("[storage.performance]\nmaintained_views = false\n"), "%s", err);
     cr_expect_eq(cfg.maintained_views, 0);
     cr_expect_not(apply("[http]\ntrusted_proxies = \"x\"\n"));
+    cr_expect(apply("[storage.performance]\ntiming_mode = \"detailed\"\n"), "%s", err);
+    cr_expect_str_eq(cfg.timing_mode, "detailed");
+    cr_expect_not(apply("[storage.performance]\ntiming_mode = \"loud\"\n"));
+    cr_expect_str_eq(err, "line 2: storage.performance.timing_mode must be off, summary or "
+                          "detailed, not 'loud'");
     cr_expect_eq(cfg.port, 8080, "a failed file must not have changed a valid key before it");
 }
 
@@ -275,7 +281,9 @@ Test(config, environment_overrides_and_ignores_unrelated_names) {
     cr_expect_eq(cfg.src[SRV_K_PORT], SRV_SRC_ENV);
     cr_expect(strstr(warned(), "INPUTLAYER_HTTP__NOPE is not a configuration key (http.nope)"),
               "%s", warned());
-    cr_expect(strstr(warned(), "storage.performance.timing_mode"), "%s", warned());
+    cr_expect_str_eq(cfg.timing_mode, "off");
+    cr_expect_eq(cfg.src[SRV_K_TIMING_MODE], SRV_SRC_ENV);
+    cr_expect_null(strstr(warned(), "timing_mode"), "%s", warned());
     cr_expect_null(strstr(warned(), "ADMIN_PASSWORD"), "%s", warned());
     cr_expect_null(strstr(warned(), "API_KEY"), "%s", warned());
 
@@ -360,6 +368,7 @@ Test(config, example_file_is_the_defaults) {
     cr_expect_eq(cfg.per_ip_max_rps, def.per_ip_max_rps);
     cr_expect_eq(cfg.ws_max_preauth_per_ip, def.ws_max_preauth_per_ip);
     cr_expect_eq(cfg.notification_buffer_size, def.notification_buffer_size);
+    cr_expect_str_eq(cfg.timing_mode, def.timing_mode);
     cr_expect_null(cfg.credentials_file);
     cr_expect_null(cfg.bootstrap_admin_password);
     cr_expect_null(cfg.backup_dir);

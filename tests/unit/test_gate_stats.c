@@ -482,68 +482,69 @@ Test(gate_report, json_round_trip) {
 /* edge(1, 2), (1, 3), (2, 3), (3, 4), sorted; reach and two_hop over them. */
 static const gg_edge WHY_EDGES[] = {{1, 2}, {1, 3}, {2, 3}, {3, 4}};
 
-#define FACT(a, b)                                                                                 \
-    "{\"kind\":\"fact\",\"atom\":\"edge(" #a ", " #b ")\",\"relation\":\"edge\",\"tuple\":[" #a    \
-    "," #b "]}"
-#define RULE(clause, children)                                                                     \
-    "{\"kind\":\"rule\",\"rule\":\"r\",\"clause\":" #clause                                        \
-    ",\"bindings\":{},\"children\":[" children "]}"
-#define DERIVED(id, rel, a, b, derivations)                                                        \
-    "{\"kind\":\"derived\",\"id\":" #id ",\"atom\":\"x\",\"relation\":\"" rel "\",\"tuple\":[" #a  \
-    "," #b "],\"derivations\":[" derivations "],\"more\":false}"
-
+/* `trees` is JSON written with ' for " (checked as the server's text). */
 static bool proofs_hold(const char *trees, const char *rows, char *why) {
-    json_t *t = json_loads(trees, 0, NULL), *r = json_loads(rows, 0, NULL);
-    cr_assert(t && r, "bad test JSON: %s", trees);
+    char *text = strdup(trees);
+    for (char *p = text; *p; p++)
+        if (*p == '\'') *p = '"';
+    json_t *t = json_loads(text, 0, NULL), *r = json_loads(rows, 0, NULL);
+    cr_assert(t && r, "bad test JSON: %s", text);
     bool ok = gw_check_proofs(t, r, WHY_EDGES, 4, why, 300);
     json_decref(t);
     json_decref(r);
+    free(text);
     return ok;
 }
+
+#define HEAD(id) "{'version':1,'query':'q','roots':['" id "'],'nodes':{"
+#define E(id, a)                                                                                   \
+    "'" id "':{'kind':'fact','conclusion':{'pred':'edge','args':[" a "]},'source':'edb'}"
+#define R(id, rel, a) "'" id "':{'kind':'rule','conclusion':{'pred':'" rel "','args':[" a "]},"
+#define KIDS(...)     "'rule_id':'r','children':[" __VA_ARGS__ "]"
 
 Test(gate_why, proofs_against_the_graph) {
     char why[300];
     /* two_hop(1, 3) through 2, two_hop(1, 4) through 3: as the server writes them. */
-    const char *two_hop = "[{\"row\":[1,3],\"proof\":" DERIVED(
-        0, "two_hop", 1, 3,
-        RULE(1, FACT(1, 2) "," FACT(
-                    2, 3))) "},{\"row\":[1,4],\"proof\":" DERIVED(1, "two_hop", 1, 4,
-                                                                  RULE(1, FACT(1, 3) "," FACT(
-                                                                              3, 4))) "}]";
+    const char *two_hop = "[" HEAD("n0") R("n0", "two_hop", "1,3")
+        KIDS("'n2','n3'") "}," E("n2", "1,2") "," E("n3", "2,3") "}}," HEAD("n1")
+            R("n1", "two_hop", "1,4")
+                KIDS("'n4','n5'") "}," E("n4", "1,3") "," E("n5", "3,4") "}}]";
     cr_assert(proofs_hold(two_hop, "[[1,3],[1,4]]", why), "%s", why);
-    /* reach(1, 4) through reach(1, 3), written out before: a ref. */
-    const char *reach = "[{\"row\":[1,3],\"proof\":" DERIVED(
-        0, "reach", 1, 3,
-        RULE(1, FACT(1, 3)) "," RULE(
-            2, DERIVED(1, "reach", 1, 2, RULE(1, FACT(1, 2))) "," FACT(
-                   2, 3))) "},{\"row\":[1,4],\"proof\":" DERIVED(2, "reach", 1, 4,
-                                                                 RULE(2,
-                                                                      "{\"kind\":\"ref\",\"id\":0,"
-                                                                      "\"atom\":\"reach(1, 3)\"}"
-                                                                      "," FACT(3, 4))) "}]";
+    /* reach(1, 3) directly and, as an alternative, through reach(1, 2); reach(1, 4)
+     * through reach(1, 3), one node in its tree. */
+    const char *reach = "[" HEAD("n0") R("n0", "reach", "1,3")
+        KIDS("'e13'") ",'alternatives':['d1']}," R("d1", "reach", "1,3")
+            KIDS("'n1','e23'") "}," R("n1", "reach", "1,2") KIDS("'e12'") "}," E(
+                "e13", "1,3") "," E("e23", "2,3") "," E("e12", "1,2") "}}," HEAD("n2")
+                R("n2", "reach", "1,4") KIDS("'n0','e34'") "}," R("n0", "reach", "1,3")
+                    KIDS("'e13'") "}," E("e13", "1,3") "," E("e34", "3,4") "}}]";
     cr_assert(proofs_hold(reach, "[[1,3],[1,4]]", why), "%s", why);
 
-    /* A fact that is not an edge; children that do not join; a ref to nothing; a tree
-     * short; a tree for another row; a conclusion without derivations. */
-    cr_assert(!proofs_hold("[{\"row\":[1,4],\"proof\":" DERIVED(
-                               0, "two_hop", 1, 4, RULE(1, FACT(1, 2) "," FACT(2, 4))) "}]",
+    /* A fact that is not an edge; children that do not join; a child that is no node; a
+     * tree short; a tree for another row; a conclusion without derivation; an
+     * alternative of another conclusion. */
+    cr_assert(!proofs_hold("[" HEAD("n0") R("n0", "two_hop", "1,4")
+                               KIDS("'a','b'") "}," E("a", "1,2") "," E("b", "2,4") "}}]",
                            "[[1,4]]", why));
     cr_assert(strstr(why, "edge(2, 4)"), "%s", why);
-    cr_assert(!proofs_hold("[{\"row\":[1,4],\"proof\":" DERIVED(
-                               0, "two_hop", 1, 4, RULE(1, FACT(1, 2) "," FACT(3, 4))) "}]",
+    cr_assert(!proofs_hold("[" HEAD("n0") R("n0", "two_hop", "1,4")
+                               KIDS("'a','b'") "}," E("a", "1,2") "," E("b", "3,4") "}}]",
                            "[[1,4]]", why));
     cr_assert(strstr(why, "does not derive"), "%s", why);
-    cr_assert(!proofs_hold("[{\"row\":[1,4],\"proof\":" DERIVED(
-                               0, "reach", 1, 4,
-                               RULE(2, "{\"kind\":\"ref\",\"id\":7,\"atom\":\"reach(1, 3)\"}"
-                                       "," FACT(3, 4))) "}]",
+    cr_assert(!proofs_hold("[" HEAD("n0") R("n0", "reach", "1,4")
+                               KIDS("'n7','b'") "}," E("b", "3,4") "}}]",
                            "[[1,4]]", why));
-    cr_assert(strstr(why, "ref"), "%s", why);
+    cr_assert(strstr(why, "n7"), "%s", why);
     cr_assert(!proofs_hold("[]", "[[1,3]]", why));
-    cr_assert(!proofs_hold("[{\"row\":[1,3],\"proof\":" DERIVED(
-                               0, "two_hop", 1, 3, RULE(1, FACT(1, 2) "," FACT(2, 3))) "}]",
+    cr_assert(!proofs_hold("[" HEAD("n0") R("n0", "two_hop", "1,3")
+                               KIDS("'a','b'") "}," E("a", "1,2") "," E("b", "2,3") "}}]",
                            "[[1,4]]", why));
-    cr_assert(!proofs_hold("[{\"row\":[1,3],\"proof\":" DERIVED(0, "two_hop", 1, 3, "") "}]",
+    cr_assert(
+        !proofs_hold("[" HEAD("n0") R("n0", "two_hop", "1,3") "'rule_id':'r'}}}]", "[[1,3]]", why));
+    cr_assert(strstr(why, "0 children"), "%s", why);
+    cr_assert(!proofs_hold("[" HEAD("n0") R("n0", "reach", "1,3")
+                               KIDS("'a'") ",'alternatives':['d']}," R("d", "reach", "1,2")
+                                   KIDS("'b'") "}," E("a", "1,3") "," E("b", "1,2") "}}]",
                            "[[1,3]]", why));
-    cr_assert(strstr(why, "no derivation"), "%s", why);
+    cr_assert(strstr(why, "alternative"), "%s", why);
 }
