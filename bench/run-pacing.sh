@@ -113,8 +113,8 @@ for ms in $INTERVALS; do
     # The server's CPU per write over the floor measured just before it, at the same pace:
     # the one figure comparable from run to run on a machine whose floor moves.
     floor=$(awk -v p="$PROBE_CPU" -v e="$ECHO_CPU" 'BEGIN { printf "%.1f", p + e }')
-    one_ratio=$(awk -v c="$one_cpu" -v f="$floor" 'BEGIN { printf "%.2f", f > 0 ? c / f : 0 }')
-    dk_ratio=$(awk -v c="$DK_CPU" -v f="$floor" 'BEGIN { printf "%.2f", f > 0 ? c / f : 0 }')
+    one_ratio=$(awk -v c="$one_cpu" -v f="$floor" 'BEGIN { printf "%.2f", (f > 0 ? c / f : 0) }')
+    dk_ratio=$(awk -v c="$DK_CPU" -v f="$floor" 'BEGIN { printf "%.2f", (f > 0 ? c / f : 0) }')
     rows+=("| $ms | $PROBE_CPU | $ECHO_CPU | $floor | $one_cpu (${one_ratio}x) | $DK_CPU (${dk_ratio}x) | $PROBE_P50 | $ECHO_P50 | $one_ack | $DK_ACK |")
 done
 load_after=$(cut -d' ' -f1 /proc/loadavg)
