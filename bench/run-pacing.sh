@@ -13,7 +13,8 @@
 #    /proc/PID/task/*/schedstat, net of its idle rate) and the round trip's p50;
 #  - inputlayer-server under delta_keyed with 1 agent and with 300 agents (300 is the
 #    fixture's own): the server's CPU per write (the fixture's figure, net of the idle rate)
-#    and the ack p50, every delta checked.
+#    and the ack p50, every delta checked; and its ratio to the floor (the log's CPU per
+#    sync plus the transport's per round trip) measured in the same run at that pace.
 # BENCH_PACING_WRITES (2000) writes, syncs or requests per measurement. Unpinned by default
 # (BENCH_SERVER_CPUS: none, split or shared, as in run-fixtures.sh). Prints a Markdown table.
 set -euo pipefail
