@@ -13,7 +13,8 @@
 #    /proc/PID/task/*/schedstat, net of its idle rate) and the round trip's p50;
 #  - inputlayer-server under delta_keyed with 1 agent and with 300 agents (300 is the
 #    fixture's own): the server's CPU per write (the fixture's figure, net of the idle rate)
-#    and the ack p50, every delta checked.
+#    and the ack p50, every delta checked; and its ratio to the floor (the log's CPU per
+#    sync plus the transport's per round trip) measured in the same run at that pace.
 # BENCH_PACING_WRITES (2000) writes, syncs or requests per measurement. Unpinned by default
 # (BENCH_SERVER_CPUS: none, split or shared, as in run-fixtures.sh). Prints a Markdown table.
 set -euo pipefail
@@ -110,7 +111,12 @@ for ms in $INTERVALS; do
     keyed 1 "$ms"
     one_cpu=$DK_CPU one_ack=$DK_ACK
     keyed 300 "$ms"
-    rows+=("| $ms | $PROBE_CPU | $ECHO_CPU | $one_cpu | $DK_CPU | $PROBE_P50 | $ECHO_P50 | $one_ack | $DK_ACK |")
+    # The server's CPU per write over the floor measured just before it, at the same pace:
+    # the one figure comparable from run to run on a machine whose floor moves.
+    floor=$(awk -v p="$PROBE_CPU" -v e="$ECHO_CPU" 'BEGIN { printf "%.1f", p + e }')
+    one_ratio=$(awk -v c="$one_cpu" -v f="$floor" 'BEGIN { printf "%.2f", (f > 0 ? c / f : 0) }')
+    dk_ratio=$(awk -v c="$DK_CPU" -v f="$floor" 'BEGIN { printf "%.2f", (f > 0 ? c / f : 0) }')
+    rows+=("| $ms | $PROBE_CPU | $ECHO_CPU | $floor | $one_cpu (${one_ratio}x) | $DK_CPU (${dk_ratio}x) | $PROBE_P50 | $ECHO_P50 | $one_ack | $DK_ACK |")
 done
 load_after=$(cut -d' ' -f1 /proc/loadavg)
 
@@ -119,8 +125,10 @@ echo "$load_before before, $load_after after (1-minute)."
 echo
 echo "$WRITES per measurement. CPU in µs per write (sync, round trip): the log's floor is"
 echo "fsync_probe's write and fdatasync alone; the transport's is ws_echo_server's per round"
-echo "trip; delta_keyed's is the server's, net of its idle rate, every delta checked."
+echo "trip; delta_keyed's is the server's, net of its idle rate, every delta checked. The floor"
+echo "is the two added (one sync and one round trip per write), measured in the same run at"
+echo "the same pace; each delta_keyed CPU is followed by its ratio to that floor."
 echo
-echo "| one every (ms) | log floor CPU | echo CPU | delta_keyed 1 agent CPU | delta_keyed 300 agents CPU | log floor p50 | echo p50 | 1 agent ack p50 | 300 agents ack p50 |"
-echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+echo "| one every (ms) | log floor CPU | echo CPU | floor CPU | delta_keyed 1 agent CPU | delta_keyed 300 agents CPU | log floor p50 | echo p50 | 1 agent ack p50 | 300 agents ack p50 |"
+echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 printf '%s\n' "${rows[@]}"

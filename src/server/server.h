@@ -39,6 +39,9 @@
 /* A reply whose single frame would exceed this is streamed in chunks. */
 #define SRV_STREAM_THRESHOLD (1024u * 1024)
 #define SRV_CHUNK_ROWS       500
+/* A read run inline whose table has more rows than this goes to the pool: its encoding
+ * must not hold the I/O thread (docs/server.md, Threads). */
+#define SRV_INLINE_MAX_ROWS 10000u
 /* While more than this waits to be written to a connection, nothing more of it is read,
  * started or released: a client that stops reading holds the server's memory to this
  * plus the replies of requests already started. */
@@ -87,6 +90,8 @@ typedef struct srv_counters {
     uint64_t overloaded, deadline_exceeded, cancelled, memory_refused;
     uint64_t delivery_rounds, notifications_delivered; /* srv_deliver.c */
     uint64_t writes_inline, writes_pooled; /* srv_pipeline.c: where writing programs ran */
+    uint64_t reads_inline, reads_pooled;   /* srv_pipeline.c: where reading programs ran */
+    uint64_t reads_spilled; /* reads that overran the inline budget and ran again pooled */
 } srv_counters;
 #define srv_count(field) __atomic_fetch_add(&(field), 1, __ATOMIC_RELAXED)
 
@@ -267,6 +272,8 @@ typedef struct srv_req {
     volatile int stop;                 /* read by the engine: cancelled or disconnected */
     int commit;                        /* SRV_COMMIT_*, atomic */
     uint64_t inline_budget_ns;         /* when run inline: give up at this time */
+    uint64_t pool_run_ns;              /* how long its run on a worker took (0: none) */
+    bool many_rows;                    /* a table of it had over SRV_INLINE_MAX_ROWS rows */
     srv_capture out;
     /* What the loop thread does when the request is done or released. */
     srv_fence_fx *fences;

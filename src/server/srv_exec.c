@@ -345,6 +345,15 @@ il_result *srv_exec_guarded(srv_req *rq, const char *text, size_t len, bool stor
         il_result_free(r);
         return NULL;
     }
+    if (il_result_kind_of(r) == IL_RESULT_TABLE && il_result_nrows(r) > SRV_INLINE_MAX_ROWS)
+        rq->many_rows = true;
+    if (rq->inline_budget_ns && rq->many_rows) {
+        /* Encoding and sending that many rows would hold the I/O thread as long again as
+           the evaluation it was allowed: the table is built again on the pool. */
+        rq->inline_spilled = rq->stopped = true;
+        il_result_free(r);
+        return NULL;
+    }
     __atomic_fetch_add(&s->query_count, 1, __ATOMIC_RELAXED);
     return r;
 }
@@ -1092,7 +1101,12 @@ void srv_exec_classify(const srv_stmt *sts, size_t n, bool *read_only, bool *ide
 }
 
 void srv_exec_job(srv_job *j) {
-    srv_exec_run((srv_req *)j);
+    srv_req *rq = (srv_req *)j;
+    /* By the clock: a preemption only makes a run look longer, never shorter, so a short
+       run proves the program cheap (srv_pipe_job_done lets it run inline again). */
+    uint64_t t0 = srv_mono_ns();
+    srv_exec_run(rq);
+    rq->pool_run_ns = srv_mono_ns() - t0;
 }
 
 void srv_exec_run(srv_req *rq) {

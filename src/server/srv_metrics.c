@@ -131,6 +131,18 @@ void srv_metrics_prometheus(srv_conn *c) {
                   (unsigned long long)LOAD(s->counters.writes_inline));
     il_buf_printf(&b, "inputlayer_writes_total{ran=\"pool\"} %llu\n",
                   (unsigned long long)LOAD(s->counters.writes_pooled));
+    family(&b, "inputlayer_reads_total", "counter",
+           "Programs that only read (execute of queries, read frames), by where they ran: "
+           "inline on the I/O thread, or in the compute pool.");
+    il_buf_printf(&b, "inputlayer_reads_total{ran=\"inline\"} %llu\n",
+                  (unsigned long long)LOAD(s->counters.reads_inline));
+    il_buf_printf(&b, "inputlayer_reads_total{ran=\"pool\"} %llu\n",
+                  (unsigned long long)LOAD(s->counters.reads_pooled));
+    family(&b, "inputlayer_reads_spilled_total", "counter",
+           "Reads begun inline that overran the inline budget (time or rows) and ran again "
+           "in the compute pool.");
+    il_buf_printf(&b, "inputlayer_reads_spilled_total %llu\n",
+                  (unsigned long long)LOAD(s->counters.reads_spilled));
     family(&b, "inputlayer_log_records_total", "counter",
            "Write-ahead log records written (one per committed write) since the start.");
     il_buf_printf(&b, "inputlayer_log_records_total %llu\n",

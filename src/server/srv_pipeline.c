@@ -360,10 +360,19 @@ static bool known_slow(const srv_conn *c, uint32_t h) {
     return false;
 }
 
+/* Forgets that the program with hash h spilled (it may run inline again). */
+static void forget_slow(srv_conn *c, uint32_t h) {
+    for (size_t i = 0; i < sizeof c->slow / sizeof c->slow[0]; i++)
+        if (c->slow[i] == h) c->slow[i] = 0;
+}
+
 static void submit(srv_req *r) {
     srv_conn *c = r->conn;
     srv_server *s = c->srv;
-    if (r->access == SRV_EXCLUSIVE) srv_count(s->counters.writes_pooled);
+    if (r->access == SRV_EXCLUSIVE)
+        srv_count(s->counters.writes_pooled);
+    else if (r->kind == SRV_RK_EXECUTE || r->kind == SRV_RK_READ)
+        srv_count(s->counters.reads_pooled);
     if (!srv_pool_submit(&s->pool, &r->job, false)) {
         srv_count(s->counters.overloaded);
         fail(r, "overloaded", "Server overloaded: the compute queue is full; retry later");
@@ -466,7 +475,12 @@ static void start(srv_req *r) {
         bool synced = !r->inline_spilled && lone && srv_pool_sync_alone(&s->pool, &r->job);
         bool waits = !r->inline_spilled && !synced && srv_pool_ran_inline(&s->pool, &r->job);
         srv_pool_leave_engine(&s->pool);
-        if (!r->inline_spilled && r->access == SRV_EXCLUSIVE) srv_count(s->counters.writes_inline);
+        if (r->inline_spilled && r->access != SRV_EXCLUSIVE)
+            srv_count(s->counters.reads_spilled);
+        else if (!r->inline_spilled && r->access == SRV_EXCLUSIVE)
+            srv_count(s->counters.writes_inline);
+        else if (!r->inline_spilled)
+            srv_count(s->counters.reads_inline);
         r->inline_budget_ns = 0;
         uint64_t ended = srv_mono_ns();
         if (r->access == SRV_EXCLUSIVE && ended - began > INLINE_WRITE_SLOW_NS &&
@@ -542,6 +556,13 @@ void srv_pipe_job_done(srv_job *j) {
     } else if (j->sync_failed && r->access == SRV_EXCLUSIVE) {
         /* Its writes are in memory but perhaps not on disk: no success may be claimed. */
         fail(r, "internal", SYNC_FAILED_MSG);
+    } else if (r->pool_run_ns && r->pool_run_ns < INLINE_BUDGET_NS / 2 &&
+               known_slow(c, program_hash(r))) {
+        /* It spilled once (cold caches, a preemption, data since deleted) but ran well
+           within the budget here: inline again, or a cheap lookup would pay two thread
+           hand-offs for the rest of the connection's life. A run over the rows bound is
+           not cheap, however quick. */
+        if (!r->many_rows) forget_slow(c, program_hash(r));
     }
     r->phase = SRV_REQ_FINISHED;
     apply_done_effects(r);

@@ -12,8 +12,8 @@ import time
 
 import websockets
 
-from common import (KEY, Conn, OwnServer, clean_env, connect, expect_closed, http,
-                    prometheus, still_answers)
+from common import (KEY, NO_MESSAGE_RATE, Conn, OwnServer, clean_env, connect, expect_closed,
+                    http, prometheus, still_answers)
 
 RATE = "http.rate_limit.ws_max_messages_per_sec"
 
@@ -598,11 +598,95 @@ async def t_busy_poll_gathers_writers(binary):
         await c.ws.close()
 
 
+# Servers of the tests that read the metrics after every request: no rate limits.
+NO_RATES = NO_MESSAGE_RATE + ["--set", "http.rate_limit.per_ip_max_rps=0"]
+
+
+def read_counts(srv):
+    """Where reads ran so far: inputlayer_reads_total by place, and the spills."""
+    m = prometheus(srv)
+    return {"inline": m['inputlayer_reads_total{ran="inline"}'],
+            "pool": m['inputlayer_reads_total{ran="pool"}'],
+            "spilled": m["inputlayer_reads_spilled_total"]}
+
+
+def delta(after, before):
+    return {k: after[k] - before[k] for k in after}
+
+
+async def t_spilled_read_returns_inline(binary):
+    """A read begun on the I/O thread whose table has over 10,000 rows goes to the pool (its
+    encoding must not hold the thread), and its program goes there directly next time. Once
+    a pooled run of that program is cheap (its rows were deleted meanwhile), it runs inline
+    again: a spill is not remembered for the rest of the connection's life (docs/server.md,
+    Threads)."""
+    with OwnServer(binary, NO_RATES) as srv:
+        c = await connect(srv)
+        n = 12000
+        for lo in range(0, n, 3000):
+            rows = ", ".join("(%d, %d)" % (i, i + 1) for i in range(lo, lo + 3000))
+            f = await c.call({"type": "execute", "program": "+big[%s]" % rows})
+            assert f["type"] == "result" and not f["errors"], f
+        q = {"type": "execute", "program": "?big(X, Y)"}
+        before = read_counts(srv)
+        f = await c.call(q)
+        assert f["type"] == "result" and f["row_count"] == n, {k: f[k] for k in f if k != "rows"}
+        assert delta(read_counts(srv), before) == {"inline": 0, "pool": 1, "spilled": 1}
+        before = read_counts(srv)
+        f = await c.call(q)
+        assert f["type"] == "result" and f["row_count"] == n
+        # Remembered: straight to the pool, nothing wasted on the I/O thread.
+        assert delta(read_counts(srv), before) == {"inline": 0, "pool": 1, "spilled": 0}
+        for lo in range(0, n - 2, 3000):
+            rows = ", ".join("(%d, %d)" % (i, i + 1) for i in range(lo, min(lo + 3000, n - 2)))
+            f = await c.call({"type": "execute", "program": "-big[%s]" % rows})
+            assert f["type"] == "result" and not f["errors"], f
+        # Each pooled run that is quick by the clock clears the mark; a preempted one may
+        # not, hence a few tries (a liveness bound, not a timing).
+        back = None
+        for i in range(50):
+            before = read_counts(srv)
+            f = await c.call(q)
+            assert f["type"] == "result" and sorted(f["rows"]) == [[n - 2, n - 1], [n - 1, n]], f
+            d = delta(read_counts(srv), before)
+            assert d["spilled"] == 0 and d["inline"] + d["pool"] == 1, d
+            if d["inline"]:
+                back = i
+                break
+        assert back is not None and back >= 1, back
+        await c.ws.close()
+
+
+async def t_guard_stops_inline_read(binary):
+    """The per-query memory limit still stops a read that runs on the I/O thread: the reply
+    is resource_exhausted, and the read is counted as run inline, not moved to the pool."""
+    env = {"INPUTLAYER_STORAGE__PERFORMANCE__MAX_QUERY_MEMORY_BYTES": str(32 << 10)}
+    with OwnServer(binary, NO_RATES, env) as srv:
+        c = await connect(srv)
+        for rel in "pq":
+            rows = ", ".join("(%d)" % i for i in range(60))
+            f = await c.call({"type": "execute", "program": "+%s[%s]" % (rel, rows)})
+            assert f["type"] == "result" and not f["errors"], f
+        stopped_inline = 0
+        for k in range(20):  # each program new: one that spilled would go to the pool
+            before = read_counts(srv)
+            f = await c.call({"type": "execute", "program": "?p(X), q(Y), X != %d" % (-1 - k)})
+            assert f["type"] == "error" and f["code"] == "resource_exhausted", f
+            d = delta(read_counts(srv), before)
+            if d == {"inline": 1, "pool": 0, "spilled": 0}:
+                stopped_inline += 1
+                if stopped_inline == 3:
+                    break
+        assert stopped_inline == 3, stopped_inline
+        await still_answers(c)
+        await c.ws.close()
+
+
 TESTS = [t_rate_limit, t_connection_limits, t_heartbeat_and_lifetime, t_config_precedence,
          t_identities_persist, t_subscription_limit, t_durability_modes, t_group_commit,
          t_test_reply_delay, t_preempted_inline_write_stays_inline,
          t_slow_inline_write_sends_writes_to_pool,
          t_lone_writer_syncs_on_io_thread, t_busy_poll, t_busy_poll_during_sync,
-         t_busy_poll_gathers_writers]
+         t_busy_poll_gathers_writers, t_spilled_read_returns_inline, t_guard_stops_inline_read]
 
 assert json
