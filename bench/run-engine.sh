@@ -95,6 +95,7 @@ awk '/^setup / {
         printf "- %s: %s bytes per fact resident (%s facts, %s bytes RSS growth, loaded in %s ms)\n",
                $1, f["bytes_per_fact"], f["facts"], f["rss_growth_bytes"], f["load_ms"] }' \
     "$TMP/bench.txt"
+echo
 
 # --- 2. Full closure, whole process -------------------------------------------------
 
