@@ -6,7 +6,7 @@ BUILD_TSAN ?= build-tsan
 JOBS       ?= $(shell nproc)
 CONFORMANCE_DIR ?= ../shared/conformance
 
-.PHONY: all setup build build-san build-tsan protocol-tsan run test unit crash-test conformance conformance-san bench-engine bench-server bench-fixtures bench-pacing bench-durable bench-views bench-views-smoke bench-vectors bench-vectors-smoke bench gate gate-smoke fuzz fuzz-short format clean
+.PHONY: all setup build build-san build-tsan protocol-tsan run test unit crash-test conformance conformance-san bench-engine bench-server bench-fixtures bench-pacing bench-durable bench-views bench-views-smoke bench-vectors bench-vectors-smoke bench bench-report gate gate-smoke fuzz fuzz-short format clean
 
 all: build
 
@@ -221,6 +221,12 @@ GATE_ARGS ?=
 GATE_PIN = $(if $(GATE_SERVER_CPUS),--server-cpus $(GATE_SERVER_CPUS)) \
   $(if $(GATE_CLIENT_CPUS),--client-cpus $(GATE_CLIENT_CPUS))
 
+# The headline figures of BENCHMARKS.md from this tree in one command (bench/run-report.sh):
+# every fixture of the gate once, the engine suite, the closure against sqlite3
+# (BENCH_TC_RUNS alternated runs of each, 5), Markdown with the commit and date.
+bench-report: build
+	@./bench/run-report.sh $(BUILD)
+
 bench: build
 	@$(BUILD)/inputlayer-bench run --server $(BUILD)/inputlayer-server --profile $(BENCH_PROFILE) \
 	  $(GATE_PIN) --json $(BUILD)/bench.json --markdown $(BUILD)/bench.md
@@ -236,8 +242,10 @@ gate: build
 # cheap and bound query fixtures, whose arms run together, interleaved (INVALID for its
 # single round, exit 3, but all eight runs must have succeeded, with their paired ratios);
 # paired_reads against two servers, which must end INVALID for a wrong row
-# (bench/check-paired-reads.sh); and a rejudge of a canned report, which must FAIL (exit 1)
-# with the verdicts written in bench/testdata/gate-expected.txt.
+# (bench/check-paired-reads.sh); a comparison against a baseline server with no client or
+# in-process benchmark beside it, whose closure and first_read must be SKIPPED (exit 0);
+# and a rejudge of a canned report, which must FAIL (exit 1) with the verdicts written in
+# bench/testdata/gate-expected.txt.
 gate-smoke: build
 	@$(BUILD)/inputlayer-bench run --server $(BUILD)/inputlayer-server --profile smoke \
 	  --json $(BUILD)/gate-smoke.json >$(BUILD)/gate-smoke.md
@@ -249,12 +257,21 @@ gate-smoke: build
 	    [ "$$(grep -c '"paired_ratio"' $(BUILD)/gate-smoke-paired.json)" -lt 10 ]; then \
 	    echo "gate-smoke: the paired runs failed ($(BUILD)/gate-smoke-paired.md)"; exit 1; fi
 	@./bench/check-paired-reads.sh $(BUILD) >/dev/null
+	@rm -rf $(BUILD)/gate-smoke-lone && mkdir -p $(BUILD)/gate-smoke-lone && \
+	  cp $(BUILD)/inputlayer-server $(BUILD)/gate-smoke-lone/ && \
+	  $(BUILD)/inputlayer-bench compare --baseline $(BUILD)/gate-smoke-lone/inputlayer-server \
+	  --candidate $(BUILD)/inputlayer-server --profile smoke --rounds 1 \
+	  --fixtures closure,first_read >$(BUILD)/gate-smoke-lone.md 2>&1 && \
+	  grep -q "closure: SKIPPED (the baseline: no inputlayer-client" $(BUILD)/gate-smoke-lone.md && \
+	  grep -q "first_read: SKIPPED (the baseline: no inputlayer-inproc" $(BUILD)/gate-smoke-lone.md || \
+	  { echo "gate-smoke: a baseline without client and inproc was not skipped ($(BUILD)/gate-smoke-lone.md)"; exit 1; }
+	@rm -rf $(BUILD)/gate-smoke-lone
 	@status=0; $(BUILD)/inputlayer-bench compare --rejudge bench/testdata/gate-report.json \
 	  --policy bench/testdata/gate-policy.toml >$(BUILD)/gate-rejudge.md || status=$$?; \
 	  if [ $$status -ne 1 ]; then echo "gate-smoke: the canned report judged $$status, not 1 (FAIL)"; exit 1; fi; \
 	  while IFS= read -r line; do grep -qF -- "$$line" $(BUILD)/gate-rejudge.md || \
 	    { echo "gate-smoke: the rejudged report lacks: $$line"; exit 1; }; done <bench/testdata/gate-expected.txt
-	@echo "gate-smoke: every fixture ran at the smoke profile, every answer checked; the paired durable writes and reads ran; the canned report rejudged"
+	@echo "gate-smoke: every fixture ran at the smoke profile, every answer checked; the paired durable writes and reads ran; an arm's missing binaries skipped; the canned report rejudged"
 
 bench-views-smoke: build
 	@BENCH_VIEWS_SMOKE=1 ./bench/run-views.sh $(BUILD)

@@ -19,6 +19,7 @@
 #endif
 #include "inputlayer.h"
 #include "gen_graph.h"
+#include "inproc_common.h"
 #include "gen_vectors.h"
 #include "exec/vecdist.h"
 
@@ -36,194 +37,60 @@ extern char **environ;
 
 static int g_runs = 100;
 static const char *g_only;
-static bool g_memory_child;      /* this process only measures memory */
-static bool g_no_memory;         /* skip the memory measurement */
-static volatile il_value g_sink; /* keeps the row reads from being optimised away */
-
-static double now_us(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
-
-static void die(const char *what) {
-    fprintf(stderr, "bench_engine: %s\n", what);
-    exit(1);
-}
-
-static void print_result_lines(const il_result *r) {
-    size_t n = il_result_nlines(r);
-    for (size_t i = 0; i < n; i++) fprintf(stderr, "  %s\n", il_result_line(r, i));
-}
-
-/* Executes a setup statement; exits on an error. */
-static void exec_ok(il_session *s, const char *text, size_t len) {
-    il_result *r = il_execute(s, text, len);
-    il_result_kind k = il_result_kind_of(r);
-    if (k == IL_RESULT_ERROR || k == IL_RESULT_PARSE_ERROR) {
-        fprintf(stderr, "bench_engine: statement failed: %.200s%s\n", text, len > 200 ? "..." : "");
-        print_result_lines(r);
-        il_result_free(r);
-        exit(1);
-    }
-    il_result_free(r);
-}
-
-static void exec_str(il_session *s, const char *text) {
-    exec_ok(s, text, strlen(text));
-}
-
-static int exec_stmt_cb(void *ctx, const char *stmt, size_t len) {
-    exec_ok(ctx, stmt, len);
-    return 0;
-}
-
-/* A fresh engine with a session in knowledge graph `bench`. */
-typedef struct bench_db {
-    il_engine *e;
-    il_session *s;
-} bench_db;
-
-static bench_db db_open(void) {
-    char *err = NULL;
-    bench_db db;
-    db.e = il_engine_open(NULL, &err);
-    if (!db.e) {
-        fprintf(stderr, "bench_engine: il_engine_open: %s\n", err ? err : "failed");
-        free(err);
-        exit(1);
-    }
-    db.s = il_session_open(db.e);
-    if (!db.s) die("il_session_open failed");
-    exec_str(db.s, ".kg create bench");
-    return db;
-}
-
-static void db_close(bench_db *db) {
-    il_session_close(db->s);
-    il_engine_close(db->e);
-}
-
-static void load_edges(bench_db *db, const gg_edge *edges, size_t n) {
-    if (gg_emit_edges("edge", edges, n, GG_CHUNK, exec_stmt_cb, db->s) != 0)
-        die("out of memory writing statements");
-}
-
-static void load_hot_labels(bench_db *db, size_t hot) {
-    if (gg_emit_hot_labels("label", "hot", hot, GG_CHUNK, exec_stmt_cb, db->s) != 0)
-        die("out of memory writing statements");
-}
+static bool g_memory_child; /* this process only measures memory */
+static bool g_no_memory;    /* skip the memory measurement */
 
 static int selected(const char *name) {
     return !g_only || strstr(name, g_only) != NULL;
-}
-
-/* One run of a query: execute, read every row, free. Returns the row count. */
-static size_t run_query(il_session *s, const char *query, size_t len) {
-    il_result *r = il_execute(s, query, len);
-    il_result_kind k = il_result_kind_of(r);
-    if (k == IL_RESULT_ERROR || k == IL_RESULT_PARSE_ERROR) {
-        fprintf(stderr, "bench_engine: query failed: %s\n", query);
-        print_result_lines(r);
-        il_result_free(r);
-        exit(1);
-    }
-    size_t rows = 0;
-    if (k == IL_RESULT_TABLE) {
-        rows = il_result_nrows(r);
-        /* `.why`: the proof trees are part of the answer */
-        if (strncmp(query, ".why", 4) == 0) {
-            const char *proofs = il_result_proof_trees(r);
-            if (!proofs) die("a .why result without proof trees");
-            g_sink ^= (il_value)strlen(proofs);
-        }
-        il_value acc = 0;
-        for (size_t i = 0; i < rows; i++) {
-            size_t width = 0;
-            const il_value *v = il_result_row(r, i, &width);
-            for (size_t j = 0; j < width; j++) acc ^= v[j];
-        }
-        g_sink ^= acc;
-    }
-    il_result_free(r);
-    return rows;
-}
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* The p-quantile (0..1) of sorted samples, nearest rank. */
-static double quantile(const double *sorted, int n, double p) {
-    int i = (int)(p * (n - 1) + 0.5);
-    return sorted[i];
 }
 
 /* Times a query, or with keys > 0 a family of them: run i fills the format's one %ld
  * with 400 * (i mod keys), a hot chain's head, so that each run asks for another constant
  * (as a key-value client does) and no run reuses the text of the one before. Exits 1 when
  * a run's row count is not `expected`. */
-static void measure_keys(bench_db *db, const char *name, const char *query, long keys,
+static void measure_keys(ib_db *db, const char *name, const char *query, long keys,
                          size_t expected) {
     if (!selected(name)) return;
-    char text[256];
-    int warmup = g_runs / 10 < 5 ? 5 : g_runs / 10;
-    double *t = malloc((size_t)g_runs * sizeof *t);
-    if (!t) die("out of memory");
-    for (int i = -warmup; i < g_runs; i++) {
-        long k = keys > 0 ? 400 * ((i + warmup) % keys) : 0;
-        int len = keys > 0 ? snprintf(text, sizeof text, query, k)
-                           : snprintf(text, sizeof text, "%s", query);
-        if (len < 0 || (size_t)len >= sizeof text) die("query text too long");
-        double t0 = now_us();
-        size_t rows = run_query(db->s, text, (size_t)len);
-        if (i >= 0) t[i] = now_us() - t0;
-        if (rows != expected) {
-            fprintf(stderr, "bench_engine: ERROR: %s: %s returned %zu rows, expected %zu\n", name,
-                    text, rows, expected);
-            exit(1);
-        }
-    }
-    qsort(t, (size_t)g_runs, sizeof *t, cmp_double);
+    double *t = ib_time_query(db, name, query, keys, g_runs, expected);
     printf("%s rows=%zu median_us=%.2f p10_us=%.2f p90_us=%.2f runs=%d\n", name, expected,
-           quantile(t, g_runs, 0.5), quantile(t, g_runs, 0.1), quantile(t, g_runs, 0.9), g_runs);
+           ib_quantile(t, g_runs, 0.5), ib_quantile(t, g_runs, 0.1), ib_quantile(t, g_runs, 0.9),
+           g_runs);
     fflush(stdout);
     free(t);
 }
 
-static void measure(bench_db *db, const char *name, const char *query, size_t expected) {
+static void measure(ib_db *db, const char *name, const char *query, size_t expected) {
     measure_keys(db, name, query, 0, expected);
 }
 
 /* Times g_runs single-edge writes, each an insert of an edge from node 1 to a new node
  * and, in the next statement, its delete: the median of each. */
-static void measure_writes(bench_db *db, const char *name) {
+static void measure_writes(ib_db *db, const char *name) {
     if (!selected(name)) return;
     double *ti = malloc((size_t)g_runs * sizeof *ti), *td = malloc((size_t)g_runs * sizeof *td);
-    if (!ti || !td) die("out of memory");
+    if (!ti || !td) ib_die("out of memory");
     char stmt[64];
     for (int i = 0; i < g_runs; i++) {
         snprintf(stmt, sizeof stmt, "+edge(1, %d)", 1000000 + i);
-        double t0 = now_us();
-        exec_str(db->s, stmt);
-        ti[i] = now_us() - t0;
+        double t0 = ib_now_us();
+        ib_exec_str(db->s, stmt);
+        ti[i] = ib_now_us() - t0;
         stmt[0] = '-';
-        t0 = now_us();
-        exec_str(db->s, stmt);
-        td[i] = now_us() - t0;
+        t0 = ib_now_us();
+        ib_exec_str(db->s, stmt);
+        td[i] = ib_now_us() - t0;
     }
-    qsort(ti, (size_t)g_runs, sizeof *ti, cmp_double);
-    qsort(td, (size_t)g_runs, sizeof *td, cmp_double);
+    qsort(ti, (size_t)g_runs, sizeof *ti, ib_cmp_double);
+    qsort(td, (size_t)g_runs, sizeof *td, ib_cmp_double);
     printf("%s insert_median_us=%.2f delete_median_us=%.2f runs=%d\n", name,
-           quantile(ti, g_runs, 0.5), quantile(td, g_runs, 0.5), g_runs);
+           ib_quantile(ti, g_runs, 0.5), ib_quantile(td, g_runs, 0.5), g_runs);
     fflush(stdout);
     free(ti);
     free(td);
 }
 
 static void print_setup(const char *name, size_t facts, double t0) {
-    printf("setup %s facts=%zu ms=%.1f\n", name, facts, (now_us() - t0) / 1e3);
+    printf("setup %s facts=%zu ms=%.1f\n", name, facts, (ib_now_us() - t0) / 1e3);
     fflush(stdout);
 }
 
@@ -234,12 +101,12 @@ static void workload_random2k(void) {
         !selected("random2k_write_after_all"))
         return;
     gg_edge *edges = gg_random_graph(2000, 4000, 42);
-    if (!edges) die("out of memory");
-    double t0 = now_us();
-    bench_db db = db_open();
-    load_edges(&db, edges, 4000);
-    exec_str(db.s, "+reach(X, Y) <- edge(X, Y)");
-    exec_str(db.s, "+reach(X, Z) <- reach(X, Y), edge(Y, Z)");
+    if (!edges) ib_die("out of memory");
+    double t0 = ib_now_us();
+    ib_db db = ib_db_open("bench");
+    ib_load_edges(&db, edges, 4000);
+    ib_exec_str(db.s, "+reach(X, Y) <- edge(X, Y)");
+    ib_exec_str(db.s, "+reach(X, Z) <- reach(X, Y), edge(Y, Z)");
     print_setup("random2k", 4000, t0);
     free(edges);
     measure(&db, "random2k_edge1", "?edge(1,Y)", 2);
@@ -251,25 +118,25 @@ static void workload_random2k(void) {
     measure(&db, "random2k_reach_all", "?reach(X,Y)", 100000);
     measure(&db, "random2k_reach1_after_all", "?reach(1,Y)", 1582);
     measure_writes(&db, "random2k_write_after_all");
-    db_close(&db);
+    ib_db_close(&db);
 }
 
 /* d) random 200 / 300 with the reach and two_hop rules: `.why` proof trees. */
 static void workload_random200(void) {
     if (!selected("random200_why_reach1") && !selected("random200_why_two_hop1")) return;
     gg_edge *edges = gg_random_graph(200, 300, 42);
-    if (!edges) die("out of memory");
-    double t0 = now_us();
-    bench_db db = db_open();
-    load_edges(&db, edges, 300);
-    exec_str(db.s, "+reach(X, Y) <- edge(X, Y)");
-    exec_str(db.s, "+reach(X, Z) <- reach(X, Y), edge(Y, Z)");
-    exec_str(db.s, "+two_hop(X, Z) <- edge(X, Y), edge(Y, Z)");
+    if (!edges) ib_die("out of memory");
+    double t0 = ib_now_us();
+    ib_db db = ib_db_open("bench");
+    ib_load_edges(&db, edges, 300);
+    ib_exec_str(db.s, "+reach(X, Y) <- edge(X, Y)");
+    ib_exec_str(db.s, "+reach(X, Z) <- reach(X, Y), edge(Y, Z)");
+    ib_exec_str(db.s, "+two_hop(X, Z) <- edge(X, Y), edge(Y, Z)");
     print_setup("random200", 300, t0);
     free(edges);
     measure(&db, "random200_why_reach1", ".why ?reach(1,Y)", 4);
     measure(&db, "random200_why_two_hop1", ".why ?two_hop(1,Z)", 1);
-    db_close(&db);
+    ib_db_close(&db);
 }
 
 /* e) 10,000 names `name(i, "user-i")`: queries that make strings of their own (freed with
@@ -278,34 +145,34 @@ static void workload_strings10k(void) {
     if (!selected("strings10k_concat") && !selected("strings10k_absent_constant") &&
         !selected("strings10k_stored_constant"))
         return;
-    double t0 = now_us();
-    bench_db db = db_open();
+    double t0 = ib_now_us();
+    ib_db db = ib_db_open("bench");
     enum { NAMES = 10000, CHUNK = 1000 };
     char *stmt = malloc((size_t)CHUNK * 40 + 16);
-    if (!stmt) die("out of memory");
+    if (!stmt) ib_die("out of memory");
     for (int base = 0; base < NAMES; base += CHUNK) {
         size_t n = (size_t)sprintf(stmt, "+name[");
         for (int i = base; i < base + CHUNK; i++)
             n += (size_t)sprintf(stmt + n, "%s(%d, \"user-%d\")", i > base ? ", " : "", i, i);
         n += (size_t)sprintf(stmt + n, "]");
-        exec_ok(db.s, stmt, n);
+        ib_exec(db.s, stmt, n);
     }
     free(stmt);
     print_setup("strings10k", NAMES, t0);
     measure(&db, "strings10k_concat", "?name(I, N), G = concat(N, \"-\", \"x\")", NAMES);
     measure(&db, "strings10k_absent_constant", "?name(I, \"nobody\")", 0);
     measure(&db, "strings10k_stored_constant", "?name(I, \"user-77\")", 1);
-    db_close(&db);
+    ib_db_close(&db);
 }
 
 /* Loads hot chains of `requested` edges with their hot labels; returns the edge count. */
-static size_t load_chains(bench_db *db, size_t requested) {
+static size_t load_chains(ib_db *db, size_t requested) {
     size_t n;
     gg_edge *edges = gg_chains(requested, &n);
-    if (!edges) die("out of memory");
-    load_edges(db, edges, n);
+    if (!edges) ib_die("out of memory");
+    ib_load_edges(db, edges, n);
     free(edges);
-    load_hot_labels(db, gg_hot_count(gg_chain_count(requested)));
+    ib_load_hot_labels(db, gg_hot_count(gg_chain_count(requested)));
     return n;
 }
 
@@ -314,32 +181,32 @@ static void workload_chains100k(void) {
     if (!selected("chains100k_hot_reach") && !selected("chains100k_path400") &&
         !selected("chains100k_r1_400") && !selected("chains100k_r1_keys"))
         return;
-    double t0 = now_us();
-    bench_db db = db_open();
+    double t0 = ib_now_us();
+    ib_db db = ib_db_open("bench");
     size_t n = load_chains(&db, 100000);
-    exec_str(db.s, "+path(X,Y) <- edge(X,Y)");
-    exec_str(db.s, "+path(X,Z) <- edge(X,Y), path(Y,Z)");
-    exec_str(db.s, "+hot_reach(X,Y) <- label(X,\"hot\"), path(X,Y)");
-    exec_str(db.s, "+r1(X,Y) <- edge(X,Y), label(X,\"hot\")");
+    ib_exec_str(db.s, "+path(X,Y) <- edge(X,Y)");
+    ib_exec_str(db.s, "+path(X,Z) <- edge(X,Y), path(Y,Z)");
+    ib_exec_str(db.s, "+hot_reach(X,Y) <- label(X,\"hot\"), path(X,Y)");
+    ib_exec_str(db.s, "+r1(X,Y) <- edge(X,Y), label(X,\"hot\")");
     print_setup("chains100k", n + gg_hot_count(gg_chain_count(100000)), t0);
     measure(&db, "chains100k_hot_reach", "?hot_reach(X,Y)", 1002);
     measure(&db, "chains100k_path400", "?path(400,Y)", 3);
     measure(&db, "chains100k_r1_400", "?r1(400,Y)", 1);
     /* 334 hot heads: one query text per key, more than the plan cache holds */
     measure_keys(&db, "chains100k_r1_keys", "?r1(%ld,Y)", 334, 1);
-    db_close(&db);
+    ib_db_close(&db);
 }
 
 /* c) hot chains, 1M edges: r1. */
 static void workload_chains1m(void) {
     if (!selected("chains1m_r1_400")) return;
-    double t0 = now_us();
-    bench_db db = db_open();
+    double t0 = ib_now_us();
+    ib_db db = ib_db_open("bench");
     size_t n = load_chains(&db, 1000000);
-    exec_str(db.s, "+r1(X,Y) <- edge(X,Y), label(X,\"hot\")");
+    ib_exec_str(db.s, "+r1(X,Y) <- edge(X,Y), label(X,\"hot\")");
     print_setup("chains1m", n + gg_hot_count(gg_chain_count(1000000)), t0);
     measure(&db, "chains1m_r1_400", "?r1(400,Y)", 1);
-    db_close(&db);
+    ib_db_close(&db);
 }
 
 /* The original's cosine of two vectors as a plain scalar C loop: three sequential f32
@@ -375,16 +242,17 @@ static void measure_pass(const char *name, size_t (*fn)(const float *, const flo
             exit(1);
         }
     double *t = malloc((size_t)g_runs * sizeof *t);
-    if (!t) die("out of memory");
+    if (!t) ib_die("out of memory");
     for (int i = 0; i < g_runs; i++) {
-        double t0 = now_us();
+        double t0 = ib_now_us();
         size_t got = fn(vecs, q);
-        t[i] = now_us() - t0;
-        if (got != expected) die("a kernel pass counted a different number of rows");
+        t[i] = ib_now_us() - t0;
+        if (got != expected) ib_die("a kernel pass counted a different number of rows");
     }
-    qsort(t, (size_t)g_runs, sizeof *t, cmp_double);
+    qsort(t, (size_t)g_runs, sizeof *t, ib_cmp_double);
     printf("%s rows=%zu median_us=%.2f p10_us=%.2f p90_us=%.2f runs=%d\n", name, expected,
-           quantile(t, g_runs, 0.5), quantile(t, g_runs, 0.1), quantile(t, g_runs, 0.9), g_runs);
+           ib_quantile(t, g_runs, 0.5), ib_quantile(t, g_runs, 0.1), ib_quantile(t, g_runs, 0.9),
+           g_runs);
     fflush(stdout);
     free(t);
 }
@@ -464,11 +332,11 @@ static void workload_vectors10k(void) {
     float *q = gv_random_vectors(1, VEC_DIM, 43);
     size_t qcap = (size_t)VEC_DIM * 18 + 200;
     char *query = malloc(qcap);
-    if (!vecs || !q || !query) die("out of memory");
-    double t0 = now_us();
-    bench_db db = db_open();
-    if (gv_emit_vectors("vectors", vecs, VEC_N, VEC_DIM, GV_CHUNK, exec_stmt_cb, db.s) != 0)
-        die("out of memory writing statements");
+    if (!vecs || !q || !query) ib_die("out of memory");
+    double t0 = ib_now_us();
+    ib_db db = ib_db_open("bench");
+    if (gv_emit_vectors("vectors", vecs, VEC_N, VEC_DIM, GV_CHUNK, ib_exec_stmt_cb, db.s) != 0)
+        ib_die("out of memory writing statements");
     print_setup("vectors10k", VEC_N, t0);
     int len = snprintf(query, qcap, "?vectors(Id, V), Dist = cosine(V, ");
     len += gv_format_vector(query + len, qcap - (size_t)len, q, VEC_DIM);
@@ -480,7 +348,7 @@ static void workload_vectors10k(void) {
     measure_pass("vectors10k_kernel", pass_kernel, vecs, q, expected);
     measure_pass("vectors10k_kernel_exact", pass_exact, vecs, q, expected);
     measure_pass("vectors10k_scalar_loop", pass_scalar, vecs, q, expected);
-    db_close(&db);
+    ib_db_close(&db);
     free(query);
     free(q);
     free(vecs);
@@ -500,18 +368,18 @@ static long rss_bytes(void) {
 static void memory_child(void) {
     size_t n;
     gg_edge *edges = gg_chains(1000000, &n);
-    if (!edges) die("out of memory");
-    bench_db db = db_open();
+    if (!edges) ib_die("out of memory");
+    ib_db db = ib_db_open("bench");
     long before = rss_bytes();
-    double t0 = now_us();
-    load_edges(&db, edges, n);
-    double ms = (now_us() - t0) / 1e3;
+    double t0 = ib_now_us();
+    ib_load_edges(&db, edges, n);
+    double ms = (ib_now_us() - t0) / 1e3;
     long after = rss_bytes();
-    if (before < 0 || after < 0) die("cannot read /proc/self/statm");
+    if (before < 0 || after < 0) ib_die("cannot read /proc/self/statm");
     printf("memory_chains1m facts=%zu rss_growth_bytes=%ld bytes_per_fact=%.1f load_ms=%.1f\n", n,
            after - before, (double)(after - before) / (double)n, ms);
     fflush(stdout);
-    db_close(&db);
+    ib_db_close(&db);
     free(edges);
 }
 
@@ -529,11 +397,11 @@ static void workload_memory(const char *self) {
     char *const args[] = {(char *)self, "--memory-child", NULL};
     pid_t pid;
     if (posix_spawn(&pid, "/proc/self/exe", NULL, NULL, args, environ) != 0)
-        die("cannot start the memory measurement");
+        ib_die("cannot start the memory measurement");
     int status;
     while (waitpid(pid, &status, 0) < 0)
-        if (errno != EINTR) die("waitpid failed");
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) die("memory_chains1m failed");
+        if (errno != EINTR) ib_die("waitpid failed");
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) ib_die("memory_chains1m failed");
 }
 
 static void usage(void) {
@@ -549,6 +417,7 @@ static void usage(void) {
 }
 
 int main(int argc, char **argv) {
+    ib_set_program("bench_engine");
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc) {
             char *end;

@@ -16,6 +16,7 @@
 #include "fixture_rows.h"
 #include "fixture_session.h"
 #include "fixture_stats.h"
+#include "gate_headline.h"
 #include "gate_proc.h"
 #include "gate_why.h"
 #include "gen_graph.h"
@@ -965,6 +966,69 @@ static void run_sessions(run_env *e) {
     server_down(e, true);
 }
 
+/* ---- rule_lookup_ws: a persistent rule's lookup beside a stored one, over /ws ----------- */
+
+static void run_rule_lookup_ws(run_env *e) {
+    size_t want = (size_t)by_profile(e, 10000, 100000, 100000), n = 0;
+    gg_edge *edges = gg_chains(want, &n);
+    size_t hot = gg_hot_count(gg_chain_count(want));
+    static const char *const RULES[] = {"+r1(X, Y) <- edge(X, Y), label(X, \"hot\")", NULL};
+    rows ex = {0};
+    /* 400 is a hot head: the rule's one row is the stored edge's. */
+    for (size_t i = fx_first_edge_from(edges, edges ? n : 0, 400);
+         edges && i < n && edges[i].src == 400; i++)
+        push_row(&ex, 400, edges[i].dst);
+    if (!edges || !ex.r) {
+        gr_fail(e->res, GR_FAILED, "out of memory");
+        free(edges), free(ex.r);
+        return;
+    }
+    long warmup = by_profile(e, 5, 50, 50), serial = by_profile(e, 30, 400, 400);
+    query_plan rule = {"?r1(400, Y)", warmup, serial, 0, 0, "rule_", false};
+    query_plan stored = {"?edge(400, Y)", warmup, serial, 0, 0, "stored_", false};
+    ws_client *ws = NULL;
+    char rows_file[700];
+    rows_file_of(e, rows_file, sizeof rows_file);
+    if (server_up(e) && load(e, edges, n, hot, RULES, &ws) &&
+        check_answer(e, ws, stored.program, ex.r, ex.n, rows_file, NULL) &&
+        check_answer(e, ws, rule.program, ex.r, ex.n, rows_file, NULL)) {
+        /* Both return the same row: one rows file serves both. Stored first, then the
+         * rule, in one server run, one after the other. */
+        query_serial(e, &stored);
+        if (ok(e)) query_serial(e, &rule);
+    }
+    wsc_close(ws);
+    const gr_metric *a = gr_find_metric(e->res, "rule_latency_us.p50");
+    const gr_metric *b = gr_find_metric(e->res, "stored_latency_us.p50");
+    if (ok(e) && a && b)
+        gr_add_metric(e->res, "rule_over_stored", a->value / b->value, a->samples, false);
+    server_down(e, true);
+    free(edges), free(ex.r);
+}
+
+/* ---- the headline fixtures of an arm's client and in-process benchmark ---------------- */
+
+static void headline(run_env *e, void (*fn)(const gh_run *)) {
+    gh_run r = {e->ctx, e->arm, e->dir, e->res};
+    fn(&r);
+}
+
+static void run_closure(run_env *e) {
+    headline(e, gh_closure);
+}
+
+static void run_first_read(run_env *e) {
+    headline(e, gh_first_read);
+}
+
+static void run_reach_bound_inproc(run_env *e) {
+    headline(e, gh_reach_bound_inproc);
+}
+
+static void run_hot_reach_inproc(run_env *e) {
+    headline(e, gh_hot_reach_inproc);
+}
+
 /* ---- engine suite: memory and recovery ------------------------------------------------ */
 
 static void run_memory_facts(run_env *e) {
@@ -1153,14 +1217,17 @@ typedef void (*fixture_fn)(run_env *);
 typedef void (*pair_fn)(run_env *const e[2]);
 
 #define FIXTURE(name, group)                                                                       \
-    { #name, group, run_##name, NULL }
+    { #name, group, run_##name, NULL, 0 }
 #define PAIRED_FIXTURE(name, group)                                                                \
-    { #name, group, run_##name, pair_##name }
+    { #name, group, run_##name, pair_##name, 0 }
+#define NEEDING_FIXTURE(name, group, needs)                                                        \
+    { #name, group, run_##name, NULL, needs }
 
 static const struct {
     const char *name, *group;
     fixture_fn fn;
-    pair_fn pair; /* compare: both arms in one run */
+    pair_fn pair;   /* compare: both arms in one run */
+    unsigned needs; /* GF_NEEDS_* */
 } TABLE[] = {
     PAIRED_FIXTURE(cheap_query, "gate"),
     PAIRED_FIXTURE(bound_query, "gate"),
@@ -1172,6 +1239,11 @@ static const struct {
     FIXTURE(interference, "gate"),
     FIXTURE(delta_keyed, "gate"),
     PAIRED_FIXTURE(recursive_query, "gate"),
+    NEEDING_FIXTURE(closure, "gate", GF_NEEDS_CLIENT),
+    NEEDING_FIXTURE(first_read, "gate", GF_NEEDS_INPROC),
+    NEEDING_FIXTURE(reach_bound_inproc, "gate", GF_NEEDS_INPROC),
+    NEEDING_FIXTURE(hot_reach_inproc, "gate", GF_NEEDS_INPROC),
+    FIXTURE(rule_lookup_ws, "gate"),
     FIXTURE(rule_query, "engine"),
     FIXTURE(unbound_query, "engine"),
     FIXTURE(writes, "engine"),
@@ -1193,7 +1265,7 @@ static gf_fixture g_fixtures[NFIXTURES];
 const gf_fixture *gf_all(size_t *n) {
     for (size_t i = 0; i < NFIXTURES; i++)
         g_fixtures[i] = (gf_fixture){TABLE[i].name, TABLE[i].group, dispatch,
-                                     TABLE[i].pair ? dispatch_pair : NULL};
+                                     TABLE[i].pair ? dispatch_pair : NULL, TABLE[i].needs};
     *n = NFIXTURES;
     return g_fixtures;
 }
@@ -1204,6 +1276,18 @@ const gf_fixture *gf_find(const char *name) {
     for (size_t i = 0; i < n; i++)
         if (strcmp(all[i].name, name) == 0) return &all[i];
     return NULL;
+}
+
+bool gf_missing(const gf_fixture *f, const gf_arm *arm, char *why, size_t cap) {
+    if ((f->needs & GF_NEEDS_CLIENT) && !arm->client) {
+        snprintf(why, cap, "no inputlayer-client: %s", arm->client_why ? arm->client_why : "?");
+        return true;
+    }
+    if ((f->needs & GF_NEEDS_INPROC) && !arm->inproc) {
+        snprintf(why, cap, "no inputlayer-inproc: %s", arm->inproc_why ? arm->inproc_why : "?");
+        return true;
+    }
+    return false;
 }
 
 static size_t table_index(const char *name) {
@@ -1218,6 +1302,12 @@ static unsigned g_runs; /* for the scratch directories' names */
  * failed (its servers' output is then kept for a look). */
 static void dispatch(const gf_context *ctx, const gf_arm *arm, gr_result *res) {
     run_env e = {.ctx = ctx, .arm = arm, .res = res};
+    char why[700];
+    const gf_fixture *f = gf_find(res->fixture);
+    if (f && gf_missing(f, arm, why, sizeof why)) {
+        gr_fail(res, GR_SKIPPED, "%s", why);
+        return;
+    }
     snprintf(e.dir, sizeof e.dir, "%s/%s-%u", ctx->scratch, res->fixture, ++g_runs);
     if (!gx_mkdirs(e.dir)) {
         gr_fail(res, GR_FAILED, "cannot create %s", e.dir);

@@ -15,11 +15,15 @@
 
 typedef enum gf_profile { GF_SMOKE, GF_SMALL, GF_STANDARD } gf_profile;
 
-/* What one arm runs: a server binary and extra KEY=VALUE environment for it. */
+/* What one arm runs: a server binary and extra KEY=VALUE environment for it; its
+ * inputlayer-client and inputlayer-inproc (the in-process fixtures, linked with the arm's
+ * library), or NULL with the reason in client_why / inproc_why. */
 typedef struct gf_arm {
     const char *server;
     char **env;
     size_t nenv;
+    const char *client, *inproc;
+    const char *client_why, *inproc_why;
 } gf_arm;
 
 typedef struct gf_context {
@@ -40,7 +44,14 @@ typedef struct gf_fixture {
      * the durable-write fixtures, whose two arms' writes are interleaved so that both see
      * the same disk (bench/README.md). */
     void (*run_pair)(const gf_context *ctx, const gf_arm *const arms[2], gr_result *const res[2]);
+    unsigned needs; /* GF_NEEDS_*: what beside the server the arm must have */
 } gf_fixture;
+
+enum { GF_NEEDS_CLIENT = 1, GF_NEEDS_INPROC = 2 };
+
+/* Whether the arm lacks what the fixture needs (the fixture is then SKIPPED for it), the
+ * reason in why. */
+bool gf_missing(const gf_fixture *f, const gf_arm *arm, char *why, size_t cap);
 
 const gf_fixture *gf_all(size_t *n);
 const gf_fixture *gf_find(const char *name);

@@ -18,12 +18,24 @@ __attribute__((format(printf, 2, 3))) static char *format(char **out, const char
     return *out;
 }
 
-static bool add_problem(gj_judgement *j, const char *text) {
-    char **grown = realloc(j->problems, (j->nproblems + 1) * sizeof *grown);
+static bool add_line(char ***lines, size_t *n, const char *text) {
+    char **grown = realloc(*lines, (*n + 1) * sizeof *grown);
     if (!grown) return false;
-    j->problems = grown;
-    j->problems[j->nproblems] = strdup(text);
-    return j->problems[j->nproblems++] != NULL;
+    *lines = grown;
+    grown[*n] = strdup(text);
+    return grown[(*n)++] != NULL;
+}
+
+static bool add_problem(gj_judgement *j, const char *text) {
+    return add_line(&j->problems, &j->nproblems, text);
+}
+
+/* The first skipped run of a fixture, or NULL: the fixture is then not judged at all. */
+static const gr_result *skipped_run(const gr_report *r, const char *fixture) {
+    for (size_t i = 0; i < r->n; i++)
+        if (r->results[i].status == GR_SKIPPED && strcmp(r->results[i].fixture, fixture) == 0)
+            return &r->results[i];
+    return NULL;
 }
 
 /* The result of fixture f, arm a, round k; NULL when there is none. */
@@ -146,6 +158,15 @@ bool gj_judge(const gr_report *r, const gp_policy *p, gj_judgement *j) {
     char text[700];
     for (size_t i = 0; i < r->n; i++) {
         const gr_result *res = &r->results[i];
+        const gr_result *skip = skipped_run(r, res->fixture);
+        if (skip) {
+            if (skip == res) {
+                snprintf(text, sizeof text, "%s: SKIPPED (the %s: %s)", res->fixture,
+                         res->arm ? "candidate" : "baseline", res->message ? res->message : "?");
+                if (!add_line(&j->skipped, &j->nskipped, text)) return false;
+            }
+            continue;
+        }
         if (res->status != GR_OK) {
             snprintf(text, sizeof text, "round %d, %s, %s: %s: %s", res->round + 1, res->fixture,
                      res->arm ? "candidate" : "baseline",
@@ -168,7 +189,9 @@ bool gj_judge(const gr_report *r, const gp_policy *p, gj_judgement *j) {
         const char *dot = strchr(p->required[i], '.');
         char fixture[128];
         snprintf(fixture, sizeof fixture, "%.*s", (int)(dot - p->required[i]), p->required[i]);
-        if (gr_has_fixture(r, fixture) && !add_metric(j, p->required[i], p)) return false;
+        if (gr_has_fixture(r, fixture) && !skipped_run(r, fixture) &&
+            !add_metric(j, p->required[i], p))
+            return false;
     }
     for (size_t i = 0; i < j->n; i++) j->family += j->metrics[i].required;
     double missed = 0; /* the sum of the required intervals' non-coverage */
@@ -193,8 +216,10 @@ bool gj_judge(const gr_report *r, const gp_policy *p, gj_judgement *j) {
 void gj_free(gj_judgement *j) {
     for (size_t i = 0; i < j->n; i++) free(j->metrics[i].name), free(j->metrics[i].why);
     for (size_t i = 0; i < j->nproblems; i++) free(j->problems[i]);
+    for (size_t i = 0; i < j->nskipped; i++) free(j->skipped[i]);
     free(j->metrics);
     free(j->problems);
+    free(j->skipped);
     *j = (gj_judgement){0};
 }
 
@@ -203,7 +228,8 @@ static json_t *number_or_null(double v) {
 }
 
 void *gj_to_json(const gj_judgement *j, const gp_policy *p) {
-    json_t *o = json_object(), *metrics = json_array(), *problems = json_array();
+    json_t *o = json_object(), *metrics = json_array(), *problems = json_array(),
+           *skipped = json_array();
     json_object_set_new(o, "verdict", json_string(gs_verdict_name(j->verdict)));
     json_object_set_new(o, "exit_status", json_integer(gj_exit_status(j->verdict)));
     json_object_set_new(o, "confidence", json_real(p->confidence));
@@ -227,8 +253,11 @@ void *gj_to_json(const gj_judgement *j, const gp_policy *p) {
     }
     for (size_t i = 0; i < j->nproblems; i++)
         json_array_append_new(problems, json_string(j->problems[i]));
+    for (size_t i = 0; i < j->nskipped; i++)
+        json_array_append_new(skipped, json_string(j->skipped[i]));
     json_object_set_new(o, "metrics", metrics);
     json_object_set_new(o, "problems", problems);
+    json_object_set_new(o, "skipped", skipped);
     return o;
 }
 
@@ -287,6 +316,10 @@ void gj_print_markdown(FILE *f, const gr_report *r, const gj_judgement *j, const
             fprintf(f, " %.2f | %s%s%s |\n", m->budget, gs_verdict_name(m->verdict),
                     m->why ? ": " : "", m->why ? m->why : "");
         }
+    if (j->nskipped) {
+        fputs("\nSkipped (not judged):\n\n", f);
+        for (size_t i = 0; i < j->nskipped; i++) fprintf(f, "- %s\n", j->skipped[i]);
+    }
     if (j->nproblems) {
         fputs("\nProblems:\n\n", f);
         for (size_t i = 0; i < j->nproblems; i++) fprintf(f, "- %s\n", j->problems[i]);

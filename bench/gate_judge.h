@@ -32,6 +32,10 @@ typedef struct gj_judgement {
     size_t n;
     char **problems; /* runs that failed, required metrics missing */
     size_t nproblems;
+    /* Fixtures skipped (a run of either arm GR_SKIPPED): "fixture: why", one per fixture;
+     * none of their metrics is judged, required or not. */
+    char **skipped;
+    size_t nskipped;
     gs_verdict verdict;
     /* The required metrics judged and the confidence that all their intervals hold at
      * once (Bonferroni: 1 - the sum of their intervals' non-coverage; NaN when none). */

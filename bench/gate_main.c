@@ -296,6 +296,13 @@ static double metric_median(const gr_report *r, const char *fixture, const char 
     return gs_median(v, n);
 }
 
+static const char *status_name(int status) {
+    return status == GR_OK        ? "ok"
+           : status == GR_INVALID ? "INVALID"
+           : status == GR_SKIPPED ? "SKIPPED"
+                                  : "FAILED";
+}
+
 static void print_run_markdown(FILE *f, const gr_report *r, const gf_fixture **sel, size_t nsel) {
     fprintf(f,
             "## inputlayer-bench run (%s)\n\n- server: %s\n- profile %s, %ld round%s; %s\n- %s\n\n",
@@ -315,7 +322,10 @@ static void print_run_markdown(FILE *f, const gr_report *r, const gf_fixture **s
         }
         if (failed)
             fprintf(f, "| `%s` | | | | %s: %s |\n", sel[s]->name,
-                    failed->status == GR_INVALID ? "INVALID" : "failed", failed->message);
+                    failed->status == GR_INVALID   ? "INVALID"
+                    : failed->status == GR_SKIPPED ? "skipped"
+                                                   : "failed",
+                    failed->message);
         for (size_t m = 0; first && !failed && m < first->nmetrics; m++) {
             long samples;
             double v = metric_median(r, sel[s]->name, first->metrics[m].name, &samples);
@@ -340,7 +350,13 @@ static int run(const options *o, const gf_context *ctx, const gf_fixture **sel, 
     r.rounds = o->rounds;
     describe_machine(&r);
     describe_layout(&r, o);
-    gf_arm arm = {o->server, (char **)o->env[0], o->nenv[0]};
+    /* The client and the in-process benchmark beside the server. */
+    static gb_arm beside;
+    gb_beside(o->server, &beside);
+    gf_arm arm = {o->server, (char **)o->env[0], o->nenv[0],       NULL,
+                  NULL,      beside.client_why,  beside.inproc_why};
+    if (beside.client[0]) arm.client = beside.client;
+    if (beside.inproc[0]) arm.inproc = beside.inproc;
     int status = 0;
     for (long k = 0; k < o->rounds; k++)
         for (size_t s = 0; s < nsel; s++) {
@@ -352,10 +368,7 @@ static int run(const options *o, const gf_context *ctx, const gf_fixture **sel, 
             }
             fprintf(stderr, "round %ld/%ld %s ...", k + 1, o->rounds, sel[s]->name);
             sel[s]->run(ctx, &arm, res);
-            fprintf(stderr, " %.1f s %s%s%s\n", res->seconds,
-                    res->status == GR_OK        ? "ok"
-                    : res->status == GR_INVALID ? "INVALID"
-                                                : "FAILED",
+            fprintf(stderr, " %.1f s %s%s%s\n", res->seconds, status_name(res->status),
                     res->message ? ": " : "", res->message ? res->message : "");
             if (res->status == GR_INVALID) status = 3;
             if (res->status == GR_FAILED && status == 0) status = 1;
@@ -406,7 +419,8 @@ static int judge_and_report(const options *o, gr_report *r) {
 }
 
 static int compare(const options *o, const gf_context *ctx, const gf_fixture **sel, size_t nsel) {
-    char cache[PATH_MAX + 16], servers[2][PATH_MAX], labels[2][1024], why[1024];
+    char cache[PATH_MAX + 16], labels[2][1400], why[1024];
+    static gb_arm built[2];
     if (o->build_cache)
         snprintf(cache, sizeof cache, "%s", o->build_cache);
     else
@@ -424,13 +438,12 @@ static int compare(const options *o, const gf_context *ctx, const gf_fixture **s
     const char *specs[2] = {o->baseline, o->candidate};
     gr_report r = {0};
     for (int a = 0; a < 2; a++) {
-        char what[1100];
-        if (!gb_resolve(specs[a], o->repo, cache, servers[a], sizeof servers[a], what, sizeof what,
-                        why, sizeof why)) {
+        if (!gb_resolve(specs[a], o->repo, cache, IL_SOURCE_DIR "/bench", &built[a], why,
+                        sizeof why)) {
             fprintf(stderr, "inputlayer-bench: the %s: %s\n", a ? "candidate" : "baseline", why);
             return 3;
         }
-        describe_arm(labels[a], sizeof labels[a], what, o->env[a], o->nenv[a]);
+        describe_arm(labels[a], sizeof labels[a], built[a].label, o->env[a], o->nenv[a]);
         gr_set(&r.arms[a], labels[a]);
     }
     gr_set(&r.kind, "compare");
@@ -439,8 +452,15 @@ static int compare(const options *o, const gf_context *ctx, const gf_fixture **s
     r.rounds = o->rounds;
     describe_machine(&r);
     describe_layout(&r, o);
-    gf_arm arms[2] = {{servers[0], (char **)o->env[0], o->nenv[0]},
-                      {servers[1], (char **)o->env[1], o->nenv[1]}};
+    gf_arm arms[2];
+    for (int a = 0; a < 2; a++)
+        arms[a] = (gf_arm){built[a].server,
+                           (char **)o->env[a],
+                           o->nenv[a],
+                           built[a].client[0] ? built[a].client : NULL,
+                           built[a].inproc[0] ? built[a].inproc : NULL,
+                           built[a].client_why,
+                           built[a].inproc_why};
     fprintf(stderr,
             "inputlayer-bench: %ld rounds of %zu fixtures, profile %s\n  baseline:  %s\n  "
             "candidate: %s\n",
@@ -450,6 +470,26 @@ static int compare(const options *o, const gf_context *ctx, const gf_fixture **s
             /* ABBA: the first arm alternates with the round and with the fixture, so that
              * neither arm always runs first (on a warmer or a busier machine). */
             int first = (int)((k + (long)s) % 2);
+            /* An arm without what the fixture needs: skipped on both, neither run. */
+            char missing[800];
+            int lacking = gf_missing(sel[s], &arms[0], missing, sizeof missing)   ? 0
+                          : gf_missing(sel[s], &arms[1], missing, sizeof missing) ? 1
+                                                                                  : -1;
+            if (lacking >= 0) {
+                for (int a = 0; a < 2; a++) {
+                    gr_result *res = gr_add_result(&r, sel[s]->name, (int)k, a, a);
+                    if (!res) {
+                        fputs("inputlayer-bench: out of memory\n", stderr);
+                        gr_free(&r);
+                        return 3;
+                    }
+                    if (a == lacking) gr_fail(res, GR_SKIPPED, "%s", missing);
+                }
+                if (k == 0)
+                    fprintf(stderr, "%s: SKIPPED (the %s: %s)\n", sel[s]->name,
+                            lacking ? "candidate" : "baseline", missing);
+                continue;
+            }
             if (sel[s]->run_pair) {
                 /* Both arms at once, their writes interleaved (gate_fixtures.h). */
                 for (int pos = 0; pos < 2; pos++)
@@ -463,10 +503,7 @@ static int compare(const options *o, const gf_context *ctx, const gf_fixture **s
                 fprintf(stderr, "round %ld/%ld %s both arms, interleaved ...", k + 1, o->rounds,
                         sel[s]->name);
                 sel[s]->run_pair(ctx, run_arms, res);
-                fprintf(stderr, " %.1f s %s%s%s\n", res[0]->seconds,
-                        res[0]->status == GR_OK        ? "ok"
-                        : res[0]->status == GR_INVALID ? "INVALID"
-                                                       : "FAILED",
+                fprintf(stderr, " %.1f s %s%s%s\n", res[0]->seconds, status_name(res[0]->status),
                         res[0]->message ? ": " : "", res[0]->message ? res[0]->message : "");
                 continue;
             }
@@ -481,10 +518,7 @@ static int compare(const options *o, const gf_context *ctx, const gf_fixture **s
                 fprintf(stderr, "round %ld/%ld %s %s ...", k + 1, o->rounds, sel[s]->name,
                         a ? "candidate" : "baseline");
                 sel[s]->run(ctx, &arms[a], res);
-                fprintf(stderr, " %.1f s %s%s%s\n", res->seconds,
-                        res->status == GR_OK        ? "ok"
-                        : res->status == GR_INVALID ? "INVALID"
-                                                    : "FAILED",
+                fprintf(stderr, " %.1f s %s%s%s\n", res->seconds, status_name(res->status),
                         res->message ? ": " : "", res->message ? res->message : "");
             }
         }

@@ -42,6 +42,12 @@ void gx_server_kill(gx_server *s);
 int gx_run(char *const *argv, const char *cpus, const char *out_path, const char *err_path,
            int timeout_s, char *why, size_t why_len);
 
+/* gx_run in directory dir (NULL: here), with the process's resource use (wait4's: its
+ * peak RSS in ru_maxrss) in *ru when ru is not NULL. */
+struct rusage;
+int gx_run_in(char *const *argv, const char *cpus, const char *dir, const char *out_path,
+              const char *err_path, int timeout_s, struct rusage *ru, char *why, size_t why_len);
+
 /* On SIGINT or SIGTERM, kills every process started here that is still running (they
  * run in process groups of their own) before exiting. */
 void gx_install_cleanup(void);

@@ -9,8 +9,10 @@
 #include <stddef.h>
 #include <stdio.h>
 
-/* The status of one run: the fixture clients' exit statuses. */
-enum { GR_OK = 0, GR_FAILED = 1, GR_INVALID = 3 };
+/* The status of one run: the fixture clients' exit statuses, and GR_SKIPPED: the arm
+ * lacks what the fixture needs (a binary its commit does not build, an option or a
+ * statement it does not have), the reason in the message. */
+enum { GR_OK = 0, GR_FAILED = 1, GR_INVALID = 3, GR_SKIPPED = 4 };
 
 typedef struct gr_metric {
     char *name;   /* within the fixture: "latency_us.p50", "queries_per_sec" */

@@ -5,11 +5,11 @@
 #  1. The in-process query benchmarks of BUILD_DIR/bench_engine.
 #  2. Full transitive closure of the seed-42 random 2,000 / 4,000 graph (2,493,790 pairs,
 #     docs/performance.md 3.2) as a whole `inputlayer-client --local --script` process,
-#     against sqlite3 running ../shared/tools/tc-sqlite.sql on the same edges (skipped
-#     when that file is absent). Median of 3 runs each (BENCH_TC_RUNS overrides), and the
-#     ratio.
-# Prints Markdown that can be pasted into BENCHMARKS.md. Exits non-zero when a count is
-# wrong or a program fails.
+#     against sqlite3 running bench/tc-sqlite.sql on the same edges (skipped when sqlite3
+#     is not installed). BENCH_TC_RUNS (5) runs of each, alternated (inputlayer, sqlite3,
+#     inputlayer, ...) so that both see the machine alike; the medians and their ratio.
+# Prints Markdown that can be pasted into BENCHMARKS.md, the date and commit in every
+# table's heading. Exits non-zero when a count is wrong or a program fails.
 set -euo pipefail
 
 if [ $# -lt 1 ]; then
@@ -22,7 +22,7 @@ REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 CLIENT=$BUILD/inputlayer-client
 GEN=$BUILD/gen_graph_main
 BENCH=$BUILD/bench_engine
-RUNS=${BENCH_TC_RUNS:-3}
+RUNS=${BENCH_TC_RUNS:-5}
 EXPECTED=2493790
 
 for p in "$CLIENT" "$GEN" "$BENCH"; do
@@ -63,8 +63,10 @@ if [ -n "$(git -C "$REPO" status --porcelain --untracked-files=no 2>/dev/null)" 
     rev="$rev (with uncommitted changes)"
 fi
 cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo 2>/dev/null || true)
+# In every table's heading: when and from what the figures come.
+STAMP="$(date -u '+%Y-%m-%d %H:%M UTC'), $rev"
 
-echo "## Engine benchmarks ($(date -u +%Y-%m-%d), $rev)"
+echo "## Engine benchmarks ($STAMP)"
 echo
 echo "Machine: ${cpu:-unknown CPU}, $(nproc) cores, $(uname -sr)."
 echo
@@ -72,7 +74,7 @@ echo
 # --- 1. In-process queries (first: on this machine, the full closure's memory traffic
 # slows timings taken in the seconds after it) ----------------------------------------------------------
 
-echo "### In-process queries (\`bench_engine $*\`)"
+echo "### In-process queries (\`bench_engine $*\`; $STAMP)"
 echo
 echo '```'
 "$BENCH" --no-memory "$@" | tee "$TMP/bench.txt"
@@ -93,6 +95,7 @@ awk '/^setup / {
         printf "- %s: %s bytes per fact resident (%s facts, %s bytes RSS growth, loaded in %s ms)\n",
                $1, f["bytes_per_fact"], f["facts"], f["rss_growth_bytes"], f["load_ms"] }' \
     "$TMP/bench.txt"
+echo
 
 # --- 2. Full closure, whole process -------------------------------------------------
 
@@ -120,18 +123,9 @@ if ! run_client >"$TMP/tc.out" 2>"$TMP/tc.err" || ! has_expected "$TMP/tc.out"; 
     tail -n 15 "$TMP/tc.out" "$TMP/tc.err" >&2
     exit 1
 fi
-il_times=()
-for _ in $(seq "$RUNS"); do
-    t=$(time_ms run_client) || exit 1
-    il_times+=("$t")
-done
-il_med=$(median "${il_times[@]}")
-
-SQL=$REPO/../shared/tools/tc-sqlite.sql
-sq_med=""
-if [ ! -f "$SQL" ]; then
-    sq_note="sqlite3 peer skipped: ../shared/tools/tc-sqlite.sql not found next to the repository"
-elif ! command -v sqlite3 >/dev/null; then
+SQL=$REPO/bench/tc-sqlite.sql
+sqlite=""
+if ! command -v sqlite3 >/dev/null; then
     sq_note="sqlite3 peer skipped: sqlite3 is not installed"
 else
     # tc-sqlite.sql imports edges.csv ("src,dst" lines) from the current directory.
@@ -143,19 +137,29 @@ else
         echo "run-engine.sh: sqlite3 printed '$got', expected $EXPECTED" >&2
         exit 1
     fi
-    sq_times=()
-    for _ in $(seq "$RUNS"); do
-        t=$(time_ms run_sqlite) || exit 1
-        sq_times+=("$t")
-    done
-    sq_med=$(median "${sq_times[@]}")
+    sqlite=1
     sq_note="sqlite3 $(sqlite3 --version | awk '{ print $1 }')"
 fi
 
-echo "### Full transitive closure, random 2,000 nodes / 4,000 edges ($EXPECTED pairs)"
+# Alternated: a slower stretch of the machine then costs both alike.
+il_times=()
+sq_times=()
+for _ in $(seq "$RUNS"); do
+    t=$(time_ms run_client) || exit 1
+    il_times+=("$t")
+    if [ -n "$sqlite" ]; then
+        t=$(time_ms run_sqlite) || exit 1
+        sq_times+=("$t")
+    fi
+done
+il_med=$(median "${il_times[@]}")
+sq_med=""
+if [ -n "$sqlite" ]; then sq_med=$(median "${sq_times[@]}"); fi
+
+echo "### Full transitive closure, random 2,000 nodes / 4,000 edges ($EXPECTED pairs; $STAMP)"
 echo
 echo "Whole process, load + rules + \`?n(C)\` with \`+n(count<X>) <- reach(X, Y)\`;"
-echo "median of $RUNS runs."
+echo "median of $RUNS runs of each, alternated."
 echo
 echo "| system | median ms | runs ms |"
 echo "|---|---:|---|"
@@ -176,7 +180,7 @@ echo
 
 # --- 3. Memory, last: loading a million facts disturbs timings taken after it ----------
 
-echo "### Memory (\`bench_engine --only memory_chains1m\`)"
+echo "### Memory (\`bench_engine --only memory_chains1m\`; $STAMP)"
 echo
 "$BENCH" --only memory_chains1m | tee "$TMP/memory.txt"
 echo

@@ -281,6 +281,35 @@ Test(gate_judge, verdicts_of_a_report) {
     gr_free(&r);
 }
 
+/* A fixture that one arm cannot run (its commit lacks a binary or a feature) is skipped:
+ * neither its metrics nor its required ones are judged, it is no problem, and the run's
+ * verdict comes from the other fixtures. */
+Test(gate_judge, a_skipped_fixture_is_not_judged) {
+    gr_report r;
+    sample_report(&r);
+    cr_assert(gr_add_fixture(&r, "s"));
+    for (int k = 0; k < 10; k++) {
+        add_pair(&r, "s", k, "wall_ms", 100, 300, 1, false);
+        gr_fail(&r.results[r.n - 2], GR_SKIPPED, "no inputlayer-inproc at this commit");
+    }
+    gp_policy p;
+    char err[300];
+    cr_assert(
+        parse("[required]\nmetrics = [\"w.ack_us.p50\", \"s.wall_ms\", \"s.rss_kb\"]\n", &p, err),
+        "%s", err);
+    gj_judgement j;
+    cr_assert(gj_judge(&r, &p, &j));
+    for (size_t i = 0; i < j.n; i++) cr_assert(strncmp(j.metrics[i].name, "s.", 2) != 0);
+    cr_assert_eq(j.nproblems, 0);
+    cr_assert_eq(j.nskipped, 1);
+    cr_assert(strstr(j.skipped[0], "s: SKIPPED (the baseline: no inputlayer-inproc"), "%s",
+              j.skipped[0]);
+    cr_assert_eq(j.verdict, GS_PASS);
+    gj_free(&j);
+    gp_free(&p);
+    gr_free(&r);
+}
+
 /* A paired run (both arms at once, samples paired in time) gives the round's ratio itself:
  * the judge takes it over the ratio of the two arms' values. Here the two p50s swing
  * between rounds as a bimodal disk makes them do (0.5 to 2.0), while the pairs say 1.2. */
