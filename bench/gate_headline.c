@@ -238,6 +238,9 @@ void gh_first_read(const gh_run *r) {
     if (!o) return;
     gr_add_metric(r->res, "first_read_ms", number_of(o, "first_read_ms"), samples, false);
     gr_add_metric(r->res, "first_write_ms", number_of(o, "first_write_ms"), samples, false);
+    gr_add_metric(r->res, "eval_read_ms", number_of(o, "eval_read_ms"), samples, false);
+    gr_add_metric(r->res, "read_over_eval", number_of(o, "read_over_eval"), samples, false);
+    gr_add_metric(r->res, "write_over_eval", number_of(o, "write_over_eval"), samples, false);
     json_decref(o);
 }
 

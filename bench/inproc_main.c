@@ -7,7 +7,10 @@
  *     K times: a fresh engine with the seed-42 random graph and the reach rules; the
  *     first `?reach(X, Y)` timed (execute, read every row, free), then the first write
  *     after it, `+edge(1, N + 1)`, timed; then `?reach(X, N + 1)` must give W rows (the
- *     write really added rows). Prints the medians.
+ *     write really added rows). Then, alternated with those, K first reads on a fresh
+ *     engine that evaluates (maintained views off: il_engine_set_maintained_views where
+ *     the library has it, else a session fact, which makes every read evaluate). Prints
+ *     the medians, and the first read's and the first write's ratio to the evaluation.
  *   inputlayer-inproc query (--random N M | --chains M) --rules reach|hot_reach
  *       --query Q --runs R --expect-rows E
  *     One engine with the data and rules; R timed runs of Q after untimed ones (plans
@@ -28,6 +31,7 @@
 
 /* Not in every commit's library: used when the library has it. */
 extern size_t il_result_total_rows(const il_result *r) __attribute__((weak));
+extern void il_engine_set_maintained_views(il_engine *e, bool on) __attribute__((weak));
 
 enum { SEED = 42, WRONG = 3, RESULT_LIMIT = 100000 };
 
@@ -123,12 +127,27 @@ static int cmd_first_read(int argc, char **argv) {
     gg_edge *g = gg_random_graph((uint64_t)nodes, (uint64_t)edges, SEED);
     double *reads = malloc((size_t)samples * sizeof *reads);
     double *writes = malloc((size_t)samples * sizeof *writes);
-    if (!g || !reads || !writes) ib_die("out of memory");
+    double *evals = malloc((size_t)samples * sizeof *evals);
+    if (!g || !reads || !writes || !evals) ib_die("out of memory");
     char write[64], check[64];
     snprintf(write, sizeof write, "+edge(1, %ld)", nodes + 1);
     snprintf(check, sizeof check, "?reach(X, %ld)", nodes + 1);
     size_t rows = 0;
     for (long k = 0; k < samples; k++) {
+        /* evaluation, first on odd samples: neither side always runs on a warmer machine */
+        for (int pass = 0; pass < 2; pass++) {
+            if (pass != (int)(k % 2)) continue;
+            ib_db ev = ib_db_open("bench");
+            if (il_engine_set_maintained_views)
+                il_engine_set_maintained_views(ev.e, false);
+            else
+                ib_exec_str(ev.s, "evaluate_only(1)");
+            ib_load_edges(&ev, g, (size_t)edges);
+            add_rules(&ev, REACH_RULES);
+            size_t erows = 0;
+            evals[k] = first_read(&ev, (size_t)expect_rows, &erows);
+            ib_db_close(&ev);
+        }
         ib_db db = ib_db_open("bench");
         ib_load_edges(&db, g, (size_t)edges);
         add_rules(&db, REACH_RULES);
@@ -141,11 +160,14 @@ static int cmd_first_read(int argc, char **argv) {
             wrong("after the write, %zu new rows, expected %zu", got, (size_t)expect_new);
         ib_db_close(&db);
     }
-    printf("{\"first_read_ms\": %.3f, \"first_write_ms\": %.3f, \"samples\": %ld, \"rows\": "
+    double read_us = median(reads, (int)samples), write_us = median(writes, (int)samples);
+    double eval_us = median(evals, (int)samples);
+    printf("{\"first_read_ms\": %.3f, \"first_write_ms\": %.3f, \"eval_read_ms\": %.3f, "
+           "\"read_over_eval\": %.4f, \"write_over_eval\": %.4f, \"samples\": %ld, \"rows\": "
            "%zu, \"answer_rows\": %ld}\n",
-           median(reads, (int)samples) / 1e3, median(writes, (int)samples) / 1e3, samples, rows,
-           expect_rows);
-    free(g), free(reads), free(writes);
+           read_us / 1e3, write_us / 1e3, eval_us / 1e3, read_us / eval_us, write_us / eval_us,
+           samples, rows, expect_rows);
+    free(g), free(reads), free(writes), free(evals);
     return 0;
 }
 
