@@ -41,7 +41,9 @@ void il_buf_puts(il_buf *b, const char *s) {
 }
 
 void il_buf_putc(il_buf *b, char c) {
-    il_buf_put(b, &c, 1);
+    if (b->len + 2 > b->cap) il_buf_reserve(b, 1);
+    b->data[b->len++] = c;
+    b->data[b->len] = 0;
 }
 
 void il_buf_put_u64(il_buf *b, unsigned long long n) {

@@ -88,6 +88,20 @@ static void write_provenance(il_buf *b, const reply *r, size_t from, size_t to) 
     if (to == from) return;
     const il_result *t = r->table && !r->cols && il_result_metadata(r->table) ? r->table : NULL;
     il_buf_puts(b, ",\"row_provenance\":[");
+    if (!t) {
+        /* every row "unknown": as many bytes as the rows themselves, written in one go */
+        static const char UNKNOWN[] = ",\"unknown\"";
+        size_t each = sizeof UNKNOWN - 1, n = to - from;
+        il_buf_reserve(b, n * each + 1);
+        char *p = b->data + b->len;
+        memcpy(p, UNKNOWN + 1, each - 1);
+        p += each - 1;
+        for (size_t i = 1; i < n; i++, p += each) memcpy(p, UNKNOWN, each);
+        *p++ = ']';
+        *p = 0;
+        b->len = (size_t)(p - b->data);
+        return;
+    }
     for (size_t i = from; i < to; i++) {
         if (i > from) il_buf_putc(b, ',');
         il_buf_putc(b, '"');
