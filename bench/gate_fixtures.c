@@ -1021,6 +1021,10 @@ static void run_first_read(run_env *e) {
     headline(e, gh_first_read);
 }
 
+static void run_maintained_write(run_env *e) {
+    headline(e, gh_maintained_write);
+}
+
 static void run_reach_bound_inproc(run_env *e) {
     headline(e, gh_reach_bound_inproc);
 }
@@ -1241,6 +1245,7 @@ static const struct {
     PAIRED_FIXTURE(recursive_query, "gate"),
     NEEDING_FIXTURE(closure, "gate", GF_NEEDS_CLIENT),
     NEEDING_FIXTURE(first_read, "gate", GF_NEEDS_INPROC),
+    NEEDING_FIXTURE(maintained_write, "gate", GF_NEEDS_INPROC),
     NEEDING_FIXTURE(reach_bound_inproc, "gate", GF_NEEDS_INPROC),
     NEEDING_FIXTURE(hot_reach_inproc, "gate", GF_NEEDS_INPROC),
     FIXTURE(rule_lookup_ws, "gate"),

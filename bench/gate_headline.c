@@ -244,6 +244,32 @@ void gh_first_read(const gh_run *r) {
     json_decref(o);
 }
 
+void gh_maintained_write(const gh_run *r) {
+    long nodes = by_profile(r, 200, 2000, 2000), nedges = by_profile(r, 300, 4000, 4000);
+    long writes = by_profile(r, 3, 30, 100);
+    gg_edge *edges = gg_random_graph((uint64_t)nodes, (size_t)nedges, SEED);
+    /* each write `+edge(1, new)` adds a pair for 1 and every node that reaches 1 */
+    gh_closure_counts want;
+    bool counted = edges && gh_count_closure(edges, (size_t)nedges, 1, 1, &want);
+    free(edges);
+    if (!counted) {
+        gr_fail(r->res, GR_FAILED, "out of memory");
+        return;
+    }
+    char n[24], m[24], w[24], count[24];
+    snprintf(n, sizeof n, "%ld", nodes);
+    snprintf(m, sizeof m, "%ld", nedges);
+    snprintf(w, sizeof w, "%ld", writes);
+    snprintf(count, sizeof count, "%ld", want.pairs + writes * want.into);
+    const char *args[] = {"write_read",     "--nodes", n,   "--edges", m, "--writes", w,
+                          "--expect-count", count,     NULL};
+    json_t *o = inproc(r, args);
+    if (!o) return;
+    gr_add_metric(r->res, "write_read_ms.p50", number_of(o, "write_read_ms_p50"), writes, false);
+    gr_add_metric(r->res, "write_read_ms.p90", number_of(o, "write_read_ms_p90"), writes, false);
+    json_decref(o);
+}
+
 static void warm_query(const gh_run *r, const char *const *data, const char *rules,
                        const char *query, long expected) {
     char runs[24], rows[24];

@@ -25,6 +25,9 @@ typedef struct gh_run {
 
 void gh_closure(const gh_run *r);
 void gh_first_read(const gh_run *r);
+/* `maintained_write`: with `n(count<X>) <- reach(X, Y)` maintained by a first read, one
+ * inserted edge followed by `?n(C)`, timed together (in process). */
+void gh_maintained_write(const gh_run *r);
 void gh_reach_bound_inproc(const gh_run *r);
 void gh_hot_reach_inproc(const gh_run *r);
 

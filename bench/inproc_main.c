@@ -11,6 +11,11 @@
  *     engine that evaluates (maintained views off: il_engine_set_maintained_views where
  *     the library has it, else a session fact, which makes every read evaluate). Prints
  *     the medians, and the first read's and the first write's ratio to the evaluation.
+ *   inputlayer-inproc write_read --nodes N --edges M --writes W --expect-count C
+ *     One engine with the seed-42 random graph, the reach rules and
+ *     `+n(count<X>) <- reach(X, Y)`; `?n(C)` once (it makes `n` maintained, with
+ *     everything it depends on); then W times `+edge(1, N + i)` (a new node) followed by
+ *     `?n(C)`, each pair timed. The last count must be C. Prints the median and p90.
  *   inputlayer-inproc query (--random N M | --chains M) --rules reach|hot_reach
  *       --query Q --runs R --expect-rows E
  *     One engine with the data and rules; R timed runs of Q after untimed ones (plans
@@ -46,6 +51,7 @@ static const char *const HOT_REACH_RULES[] = {
 static void usage(void) {
     fputs("usage: inputlayer-inproc first_read --nodes N --edges M --samples K --expect-rows R "
           "--expect-new W\n"
+          "       inputlayer-inproc write_read --nodes N --edges M --writes W --expect-count C\n"
           "       inputlayer-inproc query (--random N M | --chains M) --rules reach|hot_reach "
           "--query Q --runs R --expect-rows E\n",
           stderr);
@@ -171,6 +177,63 @@ static int cmd_first_read(int argc, char **argv) {
     return 0;
 }
 
+/* The one count `?n(C)` answers. */
+static long count_of(il_session *s) {
+    static const char Q[] = "?n(C)";
+    il_result *r = il_execute(s, Q, sizeof Q - 1);
+    size_t width = 0;
+    long c = -1;
+    if (il_result_kind_of(r) == IL_RESULT_TABLE && il_result_nrows(r) == 1) {
+        const il_value *v = il_result_row(r, 0, &width);
+        char buf[32];
+        if (width == 1 && il_value_format(v[0], buf, sizeof buf) < sizeof buf)
+            c = strtol(buf, NULL, 10);
+    }
+    il_result_free(r);
+    return c;
+}
+
+static int cmd_write_read(int argc, char **argv) {
+    long nodes = -1, edges = -1, writes = -1, expect = -1;
+    for (int i = 2; i + 1 < argc; i += 2) {
+        long v = number(argv[i + 1]);
+        if (strcmp(argv[i], "--nodes") == 0)
+            nodes = v;
+        else if (strcmp(argv[i], "--edges") == 0)
+            edges = v;
+        else if (strcmp(argv[i], "--writes") == 0)
+            writes = v;
+        else if (strcmp(argv[i], "--expect-count") == 0)
+            expect = v;
+        else
+            usage();
+    }
+    if (argc % 2 || nodes < 2 || edges < 1 || writes < 1 || expect < 0) usage();
+    gg_edge *g = gg_random_graph((uint64_t)nodes, (uint64_t)edges, SEED);
+    double *t = malloc((size_t)writes * sizeof *t);
+    if (!g || !t) ib_die("out of memory");
+    ib_db db = ib_db_open("bench");
+    ib_load_edges(&db, g, (size_t)edges);
+    add_rules(&db, REACH_RULES);
+    ib_exec_str(db.s, "+n(count<X>) <- reach(X, Y)");
+    long c = count_of(db.s);
+    for (long k = 0; k < writes; k++) {
+        char w[64];
+        snprintf(w, sizeof w, "+edge(1, %ld)", nodes + 1 + k);
+        double t0 = ib_now_us();
+        ib_exec_str(db.s, w);
+        c = count_of(db.s);
+        t[k] = ib_now_us() - t0;
+    }
+    if (c != expect) wrong("?n(C) after the writes: %zu, expected %zu", (size_t)c, (size_t)expect);
+    double p50 = median(t, (int)writes); /* sorts t */
+    printf("{\"write_read_ms_p50\": %.3f, \"write_read_ms_p90\": %.3f, \"writes\": %ld}\n",
+           p50 / 1e3, t[(size_t)((double)writes * 0.9)] / 1e3, writes);
+    ib_db_close(&db);
+    free(g), free(t);
+    return 0;
+}
+
 static int cmd_query(int argc, char **argv) {
     long nodes = -1, nedges = -1, runs = -1, expect = -1;
     const char *rules = NULL, *query = NULL;
@@ -225,6 +288,7 @@ int main(int argc, char **argv) {
     ib_set_wrong_answer_status(WRONG);
     if (argc < 2) usage();
     if (strcmp(argv[1], "first_read") == 0) return cmd_first_read(argc, argv);
+    if (strcmp(argv[1], "write_read") == 0) return cmd_write_read(argc, argv);
     if (strcmp(argv[1], "query") == 0) return cmd_query(argc, argv);
     usage();
 }
