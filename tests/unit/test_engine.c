@@ -449,8 +449,10 @@ Test(facts, long_rule_chain, .timeout = 60) {
 
 /* A query compiles against every rule of its graph (to find those it reads): with 4,000
  * rules, each of 3,000 distinct queries (compiled afresh: constants are part of a plan's
- * key) must stay cheap (about 40 ms each once, from a linear search per rule). */
-Test(facts, queries_among_many_rules, .timeout = 60) {
+ * key) must stay cheap (about 40 ms each once, from a linear search per rule). The
+ * timeout is a liveness bound only: the sanitized build takes about 40 s here, and more
+ * on a loaded machine. */
+Test(facts, queries_among_many_rules, .timeout = 300) {
     enum { RULES = 4000, QUERIES = 3000 };
     MSG(S1, "+big[(5, 1)]", "Inserted 1 fact(s) into 'big'.");
     MSG(S1, "+r[(1)]", "Inserted 1 fact(s) into 'r'.");
