@@ -827,11 +827,6 @@ static int32_t alias_of(const plan_program *p) {
 /* The query's rows of an evaluation as a relation. */
 static rel_t *rows_rel(tupleset *rows, uint32_t arity) {
     rel_t *r = rel_new(arity);
-    if (rows->arity != arity) {
-        /* zero columns: one row is the empty tuple, kept as one null word (vx_head) */
-        if (rows->n) rel_insert(r, (val_t[]){VAL_NULL});
-        return r;
-    }
     /* loaded sorted, the tree is built bottom-up */
     if (!rows->n || !tuple_sort(rows->tuples, rows->n, arity) ||
         !rel_load_sorted(r, rows->tuples, rows->n))
@@ -876,7 +871,13 @@ static const char *evaluate(view_t *v, exec_guard *guard, bool *stopped) {
             vp->alias = (uint32_t)alias;
             continue;
         }
-        if (i == p->query_pred && !(pp->full && rel_count(pp->full))) {
+        if (pp->arity == 0) {
+            /* no columns: the empty tuple is kept as one null word, as writes make it
+               (vx_head), where evaluation keeps a relation of no columns */
+            vp->main = rel_new(1);
+            if ((pp->full && rel_count(pp->full)) || pp->rows.n)
+                rel_insert(vp->main, (val_t[]){VAL_NULL});
+        } else if (i == p->query_pred && !(pp->full && rel_count(pp->full))) {
             vp->main = rows_rel(&pp->rows, vp->arity);
         } else {
             vp->main = pp->full ? pp->full : rel_new(vp->arity);
