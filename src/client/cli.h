@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "client/format.h"
 #include "inputlayer.h"
 
 typedef struct cli_remote cli_remote;
@@ -25,6 +26,7 @@ typedef struct cli {
     int load_depth;      /* nesting of .load */
     bool failed;         /* the server connection failed or was lost: exit status 3 */
     bool bail;           /* --bail or `.bail on`: a failed statement stops the script */
+    cli_mode mode;       /* --mode or `.mode`: how result rows are printed */
     bool stop;           /* a statement failed with bail on: the script stops */
     unsigned long run, errors; /* script statements run, and how many failed */
     /* The script being run (NULL in the REPL): its file and splitter, for positions. */

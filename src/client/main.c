@@ -13,11 +13,14 @@
 
 static void usage(FILE *f) {
     fputs("usage: inputlayer-client --local [--data-dir DIR [--recover=salvage]]\n"
-          "                         [--no-maintained-views] [--bail] [--script FILE | FILE.iql]\n"
+          "                         [--no-maintained-views] [--bail] [--mode M]\n"
+          "                         [--script FILE | FILE.iql]\n"
           "       inputlayer-client --server URL [--api-key KEY | --user U --password P]\n"
-          "                         [--bail] [--script FILE | FILE.iql]\n"
+          "                         [--bail] [--mode M] [--script FILE | FILE.iql]\n"
           "  --script - reads the script from standard input\n"
           "  --bail (or `.bail on` in a script) stops a script at its first failed statement\n"
+          "  --mode table|csv|tsv|json|jsonl (or `.mode`) prints result rows as a box table\n"
+          "  (the default; cells cut at 40 characters) or whole in a machine-readable form\n"
           "  --server defaults to http://127.0.0.1:8080; the API key to $INPUTLAYER_API_KEY\n"
           "  --recover=salvage opens a data directory whose recovery cannot reach its last\n"
           "  acknowledged commit from what is readable, moving the damaged files aside\n"
@@ -33,6 +36,7 @@ int main(int argc, char **argv) {
     const char *script = NULL, *data_dir = NULL, *server = NULL, *api_key = NULL, *user = NULL,
                *password = NULL;
     bool local = false, maintained_views = true, bail = false;
+    cli_mode mode = CLI_MODE_TABLE;
     il_recover_mode recover = IL_RECOVER_STRICT;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -43,7 +47,13 @@ int main(int argc, char **argv) {
             script = argv[++i];
         else if (strcmp(a, "--bail") == 0)
             bail = true;
-        else if (strcmp(a, "--data-dir") == 0 && more)
+        else if (strcmp(a, "--mode") == 0 && more) {
+            const char *m = argv[++i];
+            if (!cli_mode_parse(m, strlen(m), &mode)) {
+                usage(stderr);
+                return 2;
+            }
+        } else if (strcmp(a, "--data-dir") == 0 && more)
             data_dir = argv[++i];
         else if (strcmp(a, "--recover=salvage") == 0)
             recover = IL_RECOVER_SALVAGE;
@@ -69,7 +79,7 @@ int main(int argc, char **argv) {
             return 2;
         }
     }
-    cli c = {.out = stdout, .bail = bail};
+    cli c = {.out = stdout, .bail = bail, .mode = mode};
     il_engine *e = NULL;
     if (local && server) {
         fputs("inputlayer-client: --local and --server exclude each other\n", stderr);

@@ -296,11 +296,13 @@ static void add_rows(cli_reply *p, json_t *rows) {
         size_t n = p->nrows++;
         p->cells = realloc(p->cells, (p->nrows * p->ncols + 1) * sizeof *p->cells);
         p->numeric = realloc(p->numeric, (p->nrows * p->ncols + 1) * sizeof *p->numeric);
+        p->json = realloc(p->json, (p->nrows * p->ncols + 1) * sizeof *p->json);
         for (size_t c = 0; c < p->ncols; c++) {
             json_t *v = json_array_get(row, c);
             bool num = false;
             p->cells[n * p->ncols + c] = v ? cell_text(v, &num) : NULL;
             p->numeric[n * p->ncols + c] = num;
+            p->json[n * p->ncols + c] = v ? json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT) : NULL;
         }
     }
 }
@@ -331,6 +333,10 @@ static cli_reply *start_reply(json_t *o) {
     }
     const char *title = json_string_value(json_object_get(o, "title"));
     if (title) p->title = strdup(title);
+    json_t *total = json_object_get(o, "total_count");
+    if (json_is_true(json_object_get(o, "truncated")) && json_is_integer(total) &&
+        json_integer_value(total) > 0)
+        p->total_rows = (size_t)json_integer_value(total);
     return p;
 }
 

@@ -93,11 +93,29 @@ static cli_reply *execute(cli *c, const char *stmt) {
     return p;
 }
 
+/* A result cut by a cap of the server (max_result_rows) or the engine (100000 rows) says
+ * so: the count line alone would pass for the whole answer. */
+static void warn_cut(const cli_reply *r, FILE *out) {
+    if (r->total_rows <= r->nrows) return;
+    fprintf(out,
+            "warning: the result was cut at %zu of its %zu rows by a server or engine limit; "
+            "narrow the query, or page through it with limit(N, OFFSET)\n",
+            r->nrows, r->total_rows);
+}
+
 /* Prints a query-like result: table + "N rows", "No results.", or its error. */
 static bool print_query_result(cli *c, const cli_reply *r) {
     switch (r->kind) {
     case IL_RESULT_TABLE: {
         size_t ncols = r->ncols, nrows = r->nrows;
+        bool message = ncols == 1 && strcmp(r->cols[0], "message") == 0;
+        if (c->mode != CLI_MODE_TABLE && !message) {
+            cli_print_rows(c->out, r, c->mode);
+            /* Standard output stays parseable; the warning goes beside it. */
+            fflush(c->out);
+            warn_cut(r, stderr);
+            return true;
+        }
         /* A zero-column result with a row is a yes (a true propositional query): it is
          * printed as a table of empty rows, not as "No results.". */
         if (nrows == 0) {
@@ -109,6 +127,7 @@ static bool print_query_result(cli *c, const cli_reply *r) {
             cli_print_table(c->out, r);
             fprintf(c->out, "%zu rows\n", nrows);
         }
+        warn_cut(r, c->out);
         return true;
     }
     case IL_RESULT_ERROR:
@@ -197,6 +216,29 @@ static const bool *bail_command(cli *c, const char *stmt) {
     return &yes;
 }
 
+/* `.mode [table|csv|tsv|json|jsonl]`: a client setting like .bail; without an argument
+ * it prints the current mode. */
+static const bool *mode_command(cli *c, const char *stmt) {
+    static const bool yes = true, no = false;
+    const char *p = stmt;
+    if (*p++ != '.' || strncasecmp(p, "mode", 4) != 0) return NULL;
+    p += 4;
+    if (*p && !isspace((unsigned char)*p)) return NULL;
+    while (isspace((unsigned char)*p)) p++;
+    size_t n = strlen(p);
+    while (n && isspace((unsigned char)p[n - 1])) n--;
+    if (n == 0) {
+        fprintf(c->out, "Output mode: %s\n", cli_mode_name(c->mode));
+        return &yes;
+    }
+    if (!cli_mode_parse(p, n, &c->mode)) {
+        fputs("Usage: .mode table|csv|tsv|json|jsonl\n", c->out);
+        return &no;
+    }
+    if (c->interactive && !c->src) fprintf(c->out, "Output mode: %s\n", cli_mode_name(c->mode));
+    return &yes;
+}
+
 /* Points at the text of the statement's parse error, when it came from a script: the
  * position the message ends with (` (line L, column C)` within the statement), or else
  * the statement's start. */
@@ -239,8 +281,9 @@ static bool run_client_only(cli *c, const char *stmt) {
 }
 
 bool cli_run_statement(cli *c, const char *stmt) {
-    const bool *bail = bail_command(c, stmt);
-    if (bail) return *bail;
+    const bool *setting = bail_command(c, stmt);
+    if (!setting) setting = mode_command(c, stmt);
+    if (setting) return *setting;
     cli_reply *r = execute(c, stmt);
     if (!r) return false;
     bool ok = r->kind != IL_RESULT_ERROR && r->kind != IL_RESULT_PARSE_ERROR;

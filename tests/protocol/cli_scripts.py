@@ -9,6 +9,10 @@ server binary), through a real server at its default limits (servers of their ow
 * `--script -` reads standard input;
 * many scripts at once from one address (refused at the upgrade with 429 when over the
   per-address HTTP rate) all complete;
+* `--mode` and `.mode` print rows as csv, tsv, json or jsonl, values whole (the table
+  cuts them at 40 characters), in process and through the server alike;
+* a result cut by the server's max_result_rows is followed by a `warning:` line giving
+  the rows it had; one cut by the query's own limit(N) is not;
 * a parse error points at the file line and column (`   --> FILE:LINE:COL`, the source
   line and a caret) for an unclosed paren, an unclosed string and a bad head, and the
   statements after it run (here in process too)."""
@@ -197,5 +201,81 @@ async def t_error_positions(binary):
         os.unlink(path)
 
 
+MODES = """+s[("ann", 1.5, true), ("a \\"q\\", b", 2, false), ("%s", 3, true)]
+.mode csv
+?s(A, B, C)
+.mode tsv
+?s(A, B, C)
+.mode json
+?s(A, B, C)
+?s(A, 99, C)
+.mode jsonl
+?s(A, B, C)
+.mode table
+?s(A, B, C)
+""" % ("x" * 50)
+
+MODES_OUT = """> .mode csv
+> ?s(A, B, C)
+A,B,C
+"a ""q"", b",2,false
+ann,1.5,true
+%(x)s,3,true
+> .mode tsv
+> ?s(A, B, C)
+A\tB\tC
+a "q", b\t2\tfalse
+ann\t1.5\ttrue
+%(x)s\t3\ttrue
+> .mode json
+> ?s(A, B, C)
+[
+  {"A": "a \\"q\\", b", "B": 2, "C": false},
+  {"A": "ann", "B": 1.5, "C": true},
+  {"A": "%(x)s", "B": 3, "C": true}
+]
+> ?s(A, 99, C)
+[]
+> .mode jsonl
+> ?s(A, B, C)
+{"A": "a \\"q\\", b", "B": 2, "C": false}
+{"A": "ann", "B": 1.5, "C": true}
+{"A": "%(x)s", "B": 3, "C": true}
+> .mode table
+> ?s(A, B, C)
+""" % {"x": "x" * 50}
+
+
+async def t_output_modes(binary):
+    def check(st, out, err):
+        assert st == 0, (st, out, err)
+        body = out.split("Inserted 3 fact(s) into 's'.\n", 1)[1]
+        assert body.startswith(MODES_OUT), body
+        assert '"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx…' in body, body  # table cuts
+    check(*run_client(binary, ["--local"], MODES))
+    with OwnServer(binary) as srv:
+        check(*run_client(binary, ["--server", srv.base], MODES))
+        # --mode sets it from the start; a bad mode is bad usage
+        st, out, err = run_client(binary, ["--server", srv.base, "--mode", "jsonl"],
+                                  "?s(A, 3, C)\n")
+        assert st == 0 and out == "> ?s(A, 3, C)\n{\"A\": \"%s\", \"3\": 3, \"C\": true}\n" % ("x" * 50), out
+        st, out, err = run_client(binary, ["--server", srv.base, "--mode", "xml"], "?s(A, B, C)\n")
+        assert st == 2, (st, out, err)
+
+
+async def t_cut_result_warning(binary):
+    with OwnServer(binary, ["--set", "storage.performance.max_result_rows=50"]) as srv:
+        text = "+w[" + ", ".join("(%d)" % i for i in range(200)) + "]\n?w(X)\n?w(X), limit(3)\n"
+        st, out, err = run_client(binary, ["--server", srv.base], text)
+        assert st == 0, (st, out, err)
+        assert re.search(r"\n50 rows\nwarning: the result was cut at 50 of its 200 rows", out), out
+        assert "3 rows\n" in out and out.count("warning:") == 1, out
+        # outside table mode the warning goes to standard error
+        st, out, err = run_client(binary, ["--server", srv.base, "--mode", "csv"], "?w(X)\n")
+        assert st == 0 and out.count("\n") == 52 and "warning:" not in out, out
+        assert "cut at 50 of its 200 rows" in err, err
+
+
 TESTS = [t_six_hundred_inserts, t_hundred_thousand_in_batches, t_errors_exit_status_and_bail,
-         t_script_from_stdin, t_many_scripts_from_one_address, t_error_positions]
+         t_script_from_stdin, t_many_scripts_from_one_address, t_error_positions,
+         t_output_modes, t_cut_result_warning]
