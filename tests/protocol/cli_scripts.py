@@ -7,6 +7,8 @@ server binary), through a real server at its default limits (servers of their ow
 * a script with an error ends with a summary on standard error and exits 1; with
   `--bail` (or `.bail on`) it stops at the error and later statements do not run;
 * `--script -` reads standard input;
+* a statement whose reply never came (the server closed the connection) is named with
+  its file line, not sent again, and the script stops with exit status 3;
 * many scripts at once from one address (refused at the upgrade with 429 when over the
   per-address HTTP rate) all complete;
 * `--mode` and `.mode` print rows as csv, tsv, json or jsonl, values whole (the table
@@ -133,6 +135,19 @@ async def t_script_from_stdin(binary):
         assert st == 0, (st, out, err)
         assert "Inserted 1 fact(s) into 'piped'." in out and "│ 7 │" in out, out
         assert "<stdin>: 2 statement(s) run, 0 failed" in err, err
+
+
+async def t_lost_connection_stops(binary):
+    with OwnServer(binary) as srv:
+        # a frame over the server's 16 MiB message limit: it closes the connection
+        text = '+lost(1)\n+lost("%s")\n+lost(2)\n' % ("x" * (17 << 20))
+        st, out, err = run_client(binary, ["--server", srv.base], text)
+        assert st == 3, (st, out[-500:], err)
+        assert "Script error:" in out and "> +lost(2)" not in out, out[-500:]
+        assert re.search(r"\.iql:2: no reply to `\+lost\(\"x+", err), err
+        assert "not resent" in err and "2 statement(s) run, 1 failed" in err, err
+        st, out, err = run_client(binary, ["--server", srv.base], "?lost(X)\n")
+        assert "1 rows" in out, out
 
 
 async def t_many_scripts_from_one_address(binary):
@@ -277,5 +292,5 @@ async def t_cut_result_warning(binary):
 
 
 TESTS = [t_six_hundred_inserts, t_hundred_thousand_in_batches, t_errors_exit_status_and_bail,
-         t_script_from_stdin, t_many_scripts_from_one_address, t_error_positions,
+         t_script_from_stdin, t_lost_connection_stops, t_many_scripts_from_one_address, t_error_positions,
          t_output_modes, t_cut_result_warning]
