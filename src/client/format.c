@@ -18,7 +18,9 @@ bool cli_mode_parse(const char *name, size_t len, cli_mode *mode) {
     return false;
 }
 
-const char *cli_mode_name(cli_mode mode) { return NAMES[mode]; }
+const char *cli_mode_name(cli_mode mode) {
+    return NAMES[mode];
+}
 
 static void csv_field(FILE *out, const char *p, size_t n) {
     bool quote = n == 0 ? false : (p[0] == ' ' || p[n - 1] == ' ');

@@ -528,6 +528,13 @@ cli_reply *cli_remote_execute(cli_remote *r, const char *stmt, char *err, size_t
     unsigned wait = BACKOFF_FIRST_MS;
     double give_up = now_secs() + STATEMENT_RETRY_SECS;
     json_t *o = json_pack("{s:s,s:s,s:s}", "type", "execute", "id", "", "program", stmt);
+    if (!o) {
+        /* A JSON string holds UTF-8 only: such a statement cannot be sent at all. */
+        cli_reply *p = cli_reply_new(IL_RESULT_ERROR, IL_STMT_OTHER);
+        const char *msg = "The statement is not valid UTF-8 and cannot be sent to the server";
+        cli_reply_add_line(p, msg, strlen(msg));
+        return p;
+    }
     for (;;) {
         snprintf(r->want_id, sizeof r->want_id, "%u", ++r->next_id);
         json_object_set_new(o, "id", json_string(r->want_id));

@@ -6,7 +6,7 @@ server binary), through a real server at its default limits (servers of their ow
 * 100,000 facts in 100 batches store all of them;
 * a script with an error ends with a summary on standard error and exits 1; with
   `--bail` (or `.bail on`) it stops at the error and later statements do not run;
-* `--script -` reads standard input;
+* `--script -` reads standard input; a statement that is not UTF-8 fails alone;
 * a statement whose reply never came (the server closed the connection) is named with
   its file line, not sent again, and the script stops with exit status 3;
 * many scripts at once from one address (refused at /health or the upgrade with 429
@@ -137,6 +137,11 @@ async def t_script_from_stdin(binary):
         assert st == 0, (st, out, err)
         assert "Inserted 1 fact(s) into 'piped'." in out and "│ 7 │" in out, out
         assert "<stdin>: 2 statement(s) run, 0 failed" in err, err
+        # a statement that is not UTF-8 cannot travel as JSON: it fails, the next one runs
+        st, out, err = run_client(binary, ["--server", srv.base], path="-",
+                                  stdin=b'+u("\xff\xfe")\n+u("ok")\n')
+        assert st == 1 and "not valid UTF-8" in out, (st, out, err)
+        assert "Inserted 1 fact(s) into 'u'." in out, out
 
 
 async def t_lost_connection_stops(binary):
