@@ -141,8 +141,16 @@ Test(script, random_bytes_never_crash) {
         iql_script s;
         iql_script_init(&s, buf, n);
         iql_script_item it;
-        while (iql_script_next(&s, &it))
+        while (iql_script_next(&s, &it)) {
             cr_assert(it.len == strlen(it.text) || memchr(it.text, 0, it.len));
+            /* Every byte maps back to the same byte of the text (a space may stand for
+             * a joined line break or a removed comment). */
+            for (size_t k = 0; k < it.len; k++) {
+                size_t at = iql_script_source(&s, k);
+                cr_assert(at < n);
+                cr_assert(it.text[k] == ' ' || buf[at] == it.text[k]);
+            }
+        }
         iql_script_free(&s);
     }
 }
