@@ -1,6 +1,6 @@
 /* Running statements and scripts, printing the reference transcript: messages,
  * errors, tables with `N rows`, the session-rule follow-up query and the client-side
- * session counters, and the client-only commands .help, .quit, .load and .bail. A
+ * session counters, and the client-only commands .help, .quit, .load, .bail and .mode. A
  * script's parse errors point at the file line; its failures are counted, and with
  * bail on the first one stops it. */
 #include <ctype.h>
