@@ -7,9 +7,12 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "client/format.h"
 #include "inputlayer.h"
 
 typedef struct cli_remote cli_remote;
+typedef struct cli_source cli_source;
+typedef struct iql_script iql_script;
 
 typedef struct cli {
     il_engine *engine;   /* in-process mode */
@@ -21,12 +24,21 @@ typedef struct cli {
     unsigned fact_count; /* session facts added (client-side count) */
     bool quit;           /* .quit was run */
     int load_depth;      /* nesting of .load */
-    bool failed;         /* the server connection failed: exit status 1 */
+    bool failed;         /* the server connection failed or was lost: exit status 3 */
+    bool bail;           /* --bail or `.bail on`: a failed statement stops the script */
+    cli_mode mode;       /* --mode or `.mode`: how result rows are printed */
+    bool stop;           /* a statement failed with bail on: the script stops */
+    unsigned long run, errors; /* script statements run, and how many failed */
+    /* The script being run (NULL in the REPL): its file and splitter, for positions. */
+    cli_source *src;
+    iql_script *script;
 } cli;
 
-/* Runs one statement and prints its transcript lines (echo excluded). */
-void cli_run_statement(cli *c, const char *stmt);
-/* Runs every statement of a script file; false when the file cannot be read. */
+/* Runs one statement and prints its transcript lines (echo excluded); false when it
+ * failed (an error, a parse error, a lost connection). */
+bool cli_run_statement(cli *c, const char *stmt);
+/* Runs every statement of a script file ("-": standard input); false when the file
+ * cannot be read. */
 bool cli_run_file(cli *c, const char *path);
 /* Interactive loop (libedit); returns the exit status. */
 int cli_repl(cli *c);

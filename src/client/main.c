@@ -1,7 +1,8 @@
 /* inputlayer-client: `--local [--data-dir DIR [--recover=salvage]] [--script FILE]` runs statements
  * against an engine in this process; `--server URL [--api-key K | --user U --password P]
  * [--script FILE]` runs them on inputlayer-server. Both print the reference transcript;
- * without `--script` it is an interactive REPL. */
+ * without `--script` it is an interactive REPL. A script ends with a summary on standard
+ * error, and its exit status tells whether every statement succeeded (usage()). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,21 +13,30 @@
 
 static void usage(FILE *f) {
     fputs("usage: inputlayer-client --local [--data-dir DIR [--recover=salvage]]\n"
-          "                         [--no-maintained-views] [--script FILE | FILE.iql]\n"
-          "       inputlayer-client --server URL [--api-key KEY | --user U --password P]\n"
+          "                         [--no-maintained-views] [--bail] [--mode M]\n"
           "                         [--script FILE | FILE.iql]\n"
+          "       inputlayer-client --server URL [--api-key KEY | --user U --password P]\n"
+          "                         [--bail] [--mode M] [--script FILE | FILE.iql]\n"
+          "  --script - reads the script from standard input\n"
+          "  --bail (or `.bail on` in a script) stops a script at its first failed statement\n"
+          "  --mode table|csv|tsv|json|jsonl (or `.mode`) prints result rows as a box table\n"
+          "  (the default; cells cut at 40 characters) or whole in a machine-readable form\n"
           "  --server defaults to http://127.0.0.1:8080; the API key to $INPUTLAYER_API_KEY\n"
           "  --recover=salvage opens a data directory whose recovery cannot reach its last\n"
           "  acknowledged commit from what is readable, moving the damaged files aside\n"
           "  --no-maintained-views: every read of a rule evaluates it (no read makes a rule\n"
-          "  maintained; docs/engine.md)\n",
+          "  maintained; docs/engine.md)\n"
+          "exit status: 0 every statement succeeded; 1 a statement failed (or the script\n"
+          "  could not be read); 2 bad usage; 3 the server could not be reached, or the\n"
+          "  connection was lost (the statement without a reply is named on stderr)\n",
           f);
 }
 
 int main(int argc, char **argv) {
     const char *script = NULL, *data_dir = NULL, *server = NULL, *api_key = NULL, *user = NULL,
                *password = NULL;
-    bool local = false, maintained_views = true;
+    bool local = false, maintained_views = true, bail = false;
+    cli_mode mode = CLI_MODE_TABLE;
     il_recover_mode recover = IL_RECOVER_STRICT;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -35,7 +45,15 @@ int main(int argc, char **argv) {
             local = true;
         else if ((strcmp(a, "--script") == 0 || strcmp(a, "-s") == 0) && more)
             script = argv[++i];
-        else if (strcmp(a, "--data-dir") == 0 && more)
+        else if (strcmp(a, "--bail") == 0)
+            bail = true;
+        else if (strcmp(a, "--mode") == 0 && more) {
+            const char *m = argv[++i];
+            if (!cli_mode_parse(m, strlen(m), &mode)) {
+                usage(stderr);
+                return 2;
+            }
+        } else if (strcmp(a, "--data-dir") == 0 && more)
             data_dir = argv[++i];
         else if (strcmp(a, "--recover=salvage") == 0)
             recover = IL_RECOVER_SALVAGE;
@@ -61,7 +79,7 @@ int main(int argc, char **argv) {
             return 2;
         }
     }
-    cli c = {.out = stdout};
+    cli c = {.out = stdout, .bail = bail, .mode = mode};
     il_engine *e = NULL;
     if (local && server) {
         fputs("inputlayer-client: --local and --server exclude each other\n", stderr);
@@ -91,16 +109,21 @@ int main(int argc, char **argv) {
                                       api_key ? NULL : user, password, err, sizeof err);
         if (!c.remote) {
             fprintf(stderr, "inputlayer-client: %s\n", err);
-            return 1;
+            return 3;
         }
     }
     int status = 0;
     if (script) {
         if (!cli_run_file(&c, script)) status = 1;
+        fflush(stdout);
+        fprintf(stderr, "inputlayer-client: %s: %lu statement(s) run, %lu failed%s\n",
+                strcmp(script, "-") == 0 ? "<stdin>" : script, c.run, c.errors,
+                c.stop ? " (stopped at the first error)" : "");
+        if (c.errors) status = 1;
     } else {
         status = cli_repl(&c);
     }
-    if (c.failed) status = 1;
+    if (c.failed) status = 3;
     fflush(stdout);
     cli_remote_close(c.remote);
     if (e) il_engine_close(e);

@@ -1,7 +1,14 @@
 /* The CLI's server mode: a blocking WebSocket client (wslay) on one TCP connection.
  * Each statement is one `execute` with an id; its reply (result, result_start/chunk/end
  * or error) becomes a cli_reply with cells formatted as the in-process path formats
- * them. Pushes (notifications, notices, pongs) are skipped. */
+ * them. Pushes (notifications, pongs) are skipped; a notice's code is kept so that a
+ * refused connection can be told from a lost one.
+ *
+ * Refusals are retried, never dropped: a connection refused for load (HTTP 429 or 503
+ * at /health or the upgrade, `rate_limited` or `overloaded` while authenticating, or a
+ * close after an `overloaded` notice) is opened again with backoff for up to
+ * CONNECT_RETRY_SECS; a statement answered `rate_limited` or `overloaded` was not run,
+ * so it is sent again with backoff for up to STATEMENT_RETRY_SECS. */
 #include "client/remote.h"
 
 #include <errno.h>
@@ -17,6 +24,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 #include <wslay/wslay.h>
 
@@ -24,7 +32,13 @@
 #include "value/print.h"
 #include "value/value.h"
 
-enum { REPLY_TIMEOUT_SECS = 120 };
+enum {
+    REPLY_TIMEOUT_SECS = 120,
+    CONNECT_RETRY_SECS = 60,
+    STATEMENT_RETRY_SECS = 120,
+    BACKOFF_FIRST_MS = 25,
+    BACKOFF_MAX_MS = 1000,
+};
 
 struct cli_remote {
     int fd;
@@ -38,7 +52,31 @@ struct cli_remote {
     char err[256];
     bool auth_ok; /* the answer to the authentication frame */
     char auth_msg[256];
+    char code[32];   /* `code` of the last error or auth_error answering want_id */
+    char notice[32]; /* `code` of the last notice (sent before the server closes) */
 };
+
+static double now_secs(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Sleeps for the current backoff (with jitter, so that clients refused together do not
+ * come back together) and doubles it. */
+static void backoff(unsigned *ms) {
+    unsigned char rnd = 0;
+    RAND_bytes(&rnd, 1);
+    unsigned wait = *ms / 2 + (unsigned)((unsigned long)*ms * rnd / 512);
+    struct timespec ts = {.tv_sec = wait / 1000, .tv_nsec = (long)(wait % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+    }
+    *ms = *ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : *ms * 2;
+}
+
+static bool refused_code(const char *code) {
+    return strcmp(code, "rate_limited") == 0 || strcmp(code, "overloaded") == 0;
+}
 
 static int dial(const char *host, const char *port, char *err, size_t errlen) {
     struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res;
@@ -104,8 +142,9 @@ static int status_of(const il_buf *head) {
     return st;
 }
 
-/* GET /health must answer 2xx before the WebSocket is opened, as in the original. */
-static bool health(const char *host, const char *port, char *err, size_t errlen) {
+/* GET /health must answer 2xx before the WebSocket is opened, as in the original.
+ * *status is the HTTP status (0 when there was no answer). */
+static bool health(const char *host, const char *port, int *status, char *err, size_t errlen) {
     int fd = dial(host, port, err, errlen);
     if (fd < 0) return false;
     char req[512];
@@ -115,6 +154,7 @@ static bool health(const char *host, const char *port, char *err, size_t errlen)
     il_buf_init(&head);
     bool ok = send_all(fd, req, strlen(req)) && read_head(fd, &head, NULL);
     int st = ok ? status_of(&head) : 0;
+    *status = st;
     il_buf_free(&head);
     close(fd);
     if (!ok) {
@@ -256,11 +296,13 @@ static void add_rows(cli_reply *p, json_t *rows) {
         size_t n = p->nrows++;
         p->cells = realloc(p->cells, (p->nrows * p->ncols + 1) * sizeof *p->cells);
         p->numeric = realloc(p->numeric, (p->nrows * p->ncols + 1) * sizeof *p->numeric);
+        p->json = realloc(p->json, (p->nrows * p->ncols + 1) * sizeof *p->json);
         for (size_t c = 0; c < p->ncols; c++) {
             json_t *v = json_array_get(row, c);
             bool num = false;
             p->cells[n * p->ncols + c] = v ? cell_text(v, &num) : NULL;
             p->numeric[n * p->ncols + c] = num;
+            p->json[n * p->ncols + c] = v ? json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT) : NULL;
         }
     }
 }
@@ -291,13 +333,22 @@ static cli_reply *start_reply(json_t *o) {
     }
     const char *title = json_string_value(json_object_get(o, "title"));
     if (title) p->title = strdup(title);
+    json_t *total = json_object_get(o, "total_count");
+    if (json_is_true(json_object_get(o, "truncated")) && json_is_integer(total) &&
+        json_integer_value(total) > 0)
+        p->total_rows = (size_t)json_integer_value(total);
     return p;
 }
 
 static void on_frame(cli_remote *r, json_t *o) {
     const char *type = json_string_value(json_object_get(o, "type"));
     const char *id = json_string_value(json_object_get(o, "id"));
+    const char *code = json_string_value(json_object_get(o, "code"));
+    if (type && strcmp(type, "notice") == 0)
+        snprintf(r->notice, sizeof r->notice, "%s", code ? code : "");
     if (!type || !id || strcmp(id, r->want_id) != 0) return; /* pushes and stale replies */
+    if (strcmp(type, "error") == 0 || strcmp(type, "auth_error") == 0)
+        snprintf(r->code, sizeof r->code, "%s", code ? code : "");
     if (strcmp(type, "authenticated") == 0 || strcmp(type, "auth_error") == 0) {
         r->auth_ok = strcmp(type, "authenticated") == 0;
         snprintf(r->auth_msg, sizeof r->auth_msg, "%s",
@@ -352,6 +403,7 @@ static const struct wslay_event_callbacks CALLBACKS = {
 static bool round_trip(cli_remote *r, const char *json, size_t len) {
     r->done = false;
     r->err[0] = 0;
+    r->code[0] = 0;
     struct wslay_event_msg m = {WSLAY_TEXT_FRAME, (const uint8_t *)json, len};
     if (wslay_event_queue_msg(r->ws, &m) != 0 || wslay_event_send(r->ws) != 0) goto fail;
     while (!r->done) {
@@ -367,6 +419,67 @@ fail:
     if (!r->err[0]) snprintf(r->err, sizeof r->err, "WebSocket error");
     r->failed = true;
     return false;
+}
+
+static bool load_status(int st) {
+    return st == 429 || st == 503;
+}
+
+/* One attempt at /health, the upgrade and authentication. *retry is set when the server
+ * refused for load (the attempt may be made again). */
+static cli_remote *open_once(const char *url, const char *host, const char *port,
+                             const char *api_key, const char *user, const char *password,
+                             bool *retry, char *err, size_t errlen) {
+    int st = 0;
+    if (!health(host, port, &st, err, errlen)) {
+        *retry = load_status(st);
+        return NULL;
+    }
+    int fd = dial(host, port, err, errlen);
+    if (fd < 0) return NULL;
+    unsigned char nonce[16];
+    RAND_bytes(nonce, sizeof nonce);
+    char key[32];
+    EVP_EncodeBlock((unsigned char *)key, nonce, sizeof nonce);
+    char req[1024];
+    snprintf(req, sizeof req,
+             "GET /ws HTTP/1.1\r\nHost: %s:%s\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+             "Sec-WebSocket-Key: %s\r\nSec-WebSocket-Version: 13\r\n\r\n",
+             host, port, key);
+    cli_remote *r = calloc(1, sizeof *r);
+    r->fd = fd;
+    il_buf head;
+    il_buf_init(&head);
+    bool sent = send_all(fd, req, strlen(req)) && read_head(fd, &head, &r->pre);
+    st = sent ? status_of(&head) : 0;
+    il_buf_free(&head);
+    if (st != 101) {
+        if (st)
+            snprintf(err, errlen, "WebSocket upgrade of %s/ws failed (HTTP %d)", url, st);
+        else
+            snprintf(err, errlen, "WebSocket upgrade of %s/ws failed", url);
+        *retry = load_status(st);
+        cli_remote_close(r);
+        return NULL;
+    }
+    wslay_event_context_client_init(&r->ws, &CALLBACKS, r);
+    json_t *o = api_key ? json_pack("{s:s,s:s,s:s}", "type", "authenticate", "id", "auth",
+                                    "api_key", api_key)
+                        : json_pack("{s:s,s:s,s:s,s:s}", "type", "login", "id", "auth", "username",
+                                    user, "password", password ? password : "");
+    char *text = json_dumps(o, JSON_COMPACT);
+    json_decref(o);
+    snprintf(r->want_id, sizeof r->want_id, "auth");
+    bool ok = round_trip(r, text, strlen(text));
+    free(text);
+    if (!ok || !r->auth_ok) {
+        snprintf(err, errlen, "Authentication failed: %s", ok ? r->auth_msg : r->err);
+        *retry = refused_code(r->code) || (!ok && refused_code(r->notice));
+        cli_remote_close(r);
+        return NULL;
+    }
+    r->failed = false;
+    return r;
 }
 
 cli_remote *cli_remote_connect(const char *url, const char *api_key, const char *user,
@@ -397,46 +510,14 @@ cli_remote *cli_remote_connect(const char *url, const char *api_key, const char 
         memcpy(port, p + hl + 1, pl);
         port[pl] = 0;
     }
-    if (!health(host, port, err, errlen)) return NULL;
-    int fd = dial(host, port, err, errlen);
-    if (fd < 0) return NULL;
-    unsigned char nonce[16];
-    RAND_bytes(nonce, sizeof nonce);
-    char key[32];
-    EVP_EncodeBlock((unsigned char *)key, nonce, sizeof nonce);
-    char req[1024];
-    snprintf(req, sizeof req,
-             "GET /ws HTTP/1.1\r\nHost: %s:%s\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-             "Sec-WebSocket-Key: %s\r\nSec-WebSocket-Version: 13\r\n\r\n",
-             host, port, key);
-    cli_remote *r = calloc(1, sizeof *r);
-    r->fd = fd;
-    il_buf head;
-    il_buf_init(&head);
-    if (!send_all(fd, req, strlen(req)) || !read_head(fd, &head, &r->pre) ||
-        status_of(&head) != 101) {
-        snprintf(err, errlen, "WebSocket upgrade of %s/ws failed", url);
-        il_buf_free(&head);
-        cli_remote_close(r);
-        return NULL;
+    unsigned wait = BACKOFF_FIRST_MS;
+    double give_up = now_secs() + CONNECT_RETRY_SECS;
+    for (;;) {
+        bool retry = false;
+        cli_remote *r = open_once(url, host, port, api_key, user, password, &retry, err, errlen);
+        if (r || !retry || now_secs() + wait / 1000.0 > give_up) return r;
+        backoff(&wait);
     }
-    il_buf_free(&head);
-    wslay_event_context_client_init(&r->ws, &CALLBACKS, r);
-    json_t *o = api_key ? json_pack("{s:s,s:s,s:s}", "type", "authenticate", "id", "auth",
-                                    "api_key", api_key)
-                        : json_pack("{s:s,s:s,s:s,s:s}", "type", "login", "id", "auth", "username",
-                                    user, "password", password ? password : "");
-    char *text = json_dumps(o, JSON_COMPACT);
-    json_decref(o);
-    snprintf(r->want_id, sizeof r->want_id, "auth");
-    bool ok = round_trip(r, text, strlen(text));
-    free(text);
-    if (!ok || !r->auth_ok) {
-        snprintf(err, errlen, "Authentication failed: %s", ok ? r->auth_msg : r->err);
-        cli_remote_close(r);
-        return NULL;
-    }
-    return r;
 }
 
 cli_reply *cli_remote_execute(cli_remote *r, const char *stmt, char *err, size_t errlen) {
@@ -444,22 +525,43 @@ cli_reply *cli_remote_execute(cli_remote *r, const char *stmt, char *err, size_t
         snprintf(err, errlen, "%s", r->err);
         return NULL;
     }
-    snprintf(r->want_id, sizeof r->want_id, "%u", ++r->next_id);
-    json_t *o = json_pack("{s:s,s:s,s:s}", "type", "execute", "id", r->want_id, "program", stmt);
-    char *text = json_dumps(o, JSON_COMPACT);
-    json_decref(o);
-    r->reply = NULL;
-    bool ok = round_trip(r, text, strlen(text));
-    free(text);
-    if (!ok) {
-        cli_reply_free(r->reply);
-        r->reply = NULL;
-        snprintf(err, errlen, "%s", r->err);
-        return NULL;
+    unsigned wait = BACKOFF_FIRST_MS;
+    double give_up = now_secs() + STATEMENT_RETRY_SECS;
+    json_t *o = json_pack("{s:s,s:s,s:s}", "type", "execute", "id", "", "program", stmt);
+    if (!o) {
+        /* A JSON string holds UTF-8 only: such a statement cannot be sent at all. */
+        cli_reply *p = cli_reply_new(IL_RESULT_ERROR, IL_STMT_OTHER);
+        const char *msg = "The statement is not valid UTF-8 and cannot be sent to the server";
+        cli_reply_add_line(p, msg, strlen(msg));
+        return p;
     }
-    cli_reply *p = r->reply;
-    r->reply = NULL;
-    return p;
+    for (;;) {
+        snprintf(r->want_id, sizeof r->want_id, "%u", ++r->next_id);
+        json_object_set_new(o, "id", json_string(r->want_id));
+        char *text = json_dumps(o, JSON_COMPACT);
+        r->reply = NULL;
+        bool ok = round_trip(r, text, strlen(text));
+        free(text);
+        if (!ok) {
+            json_decref(o);
+            cli_reply_free(r->reply);
+            r->reply = NULL;
+            snprintf(err, errlen, "%s", r->err);
+            return NULL;
+        }
+        cli_reply *p = r->reply;
+        r->reply = NULL;
+        /* Refused for load: the statement did not run, so sending it again is safe. Past
+         * the bound the refusal is the statement's error, printed like any other. */
+        if (p && p->kind == IL_RESULT_ERROR && refused_code(r->code) &&
+            now_secs() + wait / 1000.0 <= give_up) {
+            cli_reply_free(p);
+            backoff(&wait);
+            continue;
+        }
+        json_decref(o);
+        return p;
+    }
 }
 
 void cli_remote_close(cli_remote *r) {

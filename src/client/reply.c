@@ -4,6 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/buf.h"
+#include "value/print.h"
+
 cli_reply *cli_reply_new(il_result_kind kind, il_stmt_class cls) {
     cli_reply *p = calloc(1, sizeof *p);
     p->kind = kind;
@@ -25,10 +28,12 @@ cli_reply *cli_reply_from_result(const il_result *r) {
     if (p->kind == IL_RESULT_TABLE) {
         p->ncols = il_result_ncols(r);
         p->nrows = il_result_nrows(r);
+        p->total_rows = il_result_total_rows(r);
         p->cols = calloc(p->ncols + 1, sizeof *p->cols);
         for (size_t c = 0; c < p->ncols; c++) p->cols[c] = strdup(il_result_col(r, c));
         p->cells = calloc(p->nrows * p->ncols + 1, sizeof *p->cells);
         p->numeric = calloc(p->nrows * p->ncols + 1, sizeof *p->numeric);
+        p->json = calloc(p->nrows * p->ncols + 1, sizeof *p->json);
         for (size_t i = 0; i < p->nrows; i++) {
             size_t width;
             const il_value *row = il_result_row(r, i, &width);
@@ -38,6 +43,10 @@ cli_reply *cli_reply_from_result(const il_result *r) {
                 il_value_format(row[c], text, len + 1);
                 p->cells[i * p->ncols + c] = text;
                 p->numeric[i * p->ncols + c] = il_value_is_number(row[c]);
+                il_buf j;
+                il_buf_init(&j);
+                val_fmt_json((val_t)row[c], &j);
+                p->json[i * p->ncols + c] = il_buf_take(&j);
             }
         }
     }
@@ -53,7 +62,11 @@ void cli_reply_free(cli_reply *p) {
     if (!p) return;
     for (size_t i = 0; i < p->nlines; i++) free(p->lines[i]);
     for (size_t i = 0; i < p->ncols; i++) free(p->cols[i]);
-    for (size_t i = 0; i < p->nrows * p->ncols; i++) free(p->cells[i]);
+    for (size_t i = 0; i < p->nrows * p->ncols; i++) {
+        free(p->cells[i]);
+        if (p->json) free(p->json[i]);
+    }
+    free(p->json);
     free(p->lines);
     free(p->cols);
     free(p->cells);

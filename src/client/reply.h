@@ -18,9 +18,14 @@ typedef struct cli_reply {
     size_t ncols, nrows;
     char **cells;    /* nrows * ncols; NULL where a row is shorter than the columns */
     bool *numeric;   /* per cell: a number (right-aligned) */
+    char **json;     /* per cell: the value as JSON (for the csv/tsv/json modes); NULL where
+                        a row is shorter than the columns */
     char *rule_head; /* SESSION_RULE */
     uint32_t arity;
     char *title; /* REL_SHOW */
+    /* TABLE: the rows the result had before a server or engine cap cut it (not the
+     * query's own limit); nrows when nothing was cut. */
+    size_t total_rows;
 } cli_reply;
 
 cli_reply *cli_reply_new(il_result_kind kind, il_stmt_class cls);

@@ -1,14 +1,18 @@
 /* Running statements and scripts, printing the reference transcript: messages,
  * errors, tables with `N rows`, the session-rule follow-up query and the client-side
- * session counters, and the client-only commands .help, .quit and .load. */
+ * session counters, and the client-only commands .help, .quit, .load, .bail and .mode. A
+ * script's parse errors point at the file line; its failures are counted, and with
+ * bail on the first one stops it. */
 #include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 #include "client/cli.h"
 #include "client/remote.h"
+#include "client/source.h"
 #include "client/table.h"
 #include "iql/script.h"
 
@@ -66,6 +70,18 @@ static cli_reply *execute(cli *c, const char *stmt) {
         cli_reply *p = cli_remote_execute(c->remote, stmt, err, sizeof err);
         if (!p) {
             fprintf(c->out, "Script error: %s\n", err);
+            /* Whether it ran is unknown: it is not sent again, and nothing after it is. */
+            fflush(c->out);
+            if (c->src) {
+                size_t line, col;
+                cli_source_locate(c->src, iql_script_source(c->script, 0), &line, &col);
+                fprintf(stderr,
+                        "inputlayer-client: %s:%zu: no reply to `%.200s` (%s); it may or may "
+                        "not have run; not resent, the script stops here\n",
+                        c->src->path, line, stmt, err);
+            } else {
+                fprintf(stderr, "inputlayer-client: no reply to `%.200s` (%s)\n", stmt, err);
+            }
             c->quit = true;
             c->failed = true;
         }
@@ -77,11 +93,29 @@ static cli_reply *execute(cli *c, const char *stmt) {
     return p;
 }
 
+/* A result cut by a cap of the server (max_result_rows) or the engine (100000 rows) says
+ * so: the count line alone would pass for the whole answer. */
+static void warn_cut(const cli_reply *r, FILE *out) {
+    if (r->total_rows <= r->nrows) return;
+    fprintf(out,
+            "warning: the result was cut at %zu of its %zu rows by a server or engine limit; "
+            "narrow the query, or page through it with limit(N, OFFSET)\n",
+            r->nrows, r->total_rows);
+}
+
 /* Prints a query-like result: table + "N rows", "No results.", or its error. */
 static bool print_query_result(cli *c, const cli_reply *r) {
     switch (r->kind) {
     case IL_RESULT_TABLE: {
         size_t ncols = r->ncols, nrows = r->nrows;
+        bool message = ncols == 1 && strcmp(r->cols[0], "message") == 0;
+        if (c->mode != CLI_MODE_TABLE && !message) {
+            cli_print_rows(c->out, r, c->mode);
+            /* Standard output stays parseable; the warning goes beside it. */
+            fflush(c->out);
+            warn_cut(r, stderr);
+            return true;
+        }
         /* A zero-column result with a row is a yes (a true propositional query): it is
          * printed as a table of empty rows, not as "No results.". */
         if (nrows == 0) {
@@ -93,6 +127,7 @@ static bool print_query_result(cli *c, const cli_reply *r) {
             cli_print_table(c->out, r);
             fprintf(c->out, "%zu rows\n", nrows);
         }
+        warn_cut(r, c->out);
         return true;
     }
     case IL_RESULT_ERROR:
@@ -108,7 +143,7 @@ static bool print_query_result(cli *c, const cli_reply *r) {
     return false;
 }
 
-static void session_rule_followup(cli *c, const cli_reply *r) {
+static bool session_rule_followup(cli *c, const cli_reply *r) {
     uint32_t arity = r->arity;
     const char *head = r->rule_head;
     static const char *const names[] = {"X", "Y", "Z", "W", "V", "U", "T", "S", "R", "Q"};
@@ -124,15 +159,16 @@ static void session_rule_followup(cli *c, const cli_reply *r) {
     snprintf(q + n, cap - n, ")");
     cli_reply *qr = execute(c, q);
     free(q);
-    if (!qr) return;
+    if (!qr) return false;
     bool ok = print_query_result(c, qr);
     cli_reply_free(qr);
-    if (!ok) return;
+    if (!ok) return false;
     c->rule_count++;
     fprintf(c->out, "(session: %u rule(s))\n", c->rule_count);
+    return true;
 }
 
-static void run_load(cli *c, const char *stmt) {
+static bool run_load(cli *c, const char *stmt) {
     /* `.load <path> [mode]`: the parser already rejected bad usage. */
     const char *p = stmt;
     while (*p == '.') p++;
@@ -142,17 +178,89 @@ static void run_load(cli *c, const char *stmt) {
     while (*e && !isspace((unsigned char)*e)) e++;
     char *path = strndup(p, (size_t)(e - p));
     fprintf(c->out, "Loading file: %s\n", path);
+    bool ok = false;
     if (c->load_depth < 16) {
         c->load_depth++;
-        if (cli_run_file(c, path) && !c->quit) fputs("File loaded.\n", c->out);
+        ok = cli_run_file(c, path);
+        if (ok && !c->quit && !c->stop) fputs("File loaded.\n", c->out);
         c->load_depth--;
+        /* In the REPL bail ends the load, not the session. */
+        if (c->interactive && c->load_depth == 0) c->stop = false;
     } else {
         fputs("Too many nested .load commands\n", c->out);
     }
     free(path);
+    return ok;
 }
 
-static void run_client_only(cli *c, const char *stmt) {
+/* `.bail on|off`: a client setting, never sent to the engine or the server. NULL when
+ * stmt is not `.bail`; else whether its argument was valid. */
+static const bool *bail_command(cli *c, const char *stmt) {
+    static const bool yes = true, no = false;
+    const char *p = stmt;
+    if (*p++ != '.' || strncasecmp(p, "bail", 4) != 0) return NULL;
+    p += 4;
+    if (*p && !isspace((unsigned char)*p)) return NULL;
+    while (isspace((unsigned char)*p)) p++;
+    size_t n = strlen(p);
+    while (n && isspace((unsigned char)p[n - 1])) n--;
+    if (n == 2 && strncasecmp(p, "on", 2) == 0) {
+        c->bail = true;
+    } else if (n == 3 && strncasecmp(p, "off", 3) == 0) {
+        c->bail = false;
+    } else {
+        fputs("Usage: .bail on|off\n", c->out);
+        return &no;
+    }
+    if (c->interactive && !c->src) fprintf(c->out, "Bail on error: %s\n", c->bail ? "on" : "off");
+    return &yes;
+}
+
+/* `.mode [table|csv|tsv|json|jsonl]`: a client setting like .bail; without an argument
+ * it prints the current mode. */
+static const bool *mode_command(cli *c, const char *stmt) {
+    static const bool yes = true, no = false;
+    const char *p = stmt;
+    if (*p++ != '.' || strncasecmp(p, "mode", 4) != 0) return NULL;
+    p += 4;
+    if (*p && !isspace((unsigned char)*p)) return NULL;
+    while (isspace((unsigned char)*p)) p++;
+    size_t n = strlen(p);
+    while (n && isspace((unsigned char)p[n - 1])) n--;
+    if (n == 0) {
+        fprintf(c->out, "Output mode: %s\n", cli_mode_name(c->mode));
+        return &yes;
+    }
+    if (!cli_mode_parse(p, n, &c->mode)) {
+        fputs("Usage: .mode table|csv|tsv|json|jsonl\n", c->out);
+        return &no;
+    }
+    if (c->interactive && !c->src) fprintf(c->out, "Output mode: %s\n", cli_mode_name(c->mode));
+    return &yes;
+}
+
+/* Points at the text of the statement's parse error, when it came from a script: the
+ * position the message ends with (` (line L, column C)` within the statement), or else
+ * the statement's start. */
+static void point_at_error(cli *c, const cli_reply *r) {
+    if (!c->src || !c->script) return;
+    size_t at = 0;
+    const char *msg = r->nlines ? r->lines[0] : "";
+    const char *m = strstr(msg, " (line 1, column ");
+    unsigned long col;
+    if (m && sscanf(m, " (line 1, column %lu)", &col) == 1 && col > 0) {
+        /* Columns count characters: step over col-1 of them. */
+        const char *t = c->script->stmt;
+        size_t n = strlen(t);
+        for (unsigned long k = 1; k < col && at < n; k++) {
+            at++;
+            while (at < n && ((unsigned char)t[at] & 0xC0) == 0x80) at++;
+        }
+    }
+    cli_source_point(c->src, c->out, iql_script_source(c->script, at));
+}
+
+static bool run_client_only(cli *c, const char *stmt) {
     const char *p = stmt;
     while (*p == '.') p++;
     char word[16] = {0};
@@ -162,28 +270,33 @@ static void run_client_only(cli *c, const char *stmt) {
         n++;
     }
     if (strcmp(word, "load") == 0) {
-        run_load(c, stmt);
+        return run_load(c, stmt);
     } else if (strcmp(word, "quit") == 0 || strcmp(word, "exit") == 0 || strcmp(word, "q") == 0) {
         fputs("Goodbye!\n", c->out);
         c->quit = true;
     } else {
         fputs(HELP_TEXT, c->out);
     }
+    return true;
 }
 
-void cli_run_statement(cli *c, const char *stmt) {
+bool cli_run_statement(cli *c, const char *stmt) {
+    const bool *setting = bail_command(c, stmt);
+    if (!setting) setting = mode_command(c, stmt);
+    if (setting) return *setting;
     cli_reply *r = execute(c, stmt);
-    if (!r) return;
+    if (!r) return false;
+    bool ok = r->kind != IL_RESULT_ERROR && r->kind != IL_RESULT_PARSE_ERROR;
     switch (r->cls) {
     case IL_STMT_CLIENT_ONLY:
         if (r->kind == IL_RESULT_PARSE_ERROR)
             print_lines(c, r, "Parse error: ");
         else
-            run_client_only(c, stmt);
+            ok = run_client_only(c, stmt);
         break;
     case IL_STMT_SESSION_RULE:
         if (r->kind == IL_RESULT_MESSAGE)
-            session_rule_followup(c, r);
+            ok = session_rule_followup(c, r);
         else
             print_query_result(c, r);
         break;
@@ -218,11 +331,14 @@ void cli_run_statement(cli *c, const char *stmt) {
         print_query_result(c, r);
         break;
     }
+    if (r->kind == IL_RESULT_PARSE_ERROR) point_at_error(c, r);
     cli_reply_free(r);
+    return ok;
 }
 
 static char *read_file(const char *path, size_t *len, char *err, size_t errlen) {
-    FILE *f = fopen(path, "rb");
+    bool in = strcmp(path, "-") == 0;
+    FILE *f = in ? stdin : fopen(path, "rb");
     if (!f) {
         snprintf(err, errlen, "Failed to read script '%s': %s (os error %d)", path, strerror(errno),
                  errno);
@@ -232,7 +348,7 @@ static char *read_file(const char *path, size_t *len, char *err, size_t errlen) 
     if (fstat(fileno(f), &st) == 0 && st.st_size > MAX_SCRIPT_BYTES) {
         snprintf(err, errlen, "Script file '%s' is too large (%lld bytes, max %d bytes)", path,
                  (long long)st.st_size, MAX_SCRIPT_BYTES);
-        fclose(f);
+        if (!in) fclose(f);
         return NULL;
     }
     size_t cap = 4096, n = 0;
@@ -240,11 +356,49 @@ static char *read_file(const char *path, size_t *len, char *err, size_t errlen) 
     size_t k;
     while ((k = fread(buf + n, 1, cap - n, f)) > 0) {
         n += k;
+        /* A pipe has no size to check beforehand. */
+        if (n > MAX_SCRIPT_BYTES) {
+            snprintf(err, errlen, "Script '%s' is too large (max %d bytes)", path,
+                     MAX_SCRIPT_BYTES);
+            free(buf);
+            if (!in) fclose(f);
+            return NULL;
+        }
         if (n == cap) buf = realloc(buf, cap *= 2);
     }
-    fclose(f);
+    if (!in) fclose(f);
     *len = n;
     return buf;
+}
+
+/* The byte of the current statement that left it open: the quote of a string that runs
+ * to the end of its line, else the first bracket never closed. */
+static size_t unclosed_at(const iql_script *sc) {
+    const char *t = sc->stmt;
+    size_t n = strlen(t), depth = 0, first = 0;
+    for (size_t g = 0; g < sc->nseg; g++) {
+        size_t end = g + 1 < sc->nseg ? sc->seg_s[g + 1] : n;
+        bool in_str = false;
+        size_t quote = 0;
+        for (size_t i = sc->seg_s[g]; i < end; i++) {
+            char ch = t[i];
+            if (in_str) {
+                if (ch == '\\')
+                    i++;
+                else if (ch == '"')
+                    in_str = false;
+            } else if (ch == '"') {
+                in_str = true;
+                quote = i;
+            } else if (ch == '(' || ch == '[') {
+                if (depth++ == 0) first = i;
+            } else if ((ch == ')' || ch == ']') && depth) {
+                depth--;
+            }
+        }
+        if (in_str) return quote;
+    }
+    return first;
 }
 
 bool cli_run_file(cli *c, const char *path) {
@@ -257,15 +411,37 @@ bool cli_run_file(cli *c, const char *path) {
     }
     iql_script sc;
     iql_script_init(&sc, text, len);
+    cli_source src;
+    cli_source_init(&src, strcmp(path, "-") == 0 ? "<stdin>" : path, text, len);
+    cli_source *outer_src = c->src;
+    iql_script *outer_script = c->script;
+    c->src = &src;
+    c->script = &sc;
     iql_script_item it;
-    while (!c->quit && iql_script_next(&sc, &it)) {
+    while (!c->quit && !c->stop && iql_script_next(&sc, &it)) {
         fprintf(c->out, "> %s\n", it.text);
+        bool ok;
         if (it.unterminated) {
             fputs("Parse error: unterminated statement (unbalanced delimiters)\n", c->out);
-            continue;
+            cli_source_point(&src, c->out, iql_script_source(&sc, unclosed_at(&sc)));
+            ok = false;
+        } else {
+            ok = cli_run_statement(c, it.text);
         }
-        cli_run_statement(c, it.text);
+        c->run++;
+        if (ok) continue;
+        c->errors++;
+        if (c->bail && !c->quit) {
+            size_t line, col;
+            cli_source_locate(&src, iql_script_source(&sc, 0), &line, &col);
+            fflush(c->out);
+            fprintf(stderr, "inputlayer-client: %s:%zu: stopped at the first error (bail is on)\n",
+                    src.path, line);
+            c->stop = true;
+        }
     }
+    c->src = outer_src;
+    c->script = outer_script;
     iql_script_free(&sc);
     free(text);
     return true;

@@ -11,7 +11,24 @@
  * swallows its newlines, like the reference; a `//` comment runs to the end of its
  * line. Neither starts inside a string literal, and a string never continues past the
  * end of its line, so one stray quote cannot hide the comments of the rest of a file. */
-static size_t strip_comments(const char *s, size_t n, char *out) {
+static void grow(size_t **a, size_t **b, size_t n, size_t *cap) {
+    if (n < *cap) return;
+    *cap = *cap ? *cap * 2 : 16;
+    *a = realloc(*a, *cap * sizeof **a);
+    *b = realloc(*b, *cap * sizeof **b);
+    if (!*a || !*b) abort();
+}
+
+/* Records that content offset o is text offset i, when a comment removed before it
+ * moved the two apart. */
+static void mark(iql_script *sc, size_t o, size_t i) {
+    if (sc->nmap && sc->map_o[sc->nmap - 1] - sc->map_c[sc->nmap - 1] == i - o) return;
+    grow(&sc->map_c, &sc->map_o, sc->nmap, &sc->map_cap);
+    sc->map_c[sc->nmap] = o;
+    sc->map_o[sc->nmap++] = i;
+}
+
+static size_t strip_comments(iql_script *sc, const char *s, size_t n, char *out) {
     size_t o = 0, depth = 0;
     bool in_str = false;
     for (size_t i = 0; i < n; i++) {
@@ -22,10 +39,14 @@ static size_t strip_comments(const char *s, size_t n, char *out) {
                 i++;
             } else if (c == '*' && d == '/') {
                 i++;
-                if (--depth == 0) out[o++] = ' ';
+                if (--depth == 0) {
+                    mark(sc, o, i);
+                    out[o++] = ' ';
+                }
             }
             continue;
         }
+        mark(sc, o, i);
         if (in_str) {
             out[o++] = c;
             if (c == '\n' || c == '"') {
@@ -62,12 +83,34 @@ void iql_script_init(iql_script *s, const char *text, size_t len) {
         s->len = len;
         return;
     }
-    s->len = strip_comments(text, len, s->content);
+    s->len = strip_comments(s, text, len, s->content);
+}
+
+size_t iql_script_source(const iql_script *s, size_t at) {
+    size_t c = at;
+    for (size_t i = s->nseg; i-- > 0;)
+        if (s->seg_s[i] <= at) {
+            c = s->seg_c[i] + (at - s->seg_s[i]);
+            break;
+        }
+    size_t lo = 0, hi = s->nmap; /* the last entry at or before c */
+    while (hi - lo > 1) {
+        size_t mid = (lo + hi) / 2;
+        if (s->map_c[mid] <= c)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return s->nmap && s->map_c[lo] <= c ? s->map_o[lo] + (c - s->map_c[lo]) : c;
 }
 
 void iql_script_free(iql_script *s) {
     free(s->content);
     free(s->stmt);
+    free(s->map_c);
+    free(s->map_o);
+    free(s->seg_s);
+    free(s->seg_c);
     memset(s, 0, sizeof *s);
 }
 
@@ -75,6 +118,7 @@ void iql_script_free(iql_script *s) {
 typedef struct balance {
     long paren, bracket;
     bool in_str, escape;
+    bool str_cut; /* a string literal ran to the end of its line */
 } balance;
 
 /* The characters balance_scan acts on; it skips the others in a tight loop. */
@@ -129,6 +173,9 @@ static void append(iql_script *s, size_t *n, const char *p, size_t len) {
         s->stmt_cap = cap;
     }
     if (*n) s->stmt[(*n)++] = ' ';
+    grow(&s->seg_s, &s->seg_c, s->nseg, &s->seg_cap);
+    s->seg_s[s->nseg] = *n;
+    s->seg_c[s->nseg++] = (size_t)(p - s->content);
     memcpy(s->stmt + *n, p, len);
     *n += len;
     s->stmt[*n] = 0;
@@ -143,12 +190,44 @@ static bool emit(iql_script *s, size_t n, const balance *b, iql_script_item *ite
     item->text = s->stmt;
     item->len = n;
     item->unterminated = b->paren > 0 || b->bracket > 0;
+    item->open_string = b->str_cut;
     return true;
+}
+
+/* Whether p holds `<-` outside strings. */
+static bool has_arrow(const char *p, size_t n) {
+    bool in_str = false;
+    for (size_t i = 0; i + 1 < n; i++) {
+        if (in_str) {
+            if (p[i] == '\\')
+                i++;
+            else if (p[i] == '"')
+                in_str = false;
+        } else if (p[i] == '"') {
+            in_str = true;
+        } else if (p[i] == '<' && p[i + 1] == '-') {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Whether a line starts a new statement while the one before it still has brackets
+ * open: a fact, a deletion or a query (`+name`, `-name`, `?name`), or a rule after a
+ * pending rule (a statement has one `<-`). Ending the open statement there makes one
+ * missing `)` or `"` cost that statement only. */
+static bool starts_statement(const char *pending, size_t np, const char *p, size_t n) {
+    if (n >= 2 && (p[0] == '+' || p[0] == '-' || p[0] == '?')) {
+        unsigned char c = (unsigned char)p[1];
+        if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_') return true;
+    }
+    return has_arrow(p, n) && has_arrow(pending, np);
 }
 
 bool iql_script_next(iql_script *s, iql_script_item *item) {
     size_t n = 0;
     balance b = {0};
+    s->nseg = 0;
     while (s->pos < s->len) {
         const char *line = s->content + s->pos;
         const char *nl = memchr(line, '\n', s->len - s->pos);
@@ -162,10 +241,16 @@ bool iql_script_next(iql_script *s, iql_script_item *item) {
         }
         /* A meta command line ends whatever is pending; it is read again next call. */
         if (line[lb] == '.' && n) return emit(s, n, &b, item);
+        bool was_open = b.paren > 0 || b.bracket > 0;
+        if (n && was_open && starts_statement(s->stmt, n, line + lb, le - lb))
+            return emit(s, n, &b, item);
         s->pos += raw + (nl != NULL);
         append(s, &n, line + lb, le - lb);
         if (line[lb] == '.') return emit(s, n, &b, item);
         balance_scan(&b, line + lb, le - lb);
+        /* A string never continues past the end of its line. */
+        if (b.in_str) b.str_cut = true;
+        b.in_str = b.escape = false;
         bool open = b.paren > 0 || b.bracket > 0;
         if (!open && !ends_with(s->stmt, n, ",") && !ends_with(s->stmt, n, "<-"))
             return emit(s, n, &b, item);

@@ -12,8 +12,11 @@
 typedef struct iql_script_item {
     const char *text; /* statement text, NUL-terminated, valid until the next call */
     size_t len;
-    bool unterminated; /* brackets still open at a `.` line or at the end of the text:
-                          print "Parse error: unterminated statement (unbalanced delimiters)" */
+    bool unterminated; /* brackets still open at a `.` line, at a line that ends with `.`,
+                          at a line that starts a new `+`, `-` or `?` statement, or at the
+                          end of the text: print "Parse error: unterminated statement
+                          (unbalanced delimiters)" */
+    bool open_string;  /* a string literal of the statement runs to the end of its line */
 } iql_script_item;
 
 typedef struct iql_script {
@@ -22,11 +25,20 @@ typedef struct iql_script {
     size_t pos; /* next unread byte of content */
     char *stmt; /* buffer for the current statement */
     size_t stmt_cap;
+    /* Where content came from: content offset map_c[i] onwards is text offset map_o[i]
+     * onwards, up to the next entry (a removed comment starts a new entry). */
+    size_t *map_c, *map_o, nmap, map_cap;
+    /* Where the current statement came from: its byte seg_s[i] onwards is content byte
+     * seg_c[i] onwards, up to the next entry (one per line of the statement). */
+    size_t *seg_s, *seg_c, nseg, seg_cap;
 } iql_script;
 
 void iql_script_init(iql_script *s, const char *text, size_t len);
 /* Returns false at the end of the text. */
 bool iql_script_next(iql_script *s, iql_script_item *item);
 void iql_script_free(iql_script *s);
+/* The offset in the text given to iql_script_init of byte `at` of the statement last
+ * returned (an error position within it; 0 is where the statement starts). */
+size_t iql_script_source(const iql_script *s, size_t at);
 
 #endif

@@ -27,7 +27,9 @@ servers of their own), and the tests of NUL and other bytes in a request's strin
 URL's graph name, the WebSocket version, the Bearer scheme and what `.kg list` and
 `.kg acl list` show in strings.py (servers of their own), and the rules and facts of no
 arguments (queries, standing queries, restarts), `.rel drop` of a declared relation and
-`switched_kg` in zero.py (servers of their own).
+`switched_kg` in zero.py (servers of their own), and the command-line client's scripts
+(retries at the server's limits, `--bail`, exit status, `--script -`, error positions) in
+cli_scripts.py (servers of their own).
 
 The HTTP connection slots (per address, the header timeout, the slots kept for health
 probes) are tested in http_slots.py, the web client's files and CORS in static_files.py,
@@ -54,6 +56,7 @@ import access  # noqa: E402
 import atomic  # noqa: E402
 import atomic_random  # noqa: E402
 import backup  # noqa: E402
+import cli_scripts  # noqa: E402
 import extras  # noqa: E402
 import chaos_random  # noqa: E402
 import eval_random  # noqa: E402
@@ -321,7 +324,8 @@ def main():
            + subs_random.TESTS
            + why_random.TESTS + chaos_random.TESTS + atomic_random.TESTS
            + frames_random.TESTS + http_random.TESTS + eval_random.TESTS + strings.TESTS)
-    own = chosen(own + http_slots.TESTS + memory.TESTS + static_files.TESTS + zero.TESTS)
+    own = chosen(own + http_slots.TESTS + memory.TESTS + static_files.TESTS + zero.TESTS
+                 + cli_scripts.TESTS)
     failed += asyncio.run(run_tests(own, binary))
     total = len(chosen(TESTS)) + len(own)
     passed = max(total - failed, 0)

@@ -141,8 +141,60 @@ Test(script, random_bytes_never_crash) {
         iql_script s;
         iql_script_init(&s, buf, n);
         iql_script_item it;
-        while (iql_script_next(&s, &it))
+        while (iql_script_next(&s, &it)) {
             cr_assert(it.len == strlen(it.text) || memchr(it.text, 0, it.len));
+            /* Every byte maps back to the same byte of the text (a space may stand for
+             * a joined line break or a removed comment). */
+            for (size_t k = 0; k < it.len; k++) {
+                size_t at = iql_script_source(&s, k);
+                cr_assert(at < n);
+                cr_assert(it.text[k] == ' ' || buf[at] == it.text[k]);
+            }
+        }
         iql_script_free(&s);
     }
+}
+
+Test(script, an_open_statement_ends_where_the_next_one_starts) {
+    /* a missing `)` costs its own statement only */
+    READS("+a(1, 2\n+a(3, 4)\n?a(X, Y)\n", "!+a(1, 2\n+a(3, 4)\n?a(X, Y)\n");
+    READS("-a(1\n-a(2)\n", "!-a(1\n-a(2)\n");
+    /* a second rule starts a new statement; the first `<-` of one does not */
+    READS("r(X) <- a(X\nq(X) <- a(X)\n", "!r(X) <- a(X\nq(X) <- a(X)\n");
+    READS("+p(X,\n  Y) <- e(X, Y)\n", "+p(X, Y) <- e(X, Y)\n");
+    /* a continuation line with a negative number is not a new statement */
+    READS("+e[(1,\n -2)]\n", "+e[(1, -2)]\n");
+}
+
+Test(script, a_string_ends_at_the_end_of_its_line) {
+    iql_script s;
+    const char *text = "+n(\"bob, 1)\n+n(\"ann\")\n";
+    iql_script_init(&s, text, strlen(text));
+    iql_script_item it;
+    cr_assert(iql_script_next(&s, &it));
+    cr_expect_str_eq(it.text, "+n(\"bob, 1)");
+    cr_expect(it.unterminated);
+    cr_expect(it.open_string);
+    cr_assert(iql_script_next(&s, &it));
+    cr_expect_str_eq(it.text, "+n(\"ann\")");
+    cr_expect(!it.unterminated && !it.open_string);
+    iql_script_free(&s);
+}
+
+Test(script, statement_bytes_map_to_text_offsets) {
+    /* comments removed before and inside a statement; lines joined by one space */
+    const char *text = "/* two\nlines */\n// note\n  +e(1) // x\n?p(X) <-\n   e(X)\n";
+    iql_script s;
+    iql_script_init(&s, text, strlen(text));
+    iql_script_item it;
+    cr_assert(iql_script_next(&s, &it));
+    cr_expect_str_eq(it.text, "+e(1)");
+    cr_expect_eq(iql_script_source(&s, 0), (size_t)(strstr(text, "+e(1)") - text));
+    cr_expect_eq(iql_script_source(&s, 3), (size_t)(strstr(text, "1) //") - text));
+    cr_assert(iql_script_next(&s, &it));
+    cr_expect_str_eq(it.text, "?p(X) <- e(X)");
+    cr_expect_eq(iql_script_source(&s, 0), (size_t)(strstr(text, "?p") - text));
+    /* "e(X)" starts at byte 9 of the statement, on the next line of the text */
+    cr_expect_eq(iql_script_source(&s, 9), (size_t)(strstr(text, "   e(X)") - text) + 3);
+    iql_script_free(&s);
 }
