@@ -73,7 +73,7 @@ typedef struct srv_config {
     int64_t max_query_memory_bytes;       /* per statement */
     int64_t max_total_query_memory_bytes; /* all statements running at once */
     int64_t maintained_views; /* 1: reads make rules maintained (il_engine_set_maintained_views) */
-    char *timing_mode;        /* off | summary | detailed: timing_breakdown on query results */
+    char *timing_mode; /* off | summary | detailed: timing_breakdown on query results */
     /* [http]; timeouts and intervals 0 = off */
     char *host;
     int64_t port;
