@@ -399,9 +399,10 @@ il_result *kg_exec_stored_query(il_session *s, const iql_stmt *st, size_t max_ro
 il_result *kg_exec_meta(il_session *s, const iql_meta *m, il_arena *a);
 /* il_execute (il_query_stored when `stored`, max_rows 0 meaning its default) of a
  * statement parsed already: text is its source, st its tree (in an arena that outlives
- * the call), or NULL and err why it did not parse. */
+ * the call), or NULL and err why it did not parse; parse_ns the time its parse took (the
+ * result's timing counts it). */
 il_result *kg_execute_parsed(il_session *s, const char *text, size_t len, const iql_stmt *st,
-                             const char *err, bool stored, size_t max_rows);
+                             const char *err, uint64_t parse_ns, bool stored, size_t max_rows);
 /* `.debug ?query`: the compiled program (query.c). */
 il_result *kg_debug(il_session *s, const iql_meta *m, il_arena *a);
 /* `.why ?query` / `.why full ?query`: the query's table with its rows' proof trees

@@ -14,7 +14,8 @@ typedef struct prep_stmt {
     size_t len;
     il_statement_kind kind;
     const char *err; /* INVALID: why; UNTERMINATED: the parse error to report */
-    iql_stmt st;     /* when parsed */
+    uint64_t parse_ns;
+    iql_stmt st; /* when parsed */
 } prep_stmt;
 
 struct il_prepared {
@@ -172,11 +173,12 @@ il_prepared *il_prepare(const char *text, size_t len) {
         if (it.unterminated) {
             ps->kind = IL_STATEMENT_UNTERMINATED;
             ps->err = UNTERMINATED;
-        } else if (iql_parse(&p->arena, t, it.len, &ps->st, &ps->err)) {
-            ps->kind = kind_of(&ps->st);
         } else {
-            ps->kind = IL_STATEMENT_INVALID;
-            if (!ps->err) ps->err = "Parse error";
+            uint64_t t0 = exec_clock_ns();
+            bool ok = iql_parse(&p->arena, t, it.len, &ps->st, &ps->err);
+            ps->parse_ns = exec_clock_ns() - t0;
+            ps->kind = ok ? kind_of(&ps->st) : IL_STATEMENT_INVALID;
+            if (!ok && !ps->err) ps->err = "Parse error";
         }
     }
     iql_script_free(&sc);
@@ -295,7 +297,8 @@ void il_prepared_relations(const il_prepared *p, size_t i, il_relation_fn fn, vo
 static il_result *run(il_session *s, const il_prepared *p, size_t i, bool stored, size_t max) {
     const prep_stmt *ps = &p->v[i];
     bool parsed = ps->kind != IL_STATEMENT_INVALID && ps->kind != IL_STATEMENT_UNTERMINATED;
-    return kg_execute_parsed(s, ps->text, ps->len, parsed ? &ps->st : NULL, ps->err, stored, max);
+    return kg_execute_parsed(s, ps->text, ps->len, parsed ? &ps->st : NULL, ps->err, ps->parse_ns,
+                             stored, max);
 }
 
 il_result *il_execute_prepared(il_session *s, const il_prepared *p, size_t i) {
