@@ -200,8 +200,11 @@ static void execute(srv_conn *c, const char *id, const char *prog, size_t len, i
     r->program[len] = 0;
     r->len = len;
     bool read_only;
-    r->stmts = sts ? sts : srv_exec_split(prog, len, &nstmts);
-    r->nstmts = nstmts;
+    int64_t max = c->srv->cfg->max_query_size_bytes;
+    if (sts || max <= 0 || len <= (uint64_t)max) {
+        r->stmts = sts ? sts : srv_exec_split(prog, len, &nstmts);
+        r->nstmts = nstmts;
+    } /* else refused when it runs, unprepared (srv_exec.c) */
     srv_exec_classify(r->stmts, r->nstmts, &read_only, &r->identity, &r->fact_writes);
     r->access = read_only ? SRV_SHARED : SRV_EXCLUSIVE;
     set_deadline(r, timeout);
