@@ -58,7 +58,7 @@ bool srv_read_pack(json_t *queries, char **packed, size_t *len, char *err, size_
 typedef struct read_query {
     const char *name;  /* in the request's program */
     const char *given; /* the query as sent, in the request's program */
-    il_prepared *prep; /* the query prepared: its statements (one when it is valid) */
+    il_prepared *prep; /* the query prepared (the request's): its statements, one if valid */
     const char *text;  /* its first statement's text (prep's) */
     size_t len;
     il_result *result;
@@ -156,11 +156,19 @@ static bool may_read(read_ctx *x) {
 }
 
 /* One query, exactly: a `?` statement that parses. Comments and line breaks are the
- * script reader's business, as in an execute program. */
-static bool check_query(read_ctx *x, read_query *q) {
+ * script reader's business, as in an execute program. The query is prepared once per
+ * request: a run after a spill finds it prepared. */
+static bool check_query(read_ctx *x, size_t i) {
+    read_query *q = &x->qs[i];
+    srv_req *rq = x->rq;
+    if (!rq->reads) {
+        rq->reads = calloc(x->n, sizeof *rq->reads);
+        rq->nreads = x->n;
+    }
+    if (!rq->reads[i]) rq->reads[i] = il_prepare(q->given, strlen(q->given));
+    q->prep = rq->reads[i];
     il_buf msg;
     il_buf_init(&msg);
-    q->prep = il_prepare(q->given, strlen(q->given));
     size_t count = il_prepared_count(q->prep);
     if (count) q->text = il_prepared_text(q->prep, 0, &q->len);
     il_statement_kind kind = count ? il_prepared_kind(q->prep, 0) : IL_STATEMENT_INVALID;
@@ -302,13 +310,12 @@ void srv_read_run(srv_req *rq) {
     read_ctx x = {.rq = rq, .id = rq->has_id ? rq->id : NULL};
     if (!srv_exec_credential_ok(rq)) return;
     bool ok = unpack(&x) && may_read(&x);
-    for (size_t i = 0; ok && i < x.n; i++) ok = check_query(&x, &x.qs[i]);
+    for (size_t i = 0; ok && i < x.n; i++) ok = check_query(&x, i);
     /* Read under the same hold of the engine lock as the evaluation: no commit between. */
     uint64_t revision = srv_revision(rq->conn->srv, il_session_graph(rq->conn->session));
     if (ok && evaluate(&x) && encode(&x)) reply(&x, revision, srv_now_ms() - t0);
     for (size_t i = 0; i < x.n; i++) {
         read_query *q = &x.qs[i];
-        il_prepared_free(q->prep);
         if (q->result) il_result_free(q->result);
         if (q->encoded) srv_rows_free(&q->rows);
         il_buf_free(&q->head);
