@@ -290,8 +290,8 @@ typedef enum il_meta_command {
 } il_meta_command;
 
 /* Prepares a program (several statements, or one). Never NULL; free it with
- * il_prepared_free. NUL bytes are data: a statement holding one is INVALID (or a string
- * holding it, as for il_execute). */
+ * il_prepared_free. Every byte is kept: a statement holding a NUL parses, or does not,
+ * exactly as il_execute would parse its text. */
 il_prepared *il_prepare(const char *text, size_t len);
 void il_prepared_free(il_prepared *p);
 /* The number of statements. */
