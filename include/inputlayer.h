@@ -313,10 +313,10 @@ const char *il_prepared_error(const il_prepared *p, size_t i);
 /* How statement i would take part in a transaction (il_statement_txn_part). */
 il_txn_part il_prepared_txn_part(const il_prepared *p, size_t i);
 /* The relations statement i names in its session's graph: fn(ctx, name, writes) for each
- * place one appears, in order (a name may come more than once), written ones (inserted into, deleted from, a rule's or schema's
- * relation) with writes true, those read (a query's or body's atoms) false. Session
- * facts, rules and schemas write no stored relation: their heads are not reported; nor are
- * the arguments of meta commands (il_prepared_arg has them). */
+ * place one appears, in order (a name may come more than once), written ones (inserted into,
+ * deleted from, a rule's or schema's relation) with writes true, those read (a query's or body's
+ * atoms) false. Session facts, rules and schemas write no stored relation: their heads are not
+ * reported; nor are the arguments of meta commands (il_prepared_arg has them). */
 typedef void (*il_relation_fn)(void *ctx, const char *name, bool writes);
 void il_prepared_relations(const il_prepared *p, size_t i, il_relation_fn fn, void *ctx);
 /* Runs statement i of p as il_execute runs its text, without parsing it again. */
