@@ -166,6 +166,9 @@ void il_session_close(il_session *s);
 const char *il_session_graph(const il_session *s);
 /* Whether a knowledge graph of that name exists. */
 bool il_engine_has_graph(il_engine *e, const char *name);
+/* Switches the session to a knowledge graph, as `.kg use <graph>` does (its result), without
+ * parsing anything. */
+il_result *il_session_use(il_session *s, const char *graph);
 
 /* Executes one statement (see il_next_statement for splitting a script). Never NULL. */
 il_result *il_execute(il_session *s, const char *text, size_t len);
@@ -211,8 +214,124 @@ bool il_txn_commit(il_session *s, char **err);
 /* Undoes the session's transaction. */
 void il_txn_rollback(il_session *s);
 
+/* ---- prepared statements: a program parsed once ----
+ * il_prepare splits a program into statements as the CLI reads a script, parses each
+ * once and keeps the trees; an embedder reads what it needs to authorize and route each
+ * statement (its kind, the graph a `.kg` command names, the relations it reads and
+ * writes), then runs it with il_execute_prepared, which parses nothing. A prepared
+ * program belongs to no engine and no session: preparing and reading it are safe on any
+ * thread; running statement i is il_execute's rules. */
+typedef struct il_prepared il_prepared;
+
+typedef enum il_statement_kind {
+    IL_STATEMENT_INVALID,        /* does not parse: il_prepared_error tells why */
+    IL_STATEMENT_UNTERMINATED,   /* brackets still open at its end: not parsed */
+    IL_STATEMENT_QUERY,          /* ?goal, ... */
+    IL_STATEMENT_INSERT,         /* +rel(...), +rel[...] */
+    IL_STATEMENT_DELETE,         /* -rel(...), -rel[...] */
+    IL_STATEMENT_COND_DELETE,    /* -rel(args) <- body */
+    IL_STATEMENT_UPDATE,         /* -rel(...), +rel(...) <- body */
+    IL_STATEMENT_RULE,           /* +head <- body: a persistent rule */
+    IL_STATEMENT_DROP_RULE,      /* -name */
+    IL_STATEMENT_SCHEMA,         /* +rel(col: type, ...) */
+    IL_STATEMENT_TYPE_DECL,      /* type Name: ... */
+    IL_STATEMENT_SESSION_RULE,   /* head <- body */
+    IL_STATEMENT_SESSION_FACT,   /* rel(constants) */
+    IL_STATEMENT_SESSION_SCHEMA, /* rel(col: type, ...) */
+    IL_STATEMENT_META,           /* a `.` command: il_prepared_meta tells which */
+} il_statement_kind;
+
+/* The meta commands. */
+typedef enum il_meta_command {
+    IL_META_NONE, /* not a meta command */
+    IL_META_KG_SHOW,
+    IL_META_KG_LIST,
+    IL_META_KG_CREATE,
+    IL_META_KG_USE,
+    IL_META_KG_DROP,
+    IL_META_KG_ACL_LIST,
+    IL_META_KG_ACL_GRANT,
+    IL_META_KG_ACL_REVOKE,
+    IL_META_REL_LIST,
+    IL_META_REL_SHOW,
+    IL_META_REL_DROP,
+    IL_META_RULE_LIST,
+    IL_META_RULE_SHOW,
+    IL_META_RULE_DEF,
+    IL_META_RULE_DROP,
+    IL_META_RULE_DROP_PREFIX,
+    IL_META_RULE_REMOVE,
+    IL_META_RULE_CLEAR,
+    IL_META_RULE_EDIT,
+    IL_META_SESSION_LIST,
+    IL_META_SESSION_CLEAR,
+    IL_META_SESSION_DROP_INDEX,
+    IL_META_SESSION_DROP_NAME,
+    IL_META_CLEAR_PREFIX,
+    IL_META_COMPACT,
+    IL_META_BACKUP,
+    IL_META_BACKUP_STATUS,
+    IL_META_STATUS,
+    IL_META_DEBUG,
+    IL_META_WHY,
+    IL_META_WHY_FULL,
+    IL_META_WHY_NOT,
+    IL_META_INDEX_LIST,
+    IL_META_INDEX_CREATE,
+    IL_META_INDEX_DROP,
+    IL_META_INDEX_STATS,
+    IL_META_INDEX_REBUILD,
+    IL_META_HELP,
+    IL_META_QUIT,
+    IL_META_LOAD,
+    IL_META_USER,
+    IL_META_APIKEY,
+    IL_META_AGENT,
+} il_meta_command;
+
+/* Prepares a program (several statements, or one). Never NULL; free it with
+ * il_prepared_free. Every byte is kept: a statement holding a NUL parses, or does not,
+ * exactly as il_execute would parse its text. */
+il_prepared *il_prepare(const char *text, size_t len);
+void il_prepared_free(il_prepared *p);
+/* The number of statements. */
+size_t il_prepared_count(const il_prepared *p);
+/* Statement i's text as split (lines trimmed and joined), NUL-terminated, *len bytes. */
+const char *il_prepared_text(const il_prepared *p, size_t i, size_t *len);
+il_statement_kind il_prepared_kind(const il_prepared *p, size_t i);
+il_meta_command il_prepared_meta(const il_prepared *p, size_t i);
+/* A meta command's arguments as typed, k = 0, 1, 2 (NULL when absent): for `.kg use`,
+ * `.kg create`, `.kg drop` and `.kg acl ...` argument 0 is the graph, for `.kg acl grant`
+ * 1 the user and 2 the role. */
+const char *il_prepared_arg(const il_prepared *p, size_t i, unsigned k);
+/* The graph statement i names (`.kg use/create/drop/acl`), or NULL: the session's. */
+const char *il_prepared_graph(const il_prepared *p, size_t i);
+/* The rest of a meta command's line (`.why`, `.debug`, `.user`, `.apikey`, ...), or NULL. */
+const char *il_prepared_meta_text(const il_prepared *p, size_t i);
+/* Why statement i does not parse (without the "Parse error: " prefix), or NULL. */
+const char *il_prepared_error(const il_prepared *p, size_t i);
+/* How statement i would take part in a transaction (il_statement_txn_part). */
+il_txn_part il_prepared_txn_part(const il_prepared *p, size_t i);
+/* The relations statement i names in its session's graph: fn(ctx, name, writes) for each
+ * place one appears, in order (a name may come more than once), written ones (inserted into,
+ * deleted from, a rule's or schema's relation) with writes true, those read (a query's or body's
+ * atoms) false. Session facts, rules and schemas write no stored relation: their heads are not
+ * reported; nor are the arguments of meta commands (il_prepared_arg has them). */
+typedef void (*il_relation_fn)(void *ctx, const char *name, bool writes);
+void il_prepared_relations(const il_prepared *p, size_t i, il_relation_fn fn, void *ctx);
+/* Runs statement i of p as il_execute runs its text, without parsing it again. */
+il_result *il_execute_prepared(il_session *s, const il_prepared *p, size_t i);
+/* Runs statement i of p as il_query_stored runs its text. */
+il_result *il_query_stored_prepared(il_session *s, const il_prepared *p, size_t i, size_t max_rows);
+/* Statements parsed by this process so far (il_execute, il_prepare, and the engine's own
+ * parses: recovery, maintained views), from any thread. */
+uint64_t il_statements_parsed(void);
+
 /* ---- precondition scopes ---- */
 typedef void (*il_name_fn)(void *ctx, const char *name);
+/* The engine's knowledge graphs (`.kg list`'s): fn (may be NULL) once per name, in name
+ * order. Returns how many there are. */
+size_t il_engine_graphs(il_engine *e, il_name_fn fn, void *ctx);
 /* The relations of the session's graph in the scope of `names`: the names themselves,
  * every relation derived from them through persistent rules (rules whose bodies read
  * one, transitively), and everything those derived relations are derived from (their

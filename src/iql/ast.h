@@ -238,6 +238,11 @@ typedef struct iql_meta {
     int64_t index; /* 1-based index for RULE_REMOVE, RULE_EDIT, SESSION_DROP_INDEX */
     const char
         *text; /* rest of the line for DEBUG, WHY, WHY_NOT, RULE_EDIT, INDEX_CREATE options */
+    /* DEBUG, WHY, WHY_FULL: the query in `text`; WHY_NOT: `?` and the target in `text`.
+       Parsed with the statement, so that running it parses nothing (NULL and inner_err
+       when it does not parse). */
+    const struct iql_stmt *inner;
+    const char *inner_err;
 } iql_meta;
 
 typedef enum iql_stmt_kind {

@@ -1480,12 +1480,39 @@ static bool meta_backup(pctx *p, const words *ws, iql_meta *m) {
 }
 
 /* `.debug`, `.why [full]` and `.why_not` take the rest of the line. */
+static bool parse_stmt(il_arena *a, const char *text, size_t len, iql_stmt *out, const char **err);
+
+/* The statement a `.why`, `.why full`, `.debug` or `.why_not` runs, parsed now; a parse
+ * error is the command's to report when it runs. `.why_not`'s target must have the form
+ * of a query's goal, checked on the target as the command trims it. */
+static void meta_inner(pctx *p, iql_meta *m) {
+    const char *text = m->text;
+    size_t len = strlen(text);
+    bool why_not = m->kind == IQL_META_WHY_NOT;
+    if (why_not)
+        while (len && (text[len - 1] == ' ' || text[len - 1] == '\t')) len--;
+    /* in the arena: the tree may point into its source */
+    char *q = il_arena_alloc(p->a, len + 2);
+    q[0] = '?';
+    memcpy(q + why_not, text, len);
+    q[len + why_not] = 0;
+    iql_stmt *st = il_arena_alloc(p->a, sizeof *st);
+    const char *err = NULL;
+    if (parse_stmt(p->a, q, len + why_not, st, &err))
+        m->inner = st;
+    else
+        m->inner_err = err;
+}
+
 static bool meta_text(pctx *p, const words *ws, uint32_t after, iql_meta_kind kind,
                       const char *usage, iql_meta *m) {
     span text = rest_after(p, ws, after);
     if (sempty(text)) return fail(p, "%s", usage);
     m->kind = kind;
     m->text = sdup(p, text);
+    if (kind == IQL_META_DEBUG || kind == IQL_META_WHY || kind == IQL_META_WHY_FULL ||
+        kind == IQL_META_WHY_NOT)
+        meta_inner(p, m);
     return true;
 }
 
@@ -1742,7 +1769,19 @@ static bool classify(pctx *p, span t, iql_stmt *out) {
     return fail(p, "Unrecognized statement: %.*s", SPAN_ARG(p, t));
 }
 
+/* Statements parsed by this process (iql_parse_count). */
+static uint64_t parsed_total;
+
+uint64_t iql_parse_count(void) {
+    return __atomic_load_n(&parsed_total, __ATOMIC_RELAXED);
+}
+
 bool iql_parse(il_arena *a, const char *text, size_t len, iql_stmt *out, const char **err) {
+    __atomic_fetch_add(&parsed_total, 1, __ATOMIC_RELAXED);
+    return parse_stmt(a, text, len, out, err);
+}
+
+static bool parse_stmt(il_arena *a, const char *text, size_t len, iql_stmt *out, const char **err) {
     pctx p = {.a = a, .s = text, .err = NULL, .depth = 0};
     memset(out, 0, sizeof *out);
     span t = trim(&p, sp(0, len));

@@ -11,6 +11,8 @@
  * returns false and sets *err to the message without the "Parse error: " prefix,
  * e.g. "Expected parentheses: (1, 2)." (arena-allocated). */
 bool iql_parse(il_arena *a, const char *text, size_t len, iql_stmt *out, const char **err);
+/* How many times iql_parse has run in this process (any thread): the statements parsed. */
+uint64_t iql_parse_count(void);
 
 /* True when `name` (any case) is a builtin function; *canon gets the lowercase name and
  * *arity its fixed argument count. */

@@ -127,6 +127,20 @@ bool il_engine_has_graph(il_engine *e, const char *name) {
     return kg_graph_find(e, name) != NULL;
 }
 
+static int cmp_names(const void *a, const void *b) {
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+size_t il_engine_graphs(il_engine *e, il_name_fn fn, void *ctx) {
+    uint32_t n = e->graphs.n;
+    const char **names = malloc((n ? n : 1) * sizeof *names);
+    for (uint32_t i = 0; i < n; i++) names[i] = e->graphs.v[i]->name;
+    qsort(names, n, sizeof *names, cmp_names);
+    for (uint32_t i = 0; fn && i < n; i++) fn(ctx, names[i]);
+    free(names);
+    return n;
+}
+
 /* Statements whose strings can die with their result: queries and explanations, which
  * keep nothing (a rule a query makes maintained is built outside the query's scope). */
 static bool reads_only(const iql_stmt *st) {
@@ -137,9 +151,10 @@ static bool reads_only(const iql_stmt *st) {
 }
 
 /* One statement under the session's guard; `stored`: a query over stored state only,
- * cut to max_rows (il_query_stored). */
-static il_result *statement(il_session *s, const char *text, size_t len, bool stored,
-                            size_t max_rows) {
+ * cut to max_rows (il_query_stored). `pre`: the statement already parsed (a prepared
+ * one), or `pre_err`: why it did not parse; neither: it is parsed here. */
+static il_result *statement(il_session *s, const char *text, size_t len, const iql_stmt *pre,
+                            const char *pre_err, uint64_t pre_ns, bool stored, size_t max_rows) {
     exec_guard guard;
     kg_guard_begin(s, &guard);
     il_result *r = NULL;
@@ -156,18 +171,19 @@ static il_result *statement(il_session *s, const char *text, size_t len, bool st
     if (!exec_guard_check(&guard)) {
         il_arena a;
         il_arena_init(&a);
-        iql_stmt st;
-        const char *err = NULL;
-        bool parsed = iql_parse(&a, text, len, &st, &err);
+        iql_stmt parsed;
+        const char *err = pre_err;
+        const iql_stmt *st = pre;
+        if (!st && !err && iql_parse(&a, text, len, &parsed, &err)) st = &parsed;
         t1 = exec_clock_ns();
-        if (!parsed)
+        if (!st)
             r = res_parse_error(err ? err : "Parse error");
         else {
-            if (reads_only(&st)) strings = il_intern_scope_new();
+            if (reads_only(st)) strings = il_intern_scope_new();
             s->text = text;
             s->text_len = len;
             s->strings = strings;
-            r = stored ? kg_exec_stored_query(s, &st, max_rows) : kg_exec_stmt(s, &st, &a);
+            r = stored ? kg_exec_stored_query(s, st, max_rows) : kg_exec_stmt(s, st, &a);
             s->strings = NULL;
             s->text = NULL;
         }
@@ -176,8 +192,9 @@ static il_result *statement(il_session *s, const char *text, size_t len, bool st
     r = kg_guard_end(s, &guard, r);
     r->strings = strings;
     uint64_t t2 = exec_clock_ns();
-    r->timing.total_ns = t2 - t0;
-    r->timing.parse_ns = t1 - t0;
+    /* a prepared statement's parse is counted as if it had been parsed here */
+    r->timing.total_ns = t2 - t0 + pre_ns;
+    r->timing.parse_ns = t1 - t0 + pre_ns;
     uint64_t rest = t2 - t1;
     r->timing.eval_ns = s->eval_ns < rest ? s->eval_ns : rest;
     rest -= r->timing.eval_ns;
@@ -187,9 +204,30 @@ static il_result *statement(il_session *s, const char *text, size_t len, bool st
 }
 
 il_result *il_execute(il_session *s, const char *text, size_t len) {
-    return statement(s, text, len, false, 0);
+    return statement(s, text, len, NULL, NULL, 0, false, 0);
+}
+
+il_result *il_session_use(il_session *s, const char *graph) {
+    /* `.kg use <graph>` as the parser would make it, so that nothing is parsed */
+    iql_stmt st;
+    memset(&st, 0, sizeof st);
+    st.kind = IQL_STMT_META;
+    st.u.meta.kind = IQL_META_KG_USE;
+    st.u.meta.arg = graph;
+    il_buf text;
+    il_buf_init(&text);
+    il_buf_printf(&text, ".kg use %s", graph);
+    il_result *r = statement(s, il_buf_str(&text), text.len, &st, NULL, 0, false, 0);
+    il_buf_free(&text);
+    return r;
+}
+
+il_result *kg_execute_parsed(il_session *s, const char *text, size_t len, const iql_stmt *st,
+                             const char *err, uint64_t parse_ns, bool stored, size_t max_rows) {
+    return statement(s, text, len, st, err, parse_ns, stored,
+                     stored && !max_rows ? SIZE_MAX : max_rows);
 }
 
 il_result *il_query_stored(il_session *s, const char *text, size_t len, size_t max_rows) {
-    return statement(s, text, len, true, max_rows ? max_rows : SIZE_MAX);
+    return statement(s, text, len, NULL, NULL, 0, true, max_rows ? max_rows : SIZE_MAX);
 }

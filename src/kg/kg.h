@@ -397,13 +397,19 @@ il_result *kg_exec_stmt(il_session *s, const iql_stmt *st, il_arena *a);
  * statement is an ERROR. */
 il_result *kg_exec_stored_query(il_session *s, const iql_stmt *st, size_t max_rows);
 il_result *kg_exec_meta(il_session *s, const iql_meta *m, il_arena *a);
+/* il_execute (il_query_stored when `stored`, max_rows 0 meaning its default) of a
+ * statement parsed already: text is its source, st its tree (in an arena that outlives
+ * the call), or NULL and err why it did not parse; parse_ns the time its parse took (the
+ * result's timing counts it). */
+il_result *kg_execute_parsed(il_session *s, const char *text, size_t len, const iql_stmt *st,
+                             const char *err, uint64_t parse_ns, bool stored, size_t max_rows);
 /* `.debug ?query`: the compiled program (query.c). */
-il_result *kg_debug(il_session *s, const char *text, il_arena *a);
+il_result *kg_debug(il_session *s, const iql_meta *m, il_arena *a);
 /* `.why ?query` / `.why full ?query`: the query's table with its rows' proof trees
  * (why.c). */
-il_result *kg_why(il_session *s, const char *text, il_arena *a, bool full);
+il_result *kg_why(il_session *s, const iql_meta *m, il_arena *a, bool full);
 /* `.why_not rel(values)` (whynot.c). */
-il_result *kg_why_not(il_session *s, const char *text, il_arena *a);
+il_result *kg_why_not(il_session *s, const iql_meta *m, il_arena *a);
 /* Validation of a rule (3.5). Returns NULL or the message (without any prefix). */
 const char *kg_validate_rule(const iql_rule *r, il_arena *a);
 /* Stratification of all persistent rules plus `extra`. NULL or the message. */

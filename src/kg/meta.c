@@ -578,14 +578,13 @@ il_result *kg_exec_meta(il_session *s, const iql_meta *m, il_arena *a) {
     case IQL_META_WHY_FULL:
     case IQL_META_WHY_NOT: {
         il_intern_scope *previous = kg_strings_enter(s);
-        il_result *r = m->kind == IQL_META_WHY_NOT
-                           ? kg_why_not(s, m->text, a)
-                           : kg_why(s, m->text, a, m->kind == IQL_META_WHY_FULL);
+        il_result *r = m->kind == IQL_META_WHY_NOT ? kg_why_not(s, m, a)
+                                                   : kg_why(s, m, a, m->kind == IQL_META_WHY_FULL);
         kg_strings_leave(s, previous);
         return r;
     }
     case IQL_META_DEBUG:
-        return kg_debug(s, m->text, a);
+        return kg_debug(s, m, a);
     case IQL_META_INDEX_LIST:
     case IQL_META_INDEX_CREATE:
     case IQL_META_INDEX_DROP:

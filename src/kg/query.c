@@ -651,10 +651,9 @@ static void section(il_buf *b, const char *title) {
     il_buf_puts(b, "`---------------------------------------------------------┘\n");
 }
 
-il_result *kg_debug(il_session *s, const char *text, il_arena *a) {
-    iql_stmt st;
-    const char *perr;
-    if (!iql_parse(a, text, strlen(text), &st, &perr)) return res_error("Debug error: %s", perr);
+il_result *kg_debug(il_session *s, const iql_meta *m, il_arena *a) {
+    if (!m->inner) return res_error("Debug error: %s", m->inner_err);
+    iql_stmt st = *m->inner;
     if (st.kind != IQL_STMT_QUERY) return res_error("Debug error: expected a query (?...)");
     kg_query_opts opts = {.with_session = true};
     query_shape shape;

@@ -735,10 +735,10 @@ static bool is_simple(const iql_query *q) {
     return q->nextra == 0;
 }
 
-il_result *kg_why(il_session *s, const char *text, il_arena *a, bool full) {
-    iql_stmt st;
-    const char *err;
-    if (!iql_parse(a, text, strlen(text), &st, &err)) return res_error("Why error: %s", err);
+il_result *kg_why(il_session *s, const iql_meta *m, il_arena *a, bool full) {
+    const char *text = m->text;
+    if (!m->inner) return res_error("Why error: %s", m->inner_err);
+    iql_stmt st = *m->inner;
     if (st.kind != IQL_STMT_QUERY) return res_error("Why error: expected a query (?...)");
     kg_query_opts o = {.raw_headers = true};
     il_result *r = kg_query(s, &st.u.query, o);

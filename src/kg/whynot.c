@@ -343,7 +343,8 @@ static void add_row(il_result *r, const char *text) {
     r->nrows++;
 }
 
-il_result *kg_why_not(il_session *s, const char *text, il_arena *a) {
+il_result *kg_why_not(il_session *s, const iql_meta *m, il_arena *a) {
+    const char *text = m->text;
     size_t len = strlen(text);
     while (len && (text[len - 1] == ' ' || text[len - 1] == '\t')) len--;
     const char *open = memchr(text, '(', len);
@@ -352,18 +353,12 @@ il_result *kg_why_not(il_session *s, const char *text, il_arena *a) {
                          text);
     if (text[len - 1] != ')')
         return res_error("Why-not error: Missing closing parenthesis in: %s", text);
-    /* parse the target as the goal of a query: its arguments must be values */
-    il_buf q;
-    il_buf_init(&q);
-    il_buf_putc(&q, '?');
-    il_buf_put(&q, text, len);
-    iql_stmt st;
-    const char *perr;
-    bool ok = iql_parse(a, il_buf_str(&q), q.len, &st, &perr) && st.kind == IQL_STMT_QUERY &&
-              st.u.query.nextra == 0;
-    il_buf_free(&q);
+    /* the target parsed as the goal of a query (with the statement): its arguments must be
+       values */
+    const iql_stmt *inner = m->inner;
+    bool ok = inner && inner->kind == IQL_STMT_QUERY && inner->u.query.nextra == 0;
     if (!ok) return res_error("Why-not error: Invalid format: %s", text);
-    const iql_atom *goal = &st.u.query.goal;
+    const iql_atom *goal = &inner->u.query.goal;
     val_t vals[REL_MAX_ARITY];
     if (goal->nargs > REL_MAX_ARITY) return res_error("Why-not error: Invalid format: %s", text);
     for (uint32_t i = 0; i < goal->nargs; i++) {

@@ -191,14 +191,20 @@ static int64_t timeout_of(json_t *timeout) {
     return timeout ? (int64_t)json_integer_value(timeout) : 0;
 }
 
-static void execute(srv_conn *c, const char *id, const char *prog, size_t len, int64_t timeout) {
+/* `sts`: the program already split (and prepared), else NULL. */
+static void execute(srv_conn *c, const char *id, const char *prog, size_t len, int64_t timeout,
+                    srv_stmt *sts, size_t nstmts) {
     srv_req *r = srv_pipe_new(c, SRV_RK_EXECUTE, id);
     r->program = malloc(len + 1);
     memcpy(r->program, prog, len);
     r->program[len] = 0;
     r->len = len;
     bool read_only;
-    r->stmts = srv_exec_split(prog, len, &r->nstmts);
+    int64_t max = c->srv->cfg->max_query_size_bytes;
+    if (sts || max <= 0 || len <= (uint64_t)max) {
+        r->stmts = sts ? sts : srv_exec_split(prog, len, &nstmts);
+        r->nstmts = nstmts;
+    } /* else refused when it runs, unprepared (srv_exec.c) */
     srv_exec_classify(r->stmts, r->nstmts, &read_only, &r->identity, &r->fact_writes);
     r->access = read_only ? SRV_SHARED : SRV_EXCLUSIVE;
     set_deadline(r, timeout);
@@ -211,13 +217,12 @@ static void reply_error(srv_conn *c, const char *id, const char *code, const cha
 }
 
 /* Whether a program only queries or (un)subscribes, so that a revision precondition on it
- * means nothing. Split here only for such a precondition: execute() splits it again. */
-static bool writes_nothing(const char *prog, size_t len) {
+ * means nothing. The program is split (and prepared) here for such a precondition, once:
+ * *sts and *nstmts receive it for execute(). */
+static bool writes_nothing(const char *prog, size_t len, srv_stmt **sts, size_t *nstmts) {
     bool read_only, identity;
-    size_t nstmts;
-    srv_stmt *sts = srv_exec_split(prog, len, &nstmts);
-    srv_exec_classify(sts, nstmts, &read_only, &identity, NULL);
-    srv_exec_free_stmts(sts, nstmts);
+    *sts = srv_exec_split(prog, len, nstmts);
+    srv_exec_classify(*sts, *nstmts, &read_only, &identity, NULL);
     return read_only || srv_subs_is_command(prog, len);
 }
 
@@ -254,12 +259,15 @@ static void expect_check(srv_conn *c, const char *id, const char *prog, size_t l
                           : "Invalid message format: expect_relations needs expect_revision");
         return;
     }
-    if (rev && writes_nothing(prog, len)) {
+    srv_stmt *sts = NULL;
+    size_t nstmts = 0;
+    if (rev && writes_nothing(prog, len, &sts, &nstmts)) {
+        srv_exec_free_stmts(sts, nstmts);
         reply_error(c, id, "invalid_request",
                     "Invalid message format: expect_revision on a program that writes nothing");
         return;
     }
-    execute(c, id, prog, len, timeout);
+    execute(c, id, prog, len, timeout, sts, nstmts);
     if (rev) {
         srv_req *r = c->reqs_tail;
         r->has_expect = true;

@@ -260,8 +260,10 @@ typedef struct srv_req {
     bool has_id, in_pool, inline_spilled, stopped;
     bool identity;          /* a .user / .apikey command: runs on the loop thread */
     bool fact_writes;       /* inserts and deletes of given facts only (srv_exec_classify) */
-    struct srv_stmt *stmts; /* the program split when it was classified, until it runs */
+    struct srv_stmt *stmts; /* the program, prepared when it was classified */
     size_t nstmts;
+    il_prepared **reads; /* READ: its queries, prepared at the first run (kept for a spill) */
+    size_t nreads;
     char id[65];
     char *program; /* EXECUTE: the program; READ: the queries, packed by srv_read_pack */
     size_t len;

@@ -33,9 +33,7 @@ bool srv_session_open(srv_conn *c, const char *kg, char *err, size_t errlen) {
             il_session_close(s);
             return false;
         }
-        char stmt[160];
-        snprintf(stmt, sizeof stmt, ".kg use %s", kg);
-        il_result *r = il_execute(s, stmt, strlen(stmt));
+        il_result *r = il_session_use(s, kg);
         bool ok = il_result_kind_of(r) == IL_RESULT_MESSAGE;
         if (!ok)
             snprintf(err, errlen, "%s",
@@ -63,25 +61,15 @@ void srv_session_close(srv_conn *c) {
     c->dirty = false;
 }
 
+static void add_name(void *ctx, const char *name) {
+    il_buf *names = ctx;
+    il_buf_put(names, name, strlen(name) + 1);
+}
+
 void srv_count_graphs(srv_server *s) {
-    il_result *r = il_execute(s->stats, ".kg list", 8);
-    size_t n = 0;
     il_buf names; /* NUL-separated */
     il_buf_init(&names);
-    if (il_result_kind_of(r) == IL_RESULT_MESSAGE && il_result_nlines(r) > 0 &&
-        strcmp(il_result_line(r, 0), "Knowledge Graphs:") == 0) {
-        n = il_result_nlines(r) - 1;
-        /* "  <name>", with " *" after the stats session's own. */
-        for (size_t i = 1; i <= n; i++) {
-            const char *line = il_result_line(r, i);
-            if (strncmp(line, "  ", 2) == 0) line += 2;
-            size_t len = strlen(line);
-            if (len >= 2 && strcmp(line + len - 2, " *") == 0) len -= 2;
-            il_buf_put(&names, line, len);
-            il_buf_putc(&names, 0);
-        }
-    }
-    il_result_free(r);
+    size_t n = il_engine_graphs(s->engine, add_name, &names);
     pthread_mutex_lock(&s->graphs_lock);
     il_buf_free(&s->graph_names);
     s->graph_names = names;

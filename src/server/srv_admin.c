@@ -7,8 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/arena.h"
-#include "iql/parser.h"
 #include "server/srv_admin.h"
 
 enum { MAX_WORDS = 8 };
@@ -298,13 +296,17 @@ static int cmp_acl_user(const void *a, const void *b) {
     return strcmp((*(const srv_acl *const *)a)->user, (*(const srv_acl *const *)b)->user);
 }
 
-static void cmd_acl(srv_conn *c, const srv_user *me, const iql_meta *m, srv_admin_reply *r) {
+static void cmd_acl(srv_conn *c, const srv_user *me, const srv_stmt *st, srv_admin_reply *r) {
     srv_users *u = &c->srv->users;
     srv_kg_role role;
-    if (m->kind == IQL_META_KG_ACL_LIST) {
+    il_meta_command kind = il_prepared_meta(st->prep, st->index);
+    const char *arg = il_prepared_arg(st->prep, st->index, 0);
+    const char *arg2 = il_prepared_arg(st->prep, st->index, 1);
+    const char *arg3 = il_prepared_arg(st->prep, st->index, 2);
+    if (kind == IL_META_KG_ACL_LIST) {
         /* The session's knowledge graph when none is named (the original used "default":
          * BUG). */
-        const char *kg = m->arg ? m->arg : il_session_graph(c->session);
+        const char *kg = arg ? arg : il_session_graph(c->session);
         /* Who else may use a graph is for its owners and admins to see: others see their
          * own entry only (the original listed every entry to any reader). */
         bool all = me->role == SRV_ROLE_ADMIN || srv_users_acl(u, kg, me->name) == SRV_KG_OWNER;
@@ -327,37 +329,32 @@ static void cmd_acl(srv_conn *c, const srv_user *me, const iql_meta *m, srv_admi
             r->lines[r->nlines++] = il_buf_take(&b);
         }
         free(mine);
-    } else if (m->kind == IQL_META_KG_ACL_GRANT) {
-        if (!srv_kg_role_parse(m->arg3, &role))
-            FAIL("validation", "Invalid KG role '%s'. Valid: owner, editor, viewer", m->arg3);
-        if (!srv_name_ok(m->arg, SRV_KG_NAME_MAX) || !il_engine_has_graph(c->srv->engine, m->arg))
-            FAIL("not_found", "Knowledge graph '%s' not found", m->arg);
-        if (!name_ok(r, "user name", m->arg2)) return;
-        srv_users_grant(u, m->arg, m->arg2, role);
+    } else if (kind == IL_META_KG_ACL_GRANT) {
+        if (!srv_kg_role_parse(arg3, &role))
+            FAIL("validation", "Invalid KG role '%s'. Valid: owner, editor, viewer", arg3);
+        if (!srv_name_ok(arg, SRV_KG_NAME_MAX) || !il_engine_has_graph(c->srv->engine, arg))
+            FAIL("not_found", "Knowledge graph '%s' not found", arg);
+        if (!name_ok(r, "user name", arg2)) return;
+        srv_users_grant(u, arg, arg2, role);
         if (save(c, r))
-            line(r, "Granted '%s' access on '%s' to '%s'.", srv_kg_role_name(role), m->arg,
-                 m->arg2);
+            line(r, "Granted '%s' access on '%s' to '%s'.", srv_kg_role_name(role), arg, arg2);
     } else {
-        if (!srv_users_revoke(u, m->arg, m->arg2))
-            FAIL("not_found", "No ACL entry found for user '%s' on '%s'", m->arg2, m->arg);
-        if (save(c, r)) line(r, "Revoked access on '%s' from '%s'.", m->arg, m->arg2);
+        if (!srv_users_revoke(u, arg, arg2))
+            FAIL("not_found", "No ACL entry found for user '%s' on '%s'", arg2, arg);
+        if (save(c, r)) line(r, "Revoked access on '%s' from '%s'.", arg, arg2);
     }
 }
 
 void srv_admin_run(srv_conn *c, const srv_stmt *st, srv_admin_reply *out) {
     memset(out, 0, sizeof *out);
-    il_arena a;
-    il_arena_init(&a);
-    iql_stmt parsed;
-    const char *perr;
-    if (!iql_parse(&a, st->text, st->len, &parsed, &perr) || parsed.kind != IQL_STMT_META) {
+    if (il_prepared_kind(st->prep, st->index) != IL_STATEMENT_META) {
+        const char *perr = il_prepared_error(st->prep, st->index);
         error(out, "validation", "%s", perr ? perr : "Parse error");
-        il_arena_destroy(&a);
         return;
     }
     srv_user *me = srv_users_find(&c->srv->users, c->user);
     words ws;
-    split(parsed.u.meta.text, &ws);
+    split(il_prepared_meta_text(st->prep, st->index), &ws);
     if (!me)
         error(out, "access_denied", "Access denied: user no longer exists");
     else if (st->handler == SRV_H_USER)
@@ -365,9 +362,8 @@ void srv_admin_run(srv_conn *c, const srv_stmt *st, srv_admin_reply *out) {
     else if (st->handler == SRV_H_APIKEY)
         cmd_apikey(c, me, &ws, out);
     else
-        cmd_acl(c, me, &parsed.u.meta, out);
+        cmd_acl(c, me, st, out);
     free(ws.buf);
-    il_arena_destroy(&a);
 }
 
 void srv_admin_reply_free(srv_admin_reply *r) {

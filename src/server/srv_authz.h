@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "inputlayer.h"
 #include "server/srv_users.h"
 
 typedef enum srv_handler {
@@ -21,7 +22,9 @@ typedef enum srv_handler {
 typedef enum srv_effect { SRV_FX_NONE, SRV_FX_SWITCH, SRV_FX_CREATE, SRV_FX_DROP } srv_effect;
 
 typedef struct srv_stmt {
-    char *text; /* owned copy of the statement */
+    il_prepared *prep; /* the program, prepared once; shared by its statements */
+    size_t index;      /* this statement's in prep */
+    const char *text;  /* its text (prep's) */
     size_t len;
     bool unterminated;
     srv_handler handler;

@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "iql/script.h"
 #include "server/server.h"
 #include "server/srv_admin.h"
 #include "server/srv_authz.h"
@@ -316,7 +315,7 @@ static bool is_query(const srv_stmt *st) {
     return p < st->text + st->len && *p == '?';
 }
 
-il_result *srv_exec_guarded(srv_req *rq, const char *text, size_t len, bool stored) {
+il_result *srv_exec_guarded(srv_req *rq, const il_prepared *p, size_t i, bool stored) {
     srv_conn *c = rq->conn;
     srv_server *s = c->srv;
     int commit = __atomic_load_n(&rq->commit, __ATOMIC_SEQ_CST);
@@ -340,8 +339,8 @@ il_result *srv_exec_guarded(srv_req *rq, const char *text, size_t len, bool stor
         lim.deadline_ns = rq->inline_budget_ns;
     il_session_set_limits(c->session, &lim);
     int64_t cap = s->cfg->max_result_rows;
-    il_result *r = stored ? il_query_stored(c->session, text, len, cap > 0 ? (size_t)cap : 0)
-                          : il_execute(c->session, text, len);
+    il_result *r = stored ? il_query_stored_prepared(c->session, p, i, cap > 0 ? (size_t)cap : 0)
+                          : il_execute_prepared(c->session, p, i);
     il_session_set_limits(c->session, NULL);
     if (il_result_peak_bytes(r) > rq->peak_bytes) rq->peak_bytes = il_result_peak_bytes(r);
     il_stop why = il_result_stop(r);
@@ -374,13 +373,10 @@ il_result *srv_exec_guarded(srv_req *rq, const char *text, size_t len, bool stor
 
 /* Whether running the statement begins committing: whether it changes stored facts,
  * schemas or persistent rules, or is a meta command. Queries and the session's own
- * facts, rules and schemas change nothing stored, so a cancel can still stop them. A
- * given-fact write is told apart without parsing it. */
+ * facts, rules and schemas change nothing stored, so a cancel can still stop them. */
 static bool begins_committing(const srv_stmt *st) {
     if (is_query(st)) return false;
-    const char *end = st->text + st->len, *p = stmt_start(st->text, end);
-    if (is_fact_write(p, (size_t)(end - p))) return true;
-    return il_statement_txn_part(st->text, st->len) != IL_TXN_READS;
+    return il_prepared_txn_part(st->prep, st->index) != IL_TXN_READS;
 }
 
 /* From here the request completes: a cancel is too late. False when a cancel came first
@@ -398,7 +394,7 @@ static bool begin_commit(srv_req *rq) {
 static il_result *run(srv_req *rq, const srv_stmt *st, bool in_txn) {
     srv_conn *c = rq->conn;
     if (!in_txn && begins_committing(st)) begin_commit(rq);
-    il_result *r = srv_exec_guarded(rq, st->text, st->len, false);
+    il_result *r = srv_exec_guarded(rq, st->prep, st->index, false);
     if (!r) return NULL;
     il_stmt_class k = il_result_stmt_class(r);
     bool was = c->dirty;
@@ -955,11 +951,11 @@ static void execute(srv_req *rq) {
         return;
     }
     if (rq->has_expect && !expectation_holds(rq)) return;
-    /* Split when the request was classified; a second run (after a spill) splits again. */
+    /* Prepared when the request was classified, and kept for a second run (after a spill):
+     * the statements are parsed once per request. */
+    if (!rq->stmts) rq->stmts = srv_exec_split(prog, len, &rq->nstmts);
     size_t n = rq->nstmts;
-    srv_stmt *sts = rq->stmts ? rq->stmts : srv_exec_split(prog, len, &n);
-    rq->stmts = NULL;
-    rq->nstmts = 0;
+    srv_stmt *sts = rq->stmts;
     /* Every statement is authorized before any runs, so a refused statement leaves the
      * whole program unapplied (the original checked single-statement programs only: a
      * viewer could write through a two-line program, BUG). */
@@ -989,7 +985,6 @@ static void execute(srv_req *rq) {
         }
         srv_send_error_fields(c, id, "access_denied", sts[denied].denied, f.data);
         il_buf_free(&f);
-        srv_exec_free_stmts(sts, n);
         return;
     }
     for (size_t i = 0; n > 1 && i < n; i++) {
@@ -1000,14 +995,12 @@ static void execute(srv_req *rq) {
                              "owner privileges."
                            : "User/API key commands require a WebSocket connection with admin "
                              "privileges.");
-        srv_exec_free_stmts(sts, n);
         return;
     }
     for (size_t i = 0; n > 1 && i < n; i++) {
         if (!srv_subs_is_command(sts[i].text, sts[i].len)) continue;
         srv_send_error(c, id, "validation",
                        ".subscribe and .unsubscribe must be the only statement of a program");
-        srv_exec_free_stmts(sts, n);
         return;
     }
     /* A program of several statements that writes is one transaction: a statement that
@@ -1017,8 +1010,7 @@ static void execute(srv_req *rq) {
     if (n > 1) {
         parts = malloc(n * sizeof *parts);
         for (size_t i = 0; i < n; i++) {
-            parts[i] =
-                sts[i].unterminated ? IL_TXN_READS : il_statement_txn_part(sts[i].text, sts[i].len);
+            parts[i] = il_prepared_txn_part(sts[i].prep, sts[i].index);
             nwrites += parts[i] == IL_TXN_WRITES;
             if (parts[i] == IL_TXN_OUTSIDE && outside == n) outside = i;
         }
@@ -1055,7 +1047,6 @@ static void execute(srv_req *rq) {
         execute_many(rq, sts, n, outside == n && rq->access == SRV_EXCLUSIVE, t0);
     }
     free(parts);
-    srv_exec_free_stmts(sts, n);
 }
 
 /* A statement that only inserts or deletes given facts: `+r(...)`, `+r[...]`, `-r(...)`,
@@ -1067,33 +1058,24 @@ static bool is_fact_write(const char *p, size_t k) {
 }
 
 srv_stmt *srv_exec_split(const char *prog, size_t len, size_t *n) {
-    srv_stmt *sts = NULL;
-    size_t cap = 0;
-    *n = 0;
-    iql_script sc;
-    iql_script_init(&sc, prog, len);
-    iql_script_item it;
-    while (iql_script_next(&sc, &it)) {
-        if (*n == cap) {
-            cap = cap ? 2 * cap : 1;
-            sts = realloc(sts, cap * sizeof *sts);
-        }
-        memset(&sts[*n], 0, sizeof sts[*n]);
-        /* Every byte of the statement, so that len always matches text (strndup would
-         * stop at a NUL). */
-        sts[*n].text = malloc(it.len + 1);
-        memcpy(sts[*n].text, it.text, it.len);
-        sts[*n].text[it.len] = 0;
-        sts[*n].len = it.len;
-        sts[*n].unterminated = it.unterminated;
-        (*n)++;
+    il_prepared *p = il_prepare(prog, len);
+    *n = il_prepared_count(p);
+    if (*n == 0) {
+        il_prepared_free(p);
+        return NULL;
     }
-    iql_script_free(&sc);
+    srv_stmt *sts = calloc(*n, sizeof *sts);
+    for (size_t i = 0; i < *n; i++) {
+        sts[i].prep = p;
+        sts[i].index = i;
+        sts[i].text = il_prepared_text(p, i, &sts[i].len);
+        sts[i].unterminated = il_prepared_kind(p, i) == IL_STATEMENT_UNTERMINATED;
+    }
     return sts;
 }
 
 void srv_exec_free_stmts(srv_stmt *sts, size_t n) {
-    for (size_t i = 0; i < n; i++) free(sts[i].text);
+    if (n) il_prepared_free(sts[0].prep);
     free(sts);
 }
 

@@ -8,7 +8,8 @@
 #include "server/srv_authz.h"
 
 void srv_exec_run(srv_req *rq);
-/* A program's statements, as the engine will read them (owned copies). */
+/* A program's statements, prepared once (il_prepare: split and parsed); NULL when it has
+ * none. They share one il_prepared, which srv_exec_free_stmts frees. */
 srv_stmt *srv_exec_split(const char *prog, size_t len, size_t *n);
 void srv_exec_free_stmts(srv_stmt *sts, size_t n);
 /* What a program is, from its statements: read_only, made of queries only (the
@@ -26,10 +27,11 @@ void srv_exec_job(srv_job *j);
  * with the credential's notice instead of answering. */
 bool srv_exec_credential_ok(srv_req *rq);
 /* Runs one statement on the connection's session under the request's guards (cancel,
- * deadline, memory, the inline budget): il_execute, or with `stored` il_query_stored cut
- * to max_result_rows. NULL when the request stopped (its reply is then the stop's error)
- * or overran its inline budget and must run again on the pool. */
-il_result *srv_exec_guarded(srv_req *rq, const char *text, size_t len, bool stored);
+ * deadline, memory, the inline budget): statement i of p, prepared, as il_execute runs it,
+ * or with `stored` as il_query_stored does, cut to max_result_rows. NULL when the request
+ * stopped (its reply is then the stop's error) or overran its inline budget and must run
+ * again on the pool. */
+il_result *srv_exec_guarded(srv_req *rq, const il_prepared *p, size_t i, bool stored);
 /* The error code of a statement that failed, from its message. */
 const char *srv_exec_error_code(const char *msg);
 

@@ -143,6 +143,10 @@ void srv_metrics_prometheus(srv_conn *c) {
            "in the compute pool.");
     il_buf_printf(&b, "inputlayer_reads_spilled_total %llu\n",
                   (unsigned long long)LOAD(s->counters.reads_spilled));
+    family(&b, "inputlayer_statements_parsed_total", "counter",
+           "Statements parsed by the process since the start (each statement of a request once).");
+    il_buf_printf(&b, "inputlayer_statements_parsed_total %llu\n",
+                  (unsigned long long)il_statements_parsed());
     family(&b, "inputlayer_log_records_total", "counter",
            "Write-ahead log records written (one per committed write) since the start.");
     il_buf_printf(&b, "inputlayer_log_records_total %llu\n",

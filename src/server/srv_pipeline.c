@@ -263,6 +263,8 @@ static void req_free(srv_req *r) {
     }
     free(r->program);
     srv_exec_free_stmts(r->stmts, r->nstmts);
+    for (size_t i = 0; i < r->nreads; i++) il_prepared_free(r->reads[i]);
+    free(r->reads);
     for (size_t i = 0; i < r->nexpect_rels; i++) free(r->expect_rels[i]);
     free(r->expect_rels);
     free(r->group);

@@ -9,9 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/arena.h"
-#include "iql/parser.h"
-#include "iql/script.h"
 #include "server/srv_authz.h"
 #include "server/srv_exec.h"
 #include "server/srv_revision.h"
@@ -61,7 +58,8 @@ bool srv_read_pack(json_t *queries, char **packed, size_t *len, char *err, size_
 typedef struct read_query {
     const char *name;  /* in the request's program */
     const char *given; /* the query as sent, in the request's program */
-    char *text;        /* its one statement, as the script reader gives it (owned) */
+    il_prepared *prep; /* the query prepared (the request's): its statements, one if valid */
+    const char *text;  /* its first statement's text (prep's) */
     size_t len;
     il_result *result;
     srv_rows rows; /* the result's rows as JSON, once encoded */
@@ -158,42 +156,36 @@ static bool may_read(read_ctx *x) {
 }
 
 /* One query, exactly: a `?` statement that parses. Comments and line breaks are the
- * script reader's business, as in an execute program. */
-static bool check_query(read_ctx *x, read_query *q) {
+ * script reader's business, as in an execute program. The query is prepared once per
+ * request: a run after a spill finds it prepared. */
+static bool check_query(read_ctx *x, size_t i) {
+    read_query *q = &x->qs[i];
+    srv_req *rq = x->rq;
+    if (!rq->reads) {
+        rq->reads = calloc(x->n, sizeof *rq->reads);
+        rq->nreads = x->n;
+    }
+    if (!rq->reads[i]) rq->reads[i] = il_prepare(q->given, strlen(q->given));
+    q->prep = rq->reads[i];
     il_buf msg;
     il_buf_init(&msg);
-    iql_script sc;
-    iql_script_init(&sc, q->given, strlen(q->given));
-    iql_script_item it;
-    size_t count = 0;
-    bool unterminated = false;
-    while (iql_script_next(&sc, &it)) {
-        if (count++ == 0) {
-            q->text = strndup(it.text, it.len);
-            q->len = it.len;
-            unterminated = it.unterminated;
-        }
-    }
-    iql_script_free(&sc);
+    size_t count = il_prepared_count(q->prep);
+    if (count) q->text = il_prepared_text(q->prep, 0, &q->len);
+    il_statement_kind kind = count ? il_prepared_kind(q->prep, 0) : IL_STATEMENT_INVALID;
     if (!q->text || q->text[0] != '?') {
         il_buf_printf(&msg, "Query '%s' must start with '?'", q->name);
     } else if (count > 1) {
         il_buf_printf(&msg, "Query '%s' must be a single query, not %zu statements", q->name,
                       count);
-    } else if (unterminated) {
+    } else if (kind == IL_STATEMENT_UNTERMINATED) {
         il_buf_printf(&msg,
                       "Query '%s' does not parse: unterminated statement (unbalanced delimiters)",
                       q->name);
-    } else {
-        il_arena a;
-        il_arena_init(&a);
-        iql_stmt st;
-        const char *perr = NULL;
-        if (!iql_parse(&a, q->text, q->len, &st, &perr))
-            il_buf_printf(&msg, "Query '%s' does not parse: %s", q->name, perr ? perr : "?");
-        else if (st.kind != IQL_STMT_QUERY)
-            il_buf_printf(&msg, "Query '%s' must start with '?'", q->name);
-        il_arena_destroy(&a);
+    } else if (kind == IL_STATEMENT_INVALID) {
+        const char *perr = il_prepared_error(q->prep, 0);
+        il_buf_printf(&msg, "Query '%s' does not parse: %s", q->name, perr ? perr : "?");
+    } else if (kind != IL_STATEMENT_QUERY) {
+        il_buf_printf(&msg, "Query '%s' must start with '?'", q->name);
     }
     if (!msg.len) {
         il_buf_free(&msg);
@@ -210,7 +202,7 @@ static bool check_query(read_ctx *x, read_query *q) {
 static bool evaluate(read_ctx *x) {
     for (size_t i = 0; i < x->n; i++) {
         read_query *q = &x->qs[i];
-        q->result = srv_exec_guarded(x->rq, q->text, q->len, true);
+        q->result = srv_exec_guarded(x->rq, q->prep, 0, true);
         if (!q->result) return false;
         if (il_result_kind_of(q->result) == IL_RESULT_TABLE) continue;
         il_buf text, msg;
@@ -318,13 +310,12 @@ void srv_read_run(srv_req *rq) {
     read_ctx x = {.rq = rq, .id = rq->has_id ? rq->id : NULL};
     if (!srv_exec_credential_ok(rq)) return;
     bool ok = unpack(&x) && may_read(&x);
-    for (size_t i = 0; ok && i < x.n; i++) ok = check_query(&x, &x.qs[i]);
+    for (size_t i = 0; ok && i < x.n; i++) ok = check_query(&x, i);
     /* Read under the same hold of the engine lock as the evaluation: no commit between. */
     uint64_t revision = srv_revision(rq->conn->srv, il_session_graph(rq->conn->session));
     if (ok && evaluate(&x) && encode(&x)) reply(&x, revision, srv_now_ms() - t0);
     for (size_t i = 0; i < x.n; i++) {
         read_query *q = &x.qs[i];
-        free(q->text);
         if (q->result) il_result_free(q->result);
         if (q->encoded) srv_rows_free(&q->rows);
         il_buf_free(&q->head);

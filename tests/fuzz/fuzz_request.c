@@ -122,7 +122,7 @@ static void execute(il_session *s, const srv_user *me, const char *prog, size_t 
             continue;
         il_limits lim = {.deadline_ns = now_ns() + 50 * 1000000u, .max_memory_bytes = 64u << 20};
         il_session_set_limits(s, &lim);
-        il_result *r = il_execute(s, st->text, st->len);
+        il_result *r = il_execute_prepared(s, st->prep, st->index);
         il_result_kind kind = il_result_kind_of(r);
         for (size_t k = 0; k < il_result_nlines(r); k++) {
             const char *line = il_result_line(r, k);

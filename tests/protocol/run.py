@@ -27,9 +27,10 @@ servers of their own), and the tests of NUL and other bytes in a request's strin
 URL's graph name, the WebSocket version, the Bearer scheme and what `.kg list` and
 `.kg acl list` show in strings.py (servers of their own), and the rules and facts of no
 arguments (queries, standing queries, restarts), `.rel drop` of a declared relation and
-`switched_kg` in zero.py (servers of their own), and the command-line client's scripts
+`switched_kg` in zero.py (servers of their own), the command-line client's scripts
 (retries at the server's limits, `--bail`, exit status, `--script -`, error positions) in
-cli_scripts.py (servers of their own).
+cli_scripts.py (servers of their own), and that every statement a request carries is parsed
+once (`inputlayer_statements_parsed_total`) in parses.py (a server of its own).
 
 The HTTP connection slots (per address, the header timeout, the slots kept for health
 probes) are tested in http_slots.py, the web client's files and CORS in static_files.py,
@@ -67,6 +68,7 @@ import http_slots  # noqa: E402
 import limits  # noqa: E402
 import memory  # noqa: E402
 import notify  # noqa: E402
+import parses  # noqa: E402
 import read  # noqa: E402
 import recovery  # noqa: E402
 import strings  # noqa: E402
@@ -323,7 +325,8 @@ def main():
            + recovery.TESTS + storage.TESTS + restart_random.TESTS + backup.TESTS
            + subs_random.TESTS
            + why_random.TESTS + chaos_random.TESTS + atomic_random.TESTS
-           + frames_random.TESTS + http_random.TESTS + eval_random.TESTS + strings.TESTS)
+           + frames_random.TESTS + http_random.TESTS + eval_random.TESTS + strings.TESTS
+           + parses.TESTS)
     own = chosen(own + http_slots.TESTS + memory.TESTS + static_files.TESTS + zero.TESTS
                  + cli_scripts.TESTS)
     failed += asyncio.run(run_tests(own, binary))
