@@ -213,18 +213,23 @@ void gh_closure(const gh_run *r) {
 
 /* ---- in process ----------------------------------------------------------------------- */
 
+/* The closure counts of the random graph of the run's profile, into 1 (an edge from 1 to
+ * a new node adds a pair for 1 and every node that reaches 1); false when it failed. */
+static bool random_counts(const gh_run *r, long *nodes, long *nedges, gh_closure_counts *want) {
+    *nodes = by_profile(r, 200, 2000, 2000);
+    *nedges = by_profile(r, 300, 4000, 4000);
+    gg_edge *edges = gg_random_graph((uint64_t)*nodes, (size_t)*nedges, SEED);
+    bool counted = edges && gh_count_closure(edges, (size_t)*nedges, 1, 1, want);
+    free(edges);
+    if (!counted) gr_fail(r->res, GR_FAILED, "out of memory");
+    return counted;
+}
+
 void gh_first_read(const gh_run *r) {
-    long nodes = by_profile(r, 200, 2000, 2000), nedges = by_profile(r, 300, 4000, 4000);
-    long samples = by_profile(r, 1, 3, 5);
-    gg_edge *edges = gg_random_graph((uint64_t)nodes, (size_t)nedges, SEED);
+    long nodes, nedges, samples = by_profile(r, 1, 3, 5);
     /* The write `+edge(1, nodes + 1)`: a new node, reached from 1 and all that reach 1. */
     gh_closure_counts want;
-    bool counted = edges && gh_count_closure(edges, (size_t)nedges, 1, 1, &want);
-    free(edges);
-    if (!counted) {
-        gr_fail(r->res, GR_FAILED, "out of memory");
-        return;
-    }
+    if (!random_counts(r, &nodes, &nedges, &want)) return;
     char n[24], m[24], k[24], rows[24], added[24];
     snprintf(n, sizeof n, "%ld", nodes);
     snprintf(m, sizeof m, "%ld", nedges);
@@ -245,17 +250,9 @@ void gh_first_read(const gh_run *r) {
 }
 
 void gh_maintained_write(const gh_run *r) {
-    long nodes = by_profile(r, 200, 2000, 2000), nedges = by_profile(r, 300, 4000, 4000);
-    long writes = by_profile(r, 3, 30, 100);
-    gg_edge *edges = gg_random_graph((uint64_t)nodes, (size_t)nedges, SEED);
-    /* each write `+edge(1, new)` adds a pair for 1 and every node that reaches 1 */
+    long nodes, nedges, writes = by_profile(r, 3, 30, 100);
     gh_closure_counts want;
-    bool counted = edges && gh_count_closure(edges, (size_t)nedges, 1, 1, &want);
-    free(edges);
-    if (!counted) {
-        gr_fail(r->res, GR_FAILED, "out of memory");
-        return;
-    }
+    if (!random_counts(r, &nodes, &nedges, &want)) return;
     char n[24], m[24], w[24], count[24];
     snprintf(n, sizeof n, "%ld", nodes);
     snprintf(m, sizeof m, "%ld", nedges);

@@ -111,23 +111,25 @@ static double first_read(ib_db *db, size_t expect_rows, size_t *rows) {
     return took;
 }
 
-static int cmd_first_read(int argc, char **argv) {
-    long nodes = -1, edges = -1, samples = -1, expect_rows = -1, expect_new = -1;
+/* Reads `--NAME number` pairs from argv[2..]: names[i] into *values[i] (-1 when absent);
+ * anything else is a usage error. */
+static void numeric_options(int argc, char **argv, const char *const *names, long **values) {
+    for (size_t k = 0; names[k]; k++) *values[k] = -1;
+    if (argc % 2) usage();
     for (int i = 2; i + 1 < argc; i += 2) {
-        long v = number(argv[i + 1]);
-        if (strcmp(argv[i], "--nodes") == 0)
-            nodes = v;
-        else if (strcmp(argv[i], "--edges") == 0)
-            edges = v;
-        else if (strcmp(argv[i], "--samples") == 0)
-            samples = v;
-        else if (strcmp(argv[i], "--expect-rows") == 0)
-            expect_rows = v;
-        else if (strcmp(argv[i], "--expect-new") == 0)
-            expect_new = v;
-        else
-            usage();
+        size_t k = 0;
+        while (names[k] && strcmp(argv[i], names[k]) != 0) k++;
+        if (!names[k]) usage();
+        *values[k] = number(argv[i + 1]);
     }
+}
+
+static int cmd_first_read(int argc, char **argv) {
+    long nodes, edges, samples, expect_rows, expect_new;
+    static const char *const NAMES[] = {"--nodes",       "--edges",      "--samples",
+                                        "--expect-rows", "--expect-new", NULL};
+    numeric_options(argc, argv, NAMES,
+                    (long *[]){&nodes, &edges, &samples, &expect_rows, &expect_new});
     if (argc % 2 || nodes < 2 || edges < 1 || samples < 1 || expect_rows < 0 || expect_new < 1)
         usage();
     gg_edge *g = gg_random_graph((uint64_t)nodes, (uint64_t)edges, SEED);
@@ -194,21 +196,10 @@ static long count_of(il_session *s) {
 }
 
 static int cmd_write_read(int argc, char **argv) {
-    long nodes = -1, edges = -1, writes = -1, expect = -1;
-    for (int i = 2; i + 1 < argc; i += 2) {
-        long v = number(argv[i + 1]);
-        if (strcmp(argv[i], "--nodes") == 0)
-            nodes = v;
-        else if (strcmp(argv[i], "--edges") == 0)
-            edges = v;
-        else if (strcmp(argv[i], "--writes") == 0)
-            writes = v;
-        else if (strcmp(argv[i], "--expect-count") == 0)
-            expect = v;
-        else
-            usage();
-    }
-    if (argc % 2 || nodes < 2 || edges < 1 || writes < 1 || expect < 0) usage();
+    long nodes, edges, writes, expect;
+    static const char *const NAMES[] = {"--nodes", "--edges", "--writes", "--expect-count", NULL};
+    numeric_options(argc, argv, NAMES, (long *[]){&nodes, &edges, &writes, &expect});
+    if (nodes < 2 || edges < 1 || writes < 1 || expect < 0) usage();
     gg_edge *g = gg_random_graph((uint64_t)nodes, (uint64_t)edges, SEED);
     double *t = malloc((size_t)writes * sizeof *t);
     if (!g || !t) ib_die("out of memory");

@@ -30,7 +30,7 @@ static void fmt_vector_key(const iql_term *t, il_buf *out) {
     il_buf_putc(out, ']');
 }
 
-static const char *agg_name(iql_agg_kind k) {
+const char *iql_agg_kind_name(iql_agg_kind k) {
     switch (k) {
     case IQL_AGG_COUNT:
         return "count";
@@ -62,7 +62,7 @@ static bool agg_is_ranking(iql_agg_kind k) {
  * a lone variable with the aggregate's default direction. */
 static void fmt_ranking(const iql_term *t, il_buf *out) {
     iql_sort_dir dflt = t->u.agg.kind == IQL_AGG_WITHIN_RADIUS ? IQL_SORT_ASC : IQL_SORT_DESC;
-    il_buf_puts(out, agg_name(t->u.agg.kind));
+    il_buf_puts(out, iql_agg_kind_name(t->u.agg.kind));
     il_buf_putc(out, '<');
     if (t->u.agg.kind == IQL_AGG_WITHIN_RADIUS) {
         fmt_f64_display(t->u.agg.param, out);
@@ -155,7 +155,7 @@ void iql_fmt_term(const iql_term *t, il_buf *out) {
         if (agg_is_ranking(t->u.agg.kind)) {
             fmt_ranking(t, out);
         } else {
-            il_buf_puts(out, agg_name(t->u.agg.kind));
+            il_buf_puts(out, iql_agg_kind_name(t->u.agg.kind));
             il_buf_putc(out, '<');
             il_buf_puts(out, t->u.agg.var);
             il_buf_putc(out, '>');
@@ -210,5 +210,5 @@ void iql_fmt_agg_name(const iql_term *agg, il_buf *out) {
     if (agg_is_ranking(agg->u.agg.kind))
         fmt_ranking(agg, out);
     else
-        il_buf_puts(out, agg_name(agg->u.agg.kind));
+        il_buf_puts(out, iql_agg_kind_name(agg->u.agg.kind));
 }

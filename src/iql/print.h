@@ -20,5 +20,7 @@ void iql_fmt_rule_key(const iql_rule *r, il_buf *out);
  * simple aggregates; the full form `top_k<2, Name, Score:asc>` for ranking ones (the
  * annotation omitted for a single variable with the default direction). */
 void iql_fmt_agg_name(const iql_term *agg, il_buf *out);
+/* An aggregate's name as written: `count`, `top_k`, ... */
+const char *iql_agg_kind_name(iql_agg_kind k);
 
 #endif

@@ -156,30 +156,6 @@ static void instance_children(writer *wr, const why_deriv *d, uint32_t di, uint3
     }
 }
 
-static const char *agg_fn(iql_agg_kind k) {
-    switch (k) {
-    case IQL_AGG_COUNT:
-        return "count";
-    case IQL_AGG_COUNT_DISTINCT:
-        return "count_distinct";
-    case IQL_AGG_SUM:
-        return "sum";
-    case IQL_AGG_MIN:
-        return "min";
-    case IQL_AGG_MAX:
-        return "max";
-    case IQL_AGG_AVG:
-        return "avg";
-    case IQL_AGG_TOP_K:
-        return "top_k";
-    case IQL_AGG_TOP_K_THRESHOLD:
-        return "top_k_threshold";
-    case IQL_AGG_WITHIN_RADIUS:
-        return "within_radius";
-    }
-    return "aggregate";
-}
-
 /* "aggregate":{...} of the clause's first aggregate, for the node's tuple. */
 static void aggregate_field(writer *wr, const why_deriv *d) {
     const why_ctx *w = wr->w;
@@ -206,7 +182,7 @@ static void aggregate_field(writer *wr, const why_deriv *d) {
         col += s;
     }
     il_buf_puts(o, ",\"aggregate\":{\"fn\":");
-    json_cstr(o, agg_fn(agg->u.agg.kind));
+    json_cstr(o, iql_agg_kind_name(agg->u.agg.kind));
     il_buf_puts(o, ",\"value_var\":");
     if (var)
         json_cstr(o, var);
