@@ -21,10 +21,11 @@ build-san: setup
 	@cmake -S . -B $(BUILD_SAN) -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang -DIL_SANITIZE=ON >/dev/null
 	@cmake --build $(BUILD_SAN) -j $(JOBS)
 
-# The server alone under ThreadSanitizer (its worker threads and the event loop).
+# The server under ThreadSanitizer (its worker threads and the event loop), and the
+# client the protocol tests of script mode run beside it.
 build-tsan: setup
 	@cmake -S . -B $(BUILD_TSAN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang -DIL_TSAN=ON >/dev/null
-	@cmake --build $(BUILD_TSAN) -j $(JOBS) --target inputlayer-server
+	@cmake --build $(BUILD_TSAN) -j $(JOBS) --target inputlayer-server inputlayer-client
 
 # The server on ./data with the defaults (127.0.0.1:8080). ./data holds the write-ahead
 # log (data/wal/, docs/durability.md) and the generated bootstrap credentials.
