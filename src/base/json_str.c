@@ -88,6 +88,6 @@ void il_json_str(il_buf *b, const char *s, size_t len) {
         }
         }
     }
-    il_buf_put(b, s + run, len - run);
+    if (len > run) il_buf_put(b, s + run, len - run); /* s may be NULL when len is 0 */
     il_buf_putc(b, '"');
 }

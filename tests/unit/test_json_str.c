@@ -153,3 +153,8 @@ Test(json_str, agrees_with_a_byte_by_byte_reference_on_random_text) {
     il_buf_free(&want);
     il_buf_free(&got);
 }
+
+Test(json_str, no_bytes_from_no_pointer) {
+    /* an absent string of length 0 is the empty string (no offset from NULL: UBSan) */
+    cr_assert_str_eq(json(NULL, 0), "\"\"");
+}
