@@ -109,11 +109,7 @@ static json_t *run_client(run_env *e, const char *tool, const char *const *args)
     if (rc != 0) {
         char tail[400];
         gx_tail(err, tail, sizeof tail);
-        if (rc == 3)
-            gr_fail(e->res, GR_INVALID, "%s: %s", tool, tail);
-        else
-            gr_fail(e->res, GR_FAILED, "%s exited with %d: %s %s", tool, rc,
-                    rc < 0 || rc == 124 ? why : "", tail);
+        gr_fail_exit(e->res, tool, rc, why, tail);
         return NULL;
     }
     json_t *lines = json_array();

@@ -91,11 +91,7 @@ static int run_program(const gh_run *r, char *const *argv, const char *dir, cons
     if (rc != 0) {
         char tail[400];
         gx_tail(err, tail, sizeof tail);
-        if (rc == 3)
-            gr_fail(r->res, GR_INVALID, "%s: %s", name, tail);
-        else
-            gr_fail(r->res, GR_FAILED, "%s exited with %d: %s %s", name, rc,
-                    rc < 0 || rc == 124 ? why : "", tail);
+        gr_fail_exit(r->res, name, rc, why, tail);
     }
     return rc;
 }

@@ -59,6 +59,14 @@ void gr_fail(gr_result *res, int status, const char *fmt, ...) {
     gr_set(&res->message, buf);
 }
 
+void gr_fail_exit(gr_result *res, const char *name, int rc, const char *why, const char *tail) {
+    if (rc == 3)
+        gr_fail(res, GR_INVALID, "%s: %s", name, tail);
+    else
+        gr_fail(res, GR_FAILED, "%s exited with %d: %s %s", name, rc,
+                rc < 0 || rc == 124 ? why : "", tail);
+}
+
 const gr_metric *gr_find_metric(const gr_result *res, const char *name) {
     for (size_t i = 0; i < res->nmetrics; i++)
         if (strcmp(res->metrics[i].name, name) == 0) return &res->metrics[i];

@@ -60,6 +60,10 @@ bool gr_add_metric(gr_result *res, const char *name, double value, long samples,
 /* Sets the result's status and message (printf style). */
 void gr_fail(gr_result *res, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* Fails the result for program `name` that exited with rc (not 0): INVALID for 3 (a wrong
+ * answer), FAILED otherwise, with `why` for a signal or a timeout (rc < 0 or 124) and the
+ * tail of its error output. */
+void gr_fail_exit(gr_result *res, const char *name, int rc, const char *why, const char *tail);
 const gr_metric *gr_find_metric(const gr_result *res, const char *name);
 /* Sets the paired_ratio of a metric added before; false when there is none of that name. */
 bool gr_set_paired_ratio(gr_result *res, const char *name, double ratio);
