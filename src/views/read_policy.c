@@ -71,7 +71,7 @@ static void maintain(il_session *s, const char *rel) {
         il_buf_puts(&text, ")");
         const char *err = NULL;
         bool stopped = false;
-        view_opts o = {.guard = s->guard, .refuse_clock = true};
+        view_opts o = {.guard = s->guard, .refuse_clock = true, .lazy = true};
         v = view_open_with(s, il_buf_str(&text), o, &err, &stopped);
         il_buf_free(&text);
         if (stopped) return;

@@ -102,6 +102,7 @@ struct view {
     bool overran;               /* the error: the maintenance budget ran out */
     uint64_t groups_recomputed; /* aggregate groups recomputed by writes (for tests) */
     bool refuse_clock;          /* view_opts */
+    bool lazy;                  /* view_opts */
 };
 
 static _Thread_local char g_err[1024];
@@ -717,7 +718,7 @@ static void apply(view_t *v) {
 }
 
 /* Points the base predicates at the catalog's relations and this write's delta. */
-static void bind_base(view_t *v, bool with_delta) {
+static void bind_base(view_t *v) {
     for (uint32_t i = 0; i < v->prog.preds.n; i++) {
         vpred *p = &v->preds[i];
         if (p->kind != VK_BASE) continue;
@@ -725,7 +726,7 @@ static void bind_base(view_t *v, bool with_delta) {
         kg_relation *kr = kg_rel_find(v->g, name);
         p->stored = kr ? kr->data : NULL;
         p->plus = p->minus = NULL;
-        for (uint32_t k = 0; with_delta && k < v->g->delta.n; k++) {
+        for (uint32_t k = 0; k < v->g->delta.n; k++) {
             kg_delta_rel *d = &v->g->delta.v[k];
             if (strcmp(d->name, name) != 0) continue;
             p->plus = d->plus;
@@ -749,7 +750,7 @@ static const char *overrun_message(const view_t *v, bool maintained) {
 static void drop_state(view_t *v);
 
 static void maintain(view_t *v) {
-    bind_base(v, true);
+    bind_base(v);
     bool any = false;
     for (uint32_t i = 0; i < v->prog.preds.n && !any; i++) any = changed(&v->preds[i]);
     if (any) {
@@ -960,6 +961,23 @@ static const char *build(view_t *v, exec_guard *guard, bool *stopped) {
     return evaluate(v, guard, stopped);
 }
 
+/* Builds what the lazy strata left for the first write (view_opts.lazy), from the state
+ * the view's rows were just computed from. */
+static void build_write_state(view_t *v) {
+    bind_base(v);
+    /* the rows are the stored facts' as they are now: no write's change applies to them */
+    for (uint32_t i = 0; i < v->prog.preds.n; i++)
+        if (v->preds[i].kind == VK_BASE) v->preds[i].plus = v->preds[i].minus = NULL;
+    for (uint32_t s = 0; s < v->prog.strata.n; s++) {
+        const plan_stratum *st = &v->prog.strata.v[s];
+        if (!st->nclauses) continue;
+        vpred *p = &v->preds[st->preds[0]];
+        if (p->lazy && p->kind == VK_COUNT) count_materialize(v, st);
+        if (p->lazy && p->kind == VK_GROUPS) groups_materialize(v, p);
+    }
+    apply(v); /* forgets the base bindings; nothing else changed */
+}
+
 /* Rebuilds after a change of rules; the difference of the rows becomes pending delta. */
 static void rebuild(view_t *v) {
     rel_t *old = rel_new(v->arity ? v->arity : 1);
@@ -970,6 +988,7 @@ static void rebuild(view_t *v) {
     v->overran = false;
     bool stopped = false;
     const char *err = v->g ? build(v, NULL, &stopped) : "the knowledge graph was dropped";
+    if (!err && !v->lazy) build_write_state(v);
     rel_t *now = rel_new(rel_arity(old));
     if (err) {
         v->error = strdup(err);
@@ -1011,9 +1030,11 @@ view_t *view_open_with(il_session *s, const char *query_text, view_opts o, const
     v->g = s->kg;
     v->text = strdup(query_text);
     v->refuse_clock = o.refuse_clock;
+    v->lazy = o.lazy;
     *stopped = false;
     budget_start(s->e->view_budget_ns);
     const char *e = build(v, o.guard, stopped);
+    if (!e && !v->lazy) build_write_state(v);
     if (e) {
         *err = e;
         drop_state(v);

@@ -34,6 +34,10 @@ typedef struct view_opts {
        evaluation); NULL: within the maintenance budget (il_engine_set_view_budget). */
     exec_guard *guard;
     bool refuse_clock; /* refuse a program that calls time_now(), before computing it */
+    /* build what only writes need (derivation counts, aggregate bindings) at the first
+       write that needs it, not now: for a view that may only be read (read_policy.h); a
+       standing query's view is built whole, so that its first delta costs no more */
+    bool lazy;
 } view_opts;
 
 /* view_open with options: *stopped says the guard stopped it (*err is then the stop's
