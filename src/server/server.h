@@ -274,7 +274,7 @@ typedef struct srv_req {
     volatile int stop;                 /* read by the engine: cancelled or disconnected */
     int commit;                        /* SRV_COMMIT_*, atomic */
     uint64_t inline_budget_ns;         /* when run inline: give up at this time */
-    uint64_t pool_run_ns;              /* how long its run on a worker took (0: none) */
+    uint64_t pool_run_ns;              /* its run's CPU time on a worker (0: none) */
     bool many_rows;                    /* a table of it had over SRV_INLINE_MAX_ROWS rows */
     srv_capture out;
     /* What the loop thread does when the request is done or released. */

@@ -49,7 +49,7 @@ uint64_t srv_mono_ns(void) {
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static uint64_t thread_cpu_ns(void) {
+uint64_t srv_thread_cpu_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
@@ -469,7 +469,7 @@ static void start(srv_req *r) {
            not: CPU time never exceeds the time passed, so the second CPU reading is only
            needed when more than INLINE_WRITE_SLOW_NS passed, and reads need none. */
         uint64_t began = srv_mono_ns();
-        uint64_t began_cpu = r->access == SRV_EXCLUSIVE ? thread_cpu_ns() : 0;
+        uint64_t began_cpu = r->access == SRV_EXCLUSIVE ? srv_thread_cpu_ns() : 0;
         r->inline_budget_ns = began + INLINE_BUDGET_NS;
         srv_exec_run(r);
         if (r->access == SRV_EXCLUSIVE) srv_test_sleep(s->test_inline_stall_ns);
@@ -486,7 +486,7 @@ static void start(srv_req *r) {
         r->inline_budget_ns = 0;
         uint64_t ended = srv_mono_ns();
         if (r->access == SRV_EXCLUSIVE && ended - began > INLINE_WRITE_SLOW_NS &&
-            thread_cpu_ns() - began_cpu > INLINE_WRITE_SLOW_NS)
+            srv_thread_cpu_ns() - began_cpu > INLINE_WRITE_SLOW_NS)
             c->inline_writes_after = ended + INLINE_WRITE_PAUSE_NS;
         if (waits) {
             /* The pool finishes it (srv_pipe_job_done) once the log is synced. */

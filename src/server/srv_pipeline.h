@@ -13,6 +13,8 @@
 #define SRV_RELEASE_AFTER_REPLY (4u * 1024 * 1024)
 
 uint64_t srv_mono_ns(void);
+/* The calling thread's CPU time: a system call (about 1.5 us here), unlike srv_mono_ns. */
+uint64_t srv_thread_cpu_ns(void);
 
 /* A testing aid (docs/server.md): INPUTLAYER_TEST_REPLY_DELAY_NS, nanoseconds the loop
  * thread busy-waits before releasing each reply (0 when unset; at most one second), so

@@ -227,8 +227,8 @@ static bool encode(read_ctx *x) {
     char err[128];
     for (size_t i = 0; i < x->n; i++) {
         read_query *q = &x->qs[i];
-        if (!srv_rows_encode(&q->rows, srv_rows_table_row, q->result, il_result_nrows(q->result),
-                             err, sizeof err)) {
+        if (!srv_rows_encode_table(&q->rows, q->result, il_result_nrows(q->result), err,
+                                   sizeof err)) {
             srv_send_error(x->rq->conn, x->id, "internal", err);
             return false;
         }

@@ -25,6 +25,9 @@ typedef void (*srv_row_fn)(il_buf *b, const void *src, size_t i);
  * nothing to free. */
 bool srv_rows_encode(srv_rows *r, srv_row_fn row, const void *src, size_t n, char *err,
                      size_t errlen);
+/* srv_rows_encode of rows [0, n) of an engine table, with its shown columns: rows of
+ * small integers written in one pass, without a call per row or per value. */
+bool srv_rows_encode_table(srv_rows *r, const il_result *table, size_t n, char *err, size_t errlen);
 void srv_rows_free(srv_rows *r);
 /* The end of the chunk that starts at row i: at most SRV_CHUNK_ROWS rows and about
  * 1 MiB, a larger row alone. */
