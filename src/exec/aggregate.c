@@ -232,3 +232,17 @@ bool exec_aggregate(const plan_clause *c, val_t *rows, size_t nrows, rel_t *targ
     free(pos);
     return ok;
 }
+
+bool exec_aggregate_counts_only(const plan_clause *c) {
+    if (!c->is_agg || c->ngroup || !c->naggs || c->naggs > REL_MAX_ARITY) return false;
+    for (uint32_t i = 0; i < c->naggs; i++)
+        if (c->aggs[i].kind != IQL_AGG_COUNT) return false;
+    return true;
+}
+
+void exec_aggregate_count(const plan_clause *c, size_t n, rel_t *target) {
+    if (n == 0) return; /* no binding, no group: no row, as exec_aggregate */
+    val_t out[REL_MAX_ARITY];
+    for (uint32_t i = 0; i < c->naggs; i++) out[i] = val_int((int64_t)n);
+    rel_insert(target, out);
+}

@@ -11,5 +11,10 @@
  * ranking aggregates) into `target`. Returns false, with only some groups inserted, when
  * the running statement's guard (exec/guard.h) says to stop. */
 bool exec_aggregate(const plan_clause *c, val_t *rows, size_t nrows, rel_t *target);
+/* Whether every aggregate of c's head is a count and it has no group: its one row then
+ * depends only on how many bindings there are (exec_aggregate_count). */
+bool exec_aggregate_counts_only(const plan_clause *c);
+/* exec_aggregate of such a clause over n bindings, without the bindings. */
+void exec_aggregate_count(const plan_clause *c, size_t n, rel_t *target);
 
 #endif

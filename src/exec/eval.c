@@ -16,6 +16,7 @@
 
 #include "base/meter.h"
 #include "exec/aggregate.h"
+#include "exec/closure.h"
 #include "exec/expr.h"
 #include "exec/hnsw.h"
 #include "exec/stable_sort.h"
@@ -92,6 +93,13 @@ static __attribute__((noinline)) bool check_guard(exec_ctx *x) {
  * program must stop. */
 static inline bool tick(exec_ctx *x) {
     return (++x->ticks & STOP_CHECK_MASK) == 0 && check_guard(x);
+}
+
+bool exec_tick_n(exec_ctx *x, uint64_t n) {
+    uint64_t before = x->ticks;
+    x->ticks += n;
+    if ((before | STOP_CHECK_MASK) < x->ticks) return check_guard(x) || x->error;
+    return x->error != NULL;
 }
 
 static bool poll_stop(runner *r) {
@@ -506,7 +514,11 @@ static void run_clause_into(plan_program *p, exec_ctx *x, const plan_clause *c, 
         }
         r.rels[i] = rel;
     }
-    if (!empty) {
+    if (!empty && c->is_agg && distinct_by_construction(c) && c->ops[0].version == PV_FULL &&
+        r.rels[0] && exec_aggregate_counts_only(c)) {
+        /* counting the tuples of one relation, no group: its size is the answer */
+        exec_aggregate_count(c, rel_count(r.rels[0]), target);
+    } else if (!empty) {
         tupleset bindings;
         if (c->is_agg) {
             r.flat_bindings = distinct_by_construction(c);
@@ -593,6 +605,13 @@ static void run_partitioned(plan_program *p, exec_ctx *x, plan_stratum *st, uint
     part_col = col;
     if (!x->error && !exec_stable_sort(base.tuples, base.n, w * sizeof(val_t), cmp_partition))
         stopped(x);
+    exec_closure_step step;
+    if (!x->error && exec_closure_match(p, st, col, &step)) {
+        exec_closure_run(p, x, st, col, &step, base.tuples, base.n);
+        tupleset_free(&base);
+        tupleset_free(&local);
+        return;
+    }
     uint32_t done_parts = 0;
     for (uint32_t g = 0; g < base.n && !x->error && !tick(x); done_parts++) {
         uint32_t end = g + 1;

@@ -1,0 +1,33 @@
+/* Linear closure by graph search: the partitioned recursion of eval.c, for a stratum
+ * whose one recursive clause steps along a binary relation of an earlier stratum,
+ * p(X, Z) <- p(X, Y), e(Y, Z), run as a breadth-first search per partition over e's
+ * adjacency lists, with a visited stamp per node where the generic fixpoint joins each
+ * round's delta through the index of e and deduplicates in a hash set. */
+#ifndef IL_EXEC_CLOSURE_H
+#define IL_EXEC_CLOSURE_H
+
+#include "exec/eval.h"
+
+/* The step of a linear closure: the stepping relation and which of its columns holds the
+ * node stepped from (from_col) and the node stepped to. */
+typedef struct exec_closure_step {
+    uint32_t pred;
+    uint32_t from_col, to_col;
+} exec_closure_step;
+
+/* Whether stratum st (one binary predicate partitioned on column col, eval.c's
+ * partition_column) is a linear closure; fills *step when it is. */
+bool exec_closure_match(const plan_program *p, const plan_stratum *st, uint32_t col,
+                        exec_closure_step *step);
+
+/* Computes the stratum's predicate into its `full` relation from its base tuples (nbase
+ * distinct tuples, sorted by column col): each partition's base tuples and every node
+ * their other column reaches along the step. False when it stopped (x->error set). */
+bool exec_closure_run(plan_program *p, exec_ctx *x, const plan_stratum *st, uint32_t col,
+                      const exec_closure_step *step, const val_t *base, size_t nbase);
+
+/* Adds n units of work to x's count and checks its guard when a check falls due; true
+ * once the evaluation must stop (x->error set). eval.c's own tick, for many at once. */
+bool exec_tick_n(exec_ctx *x, uint64_t n);
+
+#endif
