@@ -52,8 +52,8 @@ bool exec_closure_match(const plan_program *p, const plan_stratum *st, uint32_t 
         if (c->head[col]->kind != PX_SLOT || c->head[col]->slot != slot[col] ||
             c->head[other]->kind != PX_SLOT || c->head[other]->slot != to)
             return false;
-        *step =
-            (exec_closure_step){.pred = e->pred, .from_col = e->order[0], .to_col = e->order[1]};
+        *step = (exec_closure_step){
+            .pred = e->pred, .from_col = e->order[0], .to_col = e->order[1], .order = e->order};
     }
     return recursive == 1;
 }
@@ -190,31 +190,46 @@ static void order_ids(uint32_t *ids, uint32_t n, uint64_t *bits, uint32_t nodes)
     }
 }
 
-bool exec_closure_run(plan_program *p, exec_ctx *x, const plan_stratum *st, uint32_t col,
-                      const exec_closure_step *step, const val_t *base, size_t nbase) {
-    plan_pred *pp = &p->preds.v[st->preds[0]];
-    const plan_pred *sp = &p->preds.v[step->pred];
-    const rel_t *rel = sp->kind == PP_BASE ? sp->stored : sp->full;
-    uint32_t other = 1 - col;
+/* What a run keeps across partitions: where the rows go, and the work not yet counted. */
+typedef IL_VEC(val_t) tuple_vec;
+typedef struct run_state {
+    exec_ctx *x;
+    uint32_t col, other;
+    tuple_vec all; /* every partition's tuples, sorted partition by partition */
+    uint64_t work;
+} run_state;
+
+/* Counts w units of work; false once the evaluation must stop. */
+static bool count_work(run_state *rs, uint64_t w) {
+    rs->work += w;
+    if (rs->work < TICK_BATCH) return true;
+    bool stop = exec_tick_n(rs->x, rs->work);
+    rs->work = 0;
+    return !stop;
+}
+
+/* The end of the partition that starts at base tuple `first`. */
+static size_t partition_end(const run_state *rs, const val_t *base, size_t nbase, size_t first) {
+    size_t end = first + 1;
+    while (end < nbase && base[end * 2 + rs->col] == base[first * 2 + rs->col]) end++;
+    return end;
+}
+
+/* The whole graph built first: every partition searched over it. */
+static bool run_eager(run_state *rs, const rel_t *rel, const exec_closure_step *step,
+                      const val_t *base, size_t nbase) {
+    uint32_t col = rs->col, other = rs->other;
     graph g;
-    bool ok = graph_build(&g, x, rel, step, base, nbase, other);
-    if (!ok) {
-        graph_free(&g);
-        if (!x->error) x->error = EXEC_STOPPED;
-        return false;
-    }
+    bool ok = graph_build(&g, rs->x, rel, step, base, nbase, other);
     uint32_t n = g.nodes.n;
     uint32_t *stamp = il_mem_calloc(n ? n : 1, sizeof *stamp);
     uint32_t *queue = il_mem_alloc((n ? n : 1) * sizeof *queue);
     uint64_t *bits = il_mem_calloc(((size_t)n + 63) / 64 + 1, sizeof *bits);
     const val_t *values = g.nodes.values;
     uint32_t gen = 0;
-    IL_VEC(val_t) all = {0}; /* every partition's tuples, sorted partition by partition */
-    uint64_t work = 0;
     for (size_t first = 0; ok && first < nbase;) {
         val_t part = base[first * 2 + col];
-        size_t end = first + 1;
-        while (end < nbase && base[end * 2 + col] == part) end++;
+        size_t end = partition_end(rs, base, nbase, first);
         if (++gen == 0) { /* the stamps wrapped: every node unvisited again */
             memset(stamp, 0, (n ? n : 1) * sizeof *stamp);
             gen = 1;
@@ -236,39 +251,179 @@ bool exec_closure_run(plan_program *p, exec_ctx *x, const plan_stratum *st, uint
                 stamp[b] = gen;
                 queue[queued++] = b;
             }
-            work += 1 + g.start[a + 1] - g.start[a];
-            if (work >= TICK_BATCH) {
-                ok = !exec_tick_n(x, work);
-                work = 0;
-            }
+            ok = count_work(rs, 1 + g.start[a + 1] - g.start[a]);
         }
         if (!ok) break;
         /* numbered in value order: the partition's rows in order, without sorting tuples;
            partitions come in ascending order of their column, so when it leads the rows
            of all of them concatenate in order */
         order_ids(queue, queued, bits, n);
-        il_mvec_reserve(all, all.n + 2 * queued);
-        val_t *out = &all.v[all.n];
+        il_mvec_reserve(rs->all, rs->all.n + 2 * queued);
+        val_t *out = &rs->all.v[rs->all.n];
         for (uint32_t i = 0; i < queued; i++, out += 2) {
             out[col] = part;
             out[other] = values[queue[i]];
         }
-        all.n += 2 * queued;
+        rs->all.n += 2 * queued;
         first = end;
     }
-    if (ok && work) ok = !exec_tick_n(x, work);
-    size_t total = ok ? all.n / 2 : 0;
-    if (ok && col != 0 && !tuple_sort(all.v, total, 2)) ok = false;
-    if (ok && total && !rel_load_sorted(pp->full, all.v, total))
-        for (size_t t = 0; t < total && ok; t++) {
-            rel_insert(pp->full, &all.v[t * 2]);
-            if ((t & (TICK_BATCH - 1)) == 0) ok = !exec_tick_n(x, TICK_BATCH);
-        }
-    if (!ok && !x->error) x->error = EXEC_STOPPED;
-    il_mvec_free(all);
     il_mem_free(stamp);
     il_mem_free(queue);
     il_mem_free(bits);
     graph_free(&g);
+    return ok;
+}
+
+/* The graph as far as the searches reach: a node's successors are read from the step's
+ * index the first time a search expands it. */
+#define NOT_READ UINT32_MAX
+typedef struct lazy_graph {
+    const rel_t *rel;
+    int idx;
+    uint32_t at_to; /* where the node stepped to is in a tuple of the index */
+    val_t *keys;    /* value -> node, open addressing */
+    uint32_t *ids;
+    size_t mask;
+    IL_VEC(val_t) values;   /* per node */
+    IL_VEC(uint32_t) first; /* per node: its successors' start in succ, or NOT_READ */
+    IL_VEC(uint32_t) count; /* per node: how many */
+    IL_VEC(uint32_t) stamp; /* per node: the partition that last reached it */
+    IL_VEC(uint32_t) succ;
+} lazy_graph;
+
+static void lazy_slots(lazy_graph *g, size_t cap) {
+    g->keys = il_mem_alloc(cap * sizeof *g->keys);
+    g->ids = il_mem_alloc(cap * sizeof *g->ids);
+    memset(g->ids, 0xff, cap * sizeof *g->ids);
+    g->mask = cap - 1;
+}
+
+static void lazy_put(lazy_graph *g, val_t v, uint32_t id) {
+    size_t i = il_mix64(v) & g->mask;
+    while (g->ids[i] != NO_NODE) i = (i + 1) & g->mask;
+    g->keys[i] = v;
+    g->ids[i] = id;
+}
+
+static uint32_t lazy_node(lazy_graph *g, val_t v) {
+    size_t i = il_mix64(v) & g->mask;
+    for (; g->ids[i] != NO_NODE; i = (i + 1) & g->mask)
+        if (g->keys[i] == v) return g->ids[i];
+    uint32_t id = g->values.n;
+    g->keys[i] = v;
+    g->ids[i] = id;
+    il_mvec_push(g->values, v);
+    il_mvec_push(g->first, NOT_READ);
+    il_mvec_push(g->count, 0);
+    il_mvec_push(g->stamp, 0);
+    if ((size_t)g->values.n * 2 > g->mask) { /* over half full: twice the room */
+        val_t *keys = g->keys;
+        uint32_t *ids = g->ids;
+        size_t cap = (g->mask + 1) * 2;
+        lazy_slots(g, cap);
+        for (size_t j = 0; j < cap / 2; j++)
+            if (ids[j] != NO_NODE) lazy_put(g, keys[j], ids[j]);
+        il_mem_free(keys);
+        il_mem_free(ids);
+    }
+    return id;
+}
+
+static void lazy_read(lazy_graph *g, uint32_t a) {
+    val_t v = g->values.v[a];
+    rel_cursor cur;
+    rel_seek(g->rel, g->idx, &v, 1, &cur);
+    uint32_t from = g->succ.n;
+    const val_t *t;
+    while ((t = rel_next(&cur, NULL))) {
+        uint32_t b = lazy_node(g, t[g->at_to]);
+        il_mvec_push(g->succ, b);
+    }
+    g->first.v[a] = from;
+    g->count.v[a] = g->succ.n - from;
+}
+
+static bool run_lazy(run_state *rs, const rel_t *rel, int idx, const val_t *base, size_t nbase) {
+    uint32_t col = rs->col, other = rs->other;
+    lazy_graph g = {.rel = rel, .idx = idx, .at_to = 1};
+    /* room for as many nodes as the graph can have, up to a bound: no rehash on the way */
+    size_t cap = 64, most = rel_count(rel) * 2 + nbase;
+    while (cap < most * 2 && cap < ((size_t)1 << 16)) cap *= 2;
+    lazy_slots(&g, cap);
+    IL_VEC(uint32_t) queue = {0};
+    uint32_t gen = 0;
+    bool ok = true;
+    for (size_t first = 0; ok && first < nbase;) {
+        val_t part = base[first * 2 + col];
+        size_t end = partition_end(rs, base, nbase, first);
+        if (++gen == 0) {
+            memset(g.stamp.v, 0, g.stamp.n * sizeof *g.stamp.v);
+            gen = 1;
+        }
+        queue.n = 0;
+        for (size_t t = first; t < end; t++) {
+            uint32_t id = lazy_node(&g, base[t * 2 + other]);
+            if (g.stamp.v[id] != gen) {
+                g.stamp.v[id] = gen;
+                il_mvec_push(queue, id);
+            }
+        }
+        for (uint32_t head = 0; head < queue.n && ok; head++) {
+            uint32_t a = queue.v[head];
+            if (g.first.v[a] == NOT_READ) lazy_read(&g, a);
+            for (uint32_t s = g.first.v[a], e = s + g.count.v[a]; s < e; s++) {
+                uint32_t b = g.succ.v[s];
+                if (g.stamp.v[b] == gen) continue;
+                g.stamp.v[b] = gen;
+                il_mvec_push(queue, b);
+            }
+            ok = count_work(rs, 1 + g.count.v[a]);
+        }
+        if (!ok) break;
+        size_t from = rs->all.n;
+        il_mvec_reserve(rs->all, rs->all.n + 2 * queue.n);
+        val_t *out = &rs->all.v[rs->all.n];
+        for (uint32_t i = 0; i < queue.n; i++, out += 2) {
+            out[col] = part;
+            out[other] = g.values.v[queue.v[i]];
+        }
+        rs->all.n += 2 * queue.n;
+        ok = tuple_sort(&rs->all.v[from], queue.n, 2);
+        first = end;
+    }
+    il_mvec_free(queue);
+    il_mem_free(g.keys);
+    il_mem_free(g.ids);
+    il_mvec_free(g.values);
+    il_mvec_free(g.first);
+    il_mvec_free(g.count);
+    il_mvec_free(g.stamp);
+    il_mvec_free(g.succ);
+    return ok;
+}
+
+bool exec_closure_run(plan_program *p, exec_ctx *x, const plan_stratum *st, uint32_t col,
+                      const exec_closure_step *step, const val_t *base, size_t nbase) {
+    plan_pred *pp = &p->preds.v[st->preds[0]];
+    const plan_pred *sp = &p->preds.v[step->pred];
+    rel_t *rel = sp->kind == PP_BASE ? (rel_t *)sp->stored : sp->full;
+    if (rel && (rel_arity(rel) != 2 || rel_count(rel) == 0)) rel = NULL;
+    run_state rs = {.x = x, .col = col, .other = 1 - col};
+    /* Few seeds for the size of the graph (a bound query): the searches may reach only
+       a little of it, so it is read as they go. */
+    int idx = rel && nbase * 4 < rel_count(rel) ? rel_index(rel, step->order, 1) : -1;
+    bool ok = idx >= 0 && rel_index_order(rel, idx)[0] == step->from_col
+                  ? run_lazy(&rs, rel, idx, base, nbase)
+                  : run_eager(&rs, rel, step, base, nbase);
+    if (ok && rs.work) ok = !exec_tick_n(x, rs.work);
+    size_t total = ok ? rs.all.n / 2 : 0;
+    if (ok && col != 0 && !tuple_sort(rs.all.v, total, 2)) ok = false;
+    if (ok && total && !rel_load_sorted(pp->full, rs.all.v, total))
+        for (size_t t = 0; t < total && ok; t++) {
+            rel_insert(pp->full, &rs.all.v[t * 2]);
+            if ((t & (TICK_BATCH - 1)) == 0) ok = !exec_tick_n(x, TICK_BATCH);
+        }
+    if (!ok && !x->error) x->error = EXEC_STOPPED;
+    il_mvec_free(rs.all);
     return ok;
 }

@@ -2,7 +2,11 @@
  * whose one recursive clause steps along a binary relation of an earlier stratum,
  * p(X, Z) <- p(X, Y), e(Y, Z), run as a breadth-first search per partition over e's
  * adjacency lists, with a visited stamp per node where the generic fixpoint joins each
- * round's delta through the index of e and deduplicates in a hash set. */
+ * round's delta through the index of e and deduplicates in a hash set. When the seeds
+ * are many for the size of e (a full closure), e's lists are built whole, nodes numbered
+ * in value order so that each partition's rows come out sorted; otherwise (a bound
+ * query over a large graph) a node's list is read from e's index the first time the
+ * search reaches it, so that the work stays with the part of e the search reaches. */
 #ifndef IL_EXEC_CLOSURE_H
 #define IL_EXEC_CLOSURE_H
 
@@ -13,6 +17,7 @@
 typedef struct exec_closure_step {
     uint32_t pred;
     uint32_t from_col, to_col;
+    const uint32_t *order; /* the step's index order (from_col first), for lazy lists */
 } exec_closure_step;
 
 /* Whether stratum st (one binary predicate partitioned on column col, eval.c's

@@ -461,7 +461,12 @@ Test(closure, graph_search_over_a_derived_step_and_random_graphs) {
         random_graph(seed, n, (int)(seed * 5 % 40) + 2);
         char what[32];
         snprintf(what, sizeof what, "seed %lu", (unsigned long)seed);
-        expect_same_closure("edge", what);
+        expect_same_closure("edge", what); /* the whole graph built first */
+        /* a few seeds: the graph read as the searches reach it */
+        rel_clear(stored_rel("start", 2));
+        for (int i = 0; i < 3; i++)
+            fact2("start", (int64_t)(rnd() % 4), (int64_t)(rnd() % (uint64_t)n));
+        expect_same_closure("start", what);
         /* the step a relation derived in an earlier stratum */
         use_variant(0);
         rule("+hop(X, Y) <- edge(X, Y), X != Y");
@@ -1048,4 +1053,19 @@ Test(stop, counting_a_relation_holds_no_memory_per_row) {
     err = run_stop("q(count<X>) <- node(X)", &R, NULL);
     cr_assert_null(err, "%s", err);
     cr_expect_eq(R.n, 0);
+}
+
+Test(stop, a_passed_deadline_stops_a_bound_closure) {
+    /* one seed, a long chain: the search reads the graph as it goes, and still stops */
+    for (int i = 0; i < 20000; i++) fact2("edge", i, i + 1);
+    use_variant(0);
+    const char *err = run_stop("q(Y) <- reach(0, Y)", &R, NULL);
+    cr_assert_null(err, "%s", err);
+    cr_expect_eq(R.n, 20000);
+    exec_guard g;
+    exec_guard_init(&g, NULL, exec_clock_ns() - 1, 0, NULL);
+    err = run_stop("q(Y) <- reach(0, Y)", &R, &g);
+    exec_guard_finish(&g);
+    cr_assert_not_null(err);
+    cr_expect_eq(g.stop, IL_STOP_DEADLINE);
 }
