@@ -346,9 +346,10 @@ static void lazy_read(lazy_graph *g, uint32_t a) {
 static bool run_lazy(run_state *rs, const rel_t *rel, int idx, const val_t *base, size_t nbase) {
     uint32_t col = rs->col, other = rs->other;
     lazy_graph g = {.rel = rel, .idx = idx, .at_to = 1};
-    /* room for as many nodes as the graph can have, up to a bound: no rehash on the way */
-    size_t cap = 64, most = rel_count(rel) * 2 + nbase;
-    while (cap < most * 2 && cap < ((size_t)1 << 16)) cap *= 2;
+    /* room for the seeds and some of what they reach; it grows with the search (a table
+       sized for the whole graph cost more in clearing than the search of a bound query) */
+    size_t cap = 256;
+    while (cap < nbase * 8) cap *= 2;
     lazy_slots(&g, cap);
     IL_VEC(uint32_t) queue = {0};
     uint32_t gen = 0;
