@@ -8,6 +8,7 @@
 #include "iql/parser.h"
 #include "kg/kg.h"
 #include "store/store.h"
+#include "views/family.h"
 
 il_engine *il_engine_open(const char *data_dir, char **err) {
     return il_engine_open_recover(data_dir, IL_RECOVER_STRICT, err);
@@ -18,6 +19,7 @@ il_engine *il_engine_open_recover(const char *data_dir, il_recover_mode mode, ch
     il_engine *e = calloc(1, sizeof *e);
     if (!e) return NULL;
     e->started = time(NULL);
+    e->families = view_families_new();
     kg_graph_create(e, "default");
     if (data_dir && *data_dir) {
         /* e->store stays NULL during recovery, so replaying logs nothing again */
@@ -86,6 +88,7 @@ uint64_t il_engine_log_syncs(il_engine *e) {
 
 void il_engine_close(il_engine *e) {
     if (!e) return;
+    view_families_free(e->families); /* their views, before the graphs they read */
     while (e->sessions.n) il_session_close(e->sessions.v[e->sessions.n - 1]);
     while (e->graphs.n) kg_graph_drop(e, e->graphs.v[e->graphs.n - 1]);
     il_vec_free(e->graphs);
