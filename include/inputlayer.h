@@ -113,6 +113,18 @@ bool il_engine_set_backup(il_engine *e, const char *dir, il_backup_capture_fn ca
  * the names the store uses itself, are ignored. */
 void il_backup_add_file(il_backup_capture *cap, const char *name, const void *data, size_t len);
 
+/* `.backup [name]` without a statement: claims DIR/<name> (name NULL: a name made from
+ * the time), captures the stored state and starts writing the export in the background.
+ * Its result is the statement's: a MESSAGE (where the export goes, how long commits were
+ * held) or an ERROR ("Backup error: ..."). On the engine's thread, between statements. */
+il_result *il_backup_start(il_engine *e, const char *name);
+/* `.backup status` without a statement: a MESSAGE saying whether an export is running or
+ * how the last one ended, or an ERROR when backups are not configured. */
+il_result *il_backup_poll(il_engine *e);
+/* Creates the directory path and its missing parents, owner-only (the backup directory,
+ * before il_engine_set_backup). False with errno set when it cannot. */
+bool il_backup_make_dirs(const char *path);
+
 typedef struct il_restore_info {
     uint64_t revision; /* the log position the export holds */
     size_t files;      /* files installed */

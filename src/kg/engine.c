@@ -7,6 +7,7 @@
 #include "base/intern.h"
 #include "iql/parser.h"
 #include "kg/kg.h"
+#include "store/backup.h"
 #include "store/store.h"
 #include "views/family.h"
 
@@ -57,6 +58,31 @@ bool il_engine_set_backup(il_engine *e, const char *dir, il_backup_capture_fn ca
     if (!e->store) return false;
     store_set_backup(e->store, dir, capture, ctx);
     return true;
+}
+
+/* The result of `.backup` and `.backup status` (meta.c runs them through these). */
+static il_result *backup_result(store_backup_reply *rep) {
+    il_result *r =
+        rep->ok ? res_message("%s", rep->lines[0]) : res_error("Backup error: %s", rep->lines[0]);
+    if (rep->ok && rep->lines[1]) res_add_line(r, rep->lines[1]);
+    store_backup_reply_free(rep);
+    return r;
+}
+
+il_result *il_backup_start(il_engine *e, const char *name) {
+    store_backup_reply rep;
+    store_backup_start(e->store, name, &rep);
+    return backup_result(&rep);
+}
+
+il_result *il_backup_poll(il_engine *e) {
+    store_backup_reply rep;
+    store_backup_status(e->store, &rep);
+    return backup_result(&rep);
+}
+
+bool il_backup_make_dirs(const char *path) {
+    return backup_make_dirs(path, NULL);
 }
 
 bool il_engine_sync(il_engine *e, char **err) {
