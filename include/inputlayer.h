@@ -356,7 +356,7 @@ typedef struct il_sub il_sub;
 
 /* Subscribes to `?query` over the session's current graph: NULL and *err (malloc'ed, may
  * be NULL: no reason known) when the query does not parse, does not run or cannot be
- * maintained (:limit, :offset, unstratified rules ...). ctx is the embedder's, returned
+ * maintained (limit(...), unstratified rules ...). ctx is the embedder's, returned
  * by il_sub_ctx. The subscription's rows are current at once (il_sub_rows); nothing of
  * them is a change. */
 il_sub *il_subscribe(il_session *s, const char *query, size_t len, void *ctx, char **err);
@@ -366,7 +366,8 @@ void il_sub_close(il_sub *sub);
 void *il_sub_ctx(const il_sub *sub);
 /* The width of the rows (the query's columns). */
 uint32_t il_sub_arity(const il_sub *sub);
-/* Column i's header, as the query's table names it ("X", or "col<i>"). */
+/* Column i's header, as the query's table names it (a variable's name, a constant's
+ * text, "col<i>"); NULL past the last column. Valid while the subscription is open. */
 const char *il_sub_column(const il_sub *sub, uint32_t i);
 /* Why the subscription has no rows any more (its graph was dropped, a rule change made
  * its query fail, it grew past il_engine_set_view_budget), or NULL. A failed family may
@@ -411,7 +412,7 @@ size_t il_sub_held(const il_sub *sub);
 void il_engine_subscriptions(il_engine *e, uint64_t *views, uint64_t *subs);
 
 /* Whether `text` is one standing query as a subscription may have it: a single `?` query
- * (a script's statement: lines trimmed and joined) without :limit, :offset or sort
+ * (a script's statement: lines trimmed and joined) without limit(...) or sort
  * annotations. Returns the statement's text (malloc'ed, NUL-terminated), or NULL and
  * *why (malloc'ed) the reason, a phrase to follow the query's name ("must start with
  * '?'", "does not parse: ..."). */
