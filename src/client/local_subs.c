@@ -137,7 +137,7 @@ bool cli_local_subs_command(cli *c, const char *stmt, bool *ok) {
 }
 
 void cli_local_subs_publish(cli *c) {
-    if (!c->engine) return;
+    if (!c->engine || !c->local_subs) return; /* no subscription: no family to route */
     bool error_changed = false;
     il_sub *touched = il_subs_route(c->engine, &error_changed);
     /* In the order they were subscribed in (the list is newest first): stable output. */
