@@ -113,6 +113,18 @@ bool il_engine_set_backup(il_engine *e, const char *dir, il_backup_capture_fn ca
  * the names the store uses itself, are ignored. */
 void il_backup_add_file(il_backup_capture *cap, const char *name, const void *data, size_t len);
 
+/* `.backup [name]` without a statement: claims DIR/<name> (name NULL: a name made from
+ * the time), captures the stored state and starts writing the export in the background.
+ * Its result is the statement's: a MESSAGE (where the export goes, how long commits were
+ * held) or an ERROR ("Backup error: ..."). On the engine's thread, between statements. */
+il_result *il_backup_start(il_engine *e, const char *name);
+/* `.backup status` without a statement: a MESSAGE saying whether an export is running or
+ * how the last one ended, or an ERROR when backups are not configured. */
+il_result *il_backup_poll(il_engine *e);
+/* Creates the directory path and its missing parents, owner-only (the backup directory,
+ * before il_engine_set_backup). False with errno set when it cannot. */
+bool il_backup_make_dirs(const char *path);
+
 typedef struct il_restore_info {
     uint64_t revision; /* the log position the export holds */
     size_t files;      /* files installed */
@@ -326,6 +338,85 @@ il_result *il_query_stored_prepared(il_session *s, const il_prepared *p, size_t 
 /* Statements parsed by this process so far (il_execute, il_prepare, and the engine's own
  * parses: recovery, maintained views), from any thread. */
 uint64_t il_statements_parsed(void);
+
+/* ---- standing queries: subscriptions and their deltas ----
+ * A subscription keeps the rows of a query over a knowledge graph's persistent rules and
+ * stored facts (the session's own facts and rules take no part) and collects the rows
+ * that each statement adds and removes (docs/engine.md, "Standing queries"). The
+ * subscriptions of one graph whose queries differ only in the int and string constants
+ * of the goal atom form a family that shares one maintained view: its rows are routed to
+ * each member by those constants (the key), so a write costs what it changed, not the
+ * number of subscribers. After each statement (or transaction) that may have changed
+ * something, the embedder calls il_subs_route and reads the changes of the subscriptions
+ * it returns. Rows are arrays of il_sub_arity values back to back, read in bulk; a
+ * string value stays valid while the subscription is open. Every call here is on the
+ * engine's thread (il_engine_subscriptions excepted), and every subscription is closed
+ * before its engine (il_engine_close frees those left open: their handles dangle). */
+typedef struct il_sub il_sub;
+
+/* Subscribes to `?query` over the session's current graph: NULL and *err (malloc'ed, may
+ * be NULL: no reason known) when the query does not parse, does not run or cannot be
+ * maintained (limit(...), unstratified rules ...). ctx is the embedder's, returned
+ * by il_sub_ctx. The subscription's rows are current at once (il_sub_rows); nothing of
+ * them is a change. */
+il_sub *il_subscribe(il_session *s, const char *query, size_t len, void *ctx, char **err);
+/* Ends the subscription (the last member of a family closes its view) and frees it,
+ * with the changes it held. */
+void il_sub_close(il_sub *sub);
+void *il_sub_ctx(const il_sub *sub);
+/* The width of the rows (the query's columns). */
+uint32_t il_sub_arity(const il_sub *sub);
+/* Column i's header, as the query's table names it (a variable's name, a constant's
+ * text, "col<i>"); NULL past the last column. Valid while the subscription is open. */
+const char *il_sub_column(const il_sub *sub, uint32_t i);
+/* Why the subscription has no rows any more (its graph was dropped, a rule change made
+ * its query fail, it grew past il_engine_set_view_budget), or NULL. A failed family may
+ * work again after the next change of rules; until then it routes nothing. */
+const char *il_sub_error(const il_sub *sub);
+/* The current rows (the query's result as a set), malloc'ed into *rows (free() it; NULL
+ * when empty), arity values each. Returns the number of rows. */
+size_t il_sub_rows(const il_sub *sub, il_value **rows);
+
+/* Routes what the statements since the last call changed to the subscriptions of the
+ * engine: each family's view delta is taken once and each changed row appended to the
+ * changes of the members of its key. Returns the subscriptions that got rows, linked by
+ * il_sub_next_touched (NULL: none); *error_changed (not NULL) is set when a family's view
+ * failed, or works again, since the last call. */
+il_sub *il_subs_route(il_engine *e, bool *error_changed);
+il_sub *il_sub_next_touched(const il_sub *sub);
+
+/* A subscription's changes: rows added and rows removed, each of il_sub_arity values back
+ * to back, exactly the difference from its last delivered result (a row that came and
+ * went in between is in neither). Valid until the next call that changes the
+ * subscription. */
+typedef struct il_sub_delta {
+    const il_value *added;
+    size_t nadded;
+    const il_value *removed;
+    size_t nremoved;
+} il_sub_delta;
+/* The changes to deliver: those held (il_sub_hold) while any are, else those routed
+ * since il_sub_clear. */
+il_sub_delta il_sub_changes(const il_sub *sub);
+/* The changes were delivered (or given up): forgets the routed and the held ones. */
+void il_sub_clear(il_sub *sub);
+/* For an embedder that cannot deliver now (a client not reading): folds the routed
+ * changes into the held ones, netted (a row added now cancels a held removal), and
+ * clears the routed ones; il_sub_changes then returns the held changes until
+ * il_sub_clear. */
+void il_sub_hold(il_sub *sub);
+/* The rows held (added + removed). */
+size_t il_sub_held(const il_sub *sub);
+
+/* Families (maintained views) and subscriptions open on the engine; any thread. */
+void il_engine_subscriptions(il_engine *e, uint64_t *views, uint64_t *subs);
+
+/* Whether `text` is one standing query as a subscription may have it: a single `?` query
+ * (a script's statement: lines trimmed and joined) without limit(...) or sort
+ * annotations. Returns the statement's text (malloc'ed, NUL-terminated), or NULL and
+ * *why (malloc'ed) the reason, a phrase to follow the query's name ("must start with
+ * '?'", "does not parse: ..."). */
+char *il_standing_query(const char *text, size_t len, char **why);
 
 /* ---- precondition scopes ---- */
 typedef void (*il_name_fn)(void *ctx, const char *name);

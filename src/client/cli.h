@@ -32,6 +32,7 @@ typedef struct cli {
     /* The script being run (NULL in the REPL): its file and splitter, for positions. */
     cli_source *src;
     iql_script *script;
+    struct local_sub *local_subs; /* in-process standing queries (local_subs.c) */
 } cli;
 
 /* Runs one statement and prints its transcript lines (echo excluded); false when it

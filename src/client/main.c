@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "client/cli.h"
+#include "client/local_subs.h"
 #include "client/remote.h"
 #include "value/value.h"
 
@@ -126,6 +127,7 @@ int main(int argc, char **argv) {
     if (c.failed) status = 3;
     fflush(stdout);
     cli_remote_close(c.remote);
+    cli_local_subs_free(&c);
     if (e) il_engine_close(e);
     val_shutdown();
     return status;

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "client/cli.h"
+#include "client/local_subs.h"
 #include "client/remote.h"
 #include "client/source.h"
 #include "client/table.h"
@@ -284,6 +285,8 @@ bool cli_run_statement(cli *c, const char *stmt) {
     const bool *setting = bail_command(c, stmt);
     if (!setting) setting = mode_command(c, stmt);
     if (setting) return *setting;
+    bool subscribed;
+    if (cli_local_subs_command(c, stmt, &subscribed)) return subscribed;
     cli_reply *r = execute(c, stmt);
     if (!r) return false;
     bool ok = r->kind != IL_RESULT_ERROR && r->kind != IL_RESULT_PARSE_ERROR;
@@ -333,6 +336,7 @@ bool cli_run_statement(cli *c, const char *stmt) {
     }
     if (r->kind == IL_RESULT_PARSE_ERROR) point_at_error(c, r);
     cli_reply_free(r);
+    cli_local_subs_publish(c);
     return ok;
 }
 

@@ -7,7 +7,9 @@
 #include "base/intern.h"
 #include "iql/parser.h"
 #include "kg/kg.h"
+#include "store/backup.h"
 #include "store/store.h"
+#include "views/family.h"
 
 il_engine *il_engine_open(const char *data_dir, char **err) {
     return il_engine_open_recover(data_dir, IL_RECOVER_STRICT, err);
@@ -18,6 +20,7 @@ il_engine *il_engine_open_recover(const char *data_dir, il_recover_mode mode, ch
     il_engine *e = calloc(1, sizeof *e);
     if (!e) return NULL;
     e->started = time(NULL);
+    e->families = view_families_new();
     kg_graph_create(e, "default");
     if (data_dir && *data_dir) {
         /* e->store stays NULL during recovery, so replaying logs nothing again */
@@ -57,6 +60,31 @@ bool il_engine_set_backup(il_engine *e, const char *dir, il_backup_capture_fn ca
     return true;
 }
 
+/* The result of `.backup` and `.backup status` (meta.c runs them through these). */
+static il_result *backup_result(store_backup_reply *rep) {
+    il_result *r =
+        rep->ok ? res_message("%s", rep->lines[0]) : res_error("Backup error: %s", rep->lines[0]);
+    if (rep->ok && rep->lines[1]) res_add_line(r, rep->lines[1]);
+    store_backup_reply_free(rep);
+    return r;
+}
+
+il_result *il_backup_start(il_engine *e, const char *name) {
+    store_backup_reply rep;
+    store_backup_start(e->store, name, &rep);
+    return backup_result(&rep);
+}
+
+il_result *il_backup_poll(il_engine *e) {
+    store_backup_reply rep;
+    store_backup_status(e->store, &rep);
+    return backup_result(&rep);
+}
+
+bool il_backup_make_dirs(const char *path) {
+    return backup_make_dirs(path, NULL);
+}
+
 bool il_engine_sync(il_engine *e, char **err) {
     if (err) *err = NULL;
     return !e->store || store_sync(e->store, err);
@@ -86,6 +114,7 @@ uint64_t il_engine_log_syncs(il_engine *e) {
 
 void il_engine_close(il_engine *e) {
     if (!e) return;
+    view_families_free(e->families); /* their views, before the graphs they read */
     while (e->sessions.n) il_session_close(e->sessions.v[e->sessions.n - 1]);
     while (e->graphs.n) kg_graph_drop(e, e->graphs.v[e->graphs.n - 1]);
     il_vec_free(e->graphs);

@@ -549,16 +549,7 @@ il_result *kg_exec_meta(il_session *s, const iql_meta *m, il_arena *a) {
     case IQL_META_BACKUP:
     case IQL_META_BACKUP_STATUS: {
         /* an online export (src/store/backup.h): captured here, written in the background */
-        store_backup_reply rep;
-        if (m->kind == IQL_META_BACKUP)
-            store_backup_start(s->e->store, m->arg, &rep);
-        else
-            store_backup_status(s->e->store, &rep);
-        il_result *r =
-            rep.ok ? res_message("%s", rep.lines[0]) : res_error("Backup error: %s", rep.lines[0]);
-        if (rep.ok && rep.lines[1]) res_add_line(r, rep.lines[1]);
-        store_backup_reply_free(&rep);
-        return r;
+        return m->kind == IQL_META_BACKUP ? il_backup_start(s->e, m->arg) : il_backup_poll(s->e);
     }
     case IQL_META_STATUS: {
         il_result *r = res_message("Server Status");

@@ -144,16 +144,14 @@ typedef struct srv_server {
     unsigned nalive; /* connections not yet freed */
     unsigned nconns, nhttp, nws, nsessions, ndirty;
     char epoch[17];
-    struct srv_conn *conns;          /* every open connection, for shutdown */
-    struct srv_conn *busy;           /* connections with unreleased requests (the sweep's) */
-    struct srv_kgrev *kgrevs;        /* srv_revision.c: per-graph revisions (engine lock) */
-    uint64_t revision_stmt;          /* srv_revision.c: statements that changed some graph */
-    const char *revision_last;       /* the graph the last of them changed (a kgrevs name) */
-    uint64_t revision_base;          /* every graph's revision at start: the log position */
-    struct srv_conn *subscribers;    /* srv_subs.c: connections with subscriptions (engine lock) */
-    struct srv_family *sub_families; /* srv_subfam.c: the views of standing queries (engine lock) */
-    unsigned long nsub_views, nsubs_active; /* their number and members' (atomic, for metrics) */
-    struct srv_conn *sessions; /* srv_deliver.c: connections with open sessions (engine lock) */
+    struct srv_conn *conns;       /* every open connection, for shutdown */
+    struct srv_conn *busy;        /* connections with unreleased requests (the sweep's) */
+    struct srv_kgrev *kgrevs;     /* srv_revision.c: per-graph revisions (engine lock) */
+    uint64_t revision_stmt;       /* srv_revision.c: statements that changed some graph */
+    const char *revision_last;    /* the graph the last of them changed (a kgrevs name) */
+    uint64_t revision_base;       /* every graph's revision at start: the log position */
+    struct srv_conn *subscribers; /* srv_subs.c: connections with subscriptions (engine lock) */
+    struct srv_conn *sessions;    /* srv_deliver.c: connections with open sessions (engine lock) */
     struct srv_notify_log *notify;
     /* srv_deliver.c: notifications go to connections in paced rounds (loop thread). */
     uv_timer_t deliver_timer;
@@ -169,7 +167,6 @@ typedef struct srv_server {
     bool deliver_running;             /* a round is queued or running */
     bool deliver_again;               /* something was published meanwhile */
     uint64_t sub_graph_changes;       /* srv_notify_graph_changes when subscriptions last looked */
-    struct srv_member *sub_touched;   /* srv_subfam.c: members with rows not yet published */
     struct srv_group *groups_touched; /* srv_subgroup.c: groups of such members */
     const struct srv_conn
         *last_writer;                /* srv_pipeline.c lone_writer: compared, never dereferenced */

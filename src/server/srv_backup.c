@@ -1,7 +1,7 @@
 /* The server's part of online backup (srv_backup.h): the backup directory's place
  * relative to the data directory, and the identity store's file in every export. The
  * export itself (claim, snapshot, writer thread, manifest) is the engine's
- * (src/store/backup.h). */
+ * (il_backup_start, il_backup_poll). */
 #include "server/srv_backup.h"
 
 #include <errno.h>
@@ -10,8 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-
-#include "store/backup.h"
 
 /* The absolute, symlink-free form of a path whose last components may not exist yet. */
 static char *resolve(const char *path) {
@@ -66,7 +64,7 @@ bool srv_backup_prepare(const srv_config *cfg, char **dir, char *err, size_t err
                  "storage.backup_dir (%s) is inside the data directory (%s); keep exports "
                  "outside it",
                  backup, data);
-    } else if (!backup_make_dirs(backup, NULL)) {
+    } else if (!il_backup_make_dirs(backup)) {
         snprintf(err, errlen, "storage.backup_dir: cannot create %s: %s", backup, strerror(errno));
     } else {
         ok = true;

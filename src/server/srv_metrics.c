@@ -227,11 +227,13 @@ void srv_metrics_prometheus(srv_conn *c) {
     gauge(&b, "inputlayer_query_memory_budget_bytes",
           "storage.performance.max_total_query_memory_bytes (0 = none).",
           (long long)cfg->max_total_query_memory_bytes);
+    uint64_t sub_views = 0, subs_active = 0;
+    il_engine_subscriptions(s->engine, &sub_views, &subs_active);
     gauge(&b, "inputlayer_subscription_views",
           "Maintained views of standing queries (one per family of subscriptions).",
-          (long long)__atomic_load_n(&s->nsub_views, __ATOMIC_RELAXED));
+          (long long)sub_views);
     gauge(&b, "inputlayer_subscriptions_active", "Open standing-query subscriptions.",
-          (long long)__atomic_load_n(&s->nsubs_active, __ATOMIC_RELAXED));
+          (long long)subs_active);
     static const char *const GUARDS[] = {"overloaded", "deadline_exceeded", "cancelled",
                                          "memory_limit"};
     const uint64_t guard_counts[] = {LOAD(s->counters.overloaded),

@@ -12,11 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/arena.h"
-#include "iql/parser.h"
-#include "iql/script.h"
 #include "server/srv_authz.h"
-#include "server/srv_subfam.h"
 #include "server/srv_revision.h"
 #include "server/srv_subs.h"
 
@@ -97,14 +93,14 @@ srv_group_spec *srv_group_parse(json_t *root, char *why, size_t len) {
 /* ---- groups ---- */
 
 typedef struct gmember {
-    srv_member member; /* its place in its family (linked by address: never moves) */
+    il_sub *member; /* the engine's subscription */
     char *name;
     size_t name_len;
     uint32_t ncols;
-    char **cols;
 } gmember;
 
 typedef struct srv_group {
+    srv_sub_owner owner; /* SRV_SUB_GROUP: what il_sub_ctx of its members points to */
     struct srv_group *next;
     srv_conn *conn;
     struct srv_group *touched_next; /* in the server's groups_touched */
@@ -117,12 +113,10 @@ typedef struct srv_group {
     gmember m[];
 } srv_group;
 
-static void group_free(srv_server *s, srv_group *g) {
+static void group_free(srv_group *g) {
     for (uint32_t i = 0; i < g->n; i++) {
         gmember *gm = &g->m[i];
-        srv_member_leave(s, &gm->member);
-        for (uint32_t k = 0; k < gm->ncols; k++) free(gm->cols[k]);
-        free(gm->cols);
+        il_sub_close(gm->member);
         free(gm->name);
     }
     free(g);
@@ -143,7 +137,7 @@ static void remove_at(srv_conn *c, srv_group **pp) {
     srv_group *g = *pp;
     *pp = g->next;
     c->nsubs -= g->n;
-    group_free(c->srv, g);
+    group_free(g);
 }
 
 bool srv_group_unsubscribe(srv_conn *c, const char *name, size_t len) {
@@ -219,15 +213,6 @@ static void rowtext_free(rowtext *t) {
     free(t->end);
 }
 
-static void put_names(il_buf *b, char *const *names, uint32_t n) {
-    il_buf_putc(b, '[');
-    for (uint32_t i = 0; i < n; i++) {
-        if (i) il_buf_putc(b, ',');
-        il_json_str(b, names[i], strlen(names[i]));
-    }
-    il_buf_putc(b, ']');
-}
-
 static void send_buf(srv_conn *c, il_buf *b) {
     srv_ws_send(c, b->data, b->len);
     il_buf_clear(b);
@@ -292,44 +277,11 @@ static bool check_request(srv_conn *c, const srv_group_spec *g, refusal *r) {
 /* The member's query as one statement (the script reader's text, as `.subscribe` sees
  * it), malloc'ed: a single `?` query without limit/offset or sort annotations. */
 static char *check_query(const named_query *q, refusal *r) {
-    iql_script sc;
-    iql_script_init(&sc, q->query, q->query_len);
-    iql_script_item it;
-    char *text = NULL;
-    if (!iql_script_next(&sc, &it) || it.len == 0 || it.text[0] != '?')
-        refuse(r, "validation", "Query '%.*s' must start with '?'", QNAME(q));
-    else if (it.unterminated)
-        refuse(r, "validation",
-               "Query '%.*s' does not parse: unterminated statement (unbalanced delimiters)",
-               QNAME(q));
-    else
-        text = strndup(it.text, it.len);
-    if (text && iql_script_next(&sc, &it)) {
-        refuse(r, "validation", "Query '%.*s' must be a single query", QNAME(q));
-        free(text);
-        text = NULL;
-    }
-    iql_script_free(&sc);
-    if (!text) return NULL;
-    il_arena a;
-    il_arena_init(&a);
-    iql_stmt st;
-    const char *perr = NULL;
-    if (!iql_parse(&a, text, strlen(text), &st, &perr) || st.kind != IQL_STMT_QUERY) {
-        refuse(r, "validation", "Query '%.*s' does not parse: %s", QNAME(q),
-               perr ? perr : "not a query");
-    } else if (st.u.query.limit >= 0 || st.u.query.offset > 0 || st.u.query.nsort > 0) {
-        refuse(r, "validation",
-               "Query '%.*s' uses limit/offset or sort annotations, which a subscription "
-               "cannot have",
-               QNAME(q));
-    } else {
-        il_arena_destroy(&a);
-        return text;
-    }
-    il_arena_destroy(&a);
-    free(text);
-    return NULL;
+    char *why = NULL;
+    char *text = il_standing_query(q->query, q->query_len, &why);
+    if (!text) refuse(r, "validation", "Query '%.*s' %s", QNAME(q), why);
+    free(why);
+    return text;
 }
 
 /* Joins every member to its family; NULL (nothing joined) when a query is refused. Every
@@ -339,6 +291,7 @@ static srv_group *join_all(srv_conn *c, const srv_group_spec *g, refusal *r) {
     bool ok = true;
     for (uint32_t i = 0; i < g->n && ok; i++) ok = (texts[i] = check_query(&g->q[i], r)) != NULL;
     srv_group *grp = calloc(1, sizeof *grp + g->n * sizeof(gmember));
+    grp->owner = SRV_SUB_GROUP;
     grp->n = g->n;
     snprintf(grp->name, sizeof grp->name, "%s", g->subscription);
     snprintf(grp->kg, sizeof grp->kg, "%s", il_session_graph(c->session));
@@ -346,25 +299,24 @@ static srv_group *join_all(srv_conn *c, const srv_group_spec *g, refusal *r) {
     for (uint32_t i = 0; i < g->n && ok; i++) {
         const named_query *q = &g->q[i];
         gmember *gm = &grp->m[i];
-        const char *err = NULL;
-        ok = srv_member_join(c->srv, c->session, grp->kg, texts[i], strlen(texts[i]), &gm->member,
-                             &err);
+        char *err = NULL;
+        gm->member = il_subscribe(c->session, texts[i], strlen(texts[i]), grp, &err);
+        ok = gm->member != NULL;
         if (!ok) {
             refuse(r, "validation", "Query '%.*s': Cannot subscribe to this query: %s", QNAME(q),
                    err ? err : "unsupported query");
+            free(err);
             break;
         }
-        gm->member.group = grp;
         gm->name = malloc(q->name_len + 1);
         copy(gm->name, q->name, q->name_len);
         gm->name_len = q->name_len;
-        gm->ncols = srv_member_arity(&gm->member);
-        gm->cols = srv_subs_headers(c->session, texts[i], strlen(texts[i]), gm->ncols);
+        gm->ncols = il_sub_arity(gm->member);
     }
     for (uint32_t i = 0; i < g->n; i++) free(texts[i]);
     free(texts);
     if (!ok) {
-        group_free(c->srv, grp);
+        group_free(grp);
         return NULL;
     }
     return grp;
@@ -377,8 +329,8 @@ static bool snapshot_rows(srv_conn *c, const srv_group *grp, rowtext *t, size_t 
     int64_t cap = c->srv->cfg->max_result_rows;
     for (uint32_t i = 0; i < grp->n; i++) {
         const gmember *gm = &grp->m[i];
-        val_t *rows = NULL;
-        size_t n = srv_member_rows(&gm->member, &rows);
+        il_value *rows = NULL;
+        size_t n = il_sub_rows(gm->member, &rows);
         first[i] = t->n;
         if (cap > 0 && n > (uint64_t)cap) {
             free(rows);
@@ -412,7 +364,7 @@ static void put_snapshot(il_buf *b, const char *id, const srv_group *grp, const 
         il_buf_puts(b, i ? ",{\"name\":" : "{\"name\":");
         il_json_str(b, gm->name, gm->name_len);
         il_buf_puts(b, ",\"columns\":");
-        put_names(b, gm->cols, gm->ncols);
+        srv_subs_put_columns(b, gm->member);
         if (streamed) {
             il_buf_printf(b, ",\"row_count\":%zu", n);
         } else {
@@ -476,7 +428,7 @@ void srv_group_subscribe(srv_req *rq) {
     if (check_request(c, rq->group, &r) && (grp = join_all(c, rq->group, &r))) {
         first = malloc((grp->n + 1) * sizeof *first);
         if (!snapshot_rows(c, grp, &t, first, &r)) {
-            group_free(c->srv, grp);
+            group_free(grp);
             grp = NULL;
         }
     }
@@ -517,7 +469,7 @@ static void put_delta(il_buf *b, const srv_group *grp, const rowtext *t, const s
         il_buf_puts(b, i ? ",{\"name\":" : "{\"name\":");
         il_json_str(b, gm->name, gm->name_len);
         il_buf_printf(b, ",\"unchanged\":%s,\"columns\":", a == e ? "true" : "false");
-        put_names(b, gm->cols, gm->ncols);
+        srv_subs_put_columns(b, gm->member);
         if (streamed) {
             il_buf_printf(b, ",\"inserted_count\":%zu,\"retracted_count\":%zu}", r - a, e - r);
         } else {
@@ -538,13 +490,11 @@ static void send_delta(srv_conn *c, srv_group *grp, uint64_t revision) {
     memset(&t, 0, sizeof t);
     size_t *first = malloc((2 * grp->n + 1) * sizeof *first);
     for (uint32_t i = 0; i < grp->n; i++) {
-        const val_t *add, *rem;
-        size_t nadd, nrem;
-        srv_member_changes(&grp->m[i].member, &add, &nadd, &rem, &nrem);
+        il_sub_delta d = il_sub_changes(grp->m[i].member);
         first[2 * i] = t.n;
-        rowtext_add(&t, add, nadd, grp->m[i].ncols);
+        rowtext_add(&t, d.added, d.nadded, grp->m[i].ncols);
         first[2 * i + 1] = t.n;
-        rowtext_add(&t, rem, nrem, grp->m[i].ncols);
+        rowtext_add(&t, d.removed, d.nremoved, grp->m[i].ncols);
     }
     first[2 * grp->n] = t.n;
     grp->seq++;
@@ -625,10 +575,10 @@ static void reset_group(srv_conn *c, srv_group *grp, int64_t cap) {
 static void publish(srv_conn *c, srv_group *grp) {
     const gmember *failed = NULL;
     for (uint32_t i = 0; i < grp->n && !failed; i++)
-        if (srv_member_error(&grp->m[i].member)) failed = &grp->m[i];
+        if (il_sub_error(grp->m[i].member)) failed = &grp->m[i];
     if (failed) {
-        for (uint32_t i = 0; i < grp->n; i++) srv_member_hold(&grp->m[i].member);
-        if (!grp->errored) send_failure(c, grp, failed, srv_member_error(&failed->member));
+        for (uint32_t i = 0; i < grp->n; i++) il_sub_hold(grp->m[i].member);
+        if (!grp->errored) send_failure(c, grp, failed, il_sub_error(failed->member));
         grp->errored = true;
         return;
     }
@@ -637,8 +587,8 @@ static void publish(srv_conn *c, srv_group *grp) {
         /* Not reading: held, netted, until srv_subs_release; reset past max_result_rows. */
         size_t held = 0;
         for (uint32_t i = 0; i < grp->n; i++) {
-            srv_member_hold(&grp->m[i].member);
-            held += grp->m[i].member.nheld_add + grp->m[i].member.nheld_rem;
+            il_sub_hold(grp->m[i].member);
+            held += il_sub_held(grp->m[i].member);
         }
         int64_t cap = c->srv->cfg->max_result_rows;
         if (cap > 0 && held > (uint64_t)cap) reset_group(c, grp, cap);
@@ -647,16 +597,13 @@ static void publish(srv_conn *c, srv_group *grp) {
     bool changed = false;
     for (uint32_t i = 0; i < grp->n; i++) {
         gmember *gm = &grp->m[i];
-        if (srv_member_holds(&gm->member)) srv_member_hold(&gm->member);
-        const val_t *add, *rem;
-        size_t nadd, nrem;
-        srv_member_changes(&gm->member, &add, &nadd, &rem, &nrem);
-        changed |= nadd || nrem;
+        if (il_sub_held(gm->member)) il_sub_hold(gm->member);
+        il_sub_delta d = il_sub_changes(gm->member);
+        changed |= d.nadded || d.nremoved;
     }
     if (changed) send_delta(c, grp, srv_revision(c->srv, grp->kg));
     for (uint32_t i = 0; i < grp->n; i++) {
-        srv_member_clear(&grp->m[i].member);
-        srv_member_drop_held(&grp->m[i].member);
+        il_sub_clear(grp->m[i].member);
     }
 }
 

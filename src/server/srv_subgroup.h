@@ -2,7 +2,7 @@
  * under one subscription name. The reply is one `snapshot` in which every member is exact
  * at one revision; then every publish that changed any member sends one
  * `subscription_group_delta` listing all members in order. Each member is a family
- * member (srv_subfam.h) exactly like a `.subscribe`, so groups and single subscriptions
+ * member (il_subscribe) exactly like a `.subscribe`, so groups and single subscriptions
  * share views, revisions and the name space. Everything but srv_group_parse runs in
  * jobs with the engine lock held. */
 #ifndef IL_SERVER_SRV_SUBGROUP_H

@@ -1,8 +1,8 @@
-/* Standing queries: `.subscribe` joins the connection to its query's family view
- * (srv_subfam.h) and answers with the snapshot and `subscribed{subscription, generation,
- * revision}`; after each request every subscription whose rows changed gets one
- * `subscription_delta` (docs/server.md, "Standing queries"), carrying the graph's
- * revision (srv_revision.h). */
+/* Standing queries: `.subscribe` subscribes the connection to its query (il_subscribe,
+ * whose family shares one maintained view) and answers with the snapshot and
+ * `subscribed{subscription, generation, revision}`; after each request every subscription whose
+ * rows changed gets one `subscription_delta` (docs/server.md, "Standing queries"), carrying the
+ * graph's revision (srv_revision.h). */
 #include "server/srv_subs.h"
 
 #include <ctype.h>
@@ -11,37 +11,30 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/arena.h"
-#include "iql/parser.h"
-#include "kg/kg.h"
 #include "server/srv_authz.h"
 #include "server/srv_notify.h"
 #include "server/srv_pipeline.h"
 #include "server/srv_revision.h"
 #include "server/srv_rows.h"
-#include "server/srv_subfam.h"
 #include "server/srv_subgroup.h"
 #include "value/print.h"
 
 #define NAME_MAX_LEN 128
 
 typedef struct srv_sub {
+    srv_sub_owner owner; /* SRV_SUB_SINGLE: what il_sub_ctx of `member` points to */
     struct srv_sub *next;
     srv_conn *conn;
-    srv_member member; /* its place in its family's view */
+    il_sub *member; /* the engine's subscription */
     char name[NAME_MAX_LEN + 1];
     char kg[SRV_KG_NAME_MAX + 1];
     uint64_t generation, seq;
-    uint32_t ncols;
-    char **cols;
     bool errored; /* the view's error was reported */
     bool denied;  /* its user may not read its graph (the error was sent) */
 } srv_sub;
 
-static void sub_free(srv_server *s, srv_sub *sb) {
-    srv_member_leave(s, &sb->member);
-    for (uint32_t i = 0; i < sb->ncols; i++) free(sb->cols[i]);
-    free(sb->cols);
+static void sub_free(srv_sub *sb) {
+    il_sub_close(sb->member);
     free(sb);
 }
 
@@ -70,7 +63,7 @@ void srv_subs_drop_all(srv_conn *c) {
     while (c->subs) {
         srv_sub *sb = c->subs;
         c->subs = sb->next;
-        sub_free(c->srv, sb);
+        sub_free(sb);
     }
     c->nsubs = 0;
     set_subscriber(c, false);
@@ -125,13 +118,19 @@ static void val_row(il_buf *b, const void *src, size_t i) {
     srv_subs_put_row(b, v->rows + i * v->arity, v->arity);
 }
 
-static void put_columns(il_buf *b, const srv_sub *sb) {
-    il_buf_puts(b, ",\"columns\":[");
-    for (uint32_t i = 0; i < sb->ncols; i++) {
+void srv_subs_put_columns(il_buf *b, const il_sub *sub) {
+    il_buf_putc(b, '[');
+    for (uint32_t i = 0, n = il_sub_arity(sub); i < n; i++) {
         if (i) il_buf_putc(b, ',');
-        il_json_str(b, sb->cols[i], strlen(sb->cols[i]));
+        const char *col = il_sub_column(sub, i);
+        il_json_str(b, col, strlen(col));
     }
     il_buf_putc(b, ']');
+}
+
+static void put_columns(il_buf *b, const srv_sub *sb) {
+    il_buf_puts(b, ",\"columns\":");
+    srv_subs_put_columns(b, sb->member);
 }
 
 static void send_message(srv_conn *c, const char *id, const char *line) {
@@ -144,32 +143,6 @@ static void send_message(srv_conn *c, const char *id, const char *line) {
                     "\"execution_time_ms\":0,\"errors\":[],\"result_kind\":\"message\"}");
     srv_ws_send(c, b.data, b.len);
     il_buf_free(&b);
-}
-
-char **srv_subs_headers(il_session *ses, const char *q, size_t len, uint32_t arity) {
-    il_arena a;
-    il_arena_init(&a);
-    iql_stmt st;
-    const char *perr;
-    char **cols = calloc(arity + 1, sizeof *cols);
-    query_shape shape;
-    memset(&shape, 0, sizeof shape);
-    bool ok = iql_parse(&a, q, len, &st, &perr) && st.kind == IQL_STMT_QUERY;
-    if (ok) {
-        kg_query_opts opts = {.with_session = false};
-        kg_query_shape(ses, &st.u.query, opts, &a, &shape);
-    }
-    for (uint32_t i = 0; i < arity; i++) {
-        if (ok && i < shape.rule.head.nargs && shape.headers[i]) {
-            cols[i] = strdup(shape.headers[i]);
-        } else {
-            char name[32];
-            snprintf(name, sizeof name, "col%u", i);
-            cols[i] = strdup(name);
-        }
-    }
-    il_arena_destroy(&a);
-    return cols;
 }
 
 static void subscribe(srv_conn *c, const char *id, const char *name, size_t nlen, const char *q,
@@ -193,32 +166,31 @@ static void subscribe(srv_conn *c, const char *id, const char *name, size_t nlen
         srv_send_error(c, id, "validation", "Usage: .subscribe <name> ?<query>");
         return;
     }
-    const char *err = NULL;
+    char *err = NULL;
     srv_sub *sb = calloc(1, sizeof *sb);
+    sb->owner = SRV_SUB_SINGLE;
     sb->conn = c;
-    if (!srv_member_join(c->srv, c->session, il_session_graph(c->session), q, (size_t)(end - q),
-                         &sb->member, &err)) {
+    sb->member = il_subscribe(c->session, q, (size_t)(end - q), sb, &err);
+    if (!sb->member) {
         snprintf(msg, sizeof msg, "Cannot subscribe to this query: %s",
                  err ? err : "unsupported query");
         srv_send_error(c, id, "validation", msg);
+        free(err);
         free(sb);
         return;
     }
-    sb->member.owner = sb;
     memcpy(sb->name, name, nlen);
     snprintf(sb->kg, sizeof sb->kg, "%s", il_session_graph(c->session));
-    uint32_t arity = srv_member_arity(&sb->member);
-    sb->cols = srv_subs_headers(c->session, q, (size_t)(end - q), arity);
-    sb->ncols = arity;
-    val_t *rows = NULL;
-    size_t n = srv_member_rows(&sb->member, &rows);
+    uint32_t arity = il_sub_arity(sb->member);
+    il_value *rows = NULL;
+    size_t n = il_sub_rows(sb->member, &rows);
     int64_t cap = c->srv->cfg->max_result_rows;
     if (cap > 0 && n > (uint64_t)cap) {
         snprintf(msg, sizeof msg, "Subscription result has %zu rows, over max_result_rows (%lld)",
                  n, (long long)cap);
         srv_send_error(c, id, "validation", msg);
         free(rows);
-        sub_free(c->srv, sb);
+        sub_free(sb);
         return;
     }
     /* Over 1 MiB the snapshot is streamed (result_start with `subscribed`, chunks,
@@ -228,7 +200,7 @@ static void subscribe(srv_conn *c, const char *id, const char *name, size_t nlen
     if (!srv_rows_encode(&enc, val_row, &src, n, msg, sizeof msg)) {
         free(rows);
         srv_send_error(c, id, "internal", msg);
-        sub_free(c->srv, sb);
+        sub_free(sb);
         return;
     }
     free(rows);
@@ -286,7 +258,7 @@ static void unsubscribe(srv_conn *c, const char *id, const char *name, size_t nl
         c->nsubs--;
         if (!c->nsubs) set_subscriber(c, false);
         snprintf(msg, sizeof msg, "Unsubscribed '%s'.", sb->name);
-        sub_free(c->srv, sb);
+        sub_free(sb);
         send_message(c, id, msg);
         return;
     }
@@ -342,7 +314,7 @@ static void reset(srv_conn *c, srv_sub *sb, const char *message) {
             break;
         }
     c->nsubs--;
-    sub_free(c->srv, sb);
+    sub_free(sb);
     if (!c->nsubs) set_subscriber(c, false);
 }
 
@@ -376,7 +348,7 @@ static void delta_chunks(srv_conn *c, const srv_sub *sb, const srv_rows *r, bool
  * limit: the subscription was reset instead. */
 static bool send_delta(srv_conn *c, srv_sub *sb, uint64_t revision, const val_t *add, size_t nadd,
                        const val_t *rem, size_t nrem) {
-    uint32_t arity = srv_member_arity(&sb->member);
+    uint32_t arity = il_sub_arity(sb->member);
     srv_rows ins, ret;
     val_rows a = {add, arity}, r = {rem, arity};
     char msg[256];
@@ -476,7 +448,7 @@ bool srv_subs_may_read(srv_conn *c, const char *kg) {
  * in the connection's revision order). */
 static void deliver(srv_server *s, srv_sub *sb) {
     srv_conn *c = sb->conn;
-    srv_member *m = &sb->member;
+    il_sub *m = sb->member;
     /* Read access is asked before every push: a revoked grant stops deltas at once. The
      * subscription keeps its last delivered result, and gets what changed meanwhile if
      * access comes back. */
@@ -485,9 +457,9 @@ static void deliver(srv_server *s, srv_sub *sb) {
     sb->denied = !may_read;
     bool backpressured = srv_subs_must_hold(c);
     if (backpressured || !may_read) {
-        srv_member_hold(m);
+        il_sub_hold(m);
         int64_t cap = s->cfg->max_result_rows;
-        if (cap > 0 && m->nheld_add + m->nheld_rem > (uint64_t)cap) {
+        if (cap > 0 && il_sub_held(m) > (uint64_t)cap) {
             char msg[300];
             snprintf(msg, sizeof msg,
                      "Subscription '%s' fell more than %lld changed rows behind while its "
@@ -497,16 +469,12 @@ static void deliver(srv_server *s, srv_sub *sb) {
         }
         return;
     }
-    if (srv_member_holds(m)) srv_member_hold(m);
-    const val_t *add, *rem;
-    size_t nadd, nrem;
-    srv_member_changes(m, &add, &nadd, &rem, &nrem);
-    bool sent =
-        nadd || nrem ? send_delta(c, sb, srv_revision(s, sb->kg), add, nadd, rem, nrem) : true;
-    if (sent) {
-        srv_member_drop_held(m);
-        srv_member_clear(m);
-    }
+    if (il_sub_held(m)) il_sub_hold(m);
+    il_sub_delta d = il_sub_changes(m);
+    bool sent = d.nadded || d.nremoved ? send_delta(c, sb, srv_revision(s, sb->kg), d.added,
+                                                    d.nadded, d.removed, d.nremoved)
+                                       : true;
+    if (sent) il_sub_clear(m);
 }
 
 typedef struct release_job {
@@ -556,7 +524,7 @@ void srv_subs_release(srv_conn *c) {
     __atomic_store_n(&c->holds_deltas, false, __ATOMIC_SEQ_CST);
     for (srv_sub *sb = c->subs, *next; sb; sb = next) {
         next = sb->next;
-        if (srv_member_holds(&sb->member)) deliver(c->srv, sb);
+        if (il_sub_held(sb->member)) deliver(c->srv, sb);
     }
     srv_groups_publish(c);
 }
@@ -573,7 +541,7 @@ static void leave_other_graphs(srv_conn *c) {
         }
         *pp = sb->next;
         c->nsubs--;
-        sub_free(c->srv, sb);
+        sub_free(sb);
     }
     srv_groups_leave_graph(c, kg);
     if (!c->nsubs) set_subscriber(c, false);
@@ -595,21 +563,20 @@ void srv_subs_publish(srv_server *s, srv_conn *own) {
     /* Only the members that got rows are visited (and the groups they belong to), so a
      * write costs what it changed, not the number of subscriptions. */
     bool error_changed = false;
-    for (srv_member *m = srv_families_route(s, &error_changed), *next; m; m = next) {
-        next = m->touched_next;
-        if (m->group) {
-            srv_group_touched(s, m->group);
-            continue;
-        }
-        srv_sub *sb = m->owner;
-        deliver(s, sb);
+    for (il_sub *m = il_subs_route(s->engine, &error_changed), *next; m; m = next) {
+        next = il_sub_next_touched(m);
+        srv_sub_owner *owner = il_sub_ctx(m);
+        if (*owner == SRV_SUB_GROUP)
+            srv_group_touched(s, owner);
+        else
+            deliver(s, (srv_sub *)owner);
     }
     srv_groups_publish_touched(s);
     if (!error_changed) return;
     /* A view failed or works again: every subscription is told, every group published. */
     for (srv_conn *c = s->subscribers; c; c = c->next_subscriber) {
         for (srv_sub *sb = c->subs; sb; sb = sb->next) {
-            const char *e = srv_member_error(&sb->member);
+            const char *e = il_sub_error(sb->member);
             if (e && !sb->errored) send_sub_error(c, sb, e);
             sb->errored = e != NULL;
         }

@@ -1,6 +1,6 @@
 /* Standing queries over /ws (`.subscribe NAME ?query`, `.unsubscribe NAME`): each
- * subscription is a member of a family that shares one maintained view (src/views,
- * srv_subfam.h) of the connection's knowledge graph over persistent data only. After
+ * subscription is the engine's (il_subscribe: a member of a family that shares one
+ * maintained view of the connection's knowledge graph over persistent data only). After
  * every request the server publishes, to each subscriber whose rows changed, one
  * `subscription_delta` with the inserted and retracted rows, a per-graph revision and a
  * per-subscription seq. Switching graph or closing the connection drops the
@@ -36,6 +36,9 @@ void srv_subs_release_later(srv_conn *c);
 void srv_subs_free(srv_server *s);
 
 /* ---- shared with subscription groups (srv_subgroup.h); engine lock held ---- */
+/* What the ctx of an engine subscription (il_sub_ctx) points to: a single subscription
+ * (srv_subs.c) or a group (srv_subgroup.c), each beginning with this. */
+typedef enum srv_sub_owner { SRV_SUB_SINGLE, SRV_SUB_GROUP } srv_sub_owner;
 /* Whether the name matches [A-Za-z0-9_.:-]{1,128}. */
 bool srv_subs_name_ok(const char *name, size_t len);
 /* Whether c has a subscription or a group of that name (one name space). */
@@ -43,9 +46,8 @@ bool srv_subs_name_taken(const srv_conn *c, const char *name, size_t len);
 /* Whether c may open `more` subscriptions (a group counts once per member query); else
  * false with the error text in msg. */
 bool srv_subs_room(const srv_conn *c, unsigned more, char *msg, size_t len);
-/* The column headers of `?query` as a query over persistent data names them: arity
- * malloc'ed strings. */
-char **srv_subs_headers(il_session *ses, const char *query, size_t len, uint32_t arity);
+/* Appends the subscription's column headers as a JSON array. */
+void srv_subs_put_columns(il_buf *b, const il_sub *sub);
 /* Appends one row as a JSON array. */
 void srv_subs_put_row(il_buf *b, const val_t *row, uint32_t arity);
 /* In a job with a delta for c: whether c is not reading (its subscriptions then hold

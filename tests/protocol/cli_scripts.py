@@ -17,7 +17,8 @@ server binary), through a real server at its default limits (servers of their ow
   the rows it had; one cut by the query's own limit(N) is not;
 * a parse error points at the file line and column (`   --> FILE:LINE:COL`, the source
   line and a caret) for an unclosed paren, an unclosed string and a bad head, and the
-  statements after it run (here in process too)."""
+  statements after it run (here in process too);
+* `.subscribe` in process (`--local`) prints the snapshot and then each delta."""
 
 import concurrent.futures
 import os
@@ -305,6 +306,63 @@ async def t_cut_result_warning(binary):
         assert "cut at 50 of its 200 rows" in err, err
 
 
+LOCAL_SUBSCRIBE = """+edge[(1, 2), (2, 3)]
++path(X, Y) <- edge(X, Y)
++path(X, Z) <- path(X, Y), edge(Y, Z)
+.subscribe p ?path(1, Y)
+.subscribe q ?path(2, Y)
+.subscribe p ?edge(X, Y)
++edge(3, 4)
+-edge(1, 2)
+.unsubscribe p
++edge(1, 5)
+.subscribe bad ?edge(X, Y), limit(1)
+.kg create other
++e(1)
+.subscribe o ?e(X)
+.kg use default
+.kg drop other
++e(2)
+"""
+
+
+async def t_local_subscribe(binary):
+    """`.subscribe` in process prints the snapshot, then after each statement the delta
+    of every subscription it changed (keyed members each get only their key's rows);
+    `.unsubscribe` stops them; refusals fail the statement; a subscription whose graph
+    is dropped gets its last delta and then says it failed, once."""
+    st, out, err = run_client(binary, ["--local"], LOCAL_SUBSCRIBE)
+    lines = [l for l in out.splitlines() if not l.startswith("> ")]
+    want = [
+        "Inserted 2 fact(s) into 'edge'.",
+        "Rule 'path' registered.",
+        "Rule 'path' registered.",
+        "Subscribed 'p' (1, Y): 2 rows", "  (1, 2)", "  (1, 3)",
+        "Subscribed 'q' (2, Y): 1 row", "  (2, 3)",
+        "Subscription 'p' already exists",
+        "Inserted 1 fact(s) into 'edge'.",
+        "Subscription 'p' delta 1: 1 inserted, 0 retracted", "  +(1, 4)",
+        "Subscription 'q' delta 1: 1 inserted, 0 retracted", "  +(2, 4)",
+        "Deleted 1 facts from 'edge'.",
+        "Subscription 'p' delta 2: 0 inserted, 3 retracted", "  -(1, 2)", "  -(1, 3)",
+        "  -(1, 4)",
+        "Unsubscribed 'p'.",
+        "Inserted 1 fact(s) into 'edge'.",
+        "Cannot subscribe to this query: view maintenance does not support :limit or "
+        ":offset yet",
+        "Knowledge graph 'other' created.", "Switched to knowledge graph: other",
+        "Inserted 1 fact(s) into 'e'.",
+        "Subscribed 'o' (X): 1 row", "  (1)",
+        "Switched to knowledge graph: default",
+        "Knowledge graph 'other' dropped.",
+        "Subscription 'o' delta 1: 0 inserted, 1 retracted", "  -(1)",
+        "Subscription 'o' failed: the knowledge graph was dropped",
+        "Inserted 1 fact(s) into 'e'.",
+    ]
+    assert lines == want, (lines, err)
+    assert st == 1 and "17 statement(s) run, 2 failed" in err, (st, err)
+
+
 TESTS = [t_six_hundred_inserts, t_hundred_thousand_in_batches, t_errors_exit_status_and_bail,
          t_script_from_stdin, t_lost_connection_stops, t_many_scripts_from_one_address, t_error_positions,
-         t_output_modes, t_cut_result_warning]
+         t_output_modes, t_cut_result_warning, t_local_subscribe]

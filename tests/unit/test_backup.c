@@ -447,3 +447,46 @@ Test(backup, restore_refusals) {
     char *err = NULL;
     cr_assert(il_backup_restore(path("backups/b1"), path("fine"), NULL, &err), "%s", err);
 }
+
+static char *lines_of(il_result *r, il_result_kind *kind) {
+    *kind = il_result_kind_of(r);
+    il_buf b;
+    il_buf_init(&b);
+    for (size_t i = 0; i < il_result_nlines(r); i++)
+        il_buf_printf(&b, "%s%s", i ? "\n" : "", il_result_line(r, i));
+    il_result_free(r);
+    return il_buf_take(&b);
+}
+
+/* il_backup_start and il_backup_poll answer as `.backup` and `.backup status` do, with
+ * no statement: refused without a directory, then an export made and reported. */
+Test(backup, start_and_poll_through_the_api) {
+    open_engine("data");
+    il_result_kind kind;
+    char *msg = lines_of(il_backup_poll(E), &kind);
+    cr_assert(kind == IL_RESULT_ERROR && strstr(msg, "storage.backup_dir"), "%s", msg);
+    free(msg);
+    msg = lines_of(il_backup_start(E, "b1"), &kind);
+    cr_assert(kind == IL_RESULT_ERROR && strstr(msg, "Backup error: "), "%s", msg);
+    free(msg);
+    cr_assert(il_backup_make_dirs(path("made/backups")));
+    cr_assert(exists(path("made/backups")));
+    for (size_t i = 0; i < sizeof SCRIPT / sizeof *SCRIPT; i++) run(SCRIPT[i]);
+    cr_assert(il_engine_set_backup(E, path("made/backups"), NULL, NULL));
+    msg = lines_of(il_backup_start(E, "b1"), &kind);
+    cr_assert(kind == IL_RESULT_MESSAGE && strncmp(msg, "Exporting the checkpoint", 24) == 0, "%s",
+              msg);
+    free(msg);
+    for (int i = 0; i < 20000; i++) {
+        msg = lines_of(il_backup_poll(E), &kind);
+        cr_assert(kind == IL_RESULT_MESSAGE, "%s", msg);
+        if (strncmp(msg, "Export running", 14) != 0) break;
+        free(msg);
+        msg = NULL;
+        usleep(1000);
+    }
+    cr_assert(msg && strncmp(msg, "Last export complete: revision 10 in ", 37) == 0, "%s", msg);
+    free(msg);
+    cr_assert(exists(path("made/backups/b1/inputlayer-backup.json")));
+    close_engine();
+}

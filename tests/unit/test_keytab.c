@@ -1,4 +1,4 @@
-/* Tests of srv_keytab.c, the value-keyed hash table under the server's subscription
+/* Tests of views/keytab.c, the value-keyed hash table under the subscription
  * families and row groups: entries are found by key after the buckets have doubled many
  * times, equal hashes with other keys are told apart, removal unlinks only the entry it
  * names, and a key of no values (a family without key columns) works too. */
@@ -6,11 +6,11 @@
 #include <stddef.h>
 #include <stdlib.h>
 
-#include "server/srv_keyrows.h"
-#include "server/srv_keytab.h"
+#include "views/keyrows.h"
+#include "views/keytab.h"
 
 typedef struct entry {
-    srv_keynode node;
+    view_keynode node;
     int payload;
     val_t key[2];
 } entry;
@@ -19,24 +19,24 @@ static entry *entry_new(int64_t a, int64_t b, int payload) {
     entry *e = calloc(1, sizeof *e);
     e->key[0] = val_int(a);
     e->key[1] = val_int(b);
-    e->node.hash = srv_key_hash(e->key, 2);
+    e->node.hash = view_key_hash(e->key, 2);
     e->payload = payload;
     return e;
 }
 
-static entry *find(const srv_keytab *t, int64_t a, int64_t b) {
+static entry *find(const view_keytab *t, int64_t a, int64_t b) {
     val_t key[2] = {val_int(a), val_int(b)};
-    return (entry *)srv_keytab_find(t, key, srv_key_hash(key, 2));
+    return (entry *)view_keytab_find(t, key, view_key_hash(key, 2));
 }
 
 Test(keytab, finds_every_entry_after_growing) {
-    srv_keytab t;
-    srv_keytab_init(&t, 2, 2, offsetof(entry, key));
+    view_keytab t;
+    view_keytab_init(&t, 2, 2, offsetof(entry, key));
     enum { N = 5000 };
     entry **all = malloc(N * sizeof *all);
     for (int i = 0; i < N; i++) {
         all[i] = entry_new(i, -i, i);
-        srv_keytab_add(&t, &all[i]->node);
+        view_keytab_add(&t, &all[i]->node);
     }
     cr_assert_eq(t.n, N);
     cr_assert_geq(t.nbuckets, N, "the buckets doubled with the entries");
@@ -49,51 +49,51 @@ Test(keytab, finds_every_entry_after_growing) {
     cr_assert_null(find(&t, N, -N));
     for (int i = 0; i < N; i++) free(all[i]);
     free(all);
-    srv_keytab_free(&t);
+    view_keytab_free(&t);
 }
 
 Test(keytab, an_equal_hash_with_another_key_is_not_a_match) {
-    srv_keytab t;
-    srv_keytab_init(&t, 4, 2, offsetof(entry, key));
+    view_keytab t;
+    view_keytab_init(&t, 4, 2, offsetof(entry, key));
     entry *a = entry_new(1, 2, 1), *b = entry_new(3, 4, 2);
     b->node.hash = a->node.hash; /* forced into one chain */
-    srv_keytab_add(&t, &a->node);
-    srv_keytab_add(&t, &b->node);
+    view_keytab_add(&t, &a->node);
+    view_keytab_add(&t, &b->node);
     cr_assert_eq(find(&t, 1, 2), a);
     val_t key[2] = {val_int(3), val_int(4)};
-    cr_assert_eq((entry *)srv_keytab_find(&t, key, a->node.hash), b);
+    cr_assert_eq((entry *)view_keytab_find(&t, key, a->node.hash), b);
     cr_assert_null(find(&t, 3, 4), "the key's own hash leads elsewhere");
     free(a);
     free(b);
-    srv_keytab_free(&t);
+    view_keytab_free(&t);
 }
 
 Test(keytab, remove_unlinks_only_that_entry) {
-    srv_keytab t;
-    srv_keytab_init(&t, 1, 2, offsetof(entry, key));
+    view_keytab t;
+    view_keytab_init(&t, 1, 2, offsetof(entry, key));
     entry *e[3] = {entry_new(1, 1, 1), entry_new(2, 2, 2), entry_new(3, 3, 3)};
-    for (int i = 0; i < 3; i++) srv_keytab_add(&t, &e[i]->node);
-    srv_keytab_remove(&t, &e[1]->node);
+    for (int i = 0; i < 3; i++) view_keytab_add(&t, &e[i]->node);
+    view_keytab_remove(&t, &e[1]->node);
     cr_assert_eq(t.n, 2);
     cr_assert_null(find(&t, 2, 2));
     cr_assert_eq(find(&t, 1, 1), e[0]);
     cr_assert_eq(find(&t, 3, 3), e[2]);
-    srv_keytab_remove(&t, &e[0]->node);
-    srv_keytab_remove(&t, &e[2]->node);
+    view_keytab_remove(&t, &e[0]->node);
+    view_keytab_remove(&t, &e[2]->node);
     cr_assert_eq(t.n, 0);
     cr_assert_null(find(&t, 1, 1));
     for (int i = 0; i < 3; i++) free(e[i]);
-    srv_keytab_free(&t);
+    view_keytab_free(&t);
 }
 
 Test(keytab, a_key_of_no_values) {
-    srv_keytab t;
-    srv_keytab_init(&t, 8, 0, offsetof(entry, key));
+    view_keytab t;
+    view_keytab_init(&t, 8, 0, offsetof(entry, key));
     entry *e = entry_new(0, 0, 7);
     val_t none = val_int(5); /* what the key pointer points at is never read */
-    e->node.hash = srv_key_hash(&none, 0);
-    srv_keytab_add(&t, &e->node);
-    cr_assert_eq((entry *)srv_keytab_find(&t, &none, srv_key_hash(&none, 0)), e);
+    e->node.hash = view_key_hash(&none, 0);
+    view_keytab_add(&t, &e->node);
+    cr_assert_eq((entry *)view_keytab_find(&t, &none, view_key_hash(&none, 0)), e);
     free(e);
-    srv_keytab_free(&t);
+    view_keytab_free(&t);
 }

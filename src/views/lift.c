@@ -1,8 +1,8 @@
-/* Lifting a standing query's goal constants (srv_sublift.h). The rewrite is done on the
+/* Lifting a standing query's goal constants (lift.h). The rewrite is done on the
  * text, so that everything else reaches the view exactly as the client wrote it (the
  * tree printer would turn the float 2.0 into 2), and then checked by parsing the result:
  * any doubt leaves the query as written, which is always correct, only unshared. */
-#include "server/srv_sublift.h"
+#include "views/lift.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -90,7 +90,7 @@ static bool same_but_lifted(il_arena *a, const il_buf *text, const iql_query *or
     return k == nkeys;
 }
 
-void srv_sublift(const char *query, size_t len, srv_lifted *out) {
+void view_lift(const char *query, size_t len, view_lifted *out) {
     while (len && iql_lex_space((unsigned char)*query)) query++, len--;
     while (len && iql_lex_space((unsigned char)query[len - 1])) len--;
     memset(out, 0, sizeof *out);
@@ -124,7 +124,7 @@ void srv_sublift(const char *query, size_t len, srv_lifted *out) {
     il_arena_destroy(&a);
 }
 
-void srv_lifted_free(srv_lifted *l) {
+void view_lifted_free(view_lifted *l) {
     free(l->text);
     free(l->cols);
     free(l->consts);

@@ -1,9 +1,9 @@
-/* Families of standing queries (srv_subfam.h): one maintained view per family and a hash
+/* Families of standing queries (family.h): one maintained view per family and a hash
  * index from key to members. A row reaches a member when each key column of the row
  * matches the member's constant the way an atom's constant argument matches a stored
  * value (exec_const_matches: numbers numerically, so the int key 2 also gets the stored
  * 2.0), which is exactly the row set the member's own query has. */
-#include "server/srv_subfam.h"
+#include "views/family.h"
 
 #include <math.h>
 #include <stddef.h>
@@ -11,46 +11,47 @@
 #include <string.h>
 
 #include "exec/expr.h"
-#include "server/srv_keyrows.h"
-#include "server/srv_keytab.h"
-#include "server/srv_sublift.h"
+#include "views/keyrows.h"
+#include "views/keytab.h"
+#include "views/lift.h"
 #include "views/view.h"
 
-struct srv_keyslot {
-    srv_keynode node; /* in the family's slots */
-    srv_member *members;
+struct view_keyslot {
+    view_keynode node; /* in the family's slots */
+    il_sub *members;
     val_t consts[];
 };
 
-struct srv_family {
-    srv_family *next, *prev; /* in the server's list */
+struct view_family {
+    view_families *fs;
+    view_family *next, *prev; /* in fs's list */
     char *kg, *text;
     view_t *view;
     uint32_t nkeys;
     uint32_t *cols;
-    srv_keytab slots; /* by key */
+    view_keytab slots; /* by key */
     size_t nmembers;
-    bool failed;         /* its view had failed when srv_families_route last looked */
-    srv_keyrows *by_key; /* the view's rows by key, once a member asked for its rows */
+    bool failed;          /* its view had failed when view_families_route last looked */
+    view_keyrows *by_key; /* the view's rows by key, once a member asked for its rows */
 };
 
-static srv_keyslot *slot_for(srv_family *f, const val_t *consts) {
-    uint64_t h = srv_key_hash(consts, f->nkeys);
-    srv_keyslot *sl = (srv_keyslot *)srv_keytab_find(&f->slots, consts, h);
+static view_keyslot *slot_for(view_family *f, const val_t *consts) {
+    uint64_t h = view_key_hash(consts, f->nkeys);
+    view_keyslot *sl = (view_keyslot *)view_keytab_find(&f->slots, consts, h);
     if (sl) return sl;
     sl = calloc(1, sizeof *sl + f->nkeys * sizeof *consts);
     sl->node.hash = h;
     memcpy(sl->consts, consts, f->nkeys * sizeof *consts);
-    srv_keytab_add(&f->slots, &sl->node);
+    view_keytab_add(&f->slots, &sl->node);
     return sl;
 }
 
-static void drop_slot(srv_family *f, srv_keyslot *sl) {
-    srv_keytab_remove(&f->slots, &sl->node);
+static void drop_slot(view_family *f, view_keyslot *sl) {
+    view_keytab_remove(&f->slots, &sl->node);
     free(sl);
 }
 
-static bool row_matches(const srv_family *f, const val_t *row, const val_t *consts) {
+static bool row_matches(const view_family *f, const val_t *row, const val_t *consts) {
     for (uint32_t k = 0; k < f->nkeys; k++)
         if (!exec_const_matches(row[f->cols[k]], consts[k])) return false;
     return true;
@@ -65,10 +66,10 @@ static void append(val_t **rows, size_t *n, size_t *cap, const val_t *row, uint3
     (*n)++;
 }
 
-static void deliver(const srv_family *f, srv_keyslot *sl, const val_t *row, bool added,
-                    srv_member **touched) {
+static void deliver(const view_family *f, view_keyslot *sl, const val_t *row, bool added,
+                    il_sub **touched) {
     uint32_t arity = view_arity(f->view);
-    for (srv_member *m = sl->members; m; m = m->slot_next) {
+    for (il_sub *m = sl->members; m; m = m->slot_next) {
         if (!m->touched) {
             m->touched = true;
             m->touched_next = *touched;
@@ -81,39 +82,38 @@ static void deliver(const srv_family *f, srv_keyslot *sl, const val_t *row, bool
     }
 }
 
-static void route_row(srv_family *f, const val_t *row, bool added, val_t *key,
-                      srv_member **touched) {
+static void route_row(view_family *f, const val_t *row, bool added, val_t *key, il_sub **touched) {
     bool scan = false;
     for (uint32_t k = 0; k < f->nkeys; k++) {
-        srv_key_kind kind = srv_key_of(row[f->cols[k]], &key[k]);
-        if (kind == SRV_KEY_NONE) return;
-        scan |= kind == SRV_KEY_SCAN;
+        view_key_kind kind = view_key_of(row[f->cols[k]], &key[k]);
+        if (kind == VIEW_KEY_NONE) return;
+        scan |= kind == VIEW_KEY_SCAN;
     }
     if (!scan) {
-        srv_keyslot *sl =
-            (srv_keyslot *)srv_keytab_find(&f->slots, key, srv_key_hash(key, f->nkeys));
+        view_keyslot *sl =
+            (view_keyslot *)view_keytab_find(&f->slots, key, view_key_hash(key, f->nkeys));
         if (sl && row_matches(f, row, sl->consts)) deliver(f, sl, row, added, touched);
         return;
     }
     for (size_t i = 0; i < f->slots.nbuckets; i++)
-        for (srv_keynode *e = f->slots.buckets[i]; e; e = e->next) {
-            srv_keyslot *sl = (srv_keyslot *)e;
+        for (view_keynode *e = f->slots.buckets[i]; e; e = e->next) {
+            view_keyslot *sl = (view_keyslot *)e;
             if (row_matches(f, row, sl->consts)) deliver(f, sl, row, added, touched);
         }
 }
 
-static void route_family(srv_family *f, srv_member **touched) {
+static void route_family(view_family *f, il_sub **touched) {
     val_t *add = NULL, *rem = NULL;
     size_t nadd = 0, nrem = 0;
     view_take_delta(f->view, &add, &nadd, &rem, &nrem);
     uint32_t arity = view_arity(f->view);
     if (f->by_key && view_error(f->view)) {
-        srv_keyrows_free(f->by_key); /* built again from whatever the view has next */
+        view_keyrows_free(f->by_key); /* built again from whatever the view has next */
         f->by_key = NULL;
     }
     if (f->by_key) {
-        for (size_t i = 0; i < nrem; i++) srv_keyrows_remove(f->by_key, rem + i * arity);
-        for (size_t i = 0; i < nadd; i++) srv_keyrows_add(f->by_key, add + i * arity);
+        for (size_t i = 0; i < nrem; i++) view_keyrows_remove(f->by_key, rem + i * arity);
+        for (size_t i = 0; i < nadd; i++) view_keyrows_add(f->by_key, add + i * arity);
     }
     val_t *key = calloc(f->nkeys + 1, sizeof *key);
     for (size_t i = 0; i < nadd; i++) route_row(f, add + i * arity, true, key, touched);
@@ -123,47 +123,48 @@ static void route_family(srv_family *f, srv_member **touched) {
     free(rem);
 }
 
-srv_member *srv_families_route(srv_server *s, bool *error_changed) {
-    for (srv_family *f = s->sub_families; f; f = f->next) {
-        route_family(f, &s->sub_touched);
+il_sub *view_families_route(view_families *fs, bool *error_changed) {
+    for (view_family *f = fs->list; f; f = f->next) {
+        route_family(f, &fs->touched);
         bool failed = view_error(f->view) != NULL;
         if (failed != f->failed) {
             f->failed = failed;
             *error_changed = true;
         }
     }
-    srv_member *touched = s->sub_touched;
-    s->sub_touched = NULL;
+    il_sub *touched = fs->touched;
+    fs->touched = NULL;
     return touched;
 }
 
-static srv_family *find_family(srv_server *s, const char *kg, const char *text) {
-    for (srv_family *f = s->sub_families; f; f = f->next)
+static view_family *find_family(view_families *fs, const char *kg, const char *text) {
+    for (view_family *f = fs->list; f; f = f->next)
         if (!view_error(f->view) && strcmp(f->kg, kg) == 0 && strcmp(f->text, text) == 0) return f;
     return NULL;
 }
 
-bool srv_member_join(srv_server *s, il_session *ses, const char *kg, const char *query, size_t len,
-                     srv_member *m, const char **err) {
-    srv_lifted l;
+il_sub *view_member_join(view_families *fs, il_session *ses, const char *kg, const char *query,
+                         size_t len, const char **err) {
+    view_lifted l;
     /* the key's strings are the member's own; the family's view interns for good */
     il_intern_scope *strings = il_intern_scope_new();
     il_intern_scope *previous = il_intern_scope_enter(strings);
-    srv_sublift(query, len, &l);
+    view_lift(query, len, &l);
     il_intern_scope_leave(previous);
-    srv_family *f = find_family(s, kg, l.text);
+    view_family *f = find_family(fs, kg, l.text);
     if (f) {
         /* What changed before the newcomer's snapshot belongs to the members already
-         * there (publishing normally took it already). */
-        route_family(f, &s->sub_touched);
+         * there (routing after each statement normally took it already). */
+        route_family(f, &fs->touched);
     } else {
         view_t *v = view_open(ses, l.text, err);
         if (!v) {
-            srv_lifted_free(&l);
+            view_lifted_free(&l);
             il_intern_scope_free(strings);
-            return false;
+            return NULL;
         }
         f = calloc(1, sizeof *f);
+        f->fs = fs;
         f->kg = strdup(kg);
         f->text = l.text;
         l.text = NULL;
@@ -171,54 +172,57 @@ bool srv_member_join(srv_server *s, il_session *ses, const char *kg, const char 
         f->nkeys = l.nkeys;
         f->cols = l.cols;
         l.cols = NULL;
-        srv_keytab_init(&f->slots, 8, f->nkeys, offsetof(srv_keyslot, consts));
+        view_keytab_init(&f->slots, 8, f->nkeys, offsetof(view_keyslot, consts));
         /* The view starts from its snapshot: nothing of it is a delta. */
         val_t *add = NULL, *rem = NULL;
         size_t nadd = 0, nrem = 0;
         view_take_delta(v, &add, &nadd, &rem, &nrem);
         free(add);
         free(rem);
-        f->next = s->sub_families;
+        f->next = fs->list;
         if (f->next) f->next->prev = f;
-        s->sub_families = f;
-        __atomic_fetch_add(&s->nsub_views, 1, __ATOMIC_RELAXED);
+        fs->list = f;
+        __atomic_fetch_add(&fs->nviews, 1, __ATOMIC_RELAXED);
     }
-    memset(m, 0, sizeof *m);
+    il_sub *m = calloc(1, sizeof *m);
+    m->fs = fs;
     m->fam = f;
     m->strings = strings;
     m->consts = calloc(f->nkeys + 1, sizeof *m->consts);
     if (f->nkeys) memcpy(m->consts, l.consts, f->nkeys * sizeof *m->consts);
-    srv_lifted_free(&l);
+    view_lifted_free(&l);
     m->slot = slot_for(f, m->consts);
     m->slot_next = m->slot->members;
     if (m->slot_next) m->slot_next->slot_prev = m;
     m->slot->members = m;
     f->nmembers++;
-    __atomic_fetch_add(&s->nsubs_active, 1, __ATOMIC_RELAXED);
-    return true;
+    __atomic_fetch_add(&fs->nmembers, 1, __ATOMIC_RELAXED);
+    return m;
 }
 
-static void close_family(srv_server *s, srv_family *f) {
+static void close_family(view_family *f) {
+    view_families *fs = f->fs;
     if (f->prev)
         f->prev->next = f->next;
     else
-        s->sub_families = f->next;
+        fs->list = f->next;
     if (f->next) f->next->prev = f->prev;
     view_close(f->view);
-    srv_keyrows_free(f->by_key);
-    srv_keytab_free(&f->slots);
+    view_keyrows_free(f->by_key);
+    view_keytab_free(&f->slots);
     free(f->cols);
     free(f->kg);
     free(f->text);
     free(f);
-    __atomic_fetch_sub(&s->nsub_views, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_sub(&fs->nviews, 1, __ATOMIC_RELAXED);
 }
 
-void srv_member_leave(srv_server *s, srv_member *m) {
-    srv_family *f = m->fam;
-    if (!f) return;
-    if (m->touched) /* rows routed to it, not yet published: a short list */
-        for (srv_member **pp = &s->sub_touched; *pp; pp = &(*pp)->touched_next)
+void view_member_leave(il_sub *m) {
+    if (!m) return;
+    view_family *f = m->fam;
+    view_families *fs = m->fs;
+    if (m->touched) /* rows routed to it, not yet taken: a short list */
+        for (il_sub **pp = &fs->touched; *pp; pp = &(*pp)->touched_next)
             if (*pp == m) {
                 *pp = m->touched_next;
                 break;
@@ -229,42 +233,62 @@ void srv_member_leave(srv_server *s, srv_member *m) {
         m->slot->members = m->slot_next;
     if (m->slot_next) m->slot_next->slot_prev = m->slot_prev;
     if (!m->slot->members) drop_slot(f, m->slot);
-    if (--f->nmembers == 0) close_family(s, f);
-    __atomic_fetch_sub(&s->nsubs_active, 1, __ATOMIC_RELAXED);
+    if (--f->nmembers == 0) close_family(f);
+    __atomic_fetch_sub(&fs->nmembers, 1, __ATOMIC_RELAXED);
     free(m->consts);
     il_intern_scope_free(m->strings);
     free(m->added);
     free(m->removed);
     free(m->held_add);
     free(m->held_rem);
-    memset(m, 0, sizeof *m);
+    if (m->cols)
+        for (uint32_t i = 0; m->cols[i]; i++) free(m->cols[i]);
+    free(m->cols);
+    free(m);
 }
 
-uint32_t srv_member_arity(const srv_member *m) {
+view_families *view_families_new(void) {
+    return calloc(1, sizeof(view_families));
+}
+
+void view_families_free(view_families *fs) {
+    if (!fs) return;
+    /* Members the embedder left open: each family closes with its last one. */
+    while (fs->list) {
+        view_family *f = fs->list;
+        view_keyslot *sl = NULL;
+        for (size_t i = 0; !sl && i < f->slots.nbuckets; i++)
+            sl = (view_keyslot *)f->slots.buckets[i];
+        view_member_leave(sl->members);
+    }
+    free(fs);
+}
+
+uint32_t view_member_arity(const il_sub *m) {
     return view_arity(m->fam->view);
 }
 
-const char *srv_member_error(const srv_member *m) {
+const char *view_member_error(const il_sub *m) {
     return view_error(m->fam->view);
 }
 
-size_t srv_member_rows(const srv_member *m, val_t **rows) {
-    srv_family *f = m->fam;
+size_t view_member_rows(const il_sub *m, val_t **rows) {
+    view_family *f = m->fam;
     if (f->nkeys == 0 || view_error(f->view)) return view_rows(f->view, rows);
     if (!f->by_key) {
         /* Once per family: later members read their own key's rows. The view's delta
-         * was routed just before (srv_member_join), so its rows are current. */
+         * was routed just before (view_member_join), so its rows are current. */
         val_t *all = NULL;
         size_t n = view_rows(f->view, &all);
         uint32_t arity = view_arity(f->view);
-        f->by_key = srv_keyrows_new(arity, f->nkeys, f->cols);
-        for (size_t i = 0; i < n; i++) srv_keyrows_add(f->by_key, all + i * arity);
+        f->by_key = view_keyrows_new(arity, f->nkeys, f->cols);
+        for (size_t i = 0; i < n; i++) view_keyrows_add(f->by_key, all + i * arity);
         free(all);
     }
-    return srv_keyrows_get(f->by_key, m->consts, rows);
+    return view_keyrows_get(f->by_key, m->consts, rows);
 }
 
-void srv_member_clear(srv_member *m) {
+void view_member_clear(il_sub *m) {
     m->nadded = m->nremoved = 0;
     m->touched = false;
     m->touched_next = NULL;
@@ -296,8 +320,8 @@ static void put_missing(val_t *out, size_t *nout, const val_t *x, size_t nx, con
 
 /* Each publish's rows are an exact difference, so what stays after netting is the
  * difference from the last delivered result. */
-void srv_member_hold(srv_member *m) {
-    uint32_t arity = srv_member_arity(m);
+void view_member_hold(il_sub *m) {
+    uint32_t arity = view_member_arity(m);
     if (arity && (m->nadded || m->nremoved)) {
         g_row_bytes = arity * sizeof(val_t);
         sort_rows(m->added, m->nadded);
@@ -320,22 +344,18 @@ void srv_member_hold(srv_member *m) {
         m->nheld_add = nadd;
         m->nheld_rem = nrem;
     }
-    srv_member_clear(m);
+    view_member_clear(m);
 }
 
-bool srv_member_holds(const srv_member *m) {
-    return m->nheld_add || m->nheld_rem;
-}
-
-void srv_member_changes(const srv_member *m, const val_t **add, size_t *nadd, const val_t **rem,
-                        size_t *nrem) {
-    bool held = srv_member_holds(m);
+void view_member_changes(const il_sub *m, const val_t **add, size_t *nadd, const val_t **rem,
+                         size_t *nrem) {
+    bool held = m->nheld_add || m->nheld_rem;
     *add = held ? m->held_add : m->added;
     *nadd = held ? m->nheld_add : m->nadded;
     *rem = held ? m->held_rem : m->removed;
     *nrem = held ? m->nheld_rem : m->nremoved;
 }
 
-void srv_member_drop_held(srv_member *m) {
+void view_member_drop_held(il_sub *m) {
     m->nheld_add = m->nheld_rem = 0;
 }
