@@ -66,17 +66,23 @@ static void run(const char *text) {
     unit_run(S, text);
 }
 
-/* The lines of a message result, joined by '\n' (malloc'ed); *ok false for an error. */
-static char *reply(const char *text, bool *ok) {
-    il_result *r = exec(text);
-    il_result_kind k = il_result_kind_of(r);
-    *ok = k != IL_RESULT_ERROR && k != IL_RESULT_PARSE_ERROR;
+/* The lines of a result, joined by '\n' (malloc'ed), and its kind; frees it. */
+static char *lines_of(il_result *r, il_result_kind *kind) {
+    *kind = il_result_kind_of(r);
     il_buf b;
     il_buf_init(&b);
     for (size_t i = 0; i < il_result_nlines(r); i++)
         il_buf_printf(&b, "%s%s", i ? "\n" : "", il_result_line(r, i));
     il_result_free(r);
     return il_buf_take(&b);
+}
+
+/* The lines of a statement's result; *ok false for an error. */
+static char *reply(const char *text, bool *ok) {
+    il_result_kind k;
+    char *lines = lines_of(exec(text), &k);
+    *ok = k != IL_RESULT_ERROR && k != IL_RESULT_PARSE_ERROR;
+    return lines;
 }
 
 static void expect_error(const char *text, const char *needle) {
@@ -446,16 +452,6 @@ Test(backup, restore_refusals) {
     /* and the export itself is fine */
     char *err = NULL;
     cr_assert(il_backup_restore(path("backups/b1"), path("fine"), NULL, &err), "%s", err);
-}
-
-static char *lines_of(il_result *r, il_result_kind *kind) {
-    *kind = il_result_kind_of(r);
-    il_buf b;
-    il_buf_init(&b);
-    for (size_t i = 0; i < il_result_nlines(r); i++)
-        il_buf_printf(&b, "%s%s", i ? "\n" : "", il_result_line(r, i));
-    il_result_free(r);
-    return il_buf_take(&b);
 }
 
 /* il_backup_start and il_backup_poll answer as `.backup` and `.backup status` do, with
