@@ -74,21 +74,35 @@ size_t srv_rows_table_ncols(const il_result *table) {
 
 /* Writes an integer held in the value itself (48 bits, so negating it cannot overflow)
  * at p, as val_fmt_json would, without printf (whose parsing of the format was most of
- * the cost of encoding a table of integers: a third of a 1,582-row read's CPU) and
- * without a copy of its digits; returns the end. At most 16 bytes. */
+ * the cost of encoding a table of integers: a third of a 1,582-row read's CPU), two
+ * digits per division, without a copy of its digits; returns the end. At most 16 bytes. */
 static char *put_small_int(char *p, int64_t v) {
-    static const uint64_t POW10[] = {
-        10u,           100u,           1000u,           10000u,           100000u,
-        1000000u,      10000000u,      100000000u,      1000000000u,      10000000000u,
-        100000000000u, 1000000000000u, 10000000000000u, 100000000000000u, 1000000000000000u};
+    static const char PAIRS[201] = "00010203040506070809101112131415161718192021222324"
+                                   "25262728293031323334353637383940414243444546474849"
+                                   "50515253545556575859606162636465666768697071727374"
+                                   "75767778798081828384858687888990919293949596979899";
     uint64_t u = v < 0 ? (uint64_t)-v : (uint64_t)v;
     if (v < 0) *p++ = '-';
-    size_t n = 1;
-    while (n <= sizeof POW10 / sizeof POW10[0] && u >= POW10[n - 1]) n++;
-    char *end = p + n;
-    do *--end = (char)('0' + u % 10);
-    while (u /= 10);
-    return p + n;
+    if (u < 10) {
+        *p = (char)('0' + u);
+        return p + 1;
+    }
+    size_t n = 2;
+    for (uint64_t t = u / 100; t; t /= 10) n++;
+    char *end = p + n, *d = end;
+    while (u >= 100) {
+        const char *pair = &PAIRS[(u % 100) * 2];
+        u /= 100;
+        *--d = pair[1];
+        *--d = pair[0];
+    }
+    if (u >= 10) {
+        *--d = PAIRS[u * 2 + 1];
+        *--d = PAIRS[u * 2];
+    } else {
+        *--d = (char)('0' + u);
+    }
+    return end;
 }
 
 /* Writes row (n values) as a JSON array at p when every value is an integer held in the
