@@ -287,8 +287,25 @@ async def t_read_access(srv):
     await a.ws.close()
 
 
+async def t_integer_rows_exact(srv):
+    """Rows of integers come back as the numbers they are, through the server's one-pass
+    encoder of small integers (src/server/srv_rows.c: two digits per division) and its
+    general path (integers too large to sit in the value itself), by execute and read."""
+    a = await graph(srv, "read_ints")
+    values = [0, 1, 9, 10, 11, 99, 100, 101, 999, 1000, 1001, 65535, 123456789,
+              2 ** 47 - 1, 2 ** 47, 2 ** 62, 2 ** 63 - 1, -1, -9, -10, -99, -100, -101,
+              -12345, -2 ** 47, -2 ** 47 - 1, -2 ** 63]
+    rows = sorted([v, i] for i, v in enumerate(values))
+    await run(a, "+ints[" + ", ".join("(%d, %d)" % (v, i) for v, i in rows) + "]")
+    f = await run(a, "?ints(V, I)")
+    assert sorted(f["rows"]) == rows, f
+    f = await read(a, q(ints="?ints(V, I)"))
+    assert sorted(snapshot(f, "read_ints")["ints"]["rows"]) == rows, f
+    await a.ws.close()
+
+
 TESTS = [t_read_snapshot, t_read_revisions, t_read_session_invisible, t_read_validation,
-         t_read_streamed, t_read_pipelined, t_read_access]
+         t_read_streamed, t_read_pipelined, t_read_access, t_integer_rows_exact]
 
 # ---- on servers of their own ----------------------------------------------------------
 
