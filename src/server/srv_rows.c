@@ -77,6 +77,10 @@ size_t srv_rows_table_ncols(const il_result *table) {
  * the cost of encoding a table of integers: a third of a 1,582-row read's CPU), two
  * digits per division, without a copy of its digits; returns the end. At most 16 bytes. */
 static char *put_small_int(char *p, int64_t v) {
+    static const uint64_t POW10[15] = {
+        10u,           100u,           1000u,           10000u,           100000u,
+        1000000u,      10000000u,      100000000u,      1000000000u,      10000000000u,
+        100000000000u, 1000000000000u, 10000000000000u, 100000000000000u, 1000000000000000u};
     static const char PAIRS[201] = "00010203040506070809101112131415161718192021222324"
                                    "25262728293031323334353637383940414243444546474849"
                                    "50515253545556575859606162636465666768697071727374"
@@ -87,8 +91,21 @@ static char *put_small_int(char *p, int64_t v) {
         *p = (char)('0' + u);
         return p + 1;
     }
+    if (u < 100) {
+        memcpy(p, &PAIRS[u * 2], 2);
+        return p + 2;
+    }
+    if (u < 10000) { /* the usual ids and counts: no loop */
+        uint64_t hi = u / 100, lo = u % 100;
+        if (hi < 10)
+            *p++ = (char)('0' + hi);
+        else
+            memcpy(p, &PAIRS[hi * 2], 2), p += 2;
+        memcpy(p, &PAIRS[lo * 2], 2);
+        return p + 2;
+    }
     size_t n = 2;
-    for (uint64_t t = u / 100; t; t /= 10) n++;
+    while (n < 16 && u >= POW10[n - 1]) n++;
     char *end = p + n, *d = end;
     while (u >= 100) {
         const char *pair = &PAIRS[(u % 100) * 2];
@@ -106,15 +123,14 @@ static char *put_small_int(char *p, int64_t v) {
 }
 
 /* Writes row (n values) as a JSON array at p when every value is an integer held in the
- * value itself (room for 2 + 17 n bytes needed); returns the end, or NULL (nothing
- * written) for any other row. */
+ * value itself (room for 2 + 17 n bytes needed); returns the end, or NULL for any other
+ * row (what it wrote past p is then to be written over). */
 static char *put_int_row(char *p, const il_value *row, size_t n) {
-    for (size_t k = 0; k < n; k++)
-        if (!val_is_int_inline(row[k])) return NULL;
     *p++ = '[';
     for (size_t k = 0; k < n; k++) {
+        if (!val_is_int_inline(row[k])) return NULL;
         if (k) *p++ = ',';
-        p = put_small_int(p, val_get_int(row[k]));
+        p = put_small_int(p, val_get_int_inline(row[k]));
     }
     *p++ = ']';
     return p;
@@ -129,7 +145,8 @@ bool srv_rows_encode_table(srv_rows *r, const il_result *table, size_t n, char *
         const il_value *row = il_result_row(table, i, &width);
         size_t k = width < ncols ? width : ncols;
         r->off[i] = r->json.len;
-        il_buf_reserve(&r->json, 3 + k * 17);
+        /* room for the longest row of integers (the call only when it may grow) */
+        if (r->json.len + 4 + k * 17 > r->json.cap) il_buf_reserve(&r->json, 3 + k * 17);
         char *p = r->json.data + r->json.len;
         if (i) *p++ = ',';
         char *end = put_int_row(p, row, k);

@@ -29,7 +29,7 @@ static inline int cmp_f64(double a, double b) {
 
 static inline int64_t inline_int(val_t v) {
     /* Sign-extend the 48-bit payload; the shift pair is arithmetic on every target we build for. */
-    return (int64_t)(v << (64 - VAL_TAG_SHIFT)) >> (64 - VAL_TAG_SHIFT);
+    return val_get_int_inline(v);
 }
 
 static inline uint32_t sub_id(val_t v) {

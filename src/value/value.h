@@ -125,6 +125,11 @@ static inline bool val_is_int_inline(val_t v) {
 
 /* Accessors; each is only meaningful for its own type. */
 int64_t val_get_int(val_t v); /* VT_INT and VT_TS */
+/* The integer of a value for which val_is_int_inline holds, without a call: its 48-bit
+ * payload sign-extended (for encoders that write many of them). */
+static inline int64_t val_get_int_inline(val_t v) {
+    return (int64_t)(v << (64 - VAL_TAG_SHIFT)) >> (64 - VAL_TAG_SHIFT);
+}
 static inline double val_get_float(val_t v) {
     if (val_is_tagged(v)) return __builtin_nan("");
     double d;
