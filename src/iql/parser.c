@@ -738,14 +738,22 @@ static bool parse_atom(pctx *p, span t, iql_atom *out, sort_acc *sort) {
     t = trim(p, t);
     size_t lp = iql_lex_find(p->s, t.b, t.e, '(');
     if (lp >= t.e) return fail(p, "Invalid atom: %.*s", SPAN_ARG(p, t));
-    span inner = sp(lp + 1, t.e);
-    if (iql_lex_match_paren(p->s, lp, t.e) == t.e - 1) {
-        inner.e = t.e - 1;
-    } else {
+    /* The atom's `(` must close at its end: a missing `)` or a stray one is an error,
+       never an atom read from what is there. */
+    size_t rp = iql_lex_match_paren(p->s, lp, t.e);
+    if (rp >= t.e) return fail_at(p, lp, "Unclosed '(' in atom: %.*s", SPAN_ARG(p, t));
+    span inner = sp(lp + 1, t.e - 1);
+    if (rp != t.e - 1) {
+        /* The terms are read as the reference read them, so that its errors (`Invalid
+           term: 'Y).'` for a rule ended by a period) keep their text. */
+        inner.e = t.e;
         while (inner.e > inner.b && p->s[inner.e - 1] == ')') inner.e--;
     }
     out->rel = sdup(p, trim(p, sp(t.b, lp)));
-    return parse_terms(p, inner, IQL_SPLIT_ANGLE, &out->args, &out->nargs, sort);
+    if (!parse_terms(p, inner, IQL_SPLIT_ANGLE, &out->args, &out->nargs, sort)) return false;
+    if (rp != t.e - 1)
+        return fail_at(p, rp + 1, "Unexpected text after the atom's ')': %.*s", SPAN_ARG(p, t));
+    return true;
 }
 
 /* Our answer to the reference's silent "function-literal" defect: a body literal that

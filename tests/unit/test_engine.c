@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../fuzz/syntax_oracle.h"
 #include "base/buf.h"
 #include "inputlayer.h"
 #include "value/value.h"
@@ -532,6 +533,36 @@ Test(facts, parse_errors_change_nothing) {
     PERR(S1, "+e[(3, 4)].", "Bulk insert must be in format: relation[(t1), (t2), ...]");
     PERR(S1, "+e(5, 6).", "Expected parentheses: (5, 6).");
     TABLE(S1, "?e(X, Y)", "X, Y\n1, 2");
+}
+
+/* A statement that does not parse is an error, never an atom read from what is there:
+ * `?edge(X` once answered with edge's rows. */
+Test(facts, unbalanced_statements_are_parse_errors) {
+    MSG(S1, "+edge[(1, 2), (2, 3)]", "Inserted 2 fact(s) into 'edge'.");
+    MSG(S1, "path(X, Y) <- edge(X, Y)", "Session rule added for 'path'.");
+    PERR(S1, "?edge(X", "Unclosed '(' in atom: edge(X (line 1, column 6)");
+    PERR(S1, "?edge(X))", "Unexpected text after the atom's ')': edge(X)) (line 1, column 9)");
+    PERR(S1, "?edge(X, Y), path(Y", "Unclosed '(' in atom: path(Y (line 1, column 18)");
+    PERR(S1, "q(X) <- edge(X, Y", "Unclosed '(' in atom: edge(X, Y (line 1, column 13)");
+    /* Every prefix of these statements that the syntax oracle finds malformed. */
+    static const char *const whole[] = {
+        "?edge(X, Y), path(Y, Z), X < Z",
+        "+edge[(7, 8), (8, 9)]",
+        "-edge(X, Y) <- edge(X, Y), !path(Y, X), X = \"a(\"",
+        "r(X, V) <- edge(X, Y), V = [1.0, abs(Y)]",
+        "?edge(X, \"s)\")",
+    };
+    for (size_t i = 0; i < sizeof whole / sizeof whole[0]; i++) {
+        size_t n = strlen(whole[i]);
+        for (size_t k = 1; k < n; k++) {
+            if (!syntax_oracle_malformed(whole[i], k)) continue;
+            il_result *r = il_execute(S1, whole[i], k);
+            cr_assert_eq(il_result_kind_of(r), IL_RESULT_PARSE_ERROR, "%.*s was not rejected",
+                         (int)k, whole[i]);
+            il_result_free(r);
+        }
+    }
+    TABLE(S1, "?edge(X, Y)", "X, Y\n1, 2\n2, 3");
 }
 
 /* ---- atomic update ---------------------------------------------------------------------- */
