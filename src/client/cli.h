@@ -32,6 +32,10 @@ typedef struct cli {
     /* The script being run (NULL in the REPL): its file and splitter, for positions. */
     cli_source *src;
     iql_script *script;
+    /* The REPL: Ctrl-C sets *interrupt (the running statement is cancelled, a .load
+       stops); a `.kg use` sets graph_changed (the prompt shows the graph). */
+    const volatile int *interrupt;
+    bool graph_changed;
 } cli;
 
 /* Runs one statement and prints its transcript lines (echo excluded); false when it
@@ -40,6 +44,11 @@ bool cli_run_statement(cli *c, const char *stmt);
 /* Runs every statement of a script file ("-": standard input); false when the file
  * cannot be read. */
 bool cli_run_file(cli *c, const char *path);
+/* Runs a statement for the client itself (the prompt's graph, completion), printing
+ * nothing: its reply, or NULL when the server connection failed. */
+struct cli_reply *cli_fetch(cli *c, const char *stmt);
+/* The first line of its reply (malloc'ed), or NULL. */
+char *cli_fetch_first_line(cli *c, const char *stmt);
 /* Interactive loop (libedit); returns the exit status. */
 int cli_repl(cli *c);
 

@@ -11,51 +11,13 @@
 #include <sys/stat.h>
 
 #include "client/cli.h"
+#include "client/help.h"
 #include "client/remote.h"
 #include "client/source.h"
 #include "client/table.h"
 #include "iql/script.h"
 
 enum { MAX_SCRIPT_BYTES = 104857600 };
-
-static const char *const HELP_TEXT =
-    "InputLayer Client (WebSocket)\n"
-    "================================\n"
-    "\n"
-    "Meta Commands:\n"
-    "  .kg                  Show current knowledge graph\n"
-    "  .kg list             List all knowledge graphs\n"
-    "  .kg create <name>    Create knowledge graph\n"
-    "  .kg use <name>       Switch to knowledge graph\n"
-    "  .kg drop <name>      Drop knowledge graph\n"
-    "  .rel                 List relations\n"
-    "  .rel <name>          Describe relation\n"
-    "  .rule                List rules\n"
-    "  .rule <name>         Query rule\n"
-    "  .rule drop <name>    Drop all clauses of a rule\n"
-    "  .rule drop prefix <p> Drop all rules matching prefix\n"
-    "  .rule remove <name> <n>  Remove clause n from rule (1-based)\n"
-    "  .session             List session rules\n"
-    "  .session clear       Clear all session rules\n"
-    "  .session drop <n|name>  Drop session rule by index or relation name\n"
-    "  .clear prefix <p>    Clear all facts from relations with prefix\n"
-    "  .debug <query>       Show query plan without executing\n"
-    "  .status              Server status\n"
-    "  .help                Show this help\n"
-    "  .quit                Exit\n"
-    "\n"
-    "Data Manipulation:\n"
-    "  +edge(1, 2)          Insert fact (persistent)\n"
-    "  -edge(1, 2)          Delete fact\n"
-    "  edge(1, 2)           Session fact (transient)\n"
-    "\n"
-    "Rules:\n"
-    "  +path(X, Y) <- edge(X, Y)    Persistent rule\n"
-    "  foo(X, Y) <- bar(X, Y)       Session rule (transient)\n"
-    "\n"
-    "Queries:\n"
-    "  ?path(1, X)          Query\n"
-    "\n";
 
 static void print_lines(cli *c, const cli_reply *r, const char *prefix) {
     for (size_t i = 0; i < r->nlines; i++)
@@ -82,8 +44,14 @@ static cli_reply *execute(cli *c, const char *stmt) {
             } else {
                 fprintf(stderr, "inputlayer-client: no reply to `%.200s` (%s)\n", stmt, err);
             }
-            c->quit = true;
-            c->failed = true;
+            if (c->interactive) {
+                /* The REPL goes on: the connection is opened again before the next
+                   statement (repl.c); a .load in progress stops. */
+                if (c->load_depth) c->stop = true;
+            } else {
+                c->quit = true;
+                c->failed = true;
+            }
         }
         return p;
     }
@@ -91,6 +59,24 @@ static cli_reply *execute(cli *c, const char *stmt) {
     cli_reply *p = cli_reply_from_result(r);
     il_result_free(r);
     return p;
+}
+
+cli_reply *cli_fetch(cli *c, const char *stmt) {
+    if (c->remote) {
+        char err[512];
+        return cli_remote_execute(c->remote, stmt, err, sizeof err);
+    }
+    il_result *r = il_execute(c->session, stmt, strlen(stmt));
+    cli_reply *p = cli_reply_from_result(r);
+    il_result_free(r);
+    return p;
+}
+
+char *cli_fetch_first_line(cli *c, const char *stmt) {
+    cli_reply *r = cli_fetch(c, stmt);
+    char *line = r && r->nlines ? strdup(r->lines[0]) : NULL;
+    cli_reply_free(r);
+    return line;
 }
 
 /* A result cut by a cap of the server (max_result_rows) or the engine (100000 rows) says
@@ -275,7 +261,8 @@ static bool run_client_only(cli *c, const char *stmt) {
         fputs("Goodbye!\n", c->out);
         c->quit = true;
     } else {
-        fputs(HELP_TEXT, c->out);
+        /* `.help`, `.help all`, `.help CMD`: the words after the command. */
+        cli_help(c->out, p + n, c->interactive && !c->src);
     }
     return true;
 }
@@ -305,6 +292,7 @@ bool cli_run_statement(cli *c, const char *stmt) {
         break;
     case IL_STMT_KG_SWITCH:
         print_lines(c, r, "");
+        c->graph_changed = true;
         if (c->rule_count || c->fact_count)
             fprintf(c->out, "(Cleared %u session rule(s), %u session fact(s))\n", c->rule_count,
                     c->fact_count);
@@ -419,6 +407,12 @@ bool cli_run_file(cli *c, const char *path) {
     c->script = &sc;
     iql_script_item it;
     while (!c->quit && !c->stop && iql_script_next(&sc, &it)) {
+        if (c->interrupt && *c->interrupt) {
+            /* Ctrl-C in the REPL stops a .load, like bail. */
+            fputs("Interrupted: the rest of the file was not run.\n", c->out);
+            c->stop = true;
+            break;
+        }
         fprintf(c->out, "> %s\n", it.text);
         bool ok;
         if (it.unterminated) {

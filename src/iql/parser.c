@@ -233,6 +233,10 @@ static const struct builtin {
     {"within_last", 3},
 };
 
+const char *iql_builtin_name(size_t i) {
+    return i < sizeof BUILTINS / sizeof BUILTINS[0] ? BUILTINS[i].name : NULL;
+}
+
 bool iql_builtin_lookup(const char *name, size_t len, const char **canon, uint32_t *arity) {
     char low[24];
     if (len == 0 || len >= sizeof low) return false;

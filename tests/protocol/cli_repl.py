@@ -1,0 +1,306 @@
+"""Tests of the command-line client's REPL through a real terminal (a pseudo-terminal the
+test drives as a user would type), in process and through servers of their own:
+
+* Ctrl-C during a long query cancels it (the engine's guard in process, the server's
+  `cancel` over the connection) and returns to the prompt; the next query works; Ctrl-C
+  at an empty prompt clears the line and the session goes on; Ctrl-D leaves;
+* history is kept in $HOME/.inputlayer_history and survives a restart (up arrow);
+* Tab completes a relation name and a meta command;
+* a server restart drops the connection: the next statement opens it again, in the
+  session's knowledge graph (the prompt names it), and the session fact lost with it is
+  reported;
+* a subscription's delta (a write by another client) appears between prompts, with its
+  revision, without anything typed;
+* `--user` with `--password` and no value asks for the password on the terminal;
+* `.help all` lists every command, `.help CMD` details one, `.help` keeps its text."""
+
+import os
+import pty
+import re
+import select
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+
+from common import KEY, PASSWORD, SANITIZER_MARKERS, OwnServer, Server, clean_env
+
+TIMEOUT = 120  # a liveness bound only
+
+
+def client_bin(server_bin):
+    return os.path.join(os.path.dirname(os.path.abspath(server_bin)), "inputlayer-client")
+
+
+class Term:
+    """The client on a pseudo-terminal: send() types, expect() waits for a pattern in
+    what the client printed since the last match."""
+
+    def __init__(self, server_bin, args, home, env=None):
+        self.home = home
+        environ = clean_env(INPUTLAYER_API_KEY=KEY, HOME=home, TERM="xterm", **(env or {}))
+        self.pid, self.fd = pty.fork()
+        if self.pid == 0:
+            try:
+                os.execve(client_bin(server_bin), [client_bin(server_bin)] + list(args),
+                          environ)
+            finally:
+                os._exit(127)
+        self.out = b""
+        self.pos = 0
+
+    def read(self, wait):
+        r, _, _ = select.select([self.fd], [], [], wait)
+        if not r:
+            return False
+        try:
+            data = os.read(self.fd, 65536)
+        except OSError:
+            data = b""
+        if not data:
+            raise AssertionError("the client ended:\n" + self.text())
+        self.out += data
+        return True
+
+    def text(self):
+        return self.out.decode(errors="replace")
+
+    def expect(self, pattern, timeout=TIMEOUT):
+        rx = re.compile(pattern.encode() if isinstance(pattern, str) else pattern)
+        end = time.monotonic() + timeout
+        while True:
+            m = rx.search(self.out, self.pos)
+            if m:
+                self.pos = m.end()
+                return m
+            if time.monotonic() > end:
+                raise AssertionError("no %r in:\n%s" % (pattern, self.out[self.pos:].decode(
+                    errors="replace")[-3000:]))
+            self.read(0.2)
+
+    def send(self, data):
+        os.write(self.fd, data.encode() if isinstance(data, str) else data)
+
+    def line(self, stmt):
+        self.send(stmt + "\r")
+
+    def interrupt_until(self, pattern):
+        """Ctrl-C, again every half second until pattern shows (a Ctrl-C that came before
+        the statement started is a Ctrl-C at the prompt)."""
+        rx = re.compile(pattern.encode())
+        end = time.monotonic() + TIMEOUT
+        while not rx.search(self.out, self.pos):
+            assert time.monotonic() < end, "no %r after Ctrl-C:\n%s" % (pattern, self.text())
+            self.send("\x03")
+            t = time.monotonic() + 0.5
+            while time.monotonic() < t:
+                try:
+                    self.read(0.1)
+                except AssertionError:
+                    break
+        self.expect(pattern)
+
+    def close(self):
+        """Ctrl-D at an empty prompt; the exit status."""
+        self.send("\x04")
+        end = time.monotonic() + TIMEOUT
+        while True:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                break
+            assert time.monotonic() < end, "Ctrl-D did not end the client:\n" + self.text()
+            try:
+                self.read(0.1)
+            except AssertionError:
+                pass
+        while True:
+            try:
+                if not self.read(0):
+                    break
+            except AssertionError:
+                break
+        os.close(self.fd)
+        assert not any(m in self.text() for m in SANITIZER_MARKERS), self.text()[-6000:]
+        return os.waitstatus_to_exitcode(status)
+
+    def kill(self):
+        try:
+            os.kill(self.pid, signal.SIGKILL)
+            os.waitpid(self.pid, 0)
+        except OSError:
+            pass
+
+
+def long_query(t):
+    """A recursion that counts to 10^8, one step at a time: far longer than the test."""
+    t.line("+c0[(0)]")
+    t.expect("Inserted 1 fact")
+    t.line("+cnt(X) <- c0(X)")
+    t.expect("registered")
+    t.line("+cnt(X) <- cnt(Y), X = Y + 1, X < 100000000")
+    t.expect("registered")
+
+
+def cancel_and_go_on(t):
+    long_query(t)
+    t.line("?cnt(X), X = 5")
+    t.expect(r"\?cnt\(X\), X = 5\r?\n")  # the line was taken (a Ctrl-C flushes typed input)
+    t.interrupt_until(r"(?i)cancel")
+    t.expect("default> ")
+    t.line("?c0(X)")
+    t.expect("1 rows")
+    # Ctrl-C on a half-typed line at the prompt: the line goes, the session stays
+    t.send("?c0(")
+    t.send("\x03")
+    t.expect(r"\^C")
+    t.line("?c0(Y)")
+    t.expect("1 rows")
+    assert t.close() == 0
+
+
+async def t_ctrl_c_in_process(binary):
+    home = tempfile.mkdtemp(prefix="il_repl_")
+    t = Term(binary, ["--local"], home)
+    try:
+        t.expect("default> ")
+        cancel_and_go_on(t)
+    finally:
+        t.kill()
+        shutil.rmtree(home, ignore_errors=True)
+
+
+async def t_ctrl_c_through_server(binary):
+    home = tempfile.mkdtemp(prefix="il_repl_")
+    with OwnServer(binary) as srv:
+        t = Term(binary, ["--server", srv.base], home)
+        try:
+            t.expect("default> ")
+            cancel_and_go_on(t)
+        finally:
+            t.kill()
+    shutil.rmtree(home, ignore_errors=True)
+
+
+async def t_history_and_completion(binary):
+    home = tempfile.mkdtemp(prefix="il_repl_")
+    try:
+        t = Term(binary, ["--local"], home)
+        t.expect("default> ")
+        t.line("+edge_with_a_long_name[(1, 2), (2, 3)]")
+        t.expect("Inserted 2 fact")
+        # Tab completes the relation name (and opens its arguments)
+        t.send("?edge_wi\t")
+        t.expect("th_a_long_name\\(")
+        t.send("X, Y)\r")
+        t.expect("2 rows")
+        # and a meta command
+        t.send(".hel\t")
+        t.expect(r"\.hel[^\n]*p ")
+        t.send("all\r")
+        t.expect(r"\.subscribe <name> \?<query>")
+        assert t.close() == 0
+        hist = open(os.path.join(home, ".inputlayer_history"), "rb").read()
+        assert b"edge_with_a_long_name" in hist, hist
+        # a new client: the up arrow brings back the last statement
+        t = Term(binary, ["--local"], home)
+        t.expect("default> ")
+        t.line("+edge_with_a_long_name[(3, 4)]")
+        t.expect("Inserted 1 fact")
+        t.send("\x1b[A\x1b[A\r")
+        t.expect("help all")
+        t.expect(r"\.quit ")
+        t.send("\x1b[A\x1b[A\x1b[A\x1b[A\r")
+        t.expect(r"\?edge_with_a_long_name\(X, Y\)")
+        t.expect("1 rows")  # in process without a data directory: this run's fact only
+        assert t.close() == 0
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+
+
+async def t_reconnects_after_restart(binary):
+    home = tempfile.mkdtemp(prefix="il_repl_")
+    data = tempfile.mkdtemp(prefix="il_repl_data_")
+    srv = Server(binary, data_dir=data)
+    t = None
+    try:
+        t = Term(binary, ["--server", srv.base], home)
+        t.expect("default> ")
+        t.line(".kg create repl_g")
+        t.expect("repl_g")
+        t.line(".kg use repl_g")
+        t.expect("repl_g> ")
+        t.line("+kept[(1), (2)]")
+        t.expect("Inserted 2 fact")
+        t.line("transient(7)")
+        t.expect("Session fact added")
+        port = srv.port
+        status, out = srv.stop()
+        assert status == 0, out[-3000:]
+        srv = Server(binary, port=port, data_dir=data)
+        t.line("?kept(X)")
+        t.expect("Connection lost")
+        t.expect(r"Reconnected \(knowledge graph: repl_g\)")
+        t.expect("warning: 0 session rule\\(s\\) and 1 session fact\\(s\\) were lost")
+        t.expect("2 rows")
+        t.expect("repl_g> ")
+        t.line("?transient(X)")
+        t.expect("repl_g> ")
+        assert t.close() == 0
+    finally:
+        if t:
+            t.kill()
+        srv.stop()
+        shutil.rmtree(home, ignore_errors=True)
+        shutil.rmtree(data, ignore_errors=True)
+
+
+async def t_subscription_delta_between_prompts(binary):
+    home = tempfile.mkdtemp(prefix="il_repl_")
+    with OwnServer(binary) as srv:
+        t = Term(binary, ["--server", srv.base], home)
+        try:
+            t.expect("default> ")
+            t.line("+watched[(1)]")
+            t.expect("Inserted 1 fact")
+            t.line(".subscribe w1 ?watched(X)")
+            t.expect("1 rows")
+            t.expect("default> ")
+            # another client writes; nothing is typed here
+            p = subprocess.run([client_bin(binary), "--server", srv.base, "--script", "-"],
+                               input=b"+watched[(2)]\n-watched(1)\n", capture_output=True,
+                               timeout=TIMEOUT, env=clean_env(INPUTLAYER_API_KEY=KEY))
+            assert p.returncode == 0, p
+            t.expect(r"\[w1\] revision \d+:\r?\n\+ 2")
+            t.expect(r"\[w1\] revision \d+:\r?\n- 1")
+            t.expect("default> ")
+            t.line("?watched(X)")
+            t.expect("1 rows")
+            assert t.close() == 0
+        finally:
+            t.kill()
+    shutil.rmtree(home, ignore_errors=True)
+
+
+async def t_password_prompt(binary):
+    home = tempfile.mkdtemp(prefix="il_repl_")
+    with OwnServer(binary) as srv:
+        t = Term(binary, ["--server", srv.base, "--user", "admin", "--password"], home)
+        try:
+            t.expect("Password for admin: ")
+            t.send(PASSWORD + "\r")
+            t.expect("default> ")
+            assert PASSWORD not in t.text(), t.text()
+            t.line(".help kg")
+            t.expect(r"\.kg \[list\|create\|use\|drop <name>\]")
+            t.line(".help")
+            t.expect("InputLayer Client \\(WebSocket\\)")
+            t.expect("default> ")
+            assert t.close() == 0
+        finally:
+            t.kill()
+    shutil.rmtree(home, ignore_errors=True)
+
+
+TESTS = [t_ctrl_c_in_process, t_ctrl_c_through_server, t_history_and_completion,
+         t_reconnects_after_restart, t_subscription_delta_between_prompts, t_password_prompt]
