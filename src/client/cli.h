@@ -36,6 +36,9 @@ typedef struct cli {
        stops); a `.kg use` sets graph_changed (the prompt shows the graph). */
     const volatile int *interrupt;
     bool graph_changed;
+    size_t width;   /* `.width`: table cells cut at this many characters; 0: whole */
+    FILE *redirect; /* `.output FILE`: out is this file (closed when changed) */
+    bool pager;     /* the REPL on a terminal: long tables go through $PAGER */
 } cli;
 
 /* Runs one statement and prints its transcript lines (echo excluded); false when it

@@ -11,6 +11,7 @@
 
 #include "client/cli.h"
 #include "client/remote.h"
+#include "client/table.h"
 #include "value/value.h"
 
 /* Reads a password from the terminal without echoing it (not from standard input, which
@@ -18,8 +19,7 @@
 static char *ask_password(const char *user) {
     FILE *tty = fopen("/dev/tty", "r+");
     if (!tty) return NULL;
-    fprintf(tty, "Password for %s: ", user ? user : "user");
-    fflush(tty);
+    /* Echo goes off before the prompt shows, so nothing typed after it is echoed. */
     struct termios old, quiet;
     bool restore = tcgetattr(fileno(tty), &old) == 0;
     if (restore) {
@@ -27,6 +27,8 @@ static char *ask_password(const char *user) {
         quiet.c_lflag &= (tcflag_t)~ECHO;
         tcsetattr(fileno(tty), TCSAFLUSH, &quiet);
     }
+    fprintf(tty, "Password for %s: ", user ? user : "user");
+    fflush(tty);
     char buf[1024];
     char *got = fgets(buf, sizeof buf, tty);
     if (restore) tcsetattr(fileno(tty), TCSAFLUSH, &old);
@@ -47,7 +49,7 @@ static void usage(FILE *f) {
           "                         [--bail] [--mode M] [--script FILE | FILE.iql]\n"
           "  --script - reads the script from standard input\n"
           "  --bail (or `.bail on` in a script) stops a script at its first failed statement\n"
-          "  --mode table|csv|tsv|json|jsonl (or `.mode`) prints result rows as a box table\n"
+          "  --mode table|box|csv|tsv|json|jsonl (or `.mode`) prints result rows as a box table\n"
           "  (the default; cells cut at 40 characters) or whole in a machine-readable form\n"
           "  --server defaults to http://127.0.0.1:8080; the API key to $INPUTLAYER_API_KEY\n"
           "  --user without a password takes $INPUTLAYER_PASSWORD, else asks for it on the\n"
@@ -111,7 +113,7 @@ int main(int argc, char **argv) {
             return 2;
         }
     }
-    cli c = {.out = stdout, .bail = bail, .mode = mode};
+    cli c = {.out = stdout, .bail = bail, .mode = mode, .width = CLI_DEFAULT_WIDTH};
     il_engine *e = NULL;
     if (local && server) {
         fputs("inputlayer-client: --local and --server exclude each other\n", stderr);
@@ -170,6 +172,7 @@ int main(int argc, char **argv) {
         status = cli_repl(&c);
     }
     if (c.failed) status = 3;
+    if (c.redirect) fclose(c.redirect);
     fflush(stdout);
     cli_remote_close(c.remote);
     if (e) il_engine_close(e);

@@ -207,6 +207,8 @@ int cli_repl(cli *c) {
     struct sigaction sa = {.sa_handler = on_sigint}; /* no SA_RESTART: reads are interrupted */
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN); /* a pager quit before it read the whole table */
+    c->pager = isatty(STDOUT_FILENO);
     if (c->session) {
         il_limits lim = {.cancel = &interrupted};
         il_session_set_limits(c->session, &lim);

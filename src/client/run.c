@@ -8,7 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "client/cli.h"
 #include "client/help.h"
@@ -89,13 +91,51 @@ static void warn_cut(const cli_reply *r, FILE *out) {
             r->nrows, r->total_rows);
 }
 
+/* The terminal's height in lines (24 when it does not say). */
+static size_t term_rows(void) {
+    struct winsize ws;
+    if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row > 0) return ws.ws_row;
+    return 24;
+}
+
+/* A table taller than the terminal goes through the pager in the REPL ($PAGER, else
+ * `less -FRSX`), when the output is the terminal; otherwise it is printed. */
+static void print_table(cli *c, const cli_reply *r) {
+    size_t width = c->width;
+    bool ruled = c->mode == CLI_MODE_BOX;
+    if (!c->pager || c->out != stdout || r->nrows * (ruled ? 2 : 1) + 4 < term_rows()) {
+        cli_print_table(c->out, r, width, ruled);
+        return;
+    }
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+    if (!mem) {
+        cli_print_table(c->out, r, width, ruled);
+        return;
+    }
+    cli_print_table(mem, r, width, ruled);
+    fclose(mem);
+    const char *pager = getenv("PAGER");
+    if (!pager || !*pager) pager = "less -FRSX";
+    fflush(c->out);
+    FILE *p = popen(pager, "w");
+    if (!p) {
+        fwrite(text, 1, len, c->out);
+    } else {
+        fwrite(text, 1, len, p); /* a pager quit early: EPIPE, SIGPIPE is ignored */
+        pclose(p);
+    }
+    free(text);
+}
+
 /* Prints a query-like result: table + "N rows", "No results.", or its error. */
 static bool print_query_result(cli *c, const cli_reply *r) {
     switch (r->kind) {
     case IL_RESULT_TABLE: {
         size_t ncols = r->ncols, nrows = r->nrows;
         bool message = ncols == 1 && strcmp(r->cols[0], "message") == 0;
-        if (c->mode != CLI_MODE_TABLE && !message) {
+        if (c->mode != CLI_MODE_TABLE && c->mode != CLI_MODE_BOX && !message) {
             cli_print_rows(c->out, r, c->mode);
             /* Standard output stays parseable; the warning goes beside it. */
             fflush(c->out);
@@ -110,7 +150,7 @@ static bool print_query_result(cli *c, const cli_reply *r) {
             for (size_t i = 0; i < nrows; i++)
                 fprintf(c->out, "%s\n", r->cells[i] ? r->cells[i] : "");
         } else {
-            cli_print_table(c->out, r);
+            print_table(c, r);
             fprintf(c->out, "%zu rows\n", nrows);
         }
         warn_cut(r, c->out);
@@ -218,10 +258,70 @@ static const bool *mode_command(cli *c, const char *stmt) {
         return &yes;
     }
     if (!cli_mode_parse(p, n, &c->mode)) {
-        fputs("Usage: .mode table|csv|tsv|json|jsonl\n", c->out);
+        fputs("Usage: .mode table|box|csv|tsv|json|jsonl\n", c->out);
         return &no;
     }
     if (c->interactive && !c->src) fprintf(c->out, "Output mode: %s\n", cli_mode_name(c->mode));
+    return &yes;
+}
+
+/* The argument of a client setting `.NAME ARG`: NULL when stmt is not that command, else
+ * the trimmed argument (its length in *n). */
+static const char *setting_arg(const char *stmt, const char *name, size_t *n) {
+    size_t k = strlen(name);
+    const char *p = stmt;
+    if (*p++ != '.' || strncasecmp(p, name, k) != 0) return NULL;
+    p += k;
+    if (*p && !isspace((unsigned char)*p)) return NULL;
+    while (isspace((unsigned char)*p)) p++;
+    *n = strlen(p);
+    while (*n && isspace((unsigned char)p[*n - 1])) --*n;
+    return p;
+}
+
+/* `.width [N]`: table cells cut at N characters, 0 for whole; alone it prints the
+ * setting. */
+static const bool *width_command(cli *c, const char *stmt) {
+    static const bool yes = true, no = false;
+    size_t n;
+    const char *p = setting_arg(stmt, "width", &n);
+    if (!p) return NULL;
+    if (n == 0) {
+        fprintf(c->out, "Width: %zu%s\n", c->width, c->width ? "" : " (whole)");
+        return &yes;
+    }
+    char *end;
+    unsigned long w = strtoul(p, &end, 10);
+    if (end != p + n || !isdigit((unsigned char)*p) || w > 1000000 || w == 1) {
+        fputs("Usage: .width N (N >= 2 characters, or 0 for whole values)\n", c->out);
+        return &no;
+    }
+    c->width = w;
+    if (c->interactive && !c->src) fprintf(c->out, "Width: %zu%s\n", c->width, w ? "" : " (whole)");
+    return &yes;
+}
+
+/* `.output [FILE]`: what statements print goes to FILE (created or truncated), or back
+ * to standard output. */
+static const bool *output_command(cli *c, const char *stmt) {
+    static const bool yes = true, no = false;
+    size_t n;
+    const char *p = setting_arg(stmt, "output", &n);
+    if (!p) return NULL;
+    FILE *f = stdout;
+    if (n) {
+        char *path = strndup(p, n);
+        f = fopen(path, "w");
+        if (!f) {
+            fprintf(c->out, "Cannot open '%s': %s\n", path, strerror(errno));
+            free(path);
+            return &no;
+        }
+        free(path);
+    }
+    if (c->redirect) fclose(c->redirect);
+    c->redirect = f == stdout ? NULL : f;
+    c->out = f;
     return &yes;
 }
 
@@ -270,6 +370,8 @@ static bool run_client_only(cli *c, const char *stmt) {
 bool cli_run_statement(cli *c, const char *stmt) {
     const bool *setting = bail_command(c, stmt);
     if (!setting) setting = mode_command(c, stmt);
+    if (!setting) setting = width_command(c, stmt);
+    if (!setting) setting = output_command(c, stmt);
     if (setting) return *setting;
     cli_reply *r = execute(c, stmt);
     if (!r) return false;
@@ -311,7 +413,7 @@ bool cli_run_statement(cli *c, const char *stmt) {
         if (r->nrows == 0) {
             fputs("  No data.\n", c->out);
         } else {
-            cli_print_table(c->out, r);
+            print_table(c, r);
             fprintf(c->out, "%zu of %zu total rows\n", r->nrows, r->nrows);
         }
         break;

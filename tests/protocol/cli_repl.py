@@ -12,10 +12,16 @@ test drives as a user would type), in process and through servers of their own:
 * a subscription's delta (a write by another client) appears between prompts, with its
   revision, without anything typed;
 * `--user` with `--password` and no value asks for the password on the terminal;
-* `.help all` lists every command, `.help CMD` details one, `.help` keeps its text."""
+* `.help all` lists every command, `.help CMD` details one, `.help` keeps its text;
+* a table taller than the terminal goes through $PAGER (not when `.output` sends it to a
+  file); `.width N` cuts cells at N characters (0: whole), `.mode box` rules the rows,
+  `.output FILE` writes results to a file (script mode, no terminal needed)."""
 
+import fcntl
 import os
 import pty
+import struct
+import termios
 import re
 import select
 import shutil
@@ -37,7 +43,7 @@ class Term:
     """The client on a pseudo-terminal: send() types, expect() waits for a pattern in
     what the client printed since the last match."""
 
-    def __init__(self, server_bin, args, home, env=None):
+    def __init__(self, server_bin, args, home, env=None, rows=40):
         self.home = home
         environ = clean_env(INPUTLAYER_API_KEY=KEY, HOME=home, TERM="xterm", **(env or {}))
         self.pid, self.fd = pty.fork()
@@ -47,6 +53,7 @@ class Term:
                           environ)
             finally:
                 os._exit(127)
+        fcntl.ioctl(self.fd, termios.TIOCSWINSZ, struct.pack("HHHH", rows, 100, 0, 0))
         self.out = b""
         self.pos = 0
 
@@ -302,5 +309,60 @@ async def t_password_prompt(binary):
     shutil.rmtree(home, ignore_errors=True)
 
 
+async def t_pager_for_long_tables(binary):
+    home = tempfile.mkdtemp(prefix="il_repl_")
+    t = Term(binary, ["--local"], home, env={"PAGER": "sed s/^/PAGED:/"}, rows=10)
+    try:
+        t.expect("default> ")
+        t.line("+few[(1), (2)]")
+        t.expect("Inserted 2 fact")
+        t.line("+many[" + ", ".join("(%d)" % i for i in range(30)) + "]")
+        t.expect("Inserted 30 fact")
+        t.line("?few(X)")
+        t.expect("2 rows")
+        assert b"PAGED:" not in t.out, t.text()  # it fits the terminal
+        t.line("?many(X)")
+        t.expect(r"PAGED:│ 29 │")
+        t.expect("30 rows")
+        out = os.path.join(home, "out.txt")
+        t.line(".output " + out)
+        t.line("?many(X)")
+        t.line(".output")
+        t.line("?few(X)")
+        t.expect(r"\.output\r?\n")
+        t.expect("2 rows")
+        assert t.text().count("PAGED:│ 29 │") == 1, t.text()
+        assert t.close() == 0
+        text = open(out).read()
+        assert "│ 29 │" in text and "30 rows" in text and "PAGED" not in text, text
+    finally:
+        t.kill()
+        shutil.rmtree(home, ignore_errors=True)
+
+
+async def t_width_box_output(binary):
+    tmp = tempfile.mkdtemp(prefix="il_repl_")
+    try:
+        out = os.path.join(tmp, "rows.txt")
+        long = "a value well past the forty characters a table cell shows"
+        script = ('+t[(1, "%s"), (22, "b")]\n?t(X, Y)\n.width 10\n?t(X, Y)\n.width 0\n'
+                  '.mode box\n.output %s\n?t(X, Y)\n.output\n.width 1\n' % (long, out))
+        p = subprocess.run([client_bin(binary), "--local", "--script", "-"],
+                           input=script.encode(), capture_output=True, timeout=TIMEOUT,
+                           env=clean_env())
+        text = p.stdout.decode()
+        assert p.returncode == 1, (p.returncode, text, p.stderr)  # the bad .width
+        assert '│  1 │ "a value well past the forty characters… │' in text, text  # 40
+        assert '│  1 │ "a value … │' in text, text  # .width 10
+        assert "Usage: .width N" in text, text
+        rows = open(out).read()
+        assert '"%s"' % long in rows, rows  # whole, in the file
+        assert rows.count("├") == 2 and "2 rows" in rows, rows  # a rule between the rows
+        assert "│ 22 │" not in text.split(".output")[1], text  # not on standard output
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 TESTS = [t_ctrl_c_in_process, t_ctrl_c_through_server, t_history_and_completion,
-         t_reconnects_after_restart, t_subscription_delta_between_prompts, t_password_prompt]
+         t_reconnects_after_restart, t_subscription_delta_between_prompts, t_password_prompt,
+         t_pager_for_long_tables, t_width_box_output]
