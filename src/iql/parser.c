@@ -746,6 +746,11 @@ static bool parse_atom(pctx *p, span t, iql_atom *out, sort_acc *sort) {
        never an atom read from what is there. */
     size_t rp = iql_lex_match_paren(p->s, lp, t.e);
     if (rp >= t.e) return fail_at(p, lp, "Unclosed '(' in atom: %.*s", SPAN_ARG(p, t));
+    /* A bracket or quote before the `(` is a stray one, not part of a name. */
+    for (size_t i = t.b; i < lp; i++)
+        if (strchr("()[]\"", p->s[i]))
+            return fail_at(p, i, "Unexpected '%c' before the atom's arguments: %.*s", p->s[i],
+                           SPAN_ARG(p, t));
     span inner = sp(lp + 1, t.e - 1);
     if (rp != t.e - 1) {
         /* The terms are read as the reference read them, so that its errors (`Invalid

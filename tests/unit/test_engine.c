@@ -544,6 +544,9 @@ Test(facts, unbalanced_statements_are_parse_errors) {
     PERR(S1, "?edge(X))", "Unexpected text after the atom's ')': edge(X)) (line 1, column 9)");
     PERR(S1, "?edge(X, Y), path(Y", "Unclosed '(' in atom: path(Y (line 1, column 18)");
     PERR(S1, "q(X) <- edge(X, Y", "Unclosed '(' in atom: edge(X, Y (line 1, column 13)");
+    /* found by the engine fuzzer's oracle: a stray `)` taken into a relation name */
+    PERR(S1, "q(X) <- edge(X, Y), )edge(Y, Z)",
+         "Unexpected ')' before the atom's arguments: )edge(Y, Z) (line 1, column 21)");
     /* Every prefix of these statements that the syntax oracle finds malformed. */
     static const char *const whole[] = {
         "?edge(X, Y), path(Y, Z), X < Z",
