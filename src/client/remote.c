@@ -357,6 +357,8 @@ static cli_reply *start_reply(json_t *o) {
     }
     const char *title = json_string_value(json_object_get(o, "title"));
     if (title) p->title = strdup(title);
+    json_t *proofs = json_object_get(o, "proof_trees");
+    if (json_is_array(proofs)) p->proof_trees = json_dumps(proofs, JSON_COMPACT);
     json_t *total = json_object_get(o, "total_count");
     if (json_is_true(json_object_get(o, "truncated")) && json_is_integer(total) &&
         json_integer_value(total) > 0)

@@ -25,6 +25,7 @@ cli_reply *cli_reply_from_result(const il_result *r) {
         const char *l = il_result_line(r, i);
         cli_reply_add_line(p, l, strlen(l));
     }
+    if (il_result_proof_trees(r)) p->proof_trees = strdup(il_result_proof_trees(r));
     if (p->kind == IL_RESULT_TABLE) {
         p->ncols = il_result_ncols(r);
         p->nrows = il_result_nrows(r);
@@ -68,6 +69,7 @@ void cli_reply_free(cli_reply *p) {
     }
     free(p->json);
     free(p->lines);
+    free(p->proof_trees);
     free(p->cols);
     free(p->cells);
     free(p->numeric);

@@ -26,6 +26,7 @@ typedef struct cli_reply {
     /* TABLE: the rows the result had before a server or engine cap cut it (not the
      * query's own limit); nrows when nothing was cut. */
     size_t total_rows;
+    char *proof_trees; /* `.why`, `.why_not`: the proof trees as JSON, else NULL */
 } cli_reply;
 
 cli_reply *cli_reply_new(il_result_kind kind, il_stmt_class cls);

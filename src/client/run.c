@@ -14,6 +14,7 @@
 
 #include "client/cli.h"
 #include "client/help.h"
+#include "client/proof.h"
 #include "client/remote.h"
 #include "client/source.h"
 #include "client/table.h"
@@ -367,11 +368,30 @@ static bool run_client_only(cli *c, const char *stmt) {
     return true;
 }
 
+/* The proof trees a `.why` or `.why_not` result carries: as an indented tree in the REPL,
+ * as JSON in the json modes; a script in table mode keeps the reference transcript. */
+static void print_proofs(cli *c, const cli_reply *r) {
+    if (!r->proof_trees) return;
+    if (c->mode == CLI_MODE_JSON || c->mode == CLI_MODE_JSONL)
+        fprintf(c->out, "{\"proof_trees\":%s}\n", r->proof_trees);
+    else if (c->interactive && !c->src)
+        cli_print_proofs(c->out, r->proof_trees);
+}
+
 bool cli_run_statement(cli *c, const char *stmt) {
     const bool *setting = bail_command(c, stmt);
     if (!setting) setting = mode_command(c, stmt);
     if (!setting) setting = width_command(c, stmt);
     if (!setting) setting = output_command(c, stmt);
+    size_t n;
+    if (!setting && !c->remote &&
+        (setting_arg(stmt, "subscribe", &n) || setting_arg(stmt, "unsubscribe", &n))) {
+        /* The engine's subscribe API is not there yet: only a server runs standing
+           queries. */
+        fprintf(c->out, "%sSubscriptions need a server (--server URL); not in process yet\n",
+                c->interactive ? "Error: " : "");
+        return false;
+    }
     if (setting) return *setting;
     cli_reply *r = execute(c, stmt);
     if (!r) return false;
@@ -422,6 +442,7 @@ bool cli_run_statement(cli *c, const char *stmt) {
         break;
     }
     if (r->kind == IL_RESULT_PARSE_ERROR) point_at_error(c, r);
+    print_proofs(c, r);
     cli_reply_free(r);
     return ok;
 }

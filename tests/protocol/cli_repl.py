@@ -13,6 +13,8 @@ test drives as a user would type), in process and through servers of their own:
   revision, without anything typed;
 * `--user` with `--password` and no value asks for the password on the terminal;
 * `.help all` lists every command, `.help CMD` details one, `.help` keeps its text;
+* `.why` prints the proof tree, indented, after the table in the REPL (in process and
+  through the server), as JSON with `--mode json`, and not in a table-mode script;
 * a table taller than the terminal goes through $PAGER (not when `.output` sends it to a
   file); `.width N` cuts cells at N characters (0: whole), `.mode box` rules the rows,
   `.output FILE` writes results to a file (script mode, no terminal needed)."""
@@ -363,6 +365,53 @@ async def t_width_box_output(binary):
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+WHY_SETUP = ["+e[(1, 2), (2, 3)]", "+p(X, Y) <- e(X, Y)", "+p(X, Z) <- p(X, Y), e(Y, Z)"]
+WHY_TREE = (r"Proof 1:\r?\n"
+            r"  p\(1, 3\)  \[rule p\(X, Z\) <- p\(X, Y\), e\(Y, Z\)\] with [^\n]*Y = 2[^\n]*\r?\n"
+            r"    p\(1, 2\)  \[rule p\(X, Y\) <- e\(X, Y\)\][^\n]*\r?\n"
+            r"      e\(1, 2\)  \[fact\]\r?\n"
+            r"    e\(2, 3\)  \[fact\]")
+
+
+def why_in_repl(t):
+    t.expect("default> ")
+    for stmt in WHY_SETUP:
+        t.line(stmt)
+        t.expect("default> ")
+    t.line(".why ?p(1, 3)")
+    t.expect("1 rows")
+    t.expect(WHY_TREE)
+    t.expect("default> ")
+    assert t.close() == 0
+
+
+async def t_why_proof_tree(binary):
+    home = tempfile.mkdtemp(prefix="il_repl_")
+    try:
+        t = Term(binary, ["--local"], home)
+        try:
+            why_in_repl(t)
+        finally:
+            t.kill()
+        with OwnServer(binary) as srv:
+            t = Term(binary, ["--server", srv.base], home)
+            try:
+                why_in_repl(t)
+            finally:
+                t.kill()
+        script = "\n".join(WHY_SETUP + [".why ?p(1, 3)"]) + "\n"
+        for mode, tree in (("table", False), ("json", True)):
+            p = subprocess.run([client_bin(binary), "--local", "--mode", mode, "--script", "-"],
+                               input=script.encode(), capture_output=True, timeout=TIMEOUT,
+                               env=clean_env())
+            out = p.stdout.decode()
+            assert p.returncode == 0, (p.returncode, out, p.stderr)
+            assert "Proof 1:" not in out, out  # scripts keep the reference transcript
+            assert ('{"proof_trees":[{"version":1,"query":"?p(1, 3)"' in out) == tree, out
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+
+
 TESTS = [t_ctrl_c_in_process, t_ctrl_c_through_server, t_history_and_completion,
          t_reconnects_after_restart, t_subscription_delta_between_prompts, t_password_prompt,
-         t_pager_for_long_tables, t_width_box_output]
+         t_pager_for_long_tables, t_width_box_output, t_why_proof_tree]
