@@ -357,6 +357,12 @@ static cli_reply *start_reply(json_t *o) {
     }
     const char *title = json_string_value(json_object_get(o, "title"));
     if (title) p->title = strdup(title);
+    json_t *meta = json_object_get(o, "metadata");
+    if (json_is_object(meta)) {
+        char *text = json_dumps(meta, JSON_COMPACT);
+        cli_reply_set_warnings(p, text);
+        free(text);
+    }
     json_t *proofs = json_object_get(o, "proof_trees");
     if (json_is_array(proofs)) p->proof_trees = json_dumps(proofs, JSON_COMPACT);
     json_t *total = json_object_get(o, "total_count");

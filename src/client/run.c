@@ -368,6 +368,16 @@ static bool run_client_only(cli *c, const char *stmt) {
     return true;
 }
 
+/* The engine's warnings about the statement (a relation that does not exist, a wrong
+ * arity, an equality that never holds), on `warning:` lines: beside the rows (standard
+ * error) in the machine-readable modes. */
+static void print_warnings(cli *c, const cli_reply *r) {
+    bool table = c->mode == CLI_MODE_TABLE || c->mode == CLI_MODE_BOX;
+    FILE *out = table ? c->out : stderr;
+    if (!table && r->nwarnings) fflush(c->out);
+    for (size_t i = 0; i < r->nwarnings; i++) fprintf(out, "warning: %s\n", r->warnings[i]);
+}
+
 /* The proof trees a `.why` or `.why_not` result carries: as an indented tree in the REPL,
  * as JSON in the json modes; a script in table mode keeps the reference transcript. */
 static void print_proofs(cli *c, const cli_reply *r) {
@@ -443,6 +453,7 @@ bool cli_run_statement(cli *c, const char *stmt) {
     }
     if (r->kind == IL_RESULT_PARSE_ERROR) point_at_error(c, r);
     print_proofs(c, r);
+    print_warnings(c, r);
     cli_reply_free(r);
     return ok;
 }

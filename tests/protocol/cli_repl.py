@@ -15,6 +15,9 @@ test drives as a user would type), in process and through servers of their own:
 * `.help all` lists every command, `.help CMD` details one, `.help` keeps its text;
 * `.why` prints the proof tree, indented, after the table in the REPL (in process and
   through the server), as JSON with `--mode json`, and not in a table-mode script;
+* `warning:` lines (in process and through the server, from the result's
+  `metadata.warnings`) for a relation that does not exist, a body atom of the wrong
+  arity and an equality between constants of different types; none for a sound query;
 * a table taller than the terminal goes through $PAGER (not when `.output` sends it to a
   file); `.width N` cuts cells at N characters (0: whole), `.mode box` rules the rows,
   `.output FILE` writes results to a file (script mode, no terminal needed)."""
@@ -412,6 +415,48 @@ async def t_why_proof_tree(binary):
         shutil.rmtree(home, ignore_errors=True)
 
 
+WARN_SCRIPT = """+edge[(1, 2)]
+?nothere(X)
++r2(X) <- edge(X)
+?edge(X, Y), "a" = 1
+s(X) <- edge(X, Y), zz(Y)
+?edge(X, Y), X = 1
+"""
+
+
+def check_warnings(out):
+    lines = out.splitlines()
+    warnings = [l for l in lines if l.startswith("warning: ")]
+    assert len(warnings) == 4, out
+    assert "'nothere' does not exist" in warnings[0], out
+    assert "edge(X) has 1 argument(s), but 'edge' has 2 column(s)" in warnings[1], out
+    assert '"a" = 1 compares values of different types' in warnings[2], out
+    assert "'zz' does not exist" in warnings[3], out
+    # each after its own statement's result
+    assert lines.index(warnings[0]) > lines.index("> ?nothere(X)"), out
+    assert lines.index(warnings[3]) < lines.index("> ?edge(X, Y), X = 1"), out
+
+
+async def t_warnings(binary):
+    p = subprocess.run([client_bin(binary), "--local", "--script", "-"],
+                       input=WARN_SCRIPT.encode(), capture_output=True, timeout=TIMEOUT,
+                       env=clean_env())
+    assert p.returncode == 0, p
+    check_warnings(p.stdout.decode())
+    with OwnServer(binary) as srv:
+        p = subprocess.run([client_bin(binary), "--server", srv.base, "--script", "-"],
+                           input=WARN_SCRIPT.encode(), capture_output=True, timeout=TIMEOUT,
+                           env=clean_env(INPUTLAYER_API_KEY=KEY))
+        assert p.returncode == 0, p
+        check_warnings(p.stdout.decode())
+        # in a machine-readable mode they go to standard error, beside the rows
+        p = subprocess.run([client_bin(binary), "--server", srv.base, "--mode", "csv",
+                            "--script", "-"], input=b"?nothere2(X)\n", capture_output=True,
+                           timeout=TIMEOUT, env=clean_env(INPUTLAYER_API_KEY=KEY))
+        assert "warning:" not in p.stdout.decode(), p
+        assert "warning: 'nothere2' does not exist" in p.stderr.decode(), p
+
+
 TESTS = [t_ctrl_c_in_process, t_ctrl_c_through_server, t_history_and_completion,
          t_reconnects_after_restart, t_subscription_delta_between_prompts, t_password_prompt,
-         t_pager_for_long_tables, t_width_box_output, t_why_proof_tree]
+         t_pager_for_long_tables, t_width_box_output, t_why_proof_tree, t_warnings]

@@ -568,6 +568,39 @@ Test(facts, unbalanced_statements_are_parse_errors) {
     TABLE(S1, "?edge(X, Y)", "X, Y\n1, 2\n2, 3");
 }
 
+/* A query or rule that runs but cannot mean what it says carries warnings in its
+ * metadata (kg_lint); a sound one carries none. */
+Test(facts, lint_warnings_in_metadata) {
+    MSG(S1, "+edge[(1, 2)]", "Inserted 1 fact(s) into 'edge'.");
+    il_result *r = il_execute(S1, "?edge(X, Y)", 11);
+    cr_assert_null(il_result_metadata(r));
+    il_result_free(r);
+    static const struct {
+        const char *stmt, *metadata;
+    } cases[] = {
+        {"?nothere(X)", "{\"has_ephemeral\":false,\"warnings\":[\"'nothere' does not exist (no "
+                        "facts, rule or schema by that name): nothere(X) matches nothing\"]}"},
+        {"?edge(X)", NULL}, /* a goal may name fewer columns: its rows are edge's */
+        {"+r(X) <- edge(X)",
+         "{\"has_ephemeral\":false,\"warnings\":[\"edge(X) has 1 argument(s), but 'edge' has 2 "
+         "column(s): it matches nothing\"]}"},
+        {"?edge(X, Y), 1 = \"1\"", "{\"has_ephemeral\":false,\"warnings\":[\"1 = \\\"1\\\" "
+                                   "compares values of different types: it is never true\"]}"},
+        {"?edge(X, Y), 1 = 1.0", NULL},
+        {"+p(X) <- p(X), edge(X, _)", NULL}, /* its own head */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        r = il_execute(S1, cases[i].stmt, strlen(cases[i].stmt));
+        const char *m = il_result_metadata(r);
+        if (cases[i].metadata)
+            cr_assert(m && strcmp(m, cases[i].metadata) == 0, "%s: %s", cases[i].stmt,
+                      m ? m : "(none)");
+        else
+            cr_assert_null(m, "%s: %s", cases[i].stmt, m);
+        il_result_free(r);
+    }
+}
+
 /* ---- atomic update ---------------------------------------------------------------------- */
 
 Test(atomic, increment) {
