@@ -36,9 +36,11 @@ typedef struct cli {
        stops); a `.kg use` sets graph_changed (the prompt shows the graph). */
     const volatile int *interrupt;
     bool graph_changed;
-    size_t width;   /* `.width`: table cells cut at this many characters; 0: whole */
-    FILE *redirect; /* `.output FILE`: out is this file (closed when changed) */
-    bool pager;     /* the REPL on a terminal: long tables go through $PAGER */
+    size_t width;               /* `.width`: table cells cut at this many characters; 0: whole */
+    FILE *redirect;             /* `.output FILE`: out is this file (closed when changed) */
+    bool pager;                 /* the REPL on a terminal: long tables go through $PAGER */
+    unsigned long long written; /* stored facts inserted or deleted (the summary) */
+    bool atomic;                /* --atomic: a script runs as one program, all or nothing */
 } cli;
 
 /* Runs one statement and prints its transcript lines (echo excluded); false when it

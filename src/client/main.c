@@ -43,12 +43,13 @@ static char *ask_password(const char *user) {
 
 static void usage(FILE *f) {
     fputs("usage: inputlayer-client --local [--data-dir DIR [--recover=salvage]]\n"
-          "                         [--no-maintained-views] [--bail] [--mode M]\n"
+          "                         [--no-maintained-views] [--bail] [--atomic] [--mode M]\n"
           "                         [--script FILE | FILE.iql]\n"
           "       inputlayer-client --server URL [--api-key KEY | --user U [--password [P]]]\n"
-          "                         [--bail] [--mode M] [--script FILE | FILE.iql]\n"
+          "                         [--bail] [--atomic] [--mode M] [--script FILE | FILE.iql]\n"
           "  --script - reads the script from standard input\n"
           "  --bail (or `.bail on` in a script) stops a script at its first failed statement\n"
+          "  --atomic runs a script as one program: all of its writes, or none of them\n"
           "  --mode table|box|csv|tsv|json|jsonl (or `.mode`) prints result rows as a box table\n"
           "  (the default; cells cut at 40 characters) or whole in a machine-readable form\n"
           "  --server defaults to http://127.0.0.1:8080; the API key to $INPUTLAYER_API_KEY\n"
@@ -67,7 +68,7 @@ static void usage(FILE *f) {
 int main(int argc, char **argv) {
     const char *script = NULL, *data_dir = NULL, *server = NULL, *api_key = NULL, *user = NULL,
                *password = NULL;
-    bool local = false, maintained_views = true, bail = false, ask = false;
+    bool local = false, maintained_views = true, bail = false, ask = false, atomic = false;
     cli_mode mode = CLI_MODE_TABLE;
     il_recover_mode recover = IL_RECOVER_STRICT;
     for (int i = 1; i < argc; i++) {
@@ -79,6 +80,8 @@ int main(int argc, char **argv) {
             script = argv[++i];
         else if (strcmp(a, "--bail") == 0)
             bail = true;
+        else if (strcmp(a, "--atomic") == 0)
+            atomic = true;
         else if (strcmp(a, "--mode") == 0 && more) {
             const char *m = argv[++i];
             if (!cli_mode_parse(m, strlen(m), &mode)) {
@@ -113,7 +116,8 @@ int main(int argc, char **argv) {
             return 2;
         }
     }
-    cli c = {.out = stdout, .bail = bail, .mode = mode, .width = CLI_DEFAULT_WIDTH};
+    cli c = {
+        .out = stdout, .bail = bail, .mode = mode, .width = CLI_DEFAULT_WIDTH, .atomic = atomic};
     il_engine *e = NULL;
     if (local && server) {
         fputs("inputlayer-client: --local and --server exclude each other\n", stderr);
@@ -164,9 +168,10 @@ int main(int argc, char **argv) {
     if (script) {
         if (!cli_run_file(&c, script)) status = 1;
         fflush(stdout);
-        fprintf(stderr, "inputlayer-client: %s: %lu statement(s) run, %lu failed%s\n",
+        fprintf(stderr,
+                "inputlayer-client: %s: %lu statement(s) run, %lu failed%s; %llu fact(s) written\n",
                 strcmp(script, "-") == 0 ? "<stdin>" : script, c.run, c.errors,
-                c.stop ? " (stopped at the first error)" : "");
+                c.stop ? " (stopped at the first error)" : "", c.written);
         if (c.errors) status = 1;
     } else {
         status = cli_repl(&c);

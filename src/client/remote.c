@@ -357,6 +357,16 @@ static cli_reply *start_reply(json_t *o) {
     }
     const char *title = json_string_value(json_object_get(o, "title"));
     if (title) p->title = strdup(title);
+    p->nerrors = json_array_size(json_object_get(o, "errors"));
+    json_t *counts = json_object_get(o, "statements"), *sc;
+    size_t k;
+    p->counted = json_is_array(counts);
+    json_array_foreach(counts, k, sc) {
+        json_int_t ins = json_integer_value(json_object_get(sc, "inserted"));
+        json_int_t del = json_integer_value(json_object_get(sc, "deleted"));
+        p->written +=
+            (unsigned long long)(ins > 0 ? ins : 0) + (unsigned long long)(del > 0 ? del : 0);
+    }
     json_t *meta = json_object_get(o, "metadata");
     if (json_is_object(meta)) {
         char *text = json_dumps(meta, JSON_COMPACT);

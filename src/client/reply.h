@@ -29,6 +29,11 @@ typedef struct cli_reply {
     char *proof_trees; /* `.why`, `.why_not`: the proof trees as JSON, else NULL */
     char **warnings;   /* the engine's `metadata.warnings` about the statement */
     size_t nwarnings;
+    /* A program of several statements through the server: its `errors[]` entries, and
+       the facts its `statements[]` counts say it inserted or deleted. */
+    size_t nerrors;
+    unsigned long long written;
+    bool counted; /* `statements[]` was there */
 } cli_reply;
 
 cli_reply *cli_reply_new(il_result_kind kind, il_stmt_class cls);

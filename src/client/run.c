@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/buf.h"
 #include "client/cli.h"
 #include "client/help.h"
 #include "client/proof.h"
@@ -378,6 +379,25 @@ static void print_warnings(cli *c, const cli_reply *r) {
     for (size_t i = 0; i < r->nwarnings; i++) fprintf(out, "warning: %s\n", r->warnings[i]);
 }
 
+/* The stored facts a statement inserted or deleted, from its message (the same words in
+ * process and through the server): "Inserted N fact(s) into", "Deleted N fact(s) from"
+ * or "Deleted N facts from", "Update: D deleted, I inserted.". */
+static unsigned long long facts_written(const cli_reply *r) {
+    if (r->kind != IL_RESULT_MESSAGE || r->cls == IL_STMT_SESSION_FACT) return 0;
+    if (r->counted) return r->written;
+    unsigned long long total = 0;
+    for (size_t i = 0; i < r->nlines; i++) {
+        unsigned long long a, b;
+        const char *l = r->lines[i];
+        if (sscanf(l, "Inserted %llu fact(s) into", &a) == 1 ||
+            sscanf(l, "Deleted %llu fact", &a) == 1)
+            total += a;
+        else if (sscanf(l, "Update: %llu deleted, %llu inserted.", &a, &b) == 2)
+            total += a + b;
+    }
+    return total;
+}
+
 /* The proof trees a `.why` or `.why_not` result carries: as an indented tree in the REPL,
  * as JSON in the json modes; a script in table mode keeps the reference transcript. */
 static void print_proofs(cli *c, const cli_reply *r) {
@@ -454,6 +474,7 @@ bool cli_run_statement(cli *c, const char *stmt) {
     if (r->kind == IL_RESULT_PARSE_ERROR) point_at_error(c, r);
     print_proofs(c, r);
     print_warnings(c, r);
+    if (ok) c->written += facts_written(r);
     cli_reply_free(r);
     return ok;
 }
@@ -523,6 +544,102 @@ static size_t unclosed_at(const iql_script *sc) {
     return first;
 }
 
+/* A client setting (`.bail`, `.mode`, `.width`, `.output`): never sent. */
+static bool client_setting(const char *stmt) {
+    size_t n;
+    return setting_arg(stmt, "bail", &n) || setting_arg(stmt, "mode", &n) ||
+           setting_arg(stmt, "width", &n) || setting_arg(stmt, "output", &n);
+}
+
+/* --atomic in process: the statements in one transaction, printed one by one; the first
+ * failure rolls back every change and stops the script. */
+static void atomic_local(cli *c, iql_script *sc, cli_source *src) {
+    if (!il_txn_begin(c->session)) {
+        fputs("Cannot run the script atomically: another transaction is open\n", c->out);
+        c->errors++;
+        return;
+    }
+    unsigned long long written = c->written;
+    unsigned long run = c->run;
+    bool failed = false;
+    iql_script_item it;
+    while (!failed && !c->quit && iql_script_next(sc, &it)) {
+        fprintf(c->out, "> %s\n", it.text);
+        bool ok;
+        if (it.unterminated) {
+            fputs("Parse error: unterminated statement (unbalanced delimiters)\n", c->out);
+            cli_source_point(src, c->out, iql_script_source(sc, unclosed_at(sc)));
+            ok = false;
+        } else {
+            ok = cli_run_statement(c, it.text);
+        }
+        c->run++;
+        failed = !ok;
+    }
+    if (failed) {
+        il_txn_rollback(c->session);
+        c->errors++;
+        c->written = written;
+        fprintf(c->out, "Rolled back: none of the %lu statement(s) run was applied (--atomic)\n",
+                c->run - run);
+        return;
+    }
+    char *err = NULL;
+    if (!il_txn_commit(c->session, &err)) {
+        fprintf(c->out, "Commit failed: %s\n", err ? err : "unknown error");
+        free(err);
+        c->errors++;
+        c->written = written;
+    }
+}
+
+/* --atomic through the server: the statements sent as one program (the server commits
+ * its writes as one transaction, or none of them); its reply printed after the echoes. */
+static void atomic_remote(cli *c, iql_script *sc, cli_source *src) {
+    il_buf prog;
+    il_buf_init(&prog);
+    unsigned long n = 0;
+    bool bad = false;
+    iql_script_item it;
+    while (iql_script_next(sc, &it)) {
+        fprintf(c->out, "> %s\n", it.text);
+        if (it.unterminated) {
+            fputs("Parse error: unterminated statement (unbalanced delimiters)\n", c->out);
+            cli_source_point(src, c->out, iql_script_source(sc, unclosed_at(sc)));
+            bad = true;
+        } else if (client_setting(it.text)) {
+            cli_run_statement(c, it.text);
+            continue;
+        }
+        if (n++) il_buf_putc(&prog, '\n');
+        il_buf_puts(&prog, it.text);
+    }
+    c->run += n;
+    if (bad || n == 0) {
+        if (bad) {
+            fputs("Not sent: the script has an unterminated statement (--atomic)\n", c->out);
+            c->errors++;
+        }
+        il_buf_free(&prog);
+        return;
+    }
+    cli_reply *r = execute(c, il_buf_str(&prog));
+    il_buf_free(&prog);
+    if (!r) {
+        c->errors++;
+        return;
+    }
+    bool ok = print_query_result(c, r);
+    print_warnings(c, r);
+    if (r->nerrors)
+        c->errors += r->nerrors;
+    else if (!ok)
+        c->errors++;
+    else
+        c->written += facts_written(r);
+    cli_reply_free(r);
+}
+
 bool cli_run_file(cli *c, const char *path) {
     size_t len;
     char err[1024];
@@ -539,8 +656,13 @@ bool cli_run_file(cli *c, const char *path) {
     iql_script *outer_script = c->script;
     c->src = &src;
     c->script = &sc;
+    bool atomic = c->atomic && c->load_depth == 0;
+    if (atomic && c->remote)
+        atomic_remote(c, &sc, &src);
+    else if (atomic)
+        atomic_local(c, &sc, &src);
     iql_script_item it;
-    while (!c->quit && !c->stop && iql_script_next(&sc, &it)) {
+    while (!atomic && !c->quit && !c->stop && iql_script_next(&sc, &it)) {
         if (c->interrupt && *c->interrupt) {
             /* Ctrl-C in the REPL stops a .load, like bail. */
             fputs("Interrupted: the rest of the file was not run.\n", c->out);
