@@ -214,15 +214,28 @@ int cli_repl(cli *c) {
         il_session_set_limits(c->session, &lim);
     }
     if (c->remote) cli_remote_set_interrupt(c->remote, &interrupted);
+    fprintf(c->out, "InputLayer (%s). Type .help for commands, .quit to exit.\n",
+            c->remote ? "server" : "in process");
+    fflush(c->out);
+    if (!isatty(STDIN_FILENO)) {
+        /* Lines from a pipe or a file: no line editing, prompt or history. */
+        char *line = NULL;
+        size_t cap = 0;
+        ssize_t n;
+        while (!c->quit && (n = getline(&line, &cap, stdin)) >= 0) {
+            if (n && line[n - 1] == '\n') line[n - 1] = 0;
+            handle_line(c, strdup(line));
+        }
+        free(line);
+        free(R.acc);
+        return 0;
+    }
     const char *home = getenv("HOME");
     if (home && *home) {
         size_t n = strlen(home) + sizeof "/.inputlayer_history";
         R.history = malloc(n);
         snprintf(R.history, n, "%s/.inputlayer_history", home);
     }
-    fprintf(c->out, "InputLayer (%s). Type .help for commands, .quit to exit.\n",
-            c->remote ? "server" : "in process");
-    fflush(c->out);
     rl_readline_name = "inputlayer";
     rl_catch_signals = 0;
     cli_completion_install(c);
@@ -230,12 +243,25 @@ int cli_repl(cli *c) {
     fetch_graph(c);
     set_prompt();
     rl_callback_handler_install(R.prompt, on_line);
+    /* SIGINT is held back while the loop prepares its wait and let in only during it
+       (ppoll), so that a Ctrl-C at the prompt always ends the wait. */
+    sigset_t hold, open;
+    sigemptyset(&hold);
+    sigaddset(&hold, SIGINT);
     while (!c->quit && !R.eof) {
+        sigprocmask(SIG_BLOCK, &hold, &open);
         struct pollfd pf[2] = {{.fd = STDIN_FILENO, .events = POLLIN}, {.fd = -1}};
         if (c->remote && cli_remote_fd(c->remote) >= 0 && cli_remote_poll(c->remote))
             pf[1] = (struct pollfd){.fd = cli_remote_fd(c->remote), .events = POLLIN};
         print_pushes(c);
-        int k = poll(pf, 2, -1);
+        int k = -1;
+        if (interrupted)
+            errno = EINTR;
+        else
+            k = ppoll(pf, 2, NULL, &open);
+        int saved = errno;
+        sigprocmask(SIG_SETMASK, &open, NULL);
+        errno = saved;
         if (k < 0 && errno == EINTR) {
             if (interrupted) {
                 /* Ctrl-C at the prompt: the line (and a statement being continued) is

@@ -11,6 +11,7 @@ test drives as a user would type), in process and through servers of their own:
   reported;
 * a subscription's delta (a write by another client) appears between prompts, with its
   revision, without anything typed;
+* without a terminal (a pipe) the REPL reads lines as they come, with no prompt;
 * `--user` with `--password` and no value asks for the password on the terminal;
 * `.help all` lists every command, `.help CMD` details one, `.help` keeps its text;
 * `.why` prints the proof tree, indented, after the table in the REPL (in process and
@@ -114,14 +115,19 @@ class Term:
         self.expect(pattern)
 
     def close(self):
-        """Ctrl-D at an empty prompt; the exit status."""
-        self.send("\x04")
+        """Ctrl-D at an empty prompt; the exit status. Sent again every half second: one
+        typed before the prompt is back (while a statement's output is printed) reaches
+        the terminal outside line editing, where it ends no line."""
         end = time.monotonic() + TIMEOUT
+        again = 0
         while True:
             pid, status = os.waitpid(self.pid, os.WNOHANG)
             if pid:
                 break
             assert time.monotonic() < end, "Ctrl-D did not end the client:\n" + self.text()
+            if time.monotonic() >= again:
+                self.send("\x04")
+                again = time.monotonic() + 0.5
             try:
                 self.read(0.1)
             except AssertionError:
@@ -146,12 +152,9 @@ class Term:
 
 def long_query(t):
     """A recursion that counts to 10^8, one step at a time: far longer than the test."""
-    t.line("+c0[(0)]")
-    t.expect("Inserted 1 fact")
-    t.line("+cnt(X) <- c0(X)")
-    t.expect("registered")
-    t.line("+cnt(X) <- cnt(Y), X = Y + 1, X < 100000000")
-    t.expect("registered")
+    for stmt in ("+c0[(0)]", "+cnt(X) <- c0(X)", "+cnt(X) <- cnt(Y), X = Y + 1, X < 100000000"):
+        t.line(stmt)
+        t.expect("default> ")  # typed at the prompt, as a user would
 
 
 def cancel_and_go_on(t):
@@ -162,8 +165,10 @@ def cancel_and_go_on(t):
     t.expect("default> ")
     t.line("?c0(X)")
     t.expect("1 rows")
+    t.expect("default> ")
     # Ctrl-C on a half-typed line at the prompt: the line goes, the session stays
     t.send("?c0(")
+    t.expect(r"\?c0\(")
     t.send("\x03")
     t.expect(r"\^C")
     t.line("?c0(Y)")
@@ -457,6 +462,22 @@ async def t_warnings(binary):
         assert "warning: 'nothere2' does not exist" in p.stderr.decode(), p
 
 
+async def t_repl_from_a_pipe(binary):
+    home = tempfile.mkdtemp(prefix="il_repl_")
+    try:
+        p = subprocess.run([client_bin(binary), "--local"],
+                           input=b"+e[(1, 2),\n(2, 3)]\n?e(X, Y)\n.quit\n?e(X, Y)\n",
+                           capture_output=True, timeout=TIMEOUT, env=clean_env(HOME=home))
+        out = p.stdout.decode()
+        assert p.returncode == 0, (p.returncode, out, p.stderr)
+        assert "Inserted 2 fact(s)" in out and out.count("2 rows") == 1, out
+        assert "default> " not in out and "Goodbye!" in out, out
+        assert not os.path.exists(os.path.join(home, ".inputlayer_history")), out
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+
+
 TESTS = [t_ctrl_c_in_process, t_ctrl_c_through_server, t_history_and_completion,
          t_reconnects_after_restart, t_subscription_delta_between_prompts, t_password_prompt,
-         t_pager_for_long_tables, t_width_box_output, t_why_proof_tree, t_warnings]
+         t_pager_for_long_tables, t_width_box_output, t_why_proof_tree, t_warnings,
+         t_repl_from_a_pipe]
