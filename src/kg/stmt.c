@@ -263,7 +263,7 @@ static il_result *exec_cond_delete(il_session *s, const iql_rule *r, il_arena *a
     memset(&q.body[0], 0, sizeof q.body[0]);
     q.body[0].kind = IQL_LIT_ATOM;
     q.body[0].atom = r->head;
-    memcpy(&q.body[1], r->body, r->nbody * sizeof *r->body);
+    if (r->nbody) memcpy(&q.body[1], r->body, r->nbody * sizeof *r->body);
     val_t *rows;
     size_t nrows;
     uint32_t arity;

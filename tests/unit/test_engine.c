@@ -546,7 +546,9 @@ Test(facts, unbalanced_statements_are_parse_errors) {
     PERR(S1, "q(X) <- edge(X, Y", "Unclosed '(' in atom: edge(X, Y (line 1, column 13)");
     /* found by the engine fuzzer's oracle: a stray `)` taken into a relation name */
     PERR(S1, "q(X) <- edge(X, Y), )edge(Y, Z)",
-         "Unexpected ')' before the atom's arguments: )edge(Y, Z) (line 1, column 21)");
+         "Unexpected ')' before the arguments: )edge(Y, Z) (line 1, column 21)");
+    PERR(S1, "+pe)rson(1, 2)",
+         "Unexpected ')' before the arguments: pe)rson(1, 2) (line 1, column 4)");
     /* Every prefix of these statements that the syntax oracle finds malformed. */
     static const char *const whole[] = {
         "?edge(X, Y), path(Y, Z), X < Z",
