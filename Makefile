@@ -130,7 +130,7 @@ $(BUILD)/fuzz_jsonflat: setup src/server/srv_jsonflat.c src/server/srv_jsonflat.
 # The engine: scripts run statement by statement in an in-memory engine (tests/fuzz/fuzz_engine.c).
 ENGINE_SOURCES = src/base/*.c src/value/*.c src/iql/*.c src/plan/*.c src/exec/*.c src/views/*.c \
   src/kg/*.c src/store/*.c
-$(BUILD)/fuzz_engine: setup $(wildcard src/*/*.c src/*/*.h include/*.h) tests/fuzz/fuzz_engine.c
+$(BUILD)/fuzz_engine: setup $(wildcard src/*/*.c src/*/*.h include/*.h) tests/fuzz/fuzz_engine.c tests/fuzz/syntax_oracle.h
 	@mkdir -p $(BUILD)
 	@clang -std=c11 -D_GNU_SOURCE -g -O1 -Wall -Wextra -Werror -fsanitize=fuzzer,address,undefined \
 	  -Isrc -Iinclude $(ENGINE_SOURCES) tests/fuzz/fuzz_engine.c -o $@ \

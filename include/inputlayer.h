@@ -524,9 +524,11 @@ const char *il_result_proof_trees(const il_result *r);
  * persistent rules give it), "ephemeral" (only the session's facts or rules do), or
  * "unknown" (the session has none: the normal path; and any other result). */
 const char *il_result_row_provenance(const il_result *r, size_t i);
-/* For a query on a session with facts or rules of its own: the result's `metadata` object
- * as JSON ({"has_ephemeral": true, "ephemeral_sources"?, "warnings"?}, protocol.md 2.4);
- * NULL otherwise. Valid until the result is freed. */
+/* For a query on a session with facts or rules of its own, or a query or rule with
+ * warnings (a relation that does not exist, a body atom of the wrong arity, an equality
+ * that never holds; docs/server.md): the result's `metadata` object as JSON
+ * ({"has_ephemeral", "ephemeral_sources"?, "warnings"?}, protocol.md 2.4); NULL
+ * otherwise. Valid until the result is freed. */
 const char *il_result_metadata(const il_result *r);
 
 /* Where a statement's time went, in nanoseconds: parsing, evaluating its rule programs,

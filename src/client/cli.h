@@ -33,6 +33,15 @@ typedef struct cli {
     cli_source *src;
     iql_script *script;
     struct local_sub *local_subs; /* in-process standing queries (local_subs.c) */
+    /* The REPL: Ctrl-C sets *interrupt (the running statement is cancelled, a .load
+       stops); a `.kg use` sets graph_changed (the prompt shows the graph). */
+    const volatile int *interrupt;
+    bool graph_changed;
+    size_t width;               /* `.width`: table cells cut at this many characters; 0: whole */
+    FILE *redirect;             /* `.output FILE`: out is this file (closed when changed) */
+    bool pager;                 /* the REPL on a terminal: long tables go through $PAGER */
+    unsigned long long written; /* stored facts inserted or deleted (the summary) */
+    bool atomic;                /* --atomic: a script runs as one program, all or nothing */
 } cli;
 
 /* Runs one statement and prints its transcript lines (echo excluded); false when it
@@ -41,6 +50,11 @@ bool cli_run_statement(cli *c, const char *stmt);
 /* Runs every statement of a script file ("-": standard input); false when the file
  * cannot be read. */
 bool cli_run_file(cli *c, const char *path);
+/* Runs a statement for the client itself (the prompt's graph, completion), printing
+ * nothing: its reply, or NULL when the server connection failed. */
+struct cli_reply *cli_fetch(cli *c, const char *stmt);
+/* The first line of its reply (malloc'ed), or NULL. */
+char *cli_fetch_first_line(cli *c, const char *stmt);
 /* Interactive loop (libedit); returns the exit status. */
 int cli_repl(cli *c);
 

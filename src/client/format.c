@@ -7,7 +7,7 @@
 #include <string.h>
 #include <strings.h>
 
-static const char *const NAMES[] = {"table", "csv", "tsv", "json", "jsonl"};
+static const char *const NAMES[] = {"table", "csv", "tsv", "json", "jsonl", "box"};
 
 bool cli_mode_parse(const char *name, size_t len, cli_mode *mode) {
     for (size_t i = 0; i < sizeof NAMES / sizeof NAMES[0]; i++)
@@ -129,6 +129,7 @@ void cli_print_rows(FILE *out, const cli_reply *r, cli_mode mode) {
         }
         break;
     case CLI_MODE_TABLE:
+    case CLI_MODE_BOX:
         break;
     }
 }

@@ -14,6 +14,7 @@ typedef enum cli_mode {
     CLI_MODE_TSV,   /* a header line; tab, newline, CR and backslash escaped as \t \n \r \\ */
     CLI_MODE_JSON,  /* one array of objects, one object per line */
     CLI_MODE_JSONL, /* one object per line */
+    CLI_MODE_BOX,   /* the box table with a rule between rows */
 } cli_mode;
 
 /* False when name is not a mode. */

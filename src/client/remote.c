@@ -8,7 +8,12 @@
  * at /health or the upgrade, `rate_limited` or `overloaded` while authenticating, or a
  * close after an `overloaded` notice) is opened again with backoff for up to
  * CONNECT_RETRY_SECS; a statement answered `rate_limited` or `overloaded` was not run,
- * so it is sent again with backoff for up to STATEMENT_RETRY_SECS. */
+ * so it is sent again with backoff for up to STATEMENT_RETRY_SECS.
+ *
+ * For the REPL: an interrupt flag (Ctrl-C) sends a `cancel` for the statement awaited;
+ * the connection can be polled between statements without blocking (subscription
+ * deltas are gathered as text then, and a lost connection is noticed before a statement
+ * is sent), and opened again with the same credentials. */
 #include "client/remote.h"
 
 #include <errno.h>
@@ -19,6 +24,7 @@
 #include <openssl/evp.h>
 #include <openssl/rand.h>
 #include <openssl/sha.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +60,12 @@ struct cli_remote {
     char auth_msg[256];
     char code[32];   /* `code` of the last error or auth_error answering want_id */
     char notice[32]; /* `code` of the last notice (sent before the server closes) */
+    /* What the connection was opened with, to open it again (cli_remote_reopen). */
+    char *url, *api_key, *user, *password;
+    const volatile int *interrupt; /* non-zero: cancel the statement awaited */
+    bool cancel_due, cancel_sent;
+    bool polling;  /* cli_remote_poll: reads do not block */
+    il_buf pushes; /* subscription deltas as printable lines, not yet taken */
 };
 
 static double now_secs(void) {
@@ -185,8 +197,20 @@ static ssize_t recv_cb(wslay_event_context_ptr ctx, uint8_t *buf, size_t len, in
         return (ssize_t)n;
     }
     ssize_t k;
-    do k = recv(r->fd, buf, len, 0);
-    while (k < 0 && errno == EINTR);
+    for (;;) {
+        k = recv(r->fd, buf, len, r->polling ? MSG_DONTWAIT : 0);
+        if (k >= 0 || errno != EINTR) break;
+        /* Ctrl-C while a statement runs: round_trip sends the cancel, then reads on. */
+        if (r->interrupt && *r->interrupt && !r->cancel_sent && r->want_id[0]) {
+            r->cancel_due = true;
+            wslay_event_set_error(ctx, WSLAY_ERR_WOULDBLOCK);
+            return -1;
+        }
+    }
+    if (k < 0 && r->polling && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+        wslay_event_set_error(ctx, WSLAY_ERR_WOULDBLOCK);
+        return -1;
+    }
     if (k <= 0) {
         snprintf(r->err, sizeof r->err, "%s",
                  k == 0            ? "connection closed by the server"
@@ -333,11 +357,68 @@ static cli_reply *start_reply(json_t *o) {
     }
     const char *title = json_string_value(json_object_get(o, "title"));
     if (title) p->title = strdup(title);
+    p->nerrors = json_array_size(json_object_get(o, "errors"));
+    json_t *counts = json_object_get(o, "statements"), *sc;
+    size_t k;
+    p->counted = json_is_array(counts);
+    json_array_foreach(counts, k, sc) {
+        json_int_t ins = json_integer_value(json_object_get(sc, "inserted"));
+        json_int_t del = json_integer_value(json_object_get(sc, "deleted"));
+        p->written +=
+            (unsigned long long)(ins > 0 ? ins : 0) + (unsigned long long)(del > 0 ? del : 0);
+    }
+    json_t *meta = json_object_get(o, "metadata");
+    if (json_is_object(meta)) {
+        char *text = json_dumps(meta, JSON_COMPACT);
+        cli_reply_set_warnings(p, text);
+        free(text);
+    }
+    json_t *proofs = json_object_get(o, "proof_trees");
+    if (json_is_array(proofs)) p->proof_trees = json_dumps(proofs, JSON_COMPACT);
     json_t *total = json_object_get(o, "total_count");
     if (json_is_true(json_object_get(o, "truncated")) && json_is_integer(total) &&
         json_integer_value(total) > 0)
         p->total_rows = (size_t)json_integer_value(total);
     return p;
+}
+
+/* `+ row` and `- row` lines of a delta's rows, cells as a table prints them. */
+static void push_rows(cli_remote *r, json_t *rows, char sign) {
+    size_t i, j;
+    json_t *row, *v;
+    json_array_foreach(rows, i, row) {
+        il_buf_printf(&r->pushes, "%c ", sign);
+        json_array_foreach(row, j, v) {
+            bool num;
+            char *cell = cell_text(v, &num);
+            il_buf_printf(&r->pushes, "%s%s", j ? ", " : "", cell);
+            free(cell);
+        }
+        il_buf_putc(&r->pushes, '\n');
+    }
+}
+
+/* A subscription push as lines: a header naming the subscription and the revision, then
+ * the rows it retracted and inserted. */
+static void on_push(cli_remote *r, const char *type, json_t *o) {
+    const char *name = json_string_value(json_object_get(o, "subscription"));
+    if (!name) name = "?";
+    if (strcmp(type, "subscription_delta") == 0 || strcmp(type, "subscription_delta_start") == 0 ||
+        strcmp(type, "subscription_group_delta") == 0 ||
+        strcmp(type, "subscription_group_delta_start") == 0) {
+        json_t *rev = json_object_get(o, "revision");
+        il_buf_printf(&r->pushes, "[%s] revision %lld:\n", name,
+                      json_is_integer(rev) ? (long long)json_integer_value(rev) : -1LL);
+    }
+    if (strncmp(type, "subscription_delta", 18) == 0 ||
+        strncmp(type, "subscription_group_delta", 24) == 0) {
+        push_rows(r, json_object_get(o, "retracted"), '-');
+        push_rows(r, json_object_get(o, "inserted"), '+');
+    } else if (strcmp(type, "subscription_error") == 0 || strcmp(type, "subscription_reset") == 0) {
+        const char *msg = json_string_value(json_object_get(o, "message"));
+        il_buf_printf(&r->pushes, "[%s] %s: %s\n", name, type[13] == 'e' ? "error" : "reset",
+                      msg ? msg : "");
+    }
 }
 
 static void on_frame(cli_remote *r, json_t *o) {
@@ -346,6 +427,7 @@ static void on_frame(cli_remote *r, json_t *o) {
     const char *code = json_string_value(json_object_get(o, "code"));
     if (type && strcmp(type, "notice") == 0)
         snprintf(r->notice, sizeof r->notice, "%s", code ? code : "");
+    if (type && !id && strncmp(type, "subscription_", 13) == 0) on_push(r, type, o);
     if (!type || !id || strcmp(id, r->want_id) != 0) return; /* pushes and stale replies */
     if (strcmp(type, "error") == 0 || strcmp(type, "auth_error") == 0)
         snprintf(r->code, sizeof r->code, "%s", code ? code : "");
@@ -404,10 +486,23 @@ static bool round_trip(cli_remote *r, const char *json, size_t len) {
     r->done = false;
     r->err[0] = 0;
     r->code[0] = 0;
+    r->cancel_due = r->cancel_sent = false;
     struct wslay_event_msg m = {WSLAY_TEXT_FRAME, (const uint8_t *)json, len};
     if (wslay_event_queue_msg(r->ws, &m) != 0 || wslay_event_send(r->ws) != 0) goto fail;
     while (!r->done) {
         if (wslay_event_recv(r->ws) != 0) goto fail;
+        if (r->cancel_due && !r->cancel_sent) {
+            /* The reply still comes: `cancelled`, or the result when it was too late. */
+            r->cancel_sent = true;
+            json_t *c =
+                json_pack("{s:s,s:s,s:s}", "type", "cancel", "id", "cancel", "target", r->want_id);
+            char *text = json_dumps(c, JSON_COMPACT);
+            json_decref(c);
+            struct wslay_event_msg cm = {WSLAY_TEXT_FRAME, (const uint8_t *)text, strlen(text)};
+            int rc = wslay_event_queue_msg(r->ws, &cm);
+            free(text);
+            if (rc != 0) goto fail;
+        }
         if (wslay_event_want_write(r->ws) && wslay_event_send(r->ws) != 0) goto fail;
         if (!r->done && !wslay_event_want_read(r->ws)) {
             if (!r->err[0]) snprintf(r->err, sizeof r->err, "connection closed by the server");
@@ -515,9 +610,63 @@ cli_remote *cli_remote_connect(const char *url, const char *api_key, const char 
     for (;;) {
         bool retry = false;
         cli_remote *r = open_once(url, host, port, api_key, user, password, &retry, err, errlen);
-        if (r || !retry || now_secs() + wait / 1000.0 > give_up) return r;
+        if (r) {
+            r->url = strdup(url);
+            r->api_key = api_key ? strdup(api_key) : NULL;
+            r->user = user ? strdup(user) : NULL;
+            r->password = password ? strdup(password) : NULL;
+            return r;
+        }
+        if (!retry || now_secs() + wait / 1000.0 > give_up) return NULL;
         backoff(&wait);
     }
+}
+
+cli_remote *cli_remote_reopen(cli_remote *old, char *err, size_t errlen) {
+    cli_remote *r =
+        cli_remote_connect(old->url, old->api_key, old->user, old->password, err, errlen);
+    if (!r) return NULL;
+    r->interrupt = old->interrupt;
+    /* Deltas that arrived before the connection was lost are still shown. */
+    il_buf_put(&r->pushes, old->pushes.data ? old->pushes.data : "", old->pushes.len);
+    cli_remote_close(old);
+    return r;
+}
+
+void cli_remote_set_interrupt(cli_remote *r, const volatile int *flag) {
+    r->interrupt = flag;
+}
+
+int cli_remote_fd(const cli_remote *r) {
+    return r->fd;
+}
+
+bool cli_remote_poll(cli_remote *r) {
+    if (r->failed) return false;
+    struct pollfd pf = {.fd = r->fd, .events = POLLIN};
+    if (r->pre_pos >= r->pre.len && poll(&pf, 1, 0) <= 0) return true;
+    r->polling = true;
+    r->done = false;
+    r->want_id[0] = 0; /* nothing awaited: every frame read is a push */
+    r->err[0] = 0;
+    int rc = wslay_event_recv(r->ws);
+    if (rc == 0 && wslay_event_want_write(r->ws)) rc = wslay_event_send(r->ws);
+    r->polling = false;
+    if (rc != 0 || !wslay_event_want_read(r->ws)) {
+        if (!r->err[0]) snprintf(r->err, sizeof r->err, "connection closed by the server");
+        r->failed = true;
+        return false;
+    }
+    return true;
+}
+
+const char *cli_remote_error(const cli_remote *r) {
+    return r->err;
+}
+
+char *cli_remote_take_pushes(cli_remote *r) {
+    if (!r->pushes.len) return NULL;
+    return il_buf_take(&r->pushes);
 }
 
 cli_reply *cli_remote_execute(cli_remote *r, const char *stmt, char *err, size_t errlen) {
@@ -569,6 +718,12 @@ void cli_remote_close(cli_remote *r) {
     if (r->ws) wslay_event_context_free(r->ws);
     if (r->fd >= 0) close(r->fd);
     il_buf_free(&r->pre);
+    il_buf_free(&r->pushes);
     cli_reply_free(r->reply);
+    free(r->url);
+    free(r->api_key);
+    free(r->user);
+    if (r->password) OPENSSL_cleanse(r->password, strlen(r->password));
+    free(r->password);
     free(r);
 }

@@ -1,6 +1,7 @@
 /* Building replies (reply.h) from in-process results. */
 #include "client/reply.h"
 
+#include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,6 +26,8 @@ cli_reply *cli_reply_from_result(const il_result *r) {
         const char *l = il_result_line(r, i);
         cli_reply_add_line(p, l, strlen(l));
     }
+    if (il_result_proof_trees(r)) p->proof_trees = strdup(il_result_proof_trees(r));
+    cli_reply_set_warnings(p, il_result_metadata(r));
     if (p->kind == IL_RESULT_TABLE) {
         p->ncols = il_result_ncols(r);
         p->nrows = il_result_nrows(r);
@@ -58,6 +61,21 @@ cli_reply *cli_reply_from_result(const il_result *r) {
     return p;
 }
 
+void cli_reply_set_warnings(cli_reply *p, const char *metadata_json) {
+    json_t *m = metadata_json ? json_loads(metadata_json, 0, NULL) : NULL;
+    size_t i;
+    json_t *w;
+    json_array_foreach(json_object_get(m, "warnings"), i, w) {
+        const char *t = json_string_value(w);
+        if (!t || strncmp(t, "Results include session data", 28) == 0 ||
+            strncmp(t, "Results use ", 12) == 0)
+            continue;
+        p->warnings = realloc(p->warnings, (p->nwarnings + 1) * sizeof *p->warnings);
+        p->warnings[p->nwarnings++] = strdup(t);
+    }
+    json_decref(m);
+}
+
 void cli_reply_free(cli_reply *p) {
     if (!p) return;
     for (size_t i = 0; i < p->nlines; i++) free(p->lines[i]);
@@ -68,6 +86,9 @@ void cli_reply_free(cli_reply *p) {
     }
     free(p->json);
     free(p->lines);
+    free(p->proof_trees);
+    for (size_t i = 0; i < p->nwarnings; i++) free(p->warnings[i]);
+    free(p->warnings);
     free(p->cols);
     free(p->cells);
     free(p->numeric);

@@ -26,11 +26,23 @@ typedef struct cli_reply {
     /* TABLE: the rows the result had before a server or engine cap cut it (not the
      * query's own limit); nrows when nothing was cut. */
     size_t total_rows;
+    char *proof_trees; /* `.why`, `.why_not`: the proof trees as JSON, else NULL */
+    char **warnings;   /* the engine's `metadata.warnings` about the statement */
+    size_t nwarnings;
+    /* A program of several statements through the server: its `errors[]` entries, and
+       the facts its `statements[]` counts say it inserted or deleted. */
+    size_t nerrors;
+    unsigned long long written;
+    bool counted; /* `statements[]` was there */
 } cli_reply;
 
 cli_reply *cli_reply_new(il_result_kind kind, il_stmt_class cls);
 cli_reply *cli_reply_from_result(const il_result *r);
 void cli_reply_add_line(cli_reply *p, const char *line, size_t len);
 void cli_reply_free(cli_reply *p);
+/* Takes the warnings of a result's `metadata` (JSON text; NULL: none), leaving out the
+ * session-provenance notes ("Results include session data ...", "Results use N session
+ * rule(s)"), which say where rows came from, not that something is wrong. */
+void cli_reply_set_warnings(cli_reply *p, const char *metadata_json);
 
 #endif

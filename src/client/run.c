@@ -8,55 +8,21 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include "base/buf.h"
 #include "client/cli.h"
 #include "client/local_subs.h"
+#include "client/help.h"
+#include "client/proof.h"
 #include "client/remote.h"
 #include "client/source.h"
 #include "client/table.h"
 #include "iql/script.h"
 
 enum { MAX_SCRIPT_BYTES = 104857600 };
-
-static const char *const HELP_TEXT =
-    "InputLayer Client (WebSocket)\n"
-    "================================\n"
-    "\n"
-    "Meta Commands:\n"
-    "  .kg                  Show current knowledge graph\n"
-    "  .kg list             List all knowledge graphs\n"
-    "  .kg create <name>    Create knowledge graph\n"
-    "  .kg use <name>       Switch to knowledge graph\n"
-    "  .kg drop <name>      Drop knowledge graph\n"
-    "  .rel                 List relations\n"
-    "  .rel <name>          Describe relation\n"
-    "  .rule                List rules\n"
-    "  .rule <name>         Query rule\n"
-    "  .rule drop <name>    Drop all clauses of a rule\n"
-    "  .rule drop prefix <p> Drop all rules matching prefix\n"
-    "  .rule remove <name> <n>  Remove clause n from rule (1-based)\n"
-    "  .session             List session rules\n"
-    "  .session clear       Clear all session rules\n"
-    "  .session drop <n|name>  Drop session rule by index or relation name\n"
-    "  .clear prefix <p>    Clear all facts from relations with prefix\n"
-    "  .debug <query>       Show query plan without executing\n"
-    "  .status              Server status\n"
-    "  .help                Show this help\n"
-    "  .quit                Exit\n"
-    "\n"
-    "Data Manipulation:\n"
-    "  +edge(1, 2)          Insert fact (persistent)\n"
-    "  -edge(1, 2)          Delete fact\n"
-    "  edge(1, 2)           Session fact (transient)\n"
-    "\n"
-    "Rules:\n"
-    "  +path(X, Y) <- edge(X, Y)    Persistent rule\n"
-    "  foo(X, Y) <- bar(X, Y)       Session rule (transient)\n"
-    "\n"
-    "Queries:\n"
-    "  ?path(1, X)          Query\n"
-    "\n";
 
 static void print_lines(cli *c, const cli_reply *r, const char *prefix) {
     for (size_t i = 0; i < r->nlines; i++)
@@ -83,8 +49,14 @@ static cli_reply *execute(cli *c, const char *stmt) {
             } else {
                 fprintf(stderr, "inputlayer-client: no reply to `%.200s` (%s)\n", stmt, err);
             }
-            c->quit = true;
-            c->failed = true;
+            if (c->interactive) {
+                /* The REPL goes on: the connection is opened again before the next
+                   statement (repl.c); a .load in progress stops. */
+                if (c->load_depth) c->stop = true;
+            } else {
+                c->quit = true;
+                c->failed = true;
+            }
         }
         return p;
     }
@@ -92,6 +64,24 @@ static cli_reply *execute(cli *c, const char *stmt) {
     cli_reply *p = cli_reply_from_result(r);
     il_result_free(r);
     return p;
+}
+
+cli_reply *cli_fetch(cli *c, const char *stmt) {
+    if (c->remote) {
+        char err[512];
+        return cli_remote_execute(c->remote, stmt, err, sizeof err);
+    }
+    il_result *r = il_execute(c->session, stmt, strlen(stmt));
+    cli_reply *p = cli_reply_from_result(r);
+    il_result_free(r);
+    return p;
+}
+
+char *cli_fetch_first_line(cli *c, const char *stmt) {
+    cli_reply *r = cli_fetch(c, stmt);
+    char *line = r && r->nlines ? strdup(r->lines[0]) : NULL;
+    cli_reply_free(r);
+    return line;
 }
 
 /* A result cut by a cap of the server (max_result_rows) or the engine (100000 rows) says
@@ -104,13 +94,51 @@ static void warn_cut(const cli_reply *r, FILE *out) {
             r->nrows, r->total_rows);
 }
 
+/* The terminal's height in lines (24 when it does not say). */
+static size_t term_rows(void) {
+    struct winsize ws;
+    if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row > 0) return ws.ws_row;
+    return 24;
+}
+
+/* A table taller than the terminal goes through the pager in the REPL ($PAGER, else
+ * `less -FRSX`), when the output is the terminal; otherwise it is printed. */
+static void print_table(cli *c, const cli_reply *r) {
+    size_t width = c->width;
+    bool ruled = c->mode == CLI_MODE_BOX;
+    if (!c->pager || c->out != stdout || r->nrows * (ruled ? 2 : 1) + 4 < term_rows()) {
+        cli_print_table(c->out, r, width, ruled);
+        return;
+    }
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+    if (!mem) {
+        cli_print_table(c->out, r, width, ruled);
+        return;
+    }
+    cli_print_table(mem, r, width, ruled);
+    fclose(mem);
+    const char *pager = getenv("PAGER");
+    if (!pager || !*pager) pager = "less -FRSX";
+    fflush(c->out);
+    FILE *p = popen(pager, "w");
+    if (!p) {
+        fwrite(text, 1, len, c->out);
+    } else {
+        fwrite(text, 1, len, p); /* a pager quit early: EPIPE, SIGPIPE is ignored */
+        pclose(p);
+    }
+    free(text);
+}
+
 /* Prints a query-like result: table + "N rows", "No results.", or its error. */
 static bool print_query_result(cli *c, const cli_reply *r) {
     switch (r->kind) {
     case IL_RESULT_TABLE: {
         size_t ncols = r->ncols, nrows = r->nrows;
         bool message = ncols == 1 && strcmp(r->cols[0], "message") == 0;
-        if (c->mode != CLI_MODE_TABLE && !message) {
+        if (c->mode != CLI_MODE_TABLE && c->mode != CLI_MODE_BOX && !message) {
             cli_print_rows(c->out, r, c->mode);
             /* Standard output stays parseable; the warning goes beside it. */
             fflush(c->out);
@@ -125,7 +153,7 @@ static bool print_query_result(cli *c, const cli_reply *r) {
             for (size_t i = 0; i < nrows; i++)
                 fprintf(c->out, "%s\n", r->cells[i] ? r->cells[i] : "");
         } else {
-            cli_print_table(c->out, r);
+            print_table(c, r);
             fprintf(c->out, "%zu rows\n", nrows);
         }
         warn_cut(r, c->out);
@@ -233,10 +261,70 @@ static const bool *mode_command(cli *c, const char *stmt) {
         return &yes;
     }
     if (!cli_mode_parse(p, n, &c->mode)) {
-        fputs("Usage: .mode table|csv|tsv|json|jsonl\n", c->out);
+        fputs("Usage: .mode table|box|csv|tsv|json|jsonl\n", c->out);
         return &no;
     }
     if (c->interactive && !c->src) fprintf(c->out, "Output mode: %s\n", cli_mode_name(c->mode));
+    return &yes;
+}
+
+/* The argument of a client setting `.NAME ARG`: NULL when stmt is not that command, else
+ * the trimmed argument (its length in *n). */
+static const char *setting_arg(const char *stmt, const char *name, size_t *n) {
+    size_t k = strlen(name);
+    const char *p = stmt;
+    if (*p++ != '.' || strncasecmp(p, name, k) != 0) return NULL;
+    p += k;
+    if (*p && !isspace((unsigned char)*p)) return NULL;
+    while (isspace((unsigned char)*p)) p++;
+    *n = strlen(p);
+    while (*n && isspace((unsigned char)p[*n - 1])) --*n;
+    return p;
+}
+
+/* `.width [N]`: table cells cut at N characters, 0 for whole; alone it prints the
+ * setting. */
+static const bool *width_command(cli *c, const char *stmt) {
+    static const bool yes = true, no = false;
+    size_t n;
+    const char *p = setting_arg(stmt, "width", &n);
+    if (!p) return NULL;
+    if (n == 0) {
+        fprintf(c->out, "Width: %zu%s\n", c->width, c->width ? "" : " (whole)");
+        return &yes;
+    }
+    char *end;
+    unsigned long w = strtoul(p, &end, 10);
+    if (end != p + n || !isdigit((unsigned char)*p) || w > 1000000 || w == 1) {
+        fputs("Usage: .width N (N >= 2 characters, or 0 for whole values)\n", c->out);
+        return &no;
+    }
+    c->width = w;
+    if (c->interactive && !c->src) fprintf(c->out, "Width: %zu%s\n", c->width, w ? "" : " (whole)");
+    return &yes;
+}
+
+/* `.output [FILE]`: what statements print goes to FILE (created or truncated), or back
+ * to standard output. */
+static const bool *output_command(cli *c, const char *stmt) {
+    static const bool yes = true, no = false;
+    size_t n;
+    const char *p = setting_arg(stmt, "output", &n);
+    if (!p) return NULL;
+    FILE *f = stdout;
+    if (n) {
+        char *path = strndup(p, n);
+        f = fopen(path, "w");
+        if (!f) {
+            fprintf(c->out, "Cannot open '%s': %s\n", path, strerror(errno));
+            free(path);
+            return &no;
+        }
+        free(path);
+    }
+    if (c->redirect) fclose(c->redirect);
+    c->redirect = f == stdout ? NULL : f;
+    c->out = f;
     return &yes;
 }
 
@@ -276,14 +364,56 @@ static bool run_client_only(cli *c, const char *stmt) {
         fputs("Goodbye!\n", c->out);
         c->quit = true;
     } else {
-        fputs(HELP_TEXT, c->out);
+        /* `.help`, `.help all`, `.help CMD`: the words after the command. */
+        cli_help(c->out, p + n, c->interactive && !c->src);
     }
     return true;
+}
+
+/* The engine's warnings about the statement (a relation that does not exist, a wrong
+ * arity, an equality that never holds), on `warning:` lines: beside the rows (standard
+ * error) in the machine-readable modes. */
+static void print_warnings(cli *c, const cli_reply *r) {
+    bool table = c->mode == CLI_MODE_TABLE || c->mode == CLI_MODE_BOX;
+    FILE *out = table ? c->out : stderr;
+    if (!table && r->nwarnings) fflush(c->out);
+    for (size_t i = 0; i < r->nwarnings; i++) fprintf(out, "warning: %s\n", r->warnings[i]);
+}
+
+/* The stored facts a statement inserted or deleted, from its message (the same words in
+ * process and through the server): "Inserted N fact(s) into", "Deleted N fact(s) from"
+ * or "Deleted N facts from", "Update: D deleted, I inserted.". */
+static unsigned long long facts_written(const cli_reply *r) {
+    if (r->kind != IL_RESULT_MESSAGE || r->cls == IL_STMT_SESSION_FACT) return 0;
+    if (r->counted) return r->written;
+    unsigned long long total = 0;
+    for (size_t i = 0; i < r->nlines; i++) {
+        unsigned long long a, b;
+        const char *l = r->lines[i];
+        if (sscanf(l, "Inserted %llu fact(s) into", &a) == 1 ||
+            sscanf(l, "Deleted %llu fact", &a) == 1)
+            total += a;
+        else if (sscanf(l, "Update: %llu deleted, %llu inserted.", &a, &b) == 2)
+            total += a + b;
+    }
+    return total;
+}
+
+/* The proof trees a `.why` or `.why_not` result carries: as an indented tree in the REPL,
+ * as JSON in the json modes; a script in table mode keeps the reference transcript. */
+static void print_proofs(cli *c, const cli_reply *r) {
+    if (!r->proof_trees) return;
+    if (c->mode == CLI_MODE_JSON || c->mode == CLI_MODE_JSONL)
+        fprintf(c->out, "{\"proof_trees\":%s}\n", r->proof_trees);
+    else if (c->interactive && !c->src)
+        cli_print_proofs(c->out, r->proof_trees);
 }
 
 bool cli_run_statement(cli *c, const char *stmt) {
     const bool *setting = bail_command(c, stmt);
     if (!setting) setting = mode_command(c, stmt);
+    if (!setting) setting = width_command(c, stmt);
+    if (!setting) setting = output_command(c, stmt);
     if (setting) return *setting;
     bool subscribed;
     if (cli_local_subs_command(c, stmt, &subscribed)) return subscribed;
@@ -308,6 +438,7 @@ bool cli_run_statement(cli *c, const char *stmt) {
         break;
     case IL_STMT_KG_SWITCH:
         print_lines(c, r, "");
+        c->graph_changed = true;
         if (c->rule_count || c->fact_count)
             fprintf(c->out, "(Cleared %u session rule(s), %u session fact(s))\n", c->rule_count,
                     c->fact_count);
@@ -326,7 +457,7 @@ bool cli_run_statement(cli *c, const char *stmt) {
         if (r->nrows == 0) {
             fputs("  No data.\n", c->out);
         } else {
-            cli_print_table(c->out, r);
+            print_table(c, r);
             fprintf(c->out, "%zu of %zu total rows\n", r->nrows, r->nrows);
         }
         break;
@@ -335,6 +466,9 @@ bool cli_run_statement(cli *c, const char *stmt) {
         break;
     }
     if (r->kind == IL_RESULT_PARSE_ERROR) point_at_error(c, r);
+    print_proofs(c, r);
+    print_warnings(c, r);
+    if (ok) c->written += facts_written(r);
     cli_reply_free(r);
     cli_local_subs_publish(c);
     return ok;
@@ -405,6 +539,102 @@ static size_t unclosed_at(const iql_script *sc) {
     return first;
 }
 
+/* A client setting (`.bail`, `.mode`, `.width`, `.output`): never sent. */
+static bool client_setting(const char *stmt) {
+    size_t n;
+    return setting_arg(stmt, "bail", &n) || setting_arg(stmt, "mode", &n) ||
+           setting_arg(stmt, "width", &n) || setting_arg(stmt, "output", &n);
+}
+
+/* --atomic in process: the statements in one transaction, printed one by one; the first
+ * failure rolls back every change and stops the script. */
+static void atomic_local(cli *c, iql_script *sc, cli_source *src) {
+    if (!il_txn_begin(c->session)) {
+        fputs("Cannot run the script atomically: another transaction is open\n", c->out);
+        c->errors++;
+        return;
+    }
+    unsigned long long written = c->written;
+    unsigned long run = c->run;
+    bool failed = false;
+    iql_script_item it;
+    while (!failed && !c->quit && iql_script_next(sc, &it)) {
+        fprintf(c->out, "> %s\n", it.text);
+        bool ok;
+        if (it.unterminated) {
+            fputs("Parse error: unterminated statement (unbalanced delimiters)\n", c->out);
+            cli_source_point(src, c->out, iql_script_source(sc, unclosed_at(sc)));
+            ok = false;
+        } else {
+            ok = cli_run_statement(c, it.text);
+        }
+        c->run++;
+        failed = !ok;
+    }
+    if (failed) {
+        il_txn_rollback(c->session);
+        c->errors++;
+        c->written = written;
+        fprintf(c->out, "Rolled back: none of the %lu statement(s) run was applied (--atomic)\n",
+                c->run - run);
+        return;
+    }
+    char *err = NULL;
+    if (!il_txn_commit(c->session, &err)) {
+        fprintf(c->out, "Commit failed: %s\n", err ? err : "unknown error");
+        free(err);
+        c->errors++;
+        c->written = written;
+    }
+}
+
+/* --atomic through the server: the statements sent as one program (the server commits
+ * its writes as one transaction, or none of them); its reply printed after the echoes. */
+static void atomic_remote(cli *c, iql_script *sc, cli_source *src) {
+    il_buf prog;
+    il_buf_init(&prog);
+    unsigned long n = 0;
+    bool bad = false;
+    iql_script_item it;
+    while (iql_script_next(sc, &it)) {
+        fprintf(c->out, "> %s\n", it.text);
+        if (it.unterminated) {
+            fputs("Parse error: unterminated statement (unbalanced delimiters)\n", c->out);
+            cli_source_point(src, c->out, iql_script_source(sc, unclosed_at(sc)));
+            bad = true;
+        } else if (client_setting(it.text)) {
+            cli_run_statement(c, it.text);
+            continue;
+        }
+        if (n++) il_buf_putc(&prog, '\n');
+        il_buf_puts(&prog, it.text);
+    }
+    c->run += n;
+    if (bad || n == 0) {
+        if (bad) {
+            fputs("Not sent: the script has an unterminated statement (--atomic)\n", c->out);
+            c->errors++;
+        }
+        il_buf_free(&prog);
+        return;
+    }
+    cli_reply *r = execute(c, il_buf_str(&prog));
+    il_buf_free(&prog);
+    if (!r) {
+        c->errors++;
+        return;
+    }
+    bool ok = print_query_result(c, r);
+    print_warnings(c, r);
+    if (r->nerrors)
+        c->errors += r->nerrors;
+    else if (!ok)
+        c->errors++;
+    else
+        c->written += facts_written(r);
+    cli_reply_free(r);
+}
+
 bool cli_run_file(cli *c, const char *path) {
     size_t len;
     char err[1024];
@@ -421,8 +651,19 @@ bool cli_run_file(cli *c, const char *path) {
     iql_script *outer_script = c->script;
     c->src = &src;
     c->script = &sc;
+    bool atomic = c->atomic && c->load_depth == 0;
+    if (atomic && c->remote)
+        atomic_remote(c, &sc, &src);
+    else if (atomic)
+        atomic_local(c, &sc, &src);
     iql_script_item it;
-    while (!c->quit && !c->stop && iql_script_next(&sc, &it)) {
+    while (!atomic && !c->quit && !c->stop && iql_script_next(&sc, &it)) {
+        if (c->interrupt && *c->interrupt) {
+            /* Ctrl-C in the REPL stops a .load, like bail. */
+            fputs("Interrupted: the rest of the file was not run.\n", c->out);
+            c->stop = true;
+            break;
+        }
         fprintf(c->out, "> %s\n", it.text);
         bool ok;
         if (it.unterminated) {

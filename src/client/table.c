@@ -1,10 +1,9 @@
 /* Box table rendering (see table.h). */
 #include "client/table.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-
-enum { MAX_CELL_CHARS = 40 };
 
 static size_t utf8_len(const char *s) {
     size_t n = 0;
@@ -39,7 +38,8 @@ static void pad(FILE *out, size_t n) {
     for (size_t i = 0; i < n; i++) fputc(' ', out);
 }
 
-void cli_print_table(FILE *out, const cli_reply *r) {
+void cli_print_table(FILE *out, const cli_reply *r, size_t width, bool ruled) {
+    size_t max = width ? width : SIZE_MAX;
     size_t ncols = r->ncols, nrows = r->nrows;
     size_t *w = calloc(ncols + 1, sizeof *w);
     bool *numeric = malloc(ncols + 1);
@@ -59,18 +59,18 @@ void cli_print_table(FILE *out, const cli_reply *r) {
             char *text = strdup(cell);
             if (!r->numeric[i * ncols + c]) numeric[c] = false;
             size_t chars = utf8_len(text);
-            if (chars > MAX_CELL_CHARS) {
-                size_t cut = utf8_prefix(text, MAX_CELL_CHARS - 1);
+            if (chars > max) {
+                size_t cut = utf8_prefix(text, max - 1);
                 text = realloc(text, cut + 4);
                 memcpy(text + cut, "…", 4);
-                chars = MAX_CELL_CHARS;
+                chars = max;
             }
             cells[i * ncols + c] = text;
             if (chars > w[c]) w[c] = chars;
         }
     }
     for (size_t c = 0; c < ncols; c++)
-        if (w[c] > MAX_CELL_CHARS) w[c] = MAX_CELL_CHARS;
+        if (w[c] > max) w[c] = max;
     rule_line(out, w, ncols, "┌", "┬", "┐");
     fputs("│", out);
     for (size_t c = 0; c < ncols; c++) {
@@ -85,6 +85,7 @@ void cli_print_table(FILE *out, const cli_reply *r) {
     fputc('\n', out);
     rule_line(out, w, ncols, "├", "┼", "┤");
     for (size_t i = 0; i < nrows; i++) {
+        if (ruled && i) rule_line(out, w, ncols, "├", "┼", "┤");
         fputs("│", out);
         for (size_t c = 0; c < ncols; c++) {
             const char *t = cells[i * ncols + c];

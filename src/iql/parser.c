@@ -233,6 +233,10 @@ static const struct builtin {
     {"within_last", 3},
 };
 
+const char *iql_builtin_name(size_t i) {
+    return i < sizeof BUILTINS / sizeof BUILTINS[0] ? BUILTINS[i].name : NULL;
+}
+
 bool iql_builtin_lookup(const char *name, size_t len, const char **canon, uint32_t *arity) {
     char low[24];
     if (len == 0 || len >= sizeof low) return false;
@@ -734,18 +738,37 @@ static iql_term *parse_term(pctx *p, span t) {
  * does not close at the very end (`edge(X, Y).`), the arguments are, as in the
  * reference, the rest of the text with trailing `)` removed, which puts the stray text
  * into the last argument and its error (`Invalid term: 'Y).'`). */
+/* A bracket or quote in the text before an atom's or fact's `(` (or `[`) is a stray one,
+ * not part of a name: an error, never a relation called `pe)rson`. */
+static bool no_stray_in_name(pctx *p, span t, size_t open) {
+    for (size_t i = t.b; i < open; i++)
+        if (strchr("()[]\"", p->s[i]))
+            return fail_at(p, i, "Unexpected '%c' before the arguments: %.*s", p->s[i],
+                           SPAN_ARG(p, t));
+    return true;
+}
+
 static bool parse_atom(pctx *p, span t, iql_atom *out, sort_acc *sort) {
     t = trim(p, t);
     size_t lp = iql_lex_find(p->s, t.b, t.e, '(');
     if (lp >= t.e) return fail(p, "Invalid atom: %.*s", SPAN_ARG(p, t));
-    span inner = sp(lp + 1, t.e);
-    if (iql_lex_match_paren(p->s, lp, t.e) == t.e - 1) {
-        inner.e = t.e - 1;
-    } else {
+    /* The atom's `(` must close at its end: a missing `)` or a stray one is an error,
+       never an atom read from what is there. */
+    size_t rp = iql_lex_match_paren(p->s, lp, t.e);
+    if (rp >= t.e) return fail_at(p, lp, "Unclosed '(' in atom: %.*s", SPAN_ARG(p, t));
+    if (!no_stray_in_name(p, t, lp)) return false;
+    span inner = sp(lp + 1, t.e - 1);
+    if (rp != t.e - 1) {
+        /* The terms are read as the reference read them, so that its errors (`Invalid
+           term: 'Y).'` for a rule ended by a period) keep their text. */
+        inner.e = t.e;
         while (inner.e > inner.b && p->s[inner.e - 1] == ')') inner.e--;
     }
     out->rel = sdup(p, trim(p, sp(t.b, lp)));
-    return parse_terms(p, inner, IQL_SPLIT_ANGLE, &out->args, &out->nargs, sort);
+    if (!parse_terms(p, inner, IQL_SPLIT_ANGLE, &out->args, &out->nargs, sort)) return false;
+    if (rp != t.e - 1)
+        return fail_at(p, rp + 1, "Unexpected text after the atom's ')': %.*s", SPAN_ARG(p, t));
+    return true;
 }
 
 /* Our answer to the reference's silent "function-literal" defect: a body literal that
@@ -1050,6 +1073,7 @@ static bool check_empty_fact(pctx *p, span name, const iql_tuple *t) {
 static bool parse_facts(pctx *p, span t, iql_facts *f, bool insert) {
     size_t lb = iql_lex_find(p->s, t.b, t.e, '[');
     size_t lp = iql_lex_find(p->s, t.b, t.e, '(');
+    if (!no_stray_in_name(p, t, lb < lp ? lb : lp)) return false;
     if (lb < t.e && lb < lp) {
         f->rel = sdup(p, trim(p, sp(t.b, lb)));
         f->bulk = true;
@@ -1758,6 +1782,7 @@ static bool classify(pctx *p, span t, iql_stmt *out) {
             out->kind = IQL_STMT_SESSION_SCHEMA;
             return parse_schema(p, t, &out->u.schema);
         }
+        if (!no_stray_in_name(p, t, lp)) return false;
         out->kind = IQL_STMT_SESSION_FACT;
         iql_facts *f = &out->u.facts;
         f->rel = sdup(p, trim(p, sp(t.b, lp)));

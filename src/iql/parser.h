@@ -17,6 +17,8 @@ uint64_t iql_parse_count(void);
 /* True when `name` (any case) is a builtin function; *canon gets the lowercase name and
  * *arity its fixed argument count. */
 bool iql_builtin_lookup(const char *name, size_t len, const char **canon, uint32_t *arity);
+/* The i-th builtin function name (for completion), NULL past the last. */
+const char *iql_builtin_name(size_t i);
 
 /* Deep copies, for rules and queries that outlive the statement's arena. */
 iql_term *iql_term_clone(il_arena *a, const iql_term *t);

@@ -194,6 +194,13 @@ struct il_result {
 
 enum { IL_PROV_UNKNOWN, IL_PROV_PERSISTENT, IL_PROV_EPHEMERAL };
 
+/* Warnings about a query (goal and body) or a rule (head and body) that runs but cannot
+ * mean what it says (lint.c): a JSON array of strings (malloc'ed), or NULL for none. */
+char *kg_lint(il_session *s, const iql_atom *head, const iql_atom *goal, const iql_literal *body,
+              uint32_t nbody);
+/* Adds them to r's `metadata.warnings` (creating the metadata) and frees them. */
+void kg_lint_attach(il_result *r, char *warnings);
+
 /* Sets r's provenance and metadata; `q` is the rule that answered the query. */
 void kg_provenance(il_session *s, const iql_rule *q, il_result *r);
 

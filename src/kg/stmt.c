@@ -263,7 +263,7 @@ static il_result *exec_cond_delete(il_session *s, const iql_rule *r, il_arena *a
     memset(&q.body[0], 0, sizeof q.body[0]);
     q.body[0].kind = IQL_LIT_ATOM;
     q.body[0].atom = r->head;
-    memcpy(&q.body[1], r->body, r->nbody * sizeof *r->body);
+    if (r->nbody) memcpy(&q.body[1], r->body, r->nbody * sizeof *r->body);
     val_t *rows;
     size_t nrows;
     uint32_t arity;
@@ -610,7 +610,24 @@ static il_result *exec_query(il_session *s, const iql_query *q, kg_query_opts o)
     return r;
 }
 
+/* A query or rule with warnings (kg_lint) runs as before; its result carries them. */
+static il_result *exec_stmt_linted(il_session *s, const iql_stmt *st, il_arena *a);
+
 static il_result *exec_stmt(il_session *s, const iql_stmt *st, il_arena *a) {
+    char *warnings = NULL;
+    if (st->kind == IQL_STMT_QUERY)
+        warnings = kg_lint(s, NULL, &st->u.query.goal, st->u.query.extra, st->u.query.nextra);
+    else if (st->kind == IQL_STMT_PERSIST_RULE || st->kind == IQL_STMT_SESSION_RULE)
+        warnings = kg_lint(s, &st->u.rule.head, NULL, st->u.rule.body, st->u.rule.nbody);
+    il_result *r = exec_stmt_linted(s, st, a);
+    if (warnings && r->kind != IL_RESULT_ERROR && r->kind != IL_RESULT_PARSE_ERROR)
+        kg_lint_attach(r, warnings);
+    else
+        free(warnings);
+    return r;
+}
+
+static il_result *exec_stmt_linted(il_session *s, const iql_stmt *st, il_arena *a) {
     il_result *wide = check_width(st);
     if (wide) return wide;
     switch (st->kind) {

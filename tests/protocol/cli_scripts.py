@@ -18,7 +18,9 @@ server binary), through a real server at its default limits (servers of their ow
 * a parse error points at the file line and column (`   --> FILE:LINE:COL`, the source
   line and a caret) for an unclosed paren, an unclosed string and a bad head, and the
   statements after it run (here in process too);
-* `.subscribe` in process (`--local`) prints the snapshot and then each delta."""
+* `.subscribe` in process (`--local`) prints the snapshot and then each delta;
+* `--atomic` runs a script as one program, all of its writes or none, and the summary
+  counts the facts written."""
 
 import concurrent.futures
 import os
@@ -363,6 +365,35 @@ async def t_local_subscribe(binary):
     assert st == 1 and "17 statement(s) run, 2 failed" in err, (st, err)
 
 
+async def t_atomic_and_facts_written(binary):
+    """--atomic: the script's writes all apply, or none; the summary counts the stored
+    facts written (inserted or deleted), in process and through the server."""
+    good = "+at[(1), (2), (3)]\n-at(1)\nsess(5)\n+at(4)\n"
+    bad = "+at[(10), (11)]\n.rule drop no_such_rule\n+at(12)\n"
+    # without --atomic, statement by statement: the summary counts 3 + 1 + 1
+    st, out, err = run_client(binary, ["--local"], good)
+    assert st == 0 and "4 statement(s) run, 0 failed; 5 fact(s) written" in err, err
+    # in process: one script, one engine; the failure rolls back the earlier writes too
+    st, out, err = run_client(binary, ["--local", "--atomic"], good + bad)
+    assert st == 1 and "Rolled back: none of the 6 statement(s) run was applied" in out, out
+    assert "6 statement(s) run, 1 failed; 0 fact(s) written" in err, err
+    assert "> +at(12)" not in out, out
+    st, out, err = run_client(binary, ["--local", "--atomic"], good + "?at(X)\n")
+    assert st == 0 and "3 rows" in out and "5 fact(s) written" in err, (out, err)
+    with OwnServer(binary) as srv:
+        where = ["--server", srv.base]
+        st, out, err = run_client(binary, where, good)
+        assert st == 0 and "4 statement(s) run, 0 failed; 5 fact(s) written" in err, err
+        # one program: the failed statement takes the others' writes back with it
+        st, out, err = run_client(binary, where + ["--atomic"], bad)
+        assert st == 1 and "3 statement(s) run, 1 failed; 0 fact(s) written" in err, err
+        assert "rolled back" in out, out
+        st, out, err = run_client(binary, where, "?at(X)\n")
+        assert "│ 10 │" not in out and "│ 12 │" not in out and "3 rows" in out, out
+        st, out, err = run_client(binary, where + ["--atomic"], "+at(20)\n-at(2)\n")
+        assert st == 0 and "2 statement(s) run, 0 failed; 2 fact(s) written" in err, err
+
+
 TESTS = [t_six_hundred_inserts, t_hundred_thousand_in_batches, t_errors_exit_status_and_bail,
          t_script_from_stdin, t_lost_connection_stops, t_many_scripts_from_one_address, t_error_positions,
-         t_output_modes, t_cut_result_warning, t_local_subscribe]
+         t_output_modes, t_cut_result_warning, t_local_subscribe, t_atomic_and_facts_written]

@@ -57,6 +57,7 @@ import access  # noqa: E402
 import atomic  # noqa: E402
 import atomic_random  # noqa: E402
 import backup  # noqa: E402
+import cli_repl  # noqa: E402
 import cli_scripts  # noqa: E402
 import extras  # noqa: E402
 import chaos_random  # noqa: E402
@@ -328,7 +329,7 @@ def main():
            + frames_random.TESTS + http_random.TESTS + eval_random.TESTS + strings.TESTS
            + parses.TESTS)
     own = chosen(own + http_slots.TESTS + memory.TESTS + static_files.TESTS + zero.TESTS
-                 + cli_scripts.TESTS)
+                 + cli_scripts.TESTS + cli_repl.TESTS)
     failed += asyncio.run(run_tests(own, binary))
     total = len(chosen(TESTS)) + len(own)
     passed = max(total - failed, 0)

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../fuzz/syntax_oracle.h"
 #include "base/buf.h"
 #include "inputlayer.h"
 #include "value/value.h"
@@ -532,6 +533,74 @@ Test(facts, parse_errors_change_nothing) {
     PERR(S1, "+e[(3, 4)].", "Bulk insert must be in format: relation[(t1), (t2), ...]");
     PERR(S1, "+e(5, 6).", "Expected parentheses: (5, 6).");
     TABLE(S1, "?e(X, Y)", "X, Y\n1, 2");
+}
+
+/* A statement that does not parse is an error, never an atom read from what is there:
+ * `?edge(X` once answered with edge's rows. */
+Test(facts, unbalanced_statements_are_parse_errors) {
+    MSG(S1, "+edge[(1, 2), (2, 3)]", "Inserted 2 fact(s) into 'edge'.");
+    MSG(S1, "path(X, Y) <- edge(X, Y)", "Session rule added for 'path'.");
+    PERR(S1, "?edge(X", "Unclosed '(' in atom: edge(X (line 1, column 6)");
+    PERR(S1, "?edge(X))", "Unexpected text after the atom's ')': edge(X)) (line 1, column 9)");
+    PERR(S1, "?edge(X, Y), path(Y", "Unclosed '(' in atom: path(Y (line 1, column 18)");
+    PERR(S1, "q(X) <- edge(X, Y", "Unclosed '(' in atom: edge(X, Y (line 1, column 13)");
+    /* found by the engine fuzzer's oracle: a stray `)` taken into a relation name */
+    PERR(S1, "q(X) <- edge(X, Y), )edge(Y, Z)",
+         "Unexpected ')' before the arguments: )edge(Y, Z) (line 1, column 21)");
+    PERR(S1, "+pe)rson(1, 2)",
+         "Unexpected ')' before the arguments: pe)rson(1, 2) (line 1, column 4)");
+    /* Every prefix of these statements that the syntax oracle finds malformed. */
+    static const char *const whole[] = {
+        "?edge(X, Y), path(Y, Z), X < Z",
+        "+edge[(7, 8), (8, 9)]",
+        "-edge(X, Y) <- edge(X, Y), !path(Y, X), X = \"a(\"",
+        "r(X, V) <- edge(X, Y), V = [1.0, abs(Y)]",
+        "?edge(X, \"s)\")",
+    };
+    for (size_t i = 0; i < sizeof whole / sizeof whole[0]; i++) {
+        size_t n = strlen(whole[i]);
+        for (size_t k = 1; k < n; k++) {
+            if (!syntax_oracle_malformed(whole[i], k)) continue;
+            il_result *r = il_execute(S1, whole[i], k);
+            cr_assert_eq(il_result_kind_of(r), IL_RESULT_PARSE_ERROR, "%.*s was not rejected",
+                         (int)k, whole[i]);
+            il_result_free(r);
+        }
+    }
+    TABLE(S1, "?edge(X, Y)", "X, Y\n1, 2\n2, 3");
+}
+
+/* A query or rule that runs but cannot mean what it says carries warnings in its
+ * metadata (kg_lint); a sound one carries none. */
+Test(facts, lint_warnings_in_metadata) {
+    MSG(S1, "+edge[(1, 2)]", "Inserted 1 fact(s) into 'edge'.");
+    il_result *r = il_execute(S1, "?edge(X, Y)", 11);
+    cr_assert_null(il_result_metadata(r));
+    il_result_free(r);
+    static const struct {
+        const char *stmt, *metadata;
+    } cases[] = {
+        {"?nothere(X)", "{\"has_ephemeral\":false,\"warnings\":[\"'nothere' does not exist (no "
+                        "facts, rule or schema by that name): nothere(X) matches nothing\"]}"},
+        {"?edge(X)", NULL}, /* a goal may name fewer columns: its rows are edge's */
+        {"+r(X) <- edge(X)",
+         "{\"has_ephemeral\":false,\"warnings\":[\"edge(X) has 1 argument(s), but 'edge' has 2 "
+         "column(s): it matches nothing\"]}"},
+        {"?edge(X, Y), 1 = \"1\"", "{\"has_ephemeral\":false,\"warnings\":[\"1 = \\\"1\\\" "
+                                   "compares values of different types: it is never true\"]}"},
+        {"?edge(X, Y), 1 = 1.0", NULL},
+        {"+p(X) <- p(X), edge(X, _)", NULL}, /* its own head */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        r = il_execute(S1, cases[i].stmt, strlen(cases[i].stmt));
+        const char *m = il_result_metadata(r);
+        if (cases[i].metadata)
+            cr_assert(m && strcmp(m, cases[i].metadata) == 0, "%s: %s", cases[i].stmt,
+                      m ? m : "(none)");
+        else
+            cr_assert_null(m, "%s: %s", cases[i].stmt, m);
+        il_result_free(r);
+    }
 }
 
 /* ---- atomic update ---------------------------------------------------------------------- */
