@@ -23,6 +23,7 @@ test drives as a user would type), in process and through servers of their own:
   file); `.width N` cuts cells at N characters (0: whole), `.mode box` rules the rows,
   `.output FILE` writes results to a file (script mode, no terminal needed)."""
 
+import contextlib
 import fcntl
 import os
 import pty
@@ -157,6 +158,19 @@ def long_query(t):
         t.expect("default> ")  # typed at the prompt, as a user would
 
 
+@contextlib.contextmanager
+def repl(binary, args, **kw):
+    """A REPL on a pty with a scratch HOME (its history file's place), killed and the
+    HOME removed on the way out."""
+    home = tempfile.mkdtemp(prefix="il_repl_")
+    t = Term(binary, args, home, **kw)
+    try:
+        yield t
+    finally:
+        t.kill()
+        shutil.rmtree(home, ignore_errors=True)
+
+
 def cancel_and_go_on(t):
     long_query(t)
     t.line("?cnt(X), X = 5")
@@ -177,26 +191,15 @@ def cancel_and_go_on(t):
 
 
 async def t_ctrl_c_in_process(binary):
-    home = tempfile.mkdtemp(prefix="il_repl_")
-    t = Term(binary, ["--local"], home)
-    try:
+    with repl(binary, ["--local"]) as t:
         t.expect("default> ")
         cancel_and_go_on(t)
-    finally:
-        t.kill()
-        shutil.rmtree(home, ignore_errors=True)
 
 
 async def t_ctrl_c_through_server(binary):
-    home = tempfile.mkdtemp(prefix="il_repl_")
-    with OwnServer(binary) as srv:
-        t = Term(binary, ["--server", srv.base], home)
-        try:
-            t.expect("default> ")
-            cancel_and_go_on(t)
-        finally:
-            t.kill()
-    shutil.rmtree(home, ignore_errors=True)
+    with OwnServer(binary) as srv, repl(binary, ["--server", srv.base]) as t:
+        t.expect("default> ")
+        cancel_and_go_on(t)
 
 
 async def t_history_and_completion(binary):
@@ -273,56 +276,43 @@ async def t_reconnects_after_restart(binary):
 
 
 async def t_subscription_delta_between_prompts(binary):
-    home = tempfile.mkdtemp(prefix="il_repl_")
-    with OwnServer(binary) as srv:
-        t = Term(binary, ["--server", srv.base], home)
-        try:
-            t.expect("default> ")
-            t.line("+watched[(1)]")
-            t.expect("Inserted 1 fact")
-            t.line(".subscribe w1 ?watched(X)")
-            t.expect("1 rows")
-            t.expect("default> ")
-            # another client writes; nothing is typed here
-            p = subprocess.run([client_bin(binary), "--server", srv.base, "--script", "-"],
-                               input=b"+watched[(2)]\n-watched(1)\n", capture_output=True,
-                               timeout=TIMEOUT, env=clean_env(INPUTLAYER_API_KEY=KEY))
-            assert p.returncode == 0, p
-            t.expect(r"\[w1\] revision \d+:\r?\n\+ 2")
-            t.expect(r"\[w1\] revision \d+:\r?\n- 1")
-            t.expect("default> ")
-            t.line("?watched(X)")
-            t.expect("1 rows")
-            assert t.close() == 0
-        finally:
-            t.kill()
-    shutil.rmtree(home, ignore_errors=True)
+    with OwnServer(binary) as srv, repl(binary, ["--server", srv.base]) as t:
+        t.expect("default> ")
+        t.line("+watched[(1)]")
+        t.expect("Inserted 1 fact")
+        t.line(".subscribe w1 ?watched(X)")
+        t.expect("1 rows")
+        t.expect("default> ")
+        # another client writes; nothing is typed here
+        p = subprocess.run([client_bin(binary), "--server", srv.base, "--script", "-"],
+                           input=b"+watched[(2)]\n-watched(1)\n", capture_output=True,
+                           timeout=TIMEOUT, env=clean_env(INPUTLAYER_API_KEY=KEY))
+        assert p.returncode == 0, p
+        t.expect(r"\[w1\] revision \d+:\r?\n\+ 2")
+        t.expect(r"\[w1\] revision \d+:\r?\n- 1")
+        t.expect("default> ")
+        t.line("?watched(X)")
+        t.expect("1 rows")
+        assert t.close() == 0
 
 
 async def t_password_prompt(binary):
-    home = tempfile.mkdtemp(prefix="il_repl_")
-    with OwnServer(binary) as srv:
-        t = Term(binary, ["--server", srv.base, "--user", "admin", "--password"], home)
-        try:
-            t.expect("Password for admin: ")
-            t.send(PASSWORD + "\r")
-            t.expect("default> ")
-            assert PASSWORD not in t.text(), t.text()
-            t.line(".help kg")
-            t.expect(r"\.kg \[list\|create\|use\|drop <name>\]")
-            t.line(".help")
-            t.expect("InputLayer Client \\(WebSocket\\)")
-            t.expect("default> ")
-            assert t.close() == 0
-        finally:
-            t.kill()
-    shutil.rmtree(home, ignore_errors=True)
+    with OwnServer(binary) as srv, \
+            repl(binary, ["--server", srv.base, "--user", "admin", "--password"]) as t:
+        t.expect("Password for admin: ")
+        t.send(PASSWORD + "\r")
+        t.expect("default> ")
+        assert PASSWORD not in t.text(), t.text()
+        t.line(".help kg")
+        t.expect(r"\.kg \[list\|create\|use\|drop <name>\]")
+        t.line(".help")
+        t.expect("InputLayer Client \\(WebSocket\\)")
+        t.expect("default> ")
+        assert t.close() == 0
 
 
 async def t_pager_for_long_tables(binary):
-    home = tempfile.mkdtemp(prefix="il_repl_")
-    t = Term(binary, ["--local"], home, env={"PAGER": "sed s/^/PAGED:/"}, rows=10)
-    try:
+    with repl(binary, ["--local"], env={"PAGER": "sed s/^/PAGED:/"}, rows=10) as t:
         t.expect("default> ")
         t.line("+few[(1), (2)]")
         t.expect("Inserted 2 fact")
@@ -334,7 +324,7 @@ async def t_pager_for_long_tables(binary):
         t.line("?many(X)")
         t.expect(r"PAGED:│ 29 │")
         t.expect("30 rows")
-        out = os.path.join(home, "out.txt")
+        out = os.path.join(t.home, "out.txt")
         t.line(".output " + out)
         t.line("?many(X)")
         t.line(".output")
@@ -345,9 +335,6 @@ async def t_pager_for_long_tables(binary):
         assert t.close() == 0
         text = open(out).read()
         assert "│ 29 │" in text and "30 rows" in text and "PAGED" not in text, text
-    finally:
-        t.kill()
-        shutil.rmtree(home, ignore_errors=True)
 
 
 async def t_width_box_output(binary):
