@@ -67,13 +67,12 @@ static void write_columns(il_buf *b, const reply *r) {
     il_buf_putc(b, ']');
 }
 
-/* An srv_row_fn over a reply. */
+/* An srv_row_fn over a reply that is not an engine table (srv_rows_encode_table writes
+ * those). */
 static void write_row(il_buf *b, const void *src, size_t i) {
     const reply *r = src;
     if (r->cols) {
         il_buf_puts(b, r->rows[i]);
-    } else if (r->table) {
-        srv_rows_table_row(b, r->table, i);
     } else {
         il_buf_putc(b, '[');
         il_json_str(b, r->lines[i], strlen(r->lines[i]));

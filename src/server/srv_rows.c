@@ -136,6 +136,16 @@ static char *put_int_row(char *p, const il_value *row, size_t n) {
     return p;
 }
 
+/* Writes row (n values of any type) as a JSON array. */
+static void put_any_row(il_buf *b, const il_value *row, size_t n) {
+    il_buf_putc(b, '[');
+    for (size_t k = 0; k < n; k++) {
+        if (k) il_buf_putc(b, ',');
+        val_fmt_json(row[k], b);
+    }
+    il_buf_putc(b, ']');
+}
+
 bool srv_rows_encode_table(srv_rows *r, const il_result *table, size_t n, char *err,
                            size_t errlen) {
     size_t ncols = srv_rows_table_ncols(table);
@@ -155,7 +165,7 @@ bool srv_rows_encode_table(srv_rows *r, const il_result *table, size_t n, char *
             r->json.len = (size_t)(end - r->json.data);
         } else {
             r->json.len = (size_t)(p - r->json.data);
-            srv_rows_table_row(&r->json, table, i);
+            put_any_row(&r->json, row, k);
             if (!row_fits(r, i, err, errlen)) return false;
         }
     }
@@ -163,11 +173,7 @@ bool srv_rows_encode_table(srv_rows *r, const il_result *table, size_t n, char *
     return true;
 }
 
-void srv_rows_table_row(il_buf *b, const void *table, size_t i) {
-    size_t width, ncols = srv_rows_table_ncols(table);
-    const il_value *row = il_result_row(table, i, &width);
-    /* A row may be wider than the columns shown (the engine's extra values). */
-    size_t n = width < ncols ? width : ncols;
+void srv_rows_put_row(il_buf *b, const il_value *row, size_t n) {
     il_buf_reserve(b, 2 + n * 17);
     char *end = put_int_row(b->data + b->len, row, n);
     if (end) {
@@ -175,12 +181,7 @@ void srv_rows_table_row(il_buf *b, const void *table, size_t i) {
         b->len = (size_t)(end - b->data);
         return;
     }
-    il_buf_putc(b, '[');
-    for (size_t k = 0; k < n; k++) {
-        if (k) il_buf_putc(b, ',');
-        val_fmt_json(row[k], b);
-    }
-    il_buf_putc(b, ']');
+    put_any_row(b, row, n);
 }
 
 void srv_rows_table_columns(il_buf *b, const il_result *table) {

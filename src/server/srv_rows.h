@@ -35,8 +35,9 @@ size_t srv_rows_chunk_end(const srv_rows *r, size_t i);
 /* Appends rows [i, j) as a JSON array. */
 void srv_rows_put(il_buf *b, const srv_rows *r, size_t i, size_t j);
 
-/* An engine table's row i with its shown columns (an srv_row_fn over an il_result). */
-void srv_rows_table_row(il_buf *b, const void *table, size_t i);
+/* Appends a row of n values as a JSON array (a row of small integers without a call per
+ * value). */
+void srv_rows_put_row(il_buf *b, const il_value *row, size_t n);
 /* The number of columns a table is sent with: none when it has no rows (`columns:[]`, as
  * the original sends an empty result). */
 size_t srv_rows_table_ncols(const il_result *table);

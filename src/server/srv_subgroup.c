@@ -14,6 +14,7 @@
 
 #include "server/srv_authz.h"
 #include "server/srv_revision.h"
+#include "server/srv_rows.h"
 #include "server/srv_subs.h"
 
 /* ---- the frame ---- */
@@ -178,7 +179,7 @@ static void rowtext_add(rowtext *t, const val_t *rows, size_t n, uint32_t arity)
             t->end = realloc(t->end, t->cap * sizeof *t->end);
         }
         size_t from = t->text.len;
-        srv_subs_put_row(&t->text, rows + i * arity, arity);
+        srv_rows_put_row(&t->text, rows + i * arity, arity);
         if (t->text.len - from > t->largest) t->largest = t->text.len - from;
         t->end[t->n++] = t->text.len;
     }

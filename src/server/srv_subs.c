@@ -17,7 +17,6 @@
 #include "server/srv_revision.h"
 #include "server/srv_rows.h"
 #include "server/srv_subgroup.h"
-#include "value/print.h"
 
 #define NAME_MAX_LEN 128
 
@@ -98,15 +97,6 @@ bool srv_subs_name_ok(const char *p, size_t n) {
 
 /* ---- frames ---- */
 
-void srv_subs_put_row(il_buf *b, const val_t *row, uint32_t arity) {
-    il_buf_putc(b, '[');
-    for (uint32_t k = 0; k < arity; k++) {
-        if (k) il_buf_putc(b, ',');
-        val_fmt_json(row[k], b);
-    }
-    il_buf_putc(b, ']');
-}
-
 /* Rows of `arity` values back to back, for srv_rows_encode. */
 typedef struct val_rows {
     const val_t *rows;
@@ -115,7 +105,7 @@ typedef struct val_rows {
 
 static void val_row(il_buf *b, const void *src, size_t i) {
     const val_rows *v = src;
-    srv_subs_put_row(b, v->rows + i * v->arity, v->arity);
+    srv_rows_put_row(b, v->rows + i * v->arity, v->arity);
 }
 
 void srv_subs_put_columns(il_buf *b, const il_sub *sub) {

@@ -48,8 +48,6 @@ bool srv_subs_name_taken(const srv_conn *c, const char *name, size_t len);
 bool srv_subs_room(const srv_conn *c, unsigned more, char *msg, size_t len);
 /* Appends the subscription's column headers as a JSON array. */
 void srv_subs_put_columns(il_buf *b, const il_sub *sub);
-/* Appends one row as a JSON array. */
-void srv_subs_put_row(il_buf *b, const val_t *row, uint32_t arity);
 /* In a job with a delta for c: whether c is not reading (its subscriptions then hold
  * their changes until srv_subs_release). Marks c so that its next drain releases them. */
 bool srv_subs_must_hold(srv_conn *c);
