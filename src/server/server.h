@@ -218,6 +218,7 @@ typedef struct srv_capture {
     il_buf frames;         /* each frame: a size_t length, then its bytes */
     srv_note_batch *notes; /* this connection's notifications, after the frames */
     srv_push *pushes, **pushes_tail;
+    srv_note_batch *push_notes; /* notifications of pushed-to connections, after pushes */
 } srv_capture;
 
 /* While set, srv_ws_send appends to it instead of the socket (per thread). */

@@ -107,6 +107,17 @@ void srv_deliver_own(srv_capture *cap) {
     *tail = batch_of(c, f);
 }
 
+void srv_deliver_with_push(srv_capture *cap, srv_conn *c) {
+    if (!cap || c == cap->conn || !c->session || !registered(c)) return;
+    if (c->notify_through >= srv_notify_last_seq(c->srv->notify)) return;
+    viewer v = viewer_of(c);
+    srv_note_frames *f = read_frames(c->srv, c->notify_through, &v, &c->notify_through);
+    if (!f) return;
+    srv_note_batch **tail = &cap->push_notes;
+    while (*tail) tail = &(*tail)->next;
+    *tail = batch_of(c, f);
+}
+
 static void frames_release(void *ctx) {
     srv_note_frames *f = ctx;
     if (--f->refs) return;

@@ -98,6 +98,7 @@ void srv_capture_init(srv_capture *cap, srv_conn *c) {
     cap->req = NULL;
     il_buf_init(&cap->frames);
     cap->notes = NULL;
+    cap->push_notes = NULL;
     cap->pushes = NULL;
     cap->pushes_tail = &cap->pushes;
 }
@@ -115,6 +116,8 @@ void srv_capture_free(srv_capture *cap) {
     il_buf_free(&cap->frames);
     srv_deliver_batch_free(cap->notes);
     cap->notes = NULL;
+    srv_deliver_batch_free(cap->push_notes);
+    cap->push_notes = NULL;
     drop_list(&cap->pushes, &cap->pushes_tail);
 }
 
@@ -141,16 +144,22 @@ static bool open_ws(const srv_conn *c) {
     return c && c->state == SRV_WS && !c->closed;
 }
 
-/* Subscription pushes. A connection that stopped reading gets none past the one round
- * that was made before its job saw it (its subscriptions hold their changes instead:
- * srv_subs.c), so they are always sent. */
-static void send_pushes(srv_push *p) {
-    for (; p; p = p->next) {
-        srv_conn *c = p->to;
-        if (!open_ws(c)) continue;
-        srv_ws_send(c, p->data, p->len);
-        srv_ws_flush(c);
+/* Subscription pushes, and the notifications read for their connections: one write per
+ * connection. A connection that stopped reading gets none past the one round that was
+ * made before its job saw it (its subscriptions hold their changes instead: srv_subs.c),
+ * so they are always sent. */
+static void send_pushes(srv_capture *cap) {
+    for (srv_push *p = cap->pushes; p; p = p->next)
+        if (open_ws(p->to)) srv_conn_cork(p->to);
+    for (srv_push *p = cap->pushes; p; p = p->next) {
+        if (!open_ws(p->to)) continue;
+        srv_ws_send(p->to, p->data, p->len);
+        srv_ws_flush(p->to);
     }
+    srv_deliver_batches(cap->push_notes); /* each to a connection pushed to above */
+    cap->push_notes = NULL;
+    for (srv_push *p = cap->pushes; p; p = p->next) srv_conn_uncork(p->to);
+    drop_list(&cap->pushes, &cap->pushes_tail);
 }
 
 void srv_capture_flush(srv_capture *cap) {
@@ -168,8 +177,7 @@ void srv_capture_flush(srv_capture *cap) {
     srv_deliver_batches(cap->notes);
     cap->notes = NULL;
     srv_conn_uncork(c);
-    send_pushes(cap->pushes);
-    drop_list(&cap->pushes, &cap->pushes_tail);
+    send_pushes(cap);
 }
 
 /* ---- tickets ---- */
@@ -500,8 +508,7 @@ static void start(srv_req *r) {
             r->phase = SRV_REQ_FINISHED;
             apply_done_effects(r);
             if (r->access == SRV_EXCLUSIVE) {
-                send_pushes(r->out.pushes);
-                drop_list(&r->out.pushes, &r->out.pushes_tail);
+                send_pushes(&r->out);
                 srv_pool_drained_now(&s->pool); /* notifications, the batched sync */
             }
             return;
@@ -570,8 +577,7 @@ void srv_pipe_job_done(srv_job *j) {
     r->phase = SRV_REQ_FINISHED;
     apply_done_effects(r);
     /* Pushes to other connections go now; this connection's frames wait for release. */
-    send_pushes(r->out.pushes);
-    drop_list(&r->out.pushes, &r->out.pushes_tail);
+    send_pushes(&r->out);
     if (c->closed) {
         unlink_req(c, r);
         req_free(r);

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "server/srv_authz.h"
+#include "server/srv_deliver.h"
 #include "server/srv_revision.h"
 #include "server/srv_rows.h"
 #include "server/srv_subs.h"
@@ -535,6 +536,7 @@ static void send_delta(srv_conn *c, srv_group *grp, uint64_t revision) {
     il_buf_free(&b);
     rowtext_free(&t);
     free(first);
+    srv_deliver_with_push(srv_tl_capture, c);
 }
 
 static void send_failure(srv_conn *c, const srv_group *grp, const gmember *gm, const char *why) {

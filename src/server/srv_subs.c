@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "server/srv_authz.h"
+#include "server/srv_deliver.h"
 #include "server/srv_notify.h"
 #include "server/srv_pipeline.h"
 #include "server/srv_revision.h"
@@ -464,7 +465,9 @@ static void deliver(srv_server *s, srv_sub *sb) {
     bool sent = d.nadded || d.nremoved ? send_delta(c, sb, srv_revision(s, sb->kg), d.added,
                                                     d.nadded, d.removed, d.nremoved)
                                        : true;
-    if (sent) il_sub_clear(m);
+    if (!sent) return;
+    il_sub_clear(m);
+    if (d.nadded || d.nremoved) srv_deliver_with_push(srv_tl_capture, c);
 }
 
 typedef struct release_job {
