@@ -6,7 +6,7 @@ BUILD_TSAN ?= build-tsan
 JOBS       ?= $(shell nproc)
 CONFORMANCE_DIR ?= ../shared/conformance
 
-.PHONY: all setup build build-san build-tsan protocol-tsan run test unit crash-test conformance conformance-san bench-engine bench-server bench-fixtures bench-pacing bench-durable bench-views bench-views-smoke bench-vectors bench-vectors-smoke bench bench-report gate gate-smoke fuzz fuzz-short format clean
+.PHONY: all setup build build-san build-tsan protocol-tsan threads-tsan run test unit crash-test conformance conformance-san bench-engine bench-server bench-fixtures bench-pacing bench-durable bench-views bench-views-smoke bench-vectors bench-vectors-smoke bench bench-report gate gate-smoke fuzz fuzz-short format clean
 
 all: build
 
@@ -26,6 +26,11 @@ build-san: setup
 build-tsan: setup
 	@cmake -S . -B $(BUILD_TSAN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang -DIL_TSAN=ON >/dev/null
 	@cmake --build $(BUILD_TSAN) -j $(JOBS) --target inputlayer-server inputlayer-client
+
+# A full closure searched on several threads, under ThreadSanitizer and on the normal
+# build: the same rows on any number of threads, no data race.
+threads-tsan: build build-tsan
+	@./tests/threads/closure.sh $(BUILD) $(BUILD_TSAN)
 
 # The server on ./data with the defaults (127.0.0.1:8080). ./data holds the write-ahead
 # log (data/wal/, docs/durability.md) and the generated bootstrap credentials.
@@ -107,6 +112,7 @@ test: build build-san
 	@$(MAKE) --no-print-directory conformance-server-san
 	@$(MAKE) --no-print-directory protocol-san
 	@$(MAKE) --no-print-directory protocol-tsan
+	@$(MAKE) --no-print-directory threads-tsan
 	@$(MAKE) --no-print-directory fuzz-short
 	@$(MAKE) --no-print-directory bench-smoke
 	@$(MAKE) --no-print-directory gate-smoke

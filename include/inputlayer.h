@@ -51,6 +51,13 @@ void il_engine_set_view_budget(il_engine *e, uint64_t ns);
  * maintained. Standing queries (subscriptions) keep their own views either way. */
 void il_engine_set_maintained_views(il_engine *e, bool on);
 
+/* How many threads one statement's evaluation may use, the calling thread included (a
+ * full linear closure searches its partitions on them; the result is the same on any
+ * number). 0 sets the default: the CPUs online, at most IL_EVAL_THREADS_MAX. Per session,
+ * il_limits.threads overrides it. */
+#define IL_EVAL_THREADS_MAX 64
+void il_engine_set_eval_threads(il_engine *e, unsigned n);
+
 /* When a write's result may be returned (docs/durability.md). IMMEDIATE (the default):
  * after its log record is on disk (fdatasync). BATCHED: the log is synced at most every
  * batch_ms, so a power loss may lose that window of acknowledged writes. ASYNC: the
@@ -455,6 +462,7 @@ typedef struct il_limits {
     uint64_t deadline_ns;
     uint64_t max_memory_bytes; /* live bytes of the statement's working data; 0 = no limit */
     il_mem_budget *budget;     /* may be NULL; must outlive the statements using it */
+    unsigned threads; /* evaluation threads (il_engine_set_eval_threads); 0: the engine's */
 } il_limits;
 /* Copies the limits (NULL clears them). Without limits a statement runs to its end. */
 void il_session_set_limits(il_session *s, const il_limits *l);

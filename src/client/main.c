@@ -44,7 +44,8 @@ static char *ask_password(const char *user) {
 
 static void usage(FILE *f) {
     fputs("usage: inputlayer-client --local [--data-dir DIR [--recover=salvage]]\n"
-          "                         [--no-maintained-views] [--bail] [--atomic] [--mode M]\n"
+          "                         [--no-maintained-views] [--threads N] [--bail] [--atomic]\n"
+          "                         [--mode M]\n"
           "                         [--script FILE | FILE.iql]\n"
           "       inputlayer-client --server URL [--api-key KEY | --user U [--password [P]]]\n"
           "                         [--bail] [--atomic] [--mode M] [--script FILE | FILE.iql]\n"
@@ -60,6 +61,8 @@ static void usage(FILE *f) {
           "  acknowledged commit from what is readable, moving the damaged files aside\n"
           "  --no-maintained-views: every read of a rule evaluates it (no read makes a rule\n"
           "  maintained; docs/engine.md)\n"
+          "  --threads N: threads one statement's evaluation may use (default: the CPUs\n"
+          "  online, at most 64; docs/engine.md)\n"
           "exit status: 0 every statement succeeded; 1 a statement failed (or the script\n"
           "  could not be read); 2 bad usage; 3 the server could not be reached, or the\n"
           "  connection was lost (the statement without a reply is named on stderr)\n",
@@ -70,6 +73,7 @@ int main(int argc, char **argv) {
     const char *script = NULL, *data_dir = NULL, *server = NULL, *api_key = NULL, *user = NULL,
                *password = NULL;
     bool local = false, maintained_views = true, bail = false, ask = false, atomic = false;
+    unsigned threads = 0; /* 0: the engine's default */
     cli_mode mode = CLI_MODE_TABLE;
     il_recover_mode recover = IL_RECOVER_STRICT;
     for (int i = 1; i < argc; i++) {
@@ -97,7 +101,16 @@ int main(int argc, char **argv) {
             recover = IL_RECOVER_STRICT;
         else if (strcmp(a, "--no-maintained-views") == 0)
             maintained_views = false;
-        else if (strcmp(a, "--server") == 0 && more)
+        else if (strcmp(a, "--threads") == 0 && more) {
+            char *end;
+            unsigned long n = strtoul(argv[++i], &end, 10);
+            if (*end || n < 1 || n > IL_EVAL_THREADS_MAX) {
+                fprintf(stderr, "inputlayer-client: --threads takes 1 to %d\n",
+                        IL_EVAL_THREADS_MAX);
+                return 2;
+            }
+            threads = (unsigned)n;
+        } else if (strcmp(a, "--server") == 0 && more)
             server = argv[++i];
         else if ((strcmp(a, "--api-key") == 0 || strcmp(a, "-k") == 0) && more)
             api_key = argv[++i];
@@ -133,6 +146,7 @@ int main(int argc, char **argv) {
             return 1;
         }
         il_engine_set_maintained_views(e, maintained_views);
+        il_engine_set_eval_threads(e, threads);
         c.engine = e;
         c.session = il_session_open(e);
     } else {

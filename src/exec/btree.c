@@ -507,7 +507,14 @@ static uint32_t build_share(size_t items, size_t nodes, uint32_t cap, uint32_t m
 }
 
 void bt_build(btree *t, bt_pool *p, const val_t *entries, size_t n) {
+    bt_build_parts(t, p, &entries, &n, 1);
+}
+
+void bt_build_parts(btree *t, bt_pool *p, const val_t *const *parts, const size_t *counts,
+                    size_t nparts) {
     assert(!t->root);
+    size_t n = 0;
+    for (size_t i = 0; i < nparts; i++) n += counts[i];
     if (n == 0) return;
     uint32_t w = t->width, k = t->klen;
     size_t cnt = (n + t->lcap - 1) / t->lcap;
@@ -519,15 +526,24 @@ void bt_build(btree *t, bt_pool *p, const val_t *entries, size_t n) {
         abort();
     }
     bt_leaf *prev = NULL;
-    const val_t *src = entries;
+    size_t part = 0, used = 0; /* the next entry: parts[part][used] */
     for (size_t i = 0; i < cnt; i++) {
         uint32_t m = build_share(n, cnt, t->lcap, t->lmin, i);
         bt_leaf *l = pool_alloc(p);
         l->h.n = (uint16_t)m;
         l->h.level = 0;
         l->next = NULL;
-        memcpy(l->e, src, (size_t)m * w * WB);
-        src += (size_t)m * w;
+        for (uint32_t filled = 0; filled < m;) {
+            while (used == counts[part]) {
+                part++;
+                used = 0;
+            }
+            size_t take = counts[part] - used;
+            if (take > m - filled) take = m - filled;
+            memcpy(l->e + (size_t)filled * w, parts[part] + used * w, take * w * WB);
+            filled += (uint32_t)take;
+            used += take;
+        }
         if (prev) prev->next = l;
         prev = l;
         nodes[i] = &l->h;

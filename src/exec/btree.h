@@ -109,6 +109,10 @@ const bt_leaf *bt_first(const btree *t);
 /* Builds an empty tree from n entries sorted strictly ascending by key, with full
  * leaves and inner nodes (bottom-up, no splits). */
 void bt_build(btree *t, bt_pool *p, const val_t *entries, size_t n);
+/* bt_build over entries held in nparts consecutive runs: parts[i] holds counts[i] of
+ * them, the runs in order (a result computed in pieces is loaded without joining them). */
+void bt_build_parts(btree *t, bt_pool *p, const val_t *const *parts, const size_t *counts,
+                    size_t nparts);
 
 /* Checks every structural invariant (order, separators, fill, links, levels, count);
  * for tests. Returns false and prints the first violation to stderr. */

@@ -6,10 +6,14 @@
  * each partition is one breadth-first search with a visited stamp per node. */
 #include "exec/closure.h"
 
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "base/meter.h"
+#include "exec/guard.h"
 #include "base/mix.h"
 #include "exec/tuplesort.h"
 
@@ -190,6 +194,12 @@ static void order_ids(uint32_t *ids, uint32_t n, uint64_t *bits, uint32_t nodes)
     }
 }
 
+/* Rows searched on another thread than the statement's. */
+typedef struct chunk_rows {
+    val_t *rows;   /* malloc'ed: searched on threads that count no memory */
+    size_t n, cap; /* tuples */
+} chunk_rows;
+
 /* What a run keeps across partitions: where the rows go, and the work not yet counted. */
 typedef IL_VEC(val_t) tuple_vec;
 typedef struct run_state {
@@ -197,6 +207,10 @@ typedef struct run_state {
     uint32_t col, other;
     tuple_vec all; /* every partition's tuples, sorted partition by partition */
     uint64_t work;
+    /* searched on several threads: the rows chunk by chunk instead of in `all` */
+    chunk_rows *chunks;
+    size_t nchunks;
+    uint64_t charged, meter_id; /* the chunks' bytes charged to the statement's meter */
 } run_state;
 
 /* Counts w units of work; false once the evaluation must stop. */
@@ -215,62 +229,285 @@ static size_t partition_end(const run_state *rs, const val_t *base, size_t nbase
     return end;
 }
 
-/* The whole graph built first: every partition searched over it. */
-static bool run_eager(run_state *rs, const rel_t *rel, const exec_closure_step *step,
-                      const val_t *base, size_t nbase) {
-    uint32_t col = rs->col, other = rs->other;
-    graph g;
-    bool ok = graph_build(&g, rs->x, rel, step, base, nbase, other);
-    uint32_t n = g.nodes.n;
-    uint32_t *stamp = il_mem_calloc(n ? n : 1, sizeof *stamp);
-    uint32_t *queue = il_mem_alloc((n ? n : 1) * sizeof *queue);
-    uint64_t *bits = il_mem_calloc(((size_t)n + 63) / 64 + 1, sizeof *bits);
-    const val_t *values = g.nodes.values;
-    uint32_t gen = 0;
+/* One partition's search over a whole graph: per searcher, a visited stamp per node, the
+ * queue, and a bitmap for putting the ids found in order. */
+typedef struct searcher {
+    uint32_t *stamp, *queue;
+    uint64_t *bits;
+    uint32_t gen;
+} searcher;
+
+static void searcher_init(searcher *s, uint32_t n) {
+    s->stamp = il_mem_calloc(n ? n : 1, sizeof *s->stamp);
+    s->queue = il_mem_alloc((n ? n : 1) * sizeof *s->queue);
+    s->bits = il_mem_calloc(((size_t)n + 63) / 64 + 1, sizeof *s->bits);
+    s->gen = 0;
+}
+
+static void searcher_free(searcher *s) {
+    il_mem_free(s->stamp);
+    il_mem_free(s->queue);
+    il_mem_free(s->bits);
+}
+
+/* Searches from the seeds of base tuples [first, end) of one partition; leaves what they
+ * reach in s->queue in ascending id order (= value order) and returns how many. `more`
+ * is called with the work done every TICK_BATCH units or so, and the search ends (with
+ * false in *ok) when it returns false. */
+static uint32_t search_one(const graph *g, searcher *s, const val_t *base, size_t first, size_t end,
+                           uint32_t other, bool (*more)(void *ctx, uint64_t work), void *ctx,
+                           bool *ok) {
+    uint32_t n = g->nodes.n;
+    if (++s->gen == 0) { /* the stamps wrapped: every node unvisited again */
+        memset(s->stamp, 0, (n ? n : 1) * sizeof *s->stamp);
+        s->gen = 1;
+    }
+    uint32_t gen = s->gen, queued = 0, *stamp = s->stamp, *queue = s->queue;
+    /* the partition's seeds (distinct: the base tuples are), then what they reach */
+    for (size_t t = first; t < end; t++) {
+        uint32_t id = node_of(&g->nodes, base[t * 2 + other]);
+        if (stamp[id] != gen) {
+            stamp[id] = gen;
+            queue[queued++] = id;
+        }
+    }
+    uint64_t work = 0;
+    for (uint32_t head = 0; head < queued; head++) {
+        uint32_t a = queue[head];
+        for (uint32_t e = g->start[a]; e < g->start[a + 1]; e++) {
+            uint32_t b = g->succ[e];
+            if (stamp[b] == gen) continue;
+            stamp[b] = gen;
+            queue[queued++] = b;
+        }
+        work += 1 + g->start[a + 1] - g->start[a];
+        if (work >= TICK_BATCH) {
+            if (!more(ctx, work)) {
+                *ok = false;
+                return 0;
+            }
+            work = 0;
+        }
+    }
+    if (work && !more(ctx, work)) {
+        *ok = false;
+        return 0;
+    }
+    /* numbered in value order: the partition's rows in order, without sorting tuples */
+    order_ids(queue, queued, s->bits, n);
+    return queued;
+}
+
+/* Appends a partition's rows (its value in column col, each node found in the other). */
+static val_t *put_rows(val_t *out, const graph *g, const searcher *s, uint32_t found, uint32_t col,
+                       val_t part) {
+    for (uint32_t i = 0; i < found; i++, out += 2) {
+        out[col] = part;
+        out[1 - col] = g->nodes.values[s->queue[i]];
+    }
+    return out;
+}
+
+static bool more_sequential(void *ctx, uint64_t work) {
+    return count_work(ctx, work);
+}
+
+/* Every partition in turn, on the calling thread. */
+static bool search_all(run_state *rs, const graph *g, const val_t *base, size_t nbase) {
+    searcher s;
+    searcher_init(&s, g->nodes.n);
+    bool ok = true;
     for (size_t first = 0; ok && first < nbase;) {
-        val_t part = base[first * 2 + col];
         size_t end = partition_end(rs, base, nbase, first);
-        if (++gen == 0) { /* the stamps wrapped: every node unvisited again */
-            memset(stamp, 0, (n ? n : 1) * sizeof *stamp);
-            gen = 1;
-        }
-        /* the partition's seeds (distinct: the base tuples are), then what they reach */
-        uint32_t queued = 0;
-        for (size_t t = first; t < end; t++) {
-            uint32_t id = node_of(&g.nodes, base[t * 2 + other]);
-            if (stamp[id] != gen) {
-                stamp[id] = gen;
-                queue[queued++] = id;
-            }
-        }
-        for (uint32_t head = 0; head < queued && ok; head++) {
-            uint32_t a = queue[head];
-            for (uint32_t s = g.start[a]; s < g.start[a + 1]; s++) {
-                uint32_t b = g.succ[s];
-                if (stamp[b] == gen) continue;
-                stamp[b] = gen;
-                queue[queued++] = b;
-            }
-            ok = count_work(rs, 1 + g.start[a + 1] - g.start[a]);
-        }
+        uint32_t found = search_one(g, &s, base, first, end, rs->other, more_sequential, rs, &ok);
         if (!ok) break;
-        /* numbered in value order: the partition's rows in order, without sorting tuples;
-           partitions come in ascending order of their column, so when it leads the rows
-           of all of them concatenate in order */
-        order_ids(queue, queued, bits, n);
-        il_mvec_reserve(rs->all, rs->all.n + 2 * queued);
-        val_t *out = &rs->all.v[rs->all.n];
-        for (uint32_t i = 0; i < queued; i++, out += 2) {
-            out[col] = part;
-            out[other] = values[queue[i]];
-        }
-        rs->all.n += 2 * queued;
+        /* partitions come in ascending order of their column: when it leads, the rows of
+           all of them concatenate in order */
+        il_mvec_reserve(rs->all, rs->all.n + 2 * found);
+        put_rows(&rs->all.v[rs->all.n], g, &s, found, rs->col, base[first * 2 + rs->col]);
+        rs->all.n += 2 * found;
         first = end;
     }
-    il_mem_free(stamp);
-    il_mem_free(queue);
-    il_mem_free(bits);
-    graph_free(&g);
+    searcher_free(&s);
+    return ok;
+}
+
+/* ---- the partitions on several threads ---- */
+
+/* Partitions are handed out in chunks of consecutive ones, each chunk's rows kept apart
+ * and the chunks taken in order at the end: the result is the same, byte for byte, as on
+ * one thread, whatever thread searched what. */
+typedef struct parallel {
+    const graph *g;
+    const val_t *base;
+    uint32_t col, other;
+    const size_t *part_first; /* partition i: base tuples [part_first[i], part_first[i + 1]) */
+    size_t nparts, per_chunk, nchunks;
+    chunk_rows *chunks;
+    size_t next_chunk;  /* atomic */
+    int stop;           /* atomic: set once the evaluation must stop */
+    uint64_t bytes;     /* atomic: the chunks' rows so far */
+    pthread_mutex_t mu; /* with done_cv: the helpers still searching */
+    pthread_cond_t done_cv;
+    uint32_t searching;
+} parallel;
+
+static bool more_parallel(void *ctx, uint64_t work) {
+    (void)work;
+    return !__atomic_load_n(&((parallel *)ctx)->stop, __ATOMIC_RELAXED);
+}
+
+/* Searches the chunk; false when it stopped. */
+static bool search_chunk(parallel *pr, searcher *s, size_t c,
+                         bool (*more)(void *ctx, uint64_t work), void *ctx) {
+    chunk_rows *out = &pr->chunks[c];
+    size_t from = c * pr->per_chunk, to = from + pr->per_chunk;
+    if (to > pr->nparts) to = pr->nparts;
+    bool ok = true;
+    for (size_t i = from; i < to && ok; i++) {
+        size_t first = pr->part_first[i], end = pr->part_first[i + 1];
+        uint32_t found = search_one(pr->g, s, pr->base, first, end, pr->other, more, ctx, &ok);
+        if (!ok) break;
+        if (out->n + found > out->cap) {
+            size_t cap = out->cap ? out->cap * 2 : 1024;
+            while (cap < out->n + found) cap *= 2;
+            out->rows = realloc(out->rows, cap * 2 * sizeof *out->rows);
+            if (!out->rows) {
+                fprintf(stderr, "out of memory (closure)\n");
+                abort();
+            }
+            __atomic_fetch_add(&pr->bytes, (cap - out->cap) * 2 * sizeof *out->rows,
+                               __ATOMIC_RELAXED);
+            out->cap = cap;
+        }
+        put_rows(&out->rows[out->n * 2], pr->g, s, found, pr->col, pr->base[first * 2 + pr->col]);
+        out->n += found;
+    }
+    return ok;
+}
+
+/* The next chunk not yet taken, or false when none is left. */
+static bool take_chunk(parallel *pr, size_t *c) {
+    if (__atomic_load_n(&pr->stop, __ATOMIC_RELAXED)) return false;
+    *c = __atomic_fetch_add(&pr->next_chunk, 1, __ATOMIC_RELAXED);
+    return *c < pr->nchunks;
+}
+
+typedef struct helper {
+    parallel *pr;
+    searcher s;
+    pthread_t thread;
+} helper;
+
+static void *helper_main(void *arg) {
+    helper *h = arg;
+    size_t c;
+    while (take_chunk(h->pr, &c))
+        if (!search_chunk(h->pr, &h->s, c, more_parallel, h->pr)) break;
+    pthread_mutex_lock(&h->pr->mu);
+    h->pr->searching--;
+    pthread_cond_signal(&h->pr->done_cv);
+    pthread_mutex_unlock(&h->pr->mu);
+    return NULL;
+}
+
+/* The calling thread's share of the guard's work: memory the helpers' rows took is
+ * charged to the statement's meter as it grows, and the guard (cancel, deadline, memory)
+ * is checked between chunks and while waiting, so a stop reaches every thread within a
+ * chunk's work. */
+typedef struct overseer {
+    run_state *rs;
+    parallel *pr;
+    uint64_t charged, meter_id;
+} overseer;
+
+static bool oversee(overseer *o, uint64_t work) {
+    uint64_t bytes = __atomic_load_n(&o->pr->bytes, __ATOMIC_RELAXED);
+    if (bytes > o->charged) {
+        uint64_t id = il_meter_charge(bytes - o->charged);
+        if (id) o->meter_id = id;
+        o->charged = bytes;
+    }
+    bool go = work ? count_work(o->rs, work) : !exec_should_stop();
+    if (!go) __atomic_store_n(&o->pr->stop, 1, __ATOMIC_RELAXED);
+    return go;
+}
+
+static bool more_overseen(void *ctx, uint64_t work) {
+    overseer *o = ctx;
+    return oversee(o, work) && more_parallel(o->pr, work);
+}
+
+/* The partitions' searches on `threads` threads (the calling one among them); the rows
+ * go to rs->chunks in partition order. False when it stopped; also false in *ran when
+ * no helper thread could start (the caller then searches alone). */
+static bool search_parallel(run_state *rs, const graph *g, const val_t *base,
+                            const size_t *part_first, size_t nparts, uint32_t threads,
+                            parallel *pr) {
+    memset(pr, 0, sizeof *pr);
+    pr->g = g;
+    pr->base = base;
+    pr->col = rs->col;
+    pr->other = rs->other;
+    pr->part_first = part_first;
+    pr->nparts = nparts;
+    /* some chunks per thread, for balance; few enough that each is worth taking */
+    pr->per_chunk = nparts / ((size_t)threads * 16);
+    if (pr->per_chunk == 0) pr->per_chunk = 1;
+    pr->nchunks = (nparts + pr->per_chunk - 1) / pr->per_chunk;
+    pr->chunks = calloc(pr->nchunks, sizeof *pr->chunks);
+    pthread_mutex_init(&pr->mu, NULL);
+    pthread_cond_init(&pr->done_cv, NULL);
+    helper *helpers = calloc(threads - 1, sizeof *helpers);
+    uint32_t started = 0;
+    for (uint32_t i = 0; i < threads - 1; i++) {
+        helper *h = &helpers[started];
+        h->pr = pr;
+        searcher_init(&h->s, g->nodes.n); /* on this thread: counted */
+        pr->searching++;
+        if (pthread_create(&h->thread, NULL, helper_main, h) != 0) {
+            pr->searching--;
+            searcher_free(&h->s);
+            break;
+        }
+        started++;
+    }
+    overseer o = {.rs = rs, .pr = pr};
+    searcher s;
+    searcher_init(&s, g->nodes.n);
+    bool ok = true;
+    size_t c;
+    while (ok && take_chunk(pr, &c)) ok = search_chunk(pr, &s, c, more_overseen, &o);
+    searcher_free(&s);
+    /* the helpers finish their last chunk (or see the stop) */
+    pthread_mutex_lock(&pr->mu);
+    while (pr->searching) {
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_nsec += 1000000;
+        if (until.tv_nsec >= 1000000000) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000000000;
+        }
+        pthread_cond_timedwait(&pr->done_cv, &pr->mu, &until);
+        if (pr->searching) {
+            pthread_mutex_unlock(&pr->mu);
+            if (!oversee(&o, 0)) ok = false;
+            pthread_mutex_lock(&pr->mu);
+        }
+    }
+    pthread_mutex_unlock(&pr->mu);
+    for (uint32_t i = 0; i < started; i++) {
+        pthread_join(helpers[i].thread, NULL);
+        searcher_free(&helpers[i].s);
+    }
+    free(helpers);
+    if (!oversee(&o, 0) || __atomic_load_n(&pr->stop, __ATOMIC_RELAXED)) ok = false;
+    pthread_mutex_destroy(&pr->mu);
+    pthread_cond_destroy(&pr->done_cv);
+    if (rs->x->threads_used < started + 1) rs->x->threads_used = started + 1;
+    rs->charged = o.charged;
+    rs->meter_id = o.meter_id;
     return ok;
 }
 
@@ -403,6 +640,78 @@ static bool run_lazy(run_state *rs, const rel_t *rel, int idx, const val_t *base
     return ok;
 }
 
+/* Below this much search work (partitions times nodes), one thread does it all: starting
+ * threads would cost more than they save. */
+#define PARALLEL_MIN_WORK 1000000u
+
+/* The whole graph built first: every partition searched over it, on the statement's
+ * threads when there is enough work for them. */
+static bool run_eager(run_state *rs, const rel_t *rel, const exec_closure_step *step,
+                      const val_t *base, size_t nbase, uint32_t threads) {
+    graph g;
+    bool ok = graph_build(&g, rs->x, rel, step, base, nbase, rs->other);
+    size_t nparts = 0;
+    if (ok && threads > 1)
+        for (size_t first = 0; first < nbase; first = partition_end(rs, base, nbase, first))
+            nparts++;
+    if (nparts >= (size_t)threads * 2 && (uint64_t)nparts * g.nodes.n >= PARALLEL_MIN_WORK) {
+        size_t *part_first = malloc((nparts + 1) * sizeof *part_first), i = 0;
+        for (size_t first = 0; first < nbase; first = partition_end(rs, base, nbase, first))
+            part_first[i++] = first;
+        part_first[nparts] = nbase;
+        parallel pr;
+        ok = search_parallel(rs, &g, base, part_first, nparts, threads, &pr);
+        rs->chunks = pr.chunks;
+        rs->nchunks = pr.nchunks;
+        free(part_first);
+    } else if (ok) {
+        ok = search_all(rs, &g, base, nbase);
+    }
+    graph_free(&g);
+    return ok;
+}
+
+/* Loads rows searched on several threads into `full`, chunk after chunk, and frees them.
+ * False when it stopped. */
+static bool load_chunks(run_state *rs, rel_t *full) {
+    bool ok = true;
+    const val_t **parts = malloc((rs->nchunks + 1) * sizeof *parts);
+    size_t *counts = malloc((rs->nchunks + 1) * sizeof *counts), total = 0;
+    for (size_t c = 0; c < rs->nchunks; c++) {
+        parts[c] = rs->chunks[c].rows;
+        counts[c] = rs->chunks[c].n;
+        total += counts[c];
+    }
+    if (rs->col != 0) {
+        /* sorted by the other column: joined, sorted and loaded as one run */
+        il_mvec_reserve(rs->all, (uint32_t)(total * 2));
+        for (size_t c = 0; c < rs->nchunks; c++) {
+            memcpy(&rs->all.v[rs->all.n], parts[c], counts[c] * 2 * sizeof(val_t));
+            rs->all.n += (uint32_t)(counts[c] * 2);
+        }
+        ok = tuple_sort(rs->all.v, total, 2);
+        parts[0] = rs->all.v;
+        counts[0] = total;
+        rs->nchunks = total ? 1 : 0;
+    }
+    if (ok && total && !rel_load_sorted_parts(full, parts, counts, rs->nchunks))
+        for (size_t c = 0; c < rs->nchunks && ok; c++)
+            for (size_t t = 0; t < counts[c] && ok; t++) {
+                rel_insert(full, &parts[c][t * 2]);
+                if ((t & (TICK_BATCH - 1)) == 0) ok = !exec_tick_n(rs->x, TICK_BATCH);
+            }
+    free(parts);
+    free(counts);
+    return ok;
+}
+
+static void free_chunks(run_state *rs) {
+    for (size_t c = 0; rs->chunks && c < rs->nchunks; c++) free(rs->chunks[c].rows);
+    free(rs->chunks);
+    rs->chunks = NULL;
+    if (rs->charged) il_meter_release(rs->meter_id, rs->charged);
+}
+
 bool exec_closure_run(plan_program *p, exec_ctx *x, const plan_stratum *st, uint32_t col,
                       const exec_closure_step *step, const val_t *base, size_t nbase) {
     plan_pred *pp = &p->preds.v[st->preds[0]];
@@ -410,20 +719,26 @@ bool exec_closure_run(plan_program *p, exec_ctx *x, const plan_stratum *st, uint
     rel_t *rel = sp->kind == PP_BASE ? (rel_t *)sp->stored : sp->full;
     if (rel && (rel_arity(rel) != 2 || rel_count(rel) == 0)) rel = NULL;
     run_state rs = {.x = x, .col = col, .other = 1 - col};
+    uint32_t threads = x->guard && x->guard->threads > 1 ? x->guard->threads : 1;
     /* Few seeds for the size of the graph (a bound query): the searches may reach only
        a little of it, so it is read as they go. */
     int idx = rel && nbase * 4 < rel_count(rel) ? rel_index(rel, step->order, 1) : -1;
     bool ok = idx >= 0 && rel_index_order(rel, idx)[0] == step->from_col
                   ? run_lazy(&rs, rel, idx, base, nbase)
-                  : run_eager(&rs, rel, step, base, nbase);
+                  : run_eager(&rs, rel, step, base, nbase, threads);
     if (ok && rs.work) ok = !exec_tick_n(x, rs.work);
-    size_t total = ok ? rs.all.n / 2 : 0;
-    if (ok && col != 0 && !tuple_sort(rs.all.v, total, 2)) ok = false;
-    if (ok && total && !rel_load_sorted(pp->full, rs.all.v, total))
-        for (size_t t = 0; t < total && ok; t++) {
-            rel_insert(pp->full, &rs.all.v[t * 2]);
-            if ((t & (TICK_BATCH - 1)) == 0) ok = !exec_tick_n(x, TICK_BATCH);
-        }
+    if (rs.chunks) {
+        if (ok) ok = load_chunks(&rs, pp->full);
+        free_chunks(&rs);
+    } else {
+        size_t total = ok ? rs.all.n / 2 : 0;
+        if (ok && col != 0 && !tuple_sort(rs.all.v, total, 2)) ok = false;
+        if (ok && total && !rel_load_sorted(pp->full, rs.all.v, total))
+            for (size_t t = 0; t < total && ok; t++) {
+                rel_insert(pp->full, &rs.all.v[t * 2]);
+                if ((t & (TICK_BATCH - 1)) == 0) ok = !exec_tick_n(x, TICK_BATCH);
+            }
+    }
     if (!ok && !x->error) x->error = EXEC_STOPPED;
     il_mvec_free(rs.all);
     return ok;

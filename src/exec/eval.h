@@ -15,6 +15,8 @@ typedef struct exec_ctx {
     /* the query predicate's stratum is not run: the caller reads the rows of the
        predicate it copies instead (a maintained view aliasing a rule) */
     bool skip_query;
+    /* out: the most threads one step of the evaluation ran on (guard->threads allows) */
+    uint32_t threads_used;
 } exec_ctx;
 
 /* The error of a program stopped by its guard; guard->stop says why. */

@@ -10,6 +10,7 @@ void exec_guard_init(exec_guard *g, const volatile int *cancel, uint64_t deadlin
     g->cancel = cancel;
     g->deadline_ns = deadline_ns;
     g->stop = IL_STOP_NONE;
+    g->threads = 1;
     il_meter_begin(&g->meter, max_bytes, budget);
 }
 

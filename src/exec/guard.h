@@ -17,7 +17,8 @@ typedef struct exec_guard {
     const volatile int *cancel; /* may be NULL */
     uint64_t deadline_ns;       /* CLOCK_MONOTONIC; 0: none */
     il_meter meter;
-    il_stop stop; /* why it stopped, once a check found a reason (it stays) */
+    il_stop stop;     /* why it stopped, once a check found a reason (it stays) */
+    uint32_t threads; /* threads one evaluation may use, the calling one included (>= 1) */
 } exec_guard;
 
 /* Starts the guard's meter; max_bytes 0 and budget NULL mean no memory limit. */

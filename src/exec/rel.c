@@ -487,10 +487,22 @@ void rel_swap(rel_t *a, rel_t *b) {
 }
 
 bool rel_load_sorted(rel_t *r, const val_t *tuples, size_t n) {
+    return rel_load_sorted_parts(r, &tuples, &n, 1);
+}
+
+bool rel_load_sorted_parts(rel_t *r, const val_t *const *parts, const size_t *counts,
+                           size_t nparts) {
+    size_t n = 0;
+    for (size_t i = 0; i < nparts; i++) n += counts[i];
     if (r->counted || r->idx[0].bt.count || n == 0) return false;
-    for (size_t i = 1; i < n; i++)
-        if (bt_cmp(tuples + (i - 1) * r->arity, tuples + i * r->arity, r->arity) >= 0) return false;
-    bt_build(&r->idx[0].bt, &r->pool, tuples, n);
+    const val_t *prev = NULL;
+    for (size_t i = 0; i < nparts; i++)
+        for (size_t j = 0; j < counts[i]; j++) {
+            const val_t *t = parts[i] + j * r->arity;
+            if (prev && bt_cmp(prev, t, r->arity) >= 0) return false;
+            prev = t;
+        }
+    bt_build_parts(&r->idx[0].bt, &r->pool, parts, counts, nparts);
     for (int i = 1; i < r->nidx; i++) build_index(r, &r->idx[i], r->arity);
     r->changes += n;
     return true;

@@ -56,6 +56,10 @@ bool rel_contains(const rel_t *r, const val_t *tuple);
  * result computed elsewhere. Returns false, changing nothing, when the relation is not
  * empty, is counted, or the tuples are not strictly ascending. */
 bool rel_load_sorted(rel_t *r, const val_t *tuples, size_t n);
+/* rel_load_sorted over tuples held in nparts consecutive runs (parts[i]: counts[i]
+ * tuples), ascending across them. */
+bool rel_load_sorted_parts(rel_t *r, const val_t *const *parts, const size_t *counts,
+                           size_t nparts);
 
 /* Exchanges the contents of two relations: whoever holds a pointer to `a` now reads what
  * `b` held (a maintained relation that cached programs read in place is replaced so). */

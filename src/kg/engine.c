@@ -3,6 +3,7 @@
  * (src/store) before it is handed out. */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/intern.h"
 #include "iql/parser.h"
@@ -20,6 +21,7 @@ il_engine *il_engine_open_recover(const char *data_dir, il_recover_mode mode, ch
     il_engine *e = calloc(1, sizeof *e);
     if (!e) return NULL;
     e->started = time(NULL);
+    il_engine_set_eval_threads(e, 0);
     e->families = view_families_new();
     kg_graph_create(e, "default");
     if (data_dir && *data_dir) {
@@ -34,6 +36,14 @@ il_engine *il_engine_open_recover(const char *data_dir, il_recover_mode mode, ch
         for (uint32_t i = 0; i < e->graphs.n; i++) kg_indexes_build(e->graphs.v[i]);
     }
     return e;
+}
+
+void il_engine_set_eval_threads(il_engine *e, unsigned n) {
+    if (n == 0) {
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        n = cpus < 1 ? 1 : cpus > IL_EVAL_THREADS_MAX ? IL_EVAL_THREADS_MAX : (unsigned)cpus;
+    }
+    e->eval_threads = n > IL_EVAL_THREADS_MAX ? IL_EVAL_THREADS_MAX : n;
 }
 
 bool il_engine_set_durability(il_engine *e, il_durability mode, unsigned batch_ms) {

@@ -15,6 +15,7 @@ void il_session_set_limits(il_session *s, const il_limits *l) {
 void kg_guard_begin(il_session *s, exec_guard *g) {
     const il_limits *l = &s->limits;
     exec_guard_init(g, l->cancel, l->deadline_ns, l->max_memory_bytes, l->budget);
+    g->threads = l->threads ? l->threads : s->e->eval_threads;
     s->guard = g;
 }
 

@@ -126,6 +126,7 @@ struct il_engine {
     struct kg_txn *txn;        /* the open transaction (txn.c), or NULL */
     uint64_t view_budget_ns;   /* il_engine_set_view_budget: 0 = unbounded */
     bool views_unmaintained;   /* il_engine_set_maintained_views(e, false) */
+    uint32_t eval_threads;     /* il_engine_set_eval_threads (>= 1) */
     /* the families of standing queries (views/family.h, subscribe.c) */
     struct view_families *families;
 };

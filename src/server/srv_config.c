@@ -11,6 +11,7 @@
 #include <strings.h>
 
 #include "base/buf.h"
+#include "inputlayer.h"
 #include "server/srv_config.h"
 #include "server/srv_toml.h"
 
@@ -91,6 +92,8 @@ static const key_desc KEYS[SRV_CFG_NKEYS] = {
                                       INT64_MAX},
     [SRV_K_MAINTAINED_VIEWS] = {"storage.performance.maintained_views", KT_BOOL,
                                 offsetof(srv_config, maintained_views), 0, 1},
+    [SRV_K_EVAL_THREADS] = {"storage.performance.eval_threads", KT_INT,
+                            offsetof(srv_config, eval_threads), 0, IL_EVAL_THREADS_MAX},
     [SRV_K_WS_MAX_IN_FLIGHT] = {"http.rate_limit.ws_max_in_flight_requests", KT_INT,
                                 offsetof(srv_config, ws_max_in_flight_requests), 1, 4096},
     [SRV_K_COMPUTE_PERMITS] = {"admission.compute_permits", KT_INT,

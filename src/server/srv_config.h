@@ -52,6 +52,7 @@ typedef enum srv_cfg_key {
     SRV_K_MAX_QUERY_MEMORY,
     SRV_K_MAX_TOTAL_QUERY_MEMORY,
     SRV_K_MAINTAINED_VIEWS,
+    SRV_K_EVAL_THREADS,
     SRV_K_WS_MAX_IN_FLIGHT,
     SRV_K_COMPUTE_PERMITS,
     SRV_K_MAX_QUEUED,
@@ -73,7 +74,8 @@ typedef struct srv_config {
     int64_t max_query_memory_bytes;       /* per statement */
     int64_t max_total_query_memory_bytes; /* all statements running at once */
     int64_t maintained_views; /* 1: reads make rules maintained (il_engine_set_maintained_views) */
-    char *timing_mode; /* off | summary | detailed: timing_breakdown on query results */
+    int64_t eval_threads;     /* il_engine_set_eval_threads; 0: the CPUs online */
+    char *timing_mode;        /* off | summary | detailed: timing_breakdown on query results */
     /* [http]; timeouts and intervals 0 = off */
     char *host;
     int64_t port;

@@ -491,6 +491,111 @@ static void fact3(const char *name, int64_t a, int64_t b, int64_t c) {
     rel_insert(stored_rel(name, 3), t);
 }
 
+/* The rows of two-column `query` under guard g, as raw words in relation order, in a
+ * malloc'ed array (*n rows); *used gets the threads a step of it ran on. The error or
+ * NULL. */
+static const char *rows_under(const char *query, exec_guard *g, val_t **out, size_t *n,
+                              uint32_t *used) {
+    const iql_rule *q = parse_rule(query, IQL_STMT_SESSION_RULE);
+    plan_source src = {.rules = RULES, .nrules = NRULES, .stored = lookup, .ctx = NULL};
+    plan_program p;
+    plan_program_init(&p);
+    cr_assert(plan_build(&p, &src, q), "%s", p.error);
+    exec_ctx x = {.guard = g};
+    bool ok = exec_run(&p, &x);
+    *used = x.threads_used;
+    *n = 0;
+    *out = NULL;
+    const plan_pred *qp = &p.preds.v[p.query_pred];
+    if (ok && qp->full && rel_count(qp->full)) {
+        *out = malloc((rel_count(qp->full) + 1) * 2 * sizeof **out);
+        rel_cursor cur;
+        rel_seek(qp->full, 0, NULL, 0, &cur);
+        const val_t *t;
+        for (; (t = rel_next(&cur, NULL)); (*n)++) memcpy(&(*out)[*n * 2], t, 2 * sizeof *t);
+    } else if (ok) {
+        *n = qp->rows.n;
+        *out = malloc((*n + 1) * 2 * sizeof **out);
+        memcpy(*out, qp->rows.tuples, *n * 2 * sizeof **out);
+    }
+    plan_program_free(&p);
+    return ok ? NULL : x.error;
+}
+
+/* A graph whose full closure is searched on several threads: about 950 partitions of
+ * 1,100 nodes. */
+static void big_random_graph(uint64_t seed) {
+    rng = seed;
+    rel_t *edge = stored_rel("edge", 2);
+    rel_clear(edge);
+    for (int i = 0; i < 2200; i++) {
+        val_t t[2] = {val_int((int64_t)(rnd() % 1100)), val_int((int64_t)(rnd() % 1100))};
+        rel_insert(edge, t);
+    }
+}
+
+Test(closure, graph_search_on_threads_gives_the_same_rows) {
+    clear_rules();
+    rule("+reach(X, Y) <- edge(X, Y)");
+    rule("+reach(X, Z) <- reach(X, Y), edge(Y, Z)");
+    for (uint64_t seed = 1; seed <= 3; seed++) {
+        big_random_graph(seed * 977);
+        val_t *one = NULL;
+        size_t n1 = 0;
+        for (uint32_t threads = 1; threads <= 4; threads++) {
+            exec_guard g;
+            exec_guard_init(&g, NULL, 0, 0, NULL);
+            g.threads = threads;
+            val_t *rows;
+            size_t n;
+            uint32_t used;
+            const char *err = rows_under("q(X, Y) <- reach(X, Y)", &g, &rows, &n, &used);
+            exec_guard_finish(&g);
+            cr_assert_null(err, "%s", err);
+            cr_expect_eq(used, threads > 1 ? threads : 0, "seed %lu: %u threads allowed, %u used",
+                         (unsigned long)seed, threads, used);
+            if (threads == 1) {
+                cr_assert_gt(n, 100000u, "a closure big enough to share");
+                one = rows;
+                n1 = n;
+                continue;
+            }
+            cr_expect_eq(n, n1, "%u threads: %zu rows, one thread %zu", threads, n, n1);
+            cr_expect(n == n1 && memcmp(rows, one, n * 2 * sizeof *rows) == 0,
+                      "%u threads: rows differ from one thread's", threads);
+            free(rows);
+        }
+        free(one);
+    }
+}
+
+Test(closure, a_guard_stops_graph_search_on_threads) {
+    big_random_graph(977);
+    clear_rules();
+    rule("+reach(X, Y) <- edge(X, Y)");
+    rule("+reach(X, Z) <- reach(X, Y), edge(Y, Z)");
+    static volatile int cancelled = 1;
+    for (int kind = 0; kind < 3; kind++) {
+        exec_guard g;
+        if (kind == 0) /* the rows take about 12 MB; the helpers' count too */
+            exec_guard_init(&g, NULL, 0, 4u << 20, NULL);
+        else if (kind == 1) /* the search alone takes several milliseconds */
+            exec_guard_init(&g, NULL, exec_clock_ns() + 1000000, 0, NULL);
+        else
+            exec_guard_init(&g, &cancelled, 0, 0, NULL);
+        g.threads = 2;
+        val_t *rows;
+        size_t n;
+        uint32_t used;
+        const char *err = rows_under("q(X, Y) <- reach(X, Y)", &g, &rows, &n, &used);
+        exec_guard_finish(&g);
+        cr_expect_not_null(err, "kind %d ran to its end", kind);
+        il_stop want[] = {IL_STOP_MEMORY, IL_STOP_DEADLINE, IL_STOP_CANCELLED};
+        cr_expect_eq(g.stop, want[kind], "kind %d: stop %d", kind, (int)g.stop);
+        free(rows);
+    }
+}
+
 Test(closure, labelled_reachability_random) {
     /* lreach(L, X, Y): paths using edges of one colour L only; L and X pass through */
     static bool LE[3][MAXN][MAXN], LT[3][MAXN][MAXN];
