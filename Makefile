@@ -6,7 +6,7 @@ BUILD_TSAN ?= build-tsan
 JOBS       ?= $(shell nproc)
 CONFORMANCE_DIR ?= ../shared/conformance
 
-.PHONY: all setup build build-san build-tsan protocol-tsan run test unit crash-test conformance conformance-san conformance-shared bench-engine bench-server bench-fixtures bench-pacing bench-durable bench-views bench-views-smoke bench-vectors bench-vectors-smoke bench bench-report gate gate-smoke fuzz fuzz-short format clean
+.PHONY: all setup build build-san build-tsan protocol-tsan run test unit crash-test conformance conformance-san conformance-shared bench-engine bench-server bench-fixtures bench-pacing bench-durable bench-views bench-views-smoke bench-vectors bench-vectors-smoke bench bench-million bench-report gate gate-smoke fuzz fuzz-short format clean
 
 all: build
 
@@ -243,6 +243,12 @@ bench-report: build
 bench: build
 	@$(BUILD)/inputlayer-bench run --server $(BUILD)/inputlayer-server --profile $(BENCH_PROFILE) \
 	  $(GATE_PIN) --json $(BUILD)/bench.json --markdown $(BUILD)/bench.md
+	@./bench/run-million.sh $(BUILD)
+
+# A million facts in 1,000 statements of a script through the server at its default limits
+# (inputlayer-client --script); every fact must be stored. Prints the time it took.
+bench-million: build
+	@./bench/run-million.sh $(BUILD)
 
 gate: build
 	@mkdir -p $(BUILD)/gate
