@@ -6,7 +6,7 @@ BUILD_TSAN ?= build-tsan
 JOBS       ?= $(shell nproc)
 CONFORMANCE_DIR ?= ../shared/conformance
 
-.PHONY: all setup build build-san build-tsan protocol-tsan threads-tsan run test unit crash-test conformance conformance-san bench-engine bench-server bench-fixtures bench-pacing bench-durable bench-views bench-views-smoke bench-vectors bench-vectors-smoke bench bench-report gate gate-smoke fuzz fuzz-short format clean
+.PHONY: all setup build build-san build-tsan protocol-tsan threads-tsan run test unit crash-test conformance conformance-san conformance-shared bench-engine bench-server bench-fixtures bench-pacing bench-durable bench-views bench-views-smoke bench-vectors bench-vectors-smoke bench bench-million bench-report gate gate-smoke fuzz fuzz-short format clean
 
 all: build
 
@@ -80,6 +80,17 @@ conformance-server: build
 	@python3 tests/conformance/run.py --client $(BUILD)/inputlayer-client \
 	  --server-bin $(BUILD)/inputlayer-server --cases $(CONFORMANCE_DIR)
 
+# The reference cases through ONE server at its default limits (rate limits included),
+# CONFORMANCE_CLIENTS scripts at a time: never two that may touch the same knowledge
+# graph, and what each leaves is reset (tests/conformance/shared.py). The runner's own
+# tests first.
+CONFORMANCE_CLIENTS ?= 2
+conformance-shared: build
+	@python3 tests/conformance/test_shared.py $(BUILD)
+	@python3 tests/conformance/run.py --client $(BUILD)/inputlayer-client \
+	  --server-bin $(BUILD)/inputlayer-server --cases $(CONFORMANCE_DIR) \
+	  --shared --clients $(CONFORMANCE_CLIENTS)
+
 conformance-server-san: build-san
 	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  python3 tests/conformance/run.py --client $(BUILD_SAN)/inputlayer-client \
@@ -107,6 +118,7 @@ test: build build-san
 	@cd $(BUILD_SAN) && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure
 	@$(MAKE) --no-print-directory conformance
 	@$(MAKE) --no-print-directory conformance-server
+	@$(MAKE) --no-print-directory conformance-shared
 	@$(MAKE) --no-print-directory protocol
 	@$(MAKE) --no-print-directory conformance-san
 	@$(MAKE) --no-print-directory conformance-server-san
@@ -237,6 +249,12 @@ bench-report: build
 bench: build
 	@$(BUILD)/inputlayer-bench run --server $(BUILD)/inputlayer-server --profile $(BENCH_PROFILE) \
 	  $(GATE_PIN) --json $(BUILD)/bench.json --markdown $(BUILD)/bench.md
+	@./bench/run-million.sh $(BUILD)
+
+# A million facts in 1,000 statements of a script through the server at its default limits
+# (inputlayer-client --script); every fact must be stored. Prints the time it took.
+bench-million: build
+	@./bench/run-million.sh $(BUILD)
 
 gate: build
 	@mkdir -p $(BUILD)/gate

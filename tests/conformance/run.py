@@ -14,7 +14,17 @@ Each case runs as `CLIENT --local --script /abs/path/case.iql` (or, with --serve
 as `CLIENT --server URL --script ...` against a fresh server started for that case on a
 free port with a temporary data directory, so that cases do not see each other's data) with the current directory
 set to a temporary directory in which `examples/iql` links to the case root, so that
-`.load examples/iql/...` resolves. Standard output is compared after the normalisation
+`.load examples/iql/...` resolves.
+
+With --shared (and --server-bin) every reference case runs through ONE server at its
+default limits (rate limits included), --clients scripts at a time (default 2), as a
+test suite, a loader or cron jobs would: no statement may be lost to the limits. Two
+cases that may touch the same knowledge graph never run at the same time, and what a
+case leaves behind is removed before the next case that could see it (shared.py says
+how); at the end the server must hold nothing but an empty `default`. The project's own
+transcript tests are not run in this mode: they write relations into `default`, which
+no statement can remove again (a cleared relation keeps its name), so they need a
+server each. Standard output is compared after the normalisation
 of ../shared/conformance/README.md ("How to compare", step 3). A crash (death by a
 signal), a timeout or sanitizer output on standard error fails a case even when its
 output matches; such failures cannot be excused by the known-differences file.
@@ -37,6 +47,8 @@ import tempfile
 import time
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
+
+import shared
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -260,10 +272,11 @@ class Server:
         self.key = "conformance-" + os.urandom(16).hex()
         env = dict(os.environ, INPUTLAYER_BOOTSTRAP_API_KEY=self.key)
         self.log = open(os.path.join(self.dir, "server.log"), "w+b")
+        # In its own directory: no ./config.toml changes its defaults.
         self.proc = subprocess.Popen(
             [binary, "--port", "0", "--data-dir", os.path.join(self.dir, "data")],
             stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log, env=env,
-            start_new_session=True)
+            cwd=self.dir, start_new_session=True)
         deadline = time.monotonic() + 15
         self.port = None
         while self.port is None:
@@ -390,6 +403,38 @@ def run_client(client, case, workdir, timeout, server):
     return Outcome(case, status, detail, expected, actual, stderr, seconds)
 
 
+def run_shared(client, cases, workdir, timeout, clients, server):
+    """Runs cases through one shared server, `clients` at a time, never two that may
+    touch the same graph together, resetting what each leaves (shared.py). Returns
+    (outcomes in the order of cases, leftovers at the end)."""
+    def load_text(path):
+        try:
+            with open(os.path.join(workdir, path), encoding="utf-8", errors="replace") as f:
+                return f.read()
+        except OSError:
+            return None
+
+    names = {}
+    for c in cases:
+        with open(c.path, encoding="utf-8", errors="replace") as f:
+            names[c.key] = shared.graph_names(f.read(), load_text)
+
+    def work(case):
+        outcome = run_client(client, case, workdir, timeout, server)
+        try:
+            shared.reset(client, server, names[case.key], timeout)
+        except (OSError, subprocess.TimeoutExpired) as e:
+            outcome = Outcome(case, "error", "reset after the case: %s" % e, outcome.expected,
+                              outcome.actual, outcome.stderr, outcome.seconds)
+        return outcome
+
+    outcomes = shared.run_scheduled(cases, lambda c: names[c.key], work, clients)
+    refused = shared.refusals(server)
+    print("the server's refusals by its limits (each retried by the client): %s"
+          % (", ".join("%s %d" % kv for kv in sorted(refused.items()) if kv[1]) or "none"))
+    return outcomes, shared.leftovers(client, server, timeout)
+
+
 def run_all(client, cases, workdir, timeout, jobs, server_bin=None):
     """Runs cases in parallel; returns outcomes in the order of cases."""
     if not cases:
@@ -483,6 +528,11 @@ def main(argv=None):
     ap.add_argument("--client", required=True, help="path to inputlayer-client")
     ap.add_argument("--server-bin", help="path to inputlayer-server: run every case through "
                     "one fresh server (`--server URL`) instead of `--local`")
+    ap.add_argument("--shared", action="store_true", help="with --server-bin: run the "
+                    "reference cases through one server at its default limits, --clients at "
+                    "a time (own tests are not run)")
+    ap.add_argument("--clients", type=int, default=2,
+                    help="with --shared: scripts run at the same time (default 2)")
     ap.add_argument("--cases", help="reference cases dir (holding cases/<category>/...)")
     ap.add_argument("--own", default=os.path.join(REPO, "tests", "iql"),
                     help="the project's own transcript tests (default: tests/iql)")
@@ -501,7 +551,8 @@ def main(argv=None):
                     help="print known-differences lines (class TODO) for unlisted failing "
                     "cases; never writes the file")
     args = ap.parse_args(argv)
-    sys.stdout.reconfigure(line_buffering=True)  # keep stdout and stderr in order
+    if hasattr(sys.stdout, "reconfigure"):
+        sys.stdout.reconfigure(line_buffering=True)  # keep stdout and stderr in order
 
     client = resolve_client(args.client)
     if client is None:
@@ -559,10 +610,32 @@ def main(argv=None):
             print("error: server not found or not executable: %s" % args.server_bin,
                   file=sys.stderr)
             return 2
-        print("mode: through %s (a fresh server per case)" % server_bin)
+        if args.shared:
+            print("mode: through one %s at its default limits, %d client(s) at a time"
+                  % (server_bin, args.clients))
+        else:
+            print("mode: through %s (a fresh server per case)" % server_bin)
+    elif args.shared:
+        print("error: --shared needs --server-bin", file=sys.stderr)
+        return 2
+    shared_server, leftovers, shared_detail = None, [], ""
+    if args.shared:
+        own_cases = []
+        try:
+            shared_server = Server(server_bin)
+        except OSError as e:
+            print("error: %s" % e, file=sys.stderr)
+            return 1
     try:
         ref_out = own_out = []
-        if ref_cases:
+        if ref_cases and shared_server:
+            workdirs.append(make_workdir(ref_root))
+            try:
+                ref_out, leftovers = run_shared(client, ref_cases, workdirs[-1], args.timeout,
+                                                args.clients, shared_server)
+            except (OSError, subprocess.TimeoutExpired) as e:
+                shared_detail = str(e)
+        elif ref_cases:
             workdirs.append(make_workdir(ref_root))
             ref_out = run_all(client, ref_cases, workdirs[-1], args.timeout, args.jobs, server_bin)
         if own_cases:
@@ -571,9 +644,22 @@ def main(argv=None):
     finally:
         for d in workdirs:
             shutil.rmtree(d, ignore_errors=True)
+        if shared_server:
+            server_ok, server_detail = shared_server.stop()
     elapsed = time.monotonic() - start
 
     ok = True
+    if shared_server:
+        if shared_detail:
+            print("FAIL: the shared run stopped: %s" % shared_detail)
+            ok = False
+        if leftovers:
+            print("FAIL: the server kept state after the cases' resets: %s"
+                  % ", ".join(leftovers))
+            ok = False
+        if not server_ok:
+            print("FAIL: the shared server: %s" % server_detail)
+            ok = False
     failing = []
     if ref_root:
         p, f, k, later, stale, failing = summarise(
@@ -587,11 +673,13 @@ def main(argv=None):
             print("stale known-difference entry: remove it: %s" % key)
         if f or stale:
             ok = False
-    p, f, _, _, _, own_failing = summarise(
-        "== Own transcript tests (%s)" % args.own, own_out, {}, args.quiet, args.diff, with_known=False)
-    print("OWN TOTAL: %d passed, %d failed (of %d cases)" % (p, f, len(own_out)))
-    if f:
-        ok = False
+    if not args.shared:
+        p, f, _, _, _, own_failing = summarise("== Own transcript tests (%s)" % args.own,
+                                               own_out, {}, args.quiet, args.diff,
+                                               with_known=False)
+        print("OWN TOTAL: %d passed, %d failed (of %d cases)" % (p, f, len(own_out)))
+        if f:
+            ok = False
 
     if args.update_known:
         print("# known-differences lines for the failing reference cases (edit the class):")

@@ -603,6 +603,75 @@ Test(facts, lint_warnings_in_metadata) {
     }
 }
 
+/* An equality whose variable side is bound to a column holding only values of another
+ * kind (by its schema or its stored and session facts) warns; numbers of any kind, a
+ * column that holds the kind, a rule's results, an assignment and a rule over facts
+ * without a schema (later facts may match) do not. The results are unchanged. */
+Test(facts, lint_impossible_equalities) {
+    MSG(S1, "+person[(\"ann\", 31), (\"bob\", 25)]", "Inserted 2 fact(s) into 'person'.");
+    MSG(S1, "+pet[(\"rex\", \"dog\")]", "Inserted 1 fact(s) into 'pet'.");
+    MSG(S1, "+edge[(1, 2)]", "Inserted 1 fact(s) into 'edge'.");
+    MSG(S1, "+mixed[(1), (\"a\")]", "Inserted 2 fact(s) into 'mixed'.");
+    MSG(S1, "+typed(name: string, age: int)",
+        "Schema for 'typed' registered with 2 columns (persistent)");
+    /* a schema declared after the facts does not check them */
+    MSG(S1, "+late[(\"a\", \"x\")]", "Inserted 1 fact(s) into 'late'.");
+    MSG(S1, "+late(name: string, age: int)",
+        "Schema for 'late' registered with 2 columns (persistent)");
+    MSG(S1, "+adult(N) <- person(N, A), A >= 18", "Rule 'adult' registered.");
+    static const char *never = " compares values of different types: it is never true";
+    static const struct {
+        const char *stmt, *warning; /* NULL: none */
+    } cases[] = {
+        {"?person(N, A), A = \"x\"",
+         "A = \\\"x\\\"%s (A: column 2 of 'person' holds only numbers)"},
+        {"?person(N, A), \"x\" = A",
+         "\\\"x\\\" = A%s (A: column 2 of 'person' holds only numbers)"},
+        {"?person(N, A), A = true", "A = true%s (A: column 2 of 'person' holds only numbers)"},
+        {"?person(N, A), pet(P, K), A = K",
+         "A = K%s (A: column 2 of 'person' holds only numbers; K: column 2 of 'pet' holds only "
+         "strings)"},
+        {"+t2(N) <- typed(N, A), A = \"x\"",
+         "A = \\\"x\\\"%s (A: column 2 of 'typed' holds only numbers)"},
+        {"?mixed(X), X = true",
+         "X = true%s (X: column 1 of 'mixed' holds only numbers and strings)"},
+        {"?person(N, A), A = 31.0", NULL},
+        {"?person(N, A), A = 31", NULL},
+        {"?person(N, A), pet(P, K), N = P", NULL},
+        {"?person(N, A), edge(X, Y), A = X", NULL},
+        {"?person(N, A), A = B", NULL},              /* binds B */
+        {"?mixed(X), X = \"b\"", NULL},              /* holds strings too */
+        {"?late(N, A), A = \"y\"", NULL},            /* stored before the schema */
+        {"?adult(N), N = 1", NULL},                  /* a rule's results */
+        {"+t3(N) <- person(N, A), A = \"x\"", NULL}, /* no schema: later facts may match */
+    };
+    char want[512];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        il_result *r = il_execute(S1, cases[i].stmt, strlen(cases[i].stmt));
+        cr_assert_neq(il_result_kind_of(r), IL_RESULT_ERROR, "%s", cases[i].stmt);
+        const char *m = il_result_metadata(r);
+        if (cases[i].warning) {
+            snprintf(want, sizeof want, "{\"has_ephemeral\":false,\"warnings\":[\"%s\"]}",
+                     cases[i].warning);
+            char full[640];
+            snprintf(full, sizeof full, want, never);
+            cr_assert(m && strcmp(m, full) == 0, "%s: %s, not %s", cases[i].stmt, m ? m : "(none)",
+                      full);
+        } else {
+            cr_assert_null(m, "%s: %s", cases[i].stmt, m);
+        }
+        il_result_free(r);
+    }
+    /* session facts count in a query */
+    MSG(S1, "z(1)", "Session fact added for 'z'. (Use +z(...) to persist)");
+    il_result *r = il_execute(S1, "?z(X), X = \"q\"", 14);
+    const char *m = il_result_metadata(r);
+    cr_assert(m && strstr(m, "X = \\\"q\\\"") && strstr(m, "column 1 of 'z' holds only numbers"),
+              "%s", m ? m : "(none)");
+    il_result_free(r);
+    TABLE(S1, "?person(N, A), A = 31.0", "N, A\n\"ann\", 31");
+}
+
 /* ---- atomic update ---------------------------------------------------------------------- */
 
 Test(atomic, increment) {
