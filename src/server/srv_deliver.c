@@ -95,27 +95,23 @@ static bool registered(const srv_conn *c) {
     return c->prev_session || c->srv->sessions == c;
 }
 
-void srv_deliver_own(srv_capture *cap) {
-    srv_conn *c = cap->conn;
-    if (!c || !c->session || !registered(c)) return;
+/* Appends c's notifications published so far to *list (engine lock held). */
+static void read_into(srv_conn *c, srv_note_batch **list) {
+    if (!c->session || !registered(c)) return;
     if (c->notify_through >= srv_notify_last_seq(c->srv->notify)) return;
     viewer v = viewer_of(c);
     srv_note_frames *f = read_frames(c->srv, c->notify_through, &v, &c->notify_through);
     if (!f) return;
-    srv_note_batch **tail = &cap->notes;
-    while (*tail) tail = &(*tail)->next;
-    *tail = batch_of(c, f);
+    while (*list) list = &(*list)->next;
+    *list = batch_of(c, f);
+}
+
+void srv_deliver_own(srv_capture *cap) {
+    if (cap->conn) read_into(cap->conn, &cap->notes);
 }
 
 void srv_deliver_with_push(srv_capture *cap, srv_conn *c) {
-    if (!cap || c == cap->conn || !c->session || !registered(c)) return;
-    if (c->notify_through >= srv_notify_last_seq(c->srv->notify)) return;
-    viewer v = viewer_of(c);
-    srv_note_frames *f = read_frames(c->srv, c->notify_through, &v, &c->notify_through);
-    if (!f) return;
-    srv_note_batch **tail = &cap->push_notes;
-    while (*tail) tail = &(*tail)->next;
-    *tail = batch_of(c, f);
+    if (cap && c != cap->conn) read_into(c, &cap->push_notes);
 }
 
 static void frames_release(void *ctx) {
