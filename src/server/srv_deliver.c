@@ -30,6 +30,9 @@
 #include "server/srv_revision.h"
 
 #define DELIVER_NS_PER_SESSION 3000000u
+/* A connection pushed a subscription delta gets its notifications with it when it is at
+ * most this many behind (srv_deliver_with_push). */
+#define WITH_PUSH_BEHIND_MAX 2u
 /* Rounds over at most this many sessions run on the loop thread when they can. */
 #define ROUND_INLINE_SESSIONS 64u
 
@@ -111,7 +114,13 @@ void srv_deliver_own(srv_capture *cap) {
 }
 
 void srv_deliver_with_push(srv_capture *cap, srv_conn *c) {
-    if (cap && c != cap->conn) read_into(c, &cap->push_notes);
+    if (!cap || c == cap->conn) return;
+    /* Only a connection that has read all but the last few: one further behind is
+       waiting for a round already, where it shares one read of the log with every
+       connection at the same cursor (300 agents watching a graph: a read each, and a
+       cursor each for the rounds after, cost more than the round they would save). */
+    uint64_t last = srv_notify_last_seq(c->srv->notify);
+    if (last - c->notify_through <= WITH_PUSH_BEHIND_MAX) read_into(c, &cap->push_notes);
 }
 
 static void frames_release(void *ctx) {

@@ -23,11 +23,11 @@ void srv_deliver_replay(srv_conn *c, srv_notify_replay *replay);
  * published so far, kept in the capture to follow its reply. */
 void srv_deliver_own(srv_capture *cap);
 /* In a job (engine lock held) that pushes a subscription delta to c, another connection
- * than the job's own: c's notifications published so far, kept in the capture to go out
- * in the same write as the delta. A watcher of a graph written every few milliseconds
- * would otherwise get each write's notification in a paced round of its own a moment
- * later: one more wake-up of the loop and one more write(2), each tens of microseconds
- * of CPU on loopback (delta_keyed with one agent). */
+ * than the job's own: c's notifications published so far, when it has read all but the
+ * last few, kept in the capture to go out in the same write as the delta. A watcher of a graph
+ * written every few milliseconds would otherwise get each write's notification in a paced round of
+ * its own a moment later: one more wake-up of the loop and one more write(2), each tens of
+ * microseconds of CPU on loopback (delta_keyed with one agent). */
 void srv_deliver_with_push(srv_capture *cap, srv_conn *c);
 /* On the loop thread: sends batches (to connections still open and reading) and frees
  * them; a connection's batches still queued by a round go first. */
