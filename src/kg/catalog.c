@@ -6,6 +6,7 @@
 
 #include "iql/parser.h"
 #include "kg/kg.h"
+#include "kg/record.h"
 #include "store/store.h"
 #include "views/read_policy.h"
 #include "views/view.h"
@@ -159,8 +160,8 @@ static void delta_note_views(kg_graph *g, const char *rel, const val_t *t, uint3
                              int sign);
 
 void kg_delta_note(kg_graph *g, const char *rel, const val_t *t, uint32_t arity, int sign) {
-    store_note_tuple(g->e->store, g, rel, t, arity, sign); /* the log, when durable */
-    kg_undo_tuple(g, rel, t, arity, sign);                 /* the open transaction's */
+    kg_rec_tuple(g, rel, t, arity, sign);  /* the log, when durable */
+    kg_undo_tuple(g, rel, t, arity, sign); /* the open transaction's */
     delta_note_views(g, rel, t, arity, sign);
     kg_change_tuple(g, rel, t, arity, sign); /* the change hook, when set */
     kg_index_note(g, rel, t, arity, sign);   /* vector indexes over it */

@@ -14,6 +14,7 @@
 
 #include "base/buf.h"
 #include "kg/kg.h"
+#include "kg/record.h"
 #include "store/store.h"
 
 /* Defaults of `.index create` (those of the original). */
@@ -291,7 +292,7 @@ static il_result *index_create(il_session *s, const iql_meta *m) {
     d.column = (char *)m->arg3;
     d.col = col;
     kg_index *ix = kg_index_add(g, &d);
-    store_note_index_create(s->e->store, g, &ix->def);
+    kg_rec_index_create(g, &ix->def);
     rebuild(ix);
     return res_message("Index '%s' created on %s.%s.", m->arg, m->arg2, m->arg3);
 }
@@ -308,7 +309,7 @@ il_result *kg_index_meta(il_session *s, const iql_meta *m) {
     case IQL_META_INDEX_DROP:
         if (!kg_index_find(g, m->arg)) return not_found(g, m->arg);
         kg_index_drop(g, m->arg);
-        store_note_index_drop(s->e->store, g, m->arg);
+        kg_rec_index_drop(g, m->arg);
         return res_message("Index '%s' dropped.", m->arg);
     case IQL_META_INDEX_REBUILD: {
         kg_index *ix = kg_index_find(g, m->arg);

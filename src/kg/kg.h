@@ -117,6 +117,7 @@ typedef struct kg_change {
 struct il_engine {
     IL_VEC(kg_graph *) graphs;
     struct store *store;           /* the data directory's log (src/store), NULL in memory */
+    struct kg_record *rec;         /* the log record being collected (record.c), or NULL */
     IL_VEC(il_session *) sessions; /* open sessions, moved off a graph that is dropped */
     uint64_t queries;
     time_t started;

@@ -10,6 +10,7 @@
 #include "iql/parser.h"
 #include "iql/print.h"
 #include "kg/kg.h"
+#include "kg/record.h"
 #include "plan/build.h"
 #include "store/store.h"
 #include "value/print.h"
@@ -447,7 +448,7 @@ static il_result *exec_persistent_rule(il_session *s, const iql_rule *r, il_aren
     kg_rule *kr = kg_rule_get(s->kg, name);
     if (!has_clause(kr, r)) {
         kg_rule_add_clause(s->kg, kr, r);
-        store_note_rule_add(s->e->store, s->kg, s->text, s->text_len, r);
+        kg_rec_rule_add(s->kg, s->text, s->text_len, r);
         kg_change_note(s->e, IL_CHANGE_RULE, s->kg->name, name, "registered");
     }
     return res_message("Rule '%s' registered.", name);
@@ -531,7 +532,7 @@ static il_result *exec_schema(il_session *s, const iql_schema *sc, bool persiste
             kg_change_note(s->e, IL_CHANGE_SCHEMA, s->kg->name, sc->rel, "created");
         kg_undo_schema(s->kg, kr, kr->schema);
         kr->schema = kg_schema_copy(&s->kg->arena, sc);
-        store_note_schema(s->e->store, s->kg, sc);
+        kg_rec_schema(s->kg, sc);
     } else {
         il_vec_push(s->schemas, kg_schema_copy(&s->rules_arena, sc));
     }
@@ -649,7 +650,7 @@ static il_result *exec_stmt_linted(il_session *s, const iql_stmt *st, il_arena *
         kg_rule *r = kg_rule_find(s->kg, st->u.drop_name);
         if (!r) return res_message("'%s' not found as rule.", st->u.drop_name);
         kg_rule_drop(s->kg, r);
-        store_note_rule_drop(s->e->store, s->kg, st->u.drop_name);
+        kg_rec_rule_drop(s->kg, st->u.drop_name);
         kg_change_note(s->e, IL_CHANGE_RULE, s->kg->name, st->u.drop_name, "dropped");
         return res_message("Rule '%s' dropped.", st->u.drop_name);
     }
@@ -746,7 +747,7 @@ il_result *kg_exec_stmt(il_session *s, const iql_stmt *st, il_arena *a) {
     /* One record for the whole statement, durable before its result is returned and
        before any other session runs a statement (one thread per engine). */
     char *err = NULL;
-    if (!store_commit(log, false, NULL, &err)) {
+    if (!kg_rec_commit(s->e, false, NULL, &err)) {
         il_result_free(r);
         r = res_error("%s", err ? err : "Storage error: write failed");
         free(err);

@@ -10,6 +10,7 @@
 
 #include "iql/parser.h"
 #include "kg/kg.h"
+#include "kg/record.h"
 #include "store/store.h"
 #include "views/read_policy.h"
 #include "views/view.h"
@@ -375,7 +376,7 @@ bool il_txn_commit_or_undo(il_session *s, bool *undone, char **err) {
     /* One record for the whole transaction, then the views and the hook, as for one
        statement (kg_exec_stmt); a record the log did not take is undone instead. */
     bool written = true;
-    bool ok = store_commit(e->store, true, &written, err);
+    bool ok = kg_rec_commit(e, true, &written, err);
     if (!written) {
         il_txn_rollback(s);
         *undone = true;
@@ -395,7 +396,7 @@ void il_txn_rollback(il_session *s) {
     for (uint32_t i = t->undos.n; i-- > 0;) undo_one(t, &t->undos.v[i]);
     session_restore(t);
     txn_free(e, false);
-    store_discard(e->store);
+    kg_rec_discard(e);
     kg_changes_end(e, false);
     /* The stored state is what the views last saw: the pending delta is forgotten, and
        views of a graph whose version moved rebuild (to the same rows). */
