@@ -54,7 +54,8 @@ void kg_graph_drop(il_engine *e, kg_graph *g) {
     read_policy_graph_free(g);
     kg_indexes_free(g);
     kg_plan_cache_free(g);
-    view_graph_detach(g); /* open views outlive their graph, empty */
+    view_graph_detach(g->views.v, g->views.n); /* open views outlive their graph, empty */
+    g->views.n = 0;
     kg_delta_clear(g);
     il_vec_free(g->views);
     il_arena_destroy(&g->arena);

@@ -17,6 +17,7 @@
 #include "inputlayer.h"
 #include "plan/params.h"
 #include "iql/ast.h"
+#include "views/view.h"
 
 typedef struct kg_relation {
     char *name;
@@ -72,11 +73,7 @@ enum { KG_PLAN_CACHE_SIZE = 64 };
 
 /* The change one statement made to one stored relation, for maintained views
  * (src/views): only tuples that really changed, netted (insert then delete is nothing). */
-typedef struct kg_delta_rel {
-    char *name;
-    rel_t *plus;  /* inserted tuples */
-    rel_t *minus; /* deleted tuples */
-} kg_delta_rel;
+typedef view_delta_rel kg_delta_rel;
 
 struct kg_graph {
     char *name;
@@ -92,7 +89,7 @@ struct kg_graph {
     /* Maintained views (src/views) over this graph, and the base delta of the statement
        running now. The delta is recorded only while views are open, so graphs without
        views pay one branch per write. */
-    IL_VEC(struct view *) views;
+    IL_VEC(view_t *) views;
     IL_VEC(kg_delta_rel) delta;
     /* The persistent rules read from maintained views (src/views/read_policy.h); NULL
        until a rule is first maintained. */
@@ -228,6 +225,9 @@ void kg_delta_note(kg_graph *g, const char *rel, const val_t *t, uint32_t arity,
 void kg_delta_note_all_deleted(kg_graph *g, kg_relation *r);
 /* Frees the recorded base delta. */
 void kg_delta_clear(kg_graph *g);
+/* After a commit: the maintained views of every graph catch up with its base delta (or
+ * rebuild after a change of rules), then the delta is cleared (view_catalog.c). */
+void kg_views_commit(il_engine *e);
 /* Effective output arity of a rule head (placeholders dropped, ranking aggregates expanded). */
 uint32_t kg_head_arity(const iql_atom *head);
 bool kg_head_has_agg(const iql_atom *head);

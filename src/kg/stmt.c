@@ -754,8 +754,7 @@ il_result *kg_exec_stmt(il_session *s, const iql_stmt *st, il_arena *a) {
     }
     /* Maintained views catch up with the statement's base delta (or rebuild after a
        change of rules); graphs without views are skipped at once. */
-    read_policy_engine_commit(s->e);
-    view_engine_commit(s->e);
+    kg_views_commit(s->e);
     /* Last, so that whoever the hook tells can already see the change everywhere. A
        statement that failed, its log record included, reports nothing. */
     kg_changes_end(s->e, r->kind != IL_RESULT_ERROR && r->kind != IL_RESULT_PARSE_ERROR);

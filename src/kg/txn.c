@@ -383,8 +383,7 @@ bool il_txn_commit_or_undo(il_session *s, bool *undone, char **err) {
         return false;
     }
     txn_free(e, true);
-    read_policy_engine_commit(e);
-    view_engine_commit(e);
+    kg_views_commit(e);
     kg_changes_end(e, ok);
     return ok;
 }
@@ -401,8 +400,7 @@ void il_txn_rollback(il_session *s) {
     /* The stored state is what the views last saw: the pending delta is forgotten, and
        views of a graph whose version moved rebuild (to the same rows). */
     for (uint32_t i = 0; i < e->graphs.n; i++) kg_delta_clear(e->graphs.v[i]);
-    read_policy_engine_commit(e);
-    view_engine_commit(e);
+    kg_views_commit(e);
 }
 
 /* ---- precondition scopes ---- */
