@@ -124,6 +124,7 @@ void il_engine_close(il_engine *e) {
     il_vec_free(e->changes);
     store_close(e->store);
     kg_rec_free(e);
+    kg_delta_free(e);
     free(e);
 }
 

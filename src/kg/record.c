@@ -7,95 +7,30 @@
 #include "iql/print.h"
 #include "kg/record.h"
 
-/* The record being collected. */
+/* The buffer records are encoded into, kept from one commit to the next. */
 typedef struct kg_record {
     il_buf payload;
-    char *graph;   /* the graph the payload's operations apply to now, or NULL */
-    char *run_rel; /* the open run of tuple changes, or NULL */
-    int run_sign;  /* +1 inserts, -1 deletes */
-    uint32_t run_arity;
-    uint64_t run_count;
-    il_buf run_vals;
 } kg_record;
 
-static void reset(kg_record *fx) {
-    free(fx->run_rel);
-    fx->run_rel = NULL;
-    free(fx->graph);
-    fx->graph = NULL;
-    il_buf_clear(&fx->payload);
-    il_buf_clear(&fx->run_vals);
-}
-
 void kg_rec_free(il_engine *e) {
-    kg_record *fx = e->rec;
-    if (!fx) return;
-    reset(fx);
-    il_buf_free(&fx->payload);
-    il_buf_free(&fx->run_vals);
-    free(fx);
+    if (!e->rec) return;
+    il_buf_free(&e->rec->payload);
+    free(e->rec);
     e->rec = NULL;
 }
 
-/* The record of e, or NULL when nothing is logged. */
-static kg_record *record(il_engine *e) {
-    if (!e->store) return NULL;
-    if (!e->rec) {
-        e->rec = calloc(1, sizeof *e->rec);
-        il_buf_init(&e->rec->payload);
-        il_buf_init(&e->rec->run_vals);
-    }
-    return e->rec;
+/* Starts an operation on graph g (NULL: an operation that names its own graph) in the
+ * commit's delta; NULL when nothing is logged. */
+static il_buf *begin(il_engine *e, const kg_graph *g) {
+    return kg_delta_op(e, g, false);
 }
 
-/* Closes the open run into the payload. */
-static void flush(kg_record *fx) {
-    if (!fx->run_rel) return;
-    codec_put_u8(&fx->payload, fx->run_sign > 0 ? OP_INSERT : OP_DELETE);
-    codec_put_str(&fx->payload, fx->run_rel);
-    codec_put_uvar(&fx->payload, fx->run_arity);
-    codec_put_uvar(&fx->payload, fx->run_count);
-    il_buf_put(&fx->payload, fx->run_vals.data, fx->run_vals.len);
-    il_buf_clear(&fx->run_vals);
-    free(fx->run_rel);
-    fx->run_rel = NULL;
-}
-
-/* Starts an operation on graph g (NULL: an operation that names its own graph). */
-static kg_record *begin(il_engine *e, const kg_graph *g) {
-    kg_record *fx = record(e);
-    if (!fx) return NULL;
-    flush(fx);
-    if (g && (!fx->graph || strcmp(fx->graph, g->name) != 0)) {
-        codec_put_u8(&fx->payload, OP_GRAPH);
-        codec_put_str(&fx->payload, g->name);
-        free(fx->graph);
-        fx->graph = strdup(g->name);
-    }
-    return fx;
-}
-
-void kg_rec_tuple(const kg_graph *g, const char *rel, const val_t *t, uint32_t arity, int sign) {
-    kg_record *fx = record(g->e);
-    if (!fx) return;
-    bool same = fx->run_rel && fx->run_sign == sign && fx->run_arity == arity &&
-                strcmp(fx->run_rel, rel) == 0 && fx->graph && strcmp(fx->graph, g->name) == 0;
-    if (!same) {
-        begin(g->e, g);
-        fx->run_rel = strdup(rel);
-        fx->run_sign = sign;
-        fx->run_arity = arity;
-        fx->run_count = 0;
-    }
-    for (uint32_t i = 0; i < arity; i++) codec_put_val(&fx->run_vals, t[i]);
-    fx->run_count++;
-}
-
-static void note_name(il_engine *e, const kg_graph *g, enum kg_rec_op op, const char *name) {
-    kg_record *fx = begin(e, g);
-    if (!fx) return;
-    codec_put_u8(&fx->payload, (uint8_t)op);
-    codec_put_str(&fx->payload, name);
+static il_buf *note_name(il_engine *e, const kg_graph *g, enum kg_rec_op op, const char *name) {
+    il_buf *b = begin(e, g);
+    if (!b) return NULL;
+    codec_put_u8(b, (uint8_t)op);
+    codec_put_str(b, name);
+    return b;
 }
 
 void kg_rec_rel_clear(const kg_graph *g, const char *rel) {
@@ -149,25 +84,25 @@ bool kg_rec_get_schema(codec_reader *r, il_arena *ar, iql_schema *sc) {
 }
 
 void kg_rec_schema(const kg_graph *g, const iql_schema *sc) {
-    kg_record *fx = begin(g->e, g);
-    if (!fx) return;
-    codec_put_u8(&fx->payload, OP_SCHEMA);
-    kg_rec_put_schema(&fx->payload, sc);
+    il_buf *b = begin(g->e, g);
+    if (!b) return;
+    codec_put_u8(b, OP_SCHEMA);
+    kg_rec_put_schema(b, sc);
 }
 
 void kg_rec_rule_add(const kg_graph *g, const char *text, size_t len, const iql_rule *clause) {
-    kg_record *fx = begin(g->e, g);
-    if (!fx) return;
-    codec_put_u8(&fx->payload, OP_RULE_ADD);
+    il_buf *out = begin(g->e, g);
+    if (!out) return;
+    codec_put_u8(out, OP_RULE_ADD);
     if (text) {
-        codec_put_bytes(&fx->payload, text, len);
+        codec_put_bytes(out, text, len);
         return;
     }
     il_buf b;
     il_buf_init(&b);
     il_buf_putc(&b, '+');
     iql_fmt_rule(clause, &b);
-    codec_put_bytes(&fx->payload, b.data, b.len);
+    codec_put_bytes(out, b.data, b.len);
     il_buf_free(&b);
 }
 
@@ -206,10 +141,10 @@ bool kg_rec_get_index(codec_reader *r, kg_index_def *d) {
 }
 
 void kg_rec_index_create(const kg_graph *g, const kg_index_def *def) {
-    kg_record *fx = begin(g->e, g);
-    if (!fx) return;
-    codec_put_u8(&fx->payload, OP_INDEX_CREATE);
-    kg_rec_put_index(&fx->payload, def);
+    il_buf *b = begin(g->e, g);
+    if (!b) return;
+    codec_put_u8(b, OP_INDEX_CREATE);
+    kg_rec_put_index(b, def);
 }
 
 void kg_rec_index_drop(const kg_graph *g, const char *name) {
@@ -221,8 +156,8 @@ void kg_rec_rule_drop(const kg_graph *g, const char *name) {
 }
 
 void kg_rec_rule_remove(const kg_graph *g, const char *name, uint32_t index) {
-    note_name(g->e, g, OP_RULE_REMOVE, name);
-    if (g->e->rec) codec_put_uvar(&g->e->rec->payload, index);
+    il_buf *b = note_name(g->e, g, OP_RULE_REMOVE, name);
+    if (b) codec_put_uvar(b, index);
 }
 
 void kg_rec_rule_clear(const kg_graph *g, const char *name) {
@@ -234,24 +169,72 @@ void kg_rec_kg_create(il_engine *e, const char *name) {
 }
 
 void kg_rec_kg_drop(il_engine *e, const char *name) {
-    kg_record *fx = begin(e, NULL);
-    if (!fx) return;
-    codec_put_u8(&fx->payload, OP_KG_DROP);
-    codec_put_str(&fx->payload, name);
-    /* a graph created again under this name is a new graph: name it afresh */
-    free(fx->graph);
-    fx->graph = NULL;
+    /* a graph created again under this name is a new graph: the log names it afresh */
+    il_buf *b = kg_delta_op(e, NULL, true);
+    if (!b) return;
+    codec_put_u8(b, OP_KG_DROP);
+    codec_put_str(b, name);
+}
+
+/* The record of the commit's delta, in its order: operations name their graph when it
+ * is not the one before; adjacent runs of one relation, direction and width are one. */
+static void encode(const kg_delta *d, il_buf *out) {
+    const char *graph = NULL; /* the graph the record's operations apply to now */
+    uint32_t n = d->entries.n;
+    for (uint32_t i = 0; i < n; i++) {
+        const kg_dentry *x = &d->entries.v[i];
+        if (x->kind == KD_CLEARED) continue; /* its operation follows */
+        if (x->graph && (!graph || strcmp(graph, x->graph) != 0)) {
+            codec_put_u8(out, OP_GRAPH);
+            codec_put_str(out, x->graph);
+            graph = x->graph;
+        }
+        if (x->kind == KD_OP) {
+            size_t end = d->ops.len;
+            for (uint32_t j = i + 1; j < n; j++)
+                if (d->entries.v[j].kind == KD_OP) {
+                    end = d->entries.v[j].at;
+                    break;
+                }
+            il_buf_put(out, d->ops.data + x->at, end - x->at);
+            if (x->resets_graph) graph = NULL;
+            continue;
+        }
+        uint32_t last = i;
+        uint64_t count = x->count;
+        while (last + 1 < n) {
+            const kg_dentry *y = &d->entries.v[last + 1];
+            if (y->kind != KD_TUPLES || y->g != x->g || y->sign != x->sign ||
+                y->arity != x->arity || strcmp(y->rel, x->rel) != 0)
+                break;
+            count += y->count;
+            last++;
+        }
+        codec_put_u8(out, x->sign > 0 ? OP_INSERT : OP_DELETE);
+        codec_put_str(out, x->rel);
+        codec_put_uvar(out, x->arity);
+        codec_put_uvar(out, count);
+        for (uint32_t j = i; j <= last; j++) {
+            const kg_dentry *y = &d->entries.v[j];
+            const val_t *v = d->vals.v + y->at;
+            for (size_t k = 0, m = (size_t)y->count * y->arity; k < m; k++)
+                codec_put_val(out, v[k]);
+        }
+        i = last;
+    }
 }
 
 bool kg_rec_commit(il_engine *e, bool undoable, bool *written, char **err) {
-    kg_record *fx = e->store ? e->rec : NULL;
-    if (fx) flush(fx);
-    bool ok = store_commit(e->store, fx ? fx->payload.data : NULL, fx ? fx->payload.len : 0,
-                           undoable, written, err);
-    if (fx) reset(fx);
+    if (!e->store) return store_commit(NULL, NULL, 0, undoable, written, err);
+    if (!e->rec) {
+        e->rec = calloc(1, sizeof *e->rec);
+        il_buf_init(&e->rec->payload);
+    }
+    il_buf *b = &e->rec->payload;
+    il_buf_clear(b);
+    encode(&e->delta, b);
+    bool ok = store_commit(e->store, b->data, b->len, undoable, written, err);
+    /* a bulk write's record goes back at once rather than waiting for the next one */
+    if (b->cap > 65536) il_buf_free(b);
     return ok;
-}
-
-void kg_rec_discard(il_engine *e) {
-    if (e->rec) reset(e->rec);
 }

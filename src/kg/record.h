@@ -17,9 +17,10 @@
  *
  * Names and texts are length-prefixed strings, numbers varints (store/store_codec.h).
  *
- * The engine notes each effect as it makes it (kg_rec_*; every note is a no-op when the
- * engine has no store, i.e. in memory and during recovery), then kg_rec_commit hands
- * the record to the store. Only effects on stored state are noted: facts of stored
+ * A record is encoded at the commit from the commit's delta (kg.h, kg_delta): its tuples,
+ * and the operations the engine appended to it as it made them (kg_rec_*; a no-op when
+ * the engine has no store, i.e. in memory and during recovery); kg_rec_commit hands the
+ * record to the store. Only effects on stored state are logged: facts of stored
  * relations, schemas, persistent rules, vector indexes and knowledge graphs; derived
  * relations and views are recomputed from them, session state is not durable. */
 #ifndef IL_KG_RECORD_H
@@ -46,9 +47,8 @@ enum kg_rec_op {
     OP_INDEX_DROP,
 };
 
-/* ---- the record being collected (record.c) ---- */
+/* ---- operations appended to the commit's delta, and the record (record.c) ---- */
 
-void kg_rec_tuple(const kg_graph *g, const char *rel, const val_t *t, uint32_t arity, int sign);
 void kg_rec_rel_clear(const kg_graph *g, const char *rel);
 void kg_rec_rel_drop(const kg_graph *g, const char *rel);
 void kg_rec_schema(const kg_graph *g, const iql_schema *sc);
@@ -63,11 +63,9 @@ void kg_rec_index_drop(const kg_graph *g, const char *name);
 void kg_rec_kg_create(il_engine *e, const char *name);
 void kg_rec_kg_drop(il_engine *e, const char *name);
 
-/* Hands the record collected to the store (store_commit: the arguments and the result
- * are its) and starts the next one. */
+/* Encodes the commit's delta into one record and hands it to the store (store_commit:
+ * the arguments and the result are its). */
 bool kg_rec_commit(il_engine *e, bool undoable, bool *written, char **err);
-/* Drops the record collected without writing it (the statement was refused). */
-void kg_rec_discard(il_engine *e);
 void kg_rec_free(il_engine *e);
 
 /* A schema as OP_SCHEMA carries it (also in checkpoint images): relation, columns. */

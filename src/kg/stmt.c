@@ -752,11 +752,13 @@ il_result *kg_exec_stmt(il_session *s, const iql_stmt *st, il_arena *a) {
         r = res_error("%s", err ? err : "Storage error: write failed");
         free(err);
     }
-    /* Maintained views catch up with the statement's base delta (or rebuild after a
-       change of rules); graphs without views are skipped at once. */
+    /* Maintained views catch up with the statement's delta (or rebuild after a change of
+       rules); graphs without views are skipped at once. Then the vector indexes. */
     kg_views_commit(s->e);
+    kg_indexes_commit(s->e);
     /* Last, so that whoever the hook tells can already see the change everywhere. A
        statement that failed, its log record included, reports nothing. */
     kg_changes_end(s->e, r->kind != IL_RESULT_ERROR && r->kind != IL_RESULT_PARSE_ERROR);
+    kg_delta_reset(s->e);
     return r;
 }

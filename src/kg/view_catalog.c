@@ -73,7 +73,7 @@ void view_cat_query_rule(il_engine *e, kg_graph *g, const iql_query *q, il_arena
 }
 
 bool view_cat_pending(const kg_graph *g) {
-    return g->delta.n > 0;
+    return g->view_pending > 0;
 }
 
 void view_cat_flush_plans(kg_graph *g) {
@@ -96,14 +96,47 @@ struct read_policy **view_cat_policy(kg_graph *g) {
     return &g->read_policy;
 }
 
+/* The change of relation rel in g's netted delta, created on its first tuple. */
+static kg_delta_rel *netted(kg_graph *g, const char *rel, uint32_t arity) {
+    for (uint32_t i = 0; i < g->delta.n; i++)
+        if (strcmp(g->delta.v[i].name, rel) == 0) return &g->delta.v[i];
+    kg_delta_rel nd = {strdup(rel), rel_new(arity), rel_new(arity)};
+    il_vec_push(g->delta, nd);
+    return &g->delta.v[g->delta.n - 1];
+}
+
+/* Nets the commit's changes of g that happened while it had views, per relation, in
+ * order: a tuple deleted and inserted again did not change. */
+static void net_for_views(const kg_delta *d, kg_graph *g) {
+    for (uint32_t i = 0; i < d->entries.n; i++) {
+        const kg_dentry *x = &d->entries.v[i];
+        if (x->kind == KD_OP || x->g != g || !x->for_views || !x->vals) continue;
+        kg_delta_rel *r = netted(g, x->rel, x->arity);
+        if (rel_arity(r->plus) != x->arity)
+            continue; /* dropped and recreated wider: views
+                          rebuild */
+        for (uint64_t k = 0; k < x->count; k++) {
+            const val_t *t = &d->vals.v[x->at + k * x->arity];
+            if (x->sign > 0) {
+                if (!rel_delete(r->minus, t)) rel_insert(r->plus, t);
+            } else if (!rel_delete(r->plus, t)) {
+                rel_insert(r->minus, t);
+            }
+        }
+    }
+}
+
 void kg_views_commit(il_engine *e) {
     /* a moved version ends the read policy's maintenance first, so that nothing is
        rebuilt for nobody */
     for (uint32_t i = 0; i < e->graphs.n; i++) read_policy_graph_commit(e->graphs.v[i]);
     for (uint32_t i = 0; i < e->graphs.n; i++) {
         kg_graph *g = e->graphs.v[i];
+        if (!g->views.n) continue;
+        if (g->view_pending) net_for_views(&e->delta, g);
+        g->view_pending = 0; /* the views are current once maintained */
         view_graph_commit(g->views.v, g->views.n, g->delta.v, g->delta.n);
-        if (g->delta.n) kg_delta_clear(g);
+        kg_delta_clear(g);
     }
 }
 
