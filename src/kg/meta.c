@@ -473,7 +473,7 @@ static il_result *meta_clear_prefix(il_session *s, const char *prefix) {
         il_buf_printf(&list, "%s%s (%zu)", k ? ", " : "", rels[i]->name, c);
         total += c;
         k++;
-        kg_delta_note_all_deleted(g, rels[i]); /* views and the change hook */
+        kg_delta_note_all_deleted(g, rels[i]); /* the commit's delta */
         kg_rec_rel_clear(g, rels[i]->name);
         rel_clear(rels[i]->data);
     }
@@ -505,7 +505,7 @@ il_result *kg_exec_meta(il_session *s, const iql_meta *m, il_arena *a) {
         if (!kr || (!kr->data && !kr->schema))
             return res_message("Error: Relation '%s' not found", m->arg);
         if (kr->data) {
-            kg_delta_note_all_deleted(s->kg, kr); /* views, and its facts for the change hook */
+            kg_delta_note_all_deleted(s->kg, kr); /* the commit's delta */
             kg_rel_drop_data(s->kg, kr);
         }
         kg_undo_schema(s->kg, kr, kr->schema);

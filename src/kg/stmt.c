@@ -180,7 +180,8 @@ static il_result *exec_insert(il_session *s, const iql_facts *f, il_arena *a) {
     for (uint32_t i = 0; i < t.n; i++)
         if (rel_insert(kr->data, &t.vals[t.offset[i]])) {
             added++;
-            kg_delta_note(s->kg, rel, &t.vals[t.offset[i]], t.arity[0], +1); /* views */
+            kg_delta_note(s->kg, rel, &t.vals[t.offset[i]], t.arity[0],
+                          +1); /* the commit's delta */
         }
     return res_message("Inserted %u fact(s) into '%s'.", added, rel);
 }
@@ -195,7 +196,8 @@ static il_result *exec_delete(il_session *s, const iql_facts *f, il_arena *a) {
         if (kr && kr->data && rel_arity(kr->data) == t.arity[i] &&
             rel_delete(kr->data, &t.vals[t.offset[i]])) {
             deleted++;
-            kg_delta_note(s->kg, f->rel, &t.vals[t.offset[i]], t.arity[i], -1); /* views */
+            kg_delta_note(s->kg, f->rel, &t.vals[t.offset[i]], t.arity[i],
+                          -1); /* the commit's delta */
         }
     if (f->bulk) return res_message("Deleted %u fact(s) from '%s'.", deleted, f->rel);
     return res_message("Deleted %u facts from '%s'.", deleted, f->rel);
@@ -280,7 +282,7 @@ static il_result *exec_cond_delete(il_session *s, const iql_rule *r, il_arena *a
         if (r->head.nargs > REL_MAX_ARITY || rel_arity(kr->data) != r->head.nargs) break;
         if (atom_tuple(&r->head, &vars, &rows[i * arity], t) && rel_delete(kr->data, t)) {
             deleted++;
-            kg_delta_note(s->kg, r->head.rel, t, r->head.nargs, -1); /* views */
+            kg_delta_note(s->kg, r->head.rel, t, r->head.nargs, -1); /* the commit's delta */
         }
     }
     il_mem_free(rows);
@@ -345,7 +347,7 @@ static il_result *exec_update(il_session *s, const iql_update *u, il_arena *a) {
             if (!kr || !kr->data || rel_arity(kr->data) != at->nargs) continue;
             if (atom_tuple(at, &vars, row, t) && rel_delete(kr->data, t)) {
                 deleted++;
-                kg_delta_note(s->kg, at->rel, t, at->nargs, -1); /* views */
+                kg_delta_note(s->kg, at->rel, t, at->nargs, -1); /* the commit's delta */
             }
         }
         for (uint32_t j = 0; j < u->nins; j++) {
@@ -356,7 +358,7 @@ static il_result *exec_update(il_session *s, const iql_update *u, il_arena *a) {
             kg_rel_data(s->kg, kr, at->nargs);
             if (rel_insert(kr->data, t)) {
                 inserted++;
-                kg_delta_note(s->kg, at->rel, t, at->nargs, +1); /* views */
+                kg_delta_note(s->kg, at->rel, t, at->nargs, +1); /* the commit's delta */
             }
         }
     }
