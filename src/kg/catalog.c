@@ -6,6 +6,7 @@
 
 #include "iql/parser.h"
 #include "kg/kg.h"
+#include "kg/record.h"
 #include "store/store.h"
 #include "views/read_policy.h"
 #include "views/view.h"
@@ -53,7 +54,8 @@ void kg_graph_drop(il_engine *e, kg_graph *g) {
     read_policy_graph_free(g);
     kg_indexes_free(g);
     kg_plan_cache_free(g);
-    view_graph_detach(g); /* open views outlive their graph, empty */
+    view_graph_detach(g->views.v, g->views.n); /* open views outlive their graph, empty */
+    g->views.n = 0;
     kg_delta_clear(g);
     il_vec_free(g->views);
     il_arena_destroy(&g->arena);
@@ -153,57 +155,7 @@ uint32_t kg_head_arity(const iql_atom *head) {
     return n;
 }
 
-/* ---- base delta for maintained views ---- */
-
-static void delta_note_views(kg_graph *g, const char *rel, const val_t *t, uint32_t arity,
-                             int sign);
-
-void kg_delta_note(kg_graph *g, const char *rel, const val_t *t, uint32_t arity, int sign) {
-    store_note_tuple(g->e->store, g, rel, t, arity, sign); /* the log, when durable */
-    kg_undo_tuple(g, rel, t, arity, sign);                 /* the open transaction's */
-    delta_note_views(g, rel, t, arity, sign);
-    kg_change_tuple(g, rel, t, arity, sign); /* the change hook, when set */
-    kg_index_note(g, rel, t, arity, sign);   /* vector indexes over it */
-}
-
-static void delta_note_views(kg_graph *g, const char *rel, const val_t *t, uint32_t arity,
-                             int sign) {
-    if (!g->views.n) return;
-    kg_delta_rel *d = NULL;
-    for (uint32_t i = 0; i < g->delta.n && !d; i++)
-        if (strcmp(g->delta.v[i].name, rel) == 0) d = &g->delta.v[i];
-    if (!d) {
-        kg_delta_rel nd = {strdup(rel), rel_new(arity), rel_new(arity)};
-        il_vec_push(g->delta, nd);
-        d = &g->delta.v[g->delta.n - 1];
-    }
-    if (rel_arity(d->plus) != arity) return; /* dropped and recreated wider: views rebuild */
-    /* netted: a tuple deleted and inserted again in one statement did not change */
-    if (sign > 0) {
-        if (!rel_delete(d->minus, t)) rel_insert(d->plus, t);
-    } else if (!rel_delete(d->plus, t)) {
-        rel_insert(d->minus, t);
-    }
-}
-
-void kg_delta_note_all_deleted(kg_graph *g, kg_relation *r) {
-    if (!r->data) return;
-    kg_undo_rel_clear(g, r);
-    /* Inside a transaction the change hook nets tuple by tuple over every statement (a
-       fact cleared and inserted again is no change); a statement alone only counts. */
-    bool each = kg_txn_nets_changes(g->e);
-    if (!each) kg_change_removed_all(g, r->name, rel_count(r->data));
-    if (!g->views.n && !each) return;
-    rel_cursor cur;
-    rel_seek(r->data, 0, NULL, 0, &cur);
-    const val_t *t;
-    uint32_t arity = rel_arity(r->data);
-    /* the log records the clear or drop as one operation */
-    while ((t = rel_next(&cur, NULL))) {
-        delta_note_views(g, r->name, t, arity, -1);
-        if (each) kg_change_tuple(g, r->name, t, arity, -1);
-    }
-}
+/* ---- the netted delta handed to maintained views ---- */
 
 void kg_delta_clear(kg_graph *g) {
     for (uint32_t i = 0; i < g->delta.n; i++) {

@@ -1,8 +1,9 @@
-/* The changes a statement made to persistent state, collected while it runs and handed
- * to the engine's change hook (il_engine_set_change_hook) once it has committed: the
- * facts added and removed per relation, and rules, graphs and schemas created or
- * dropped. Nothing is collected while no hook is set, so embedders without one pay a
- * branch per change. */
+/* The changes a statement made to persistent state, handed to the engine's change hook
+ * (il_engine_set_change_hook) once it has committed: the facts added and removed per
+ * relation, and rules, graphs and schemas created or dropped, in the order they were
+ * first changed. The records are noted as the statement runs (a relation's at its first
+ * run of tuples in the commit's delta); the facts' counts are read from the delta at the
+ * end. Nothing is collected while no hook is set. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,31 +38,17 @@ static kg_change *facts_of(kg_graph *g, const char *rel) {
     return push(e, IL_CHANGE_FACTS, g->name, rel, NULL);
 }
 
-void kg_change_tuple(kg_graph *g, const char *rel, const val_t *t, uint32_t arity, int sign) {
-    if (!reported(g->e, g->name)) return;
+uint32_t kg_change_facts(kg_graph *g, const char *rel, uint32_t arity, bool *net) {
+    *net = false;
+    if (!reported(g->e, g->name)) return UINT32_MAX;
     kg_change *c = facts_of(g, rel);
     /* a transaction reports its net change: every relation is netted tuple by tuple */
-    if (kg_txn_nets_changes(g->e) && !c->plus && !c->added && !c->removed) {
+    if (kg_txn_nets_changes(g->e) && !c->plus) {
         c->plus = rel_new(arity);
         c->minus = rel_new(arity);
     }
-    if (c->plus && rel_arity(c->plus) == arity) {
-        /* netted like the views' base delta: removed then added back is no change */
-        if (sign > 0) {
-            if (!rel_delete(c->minus, t)) rel_insert(c->plus, t);
-        } else if (!rel_delete(c->plus, t)) {
-            rel_insert(c->minus, t);
-        }
-    } else if (sign > 0) {
-        c->added++;
-    } else {
-        c->removed++;
-    }
-}
-
-void kg_change_removed_all(kg_graph *g, const char *rel, uint64_t n) {
-    if (!reported(g->e, g->name) || n == 0) return;
-    facts_of(g, rel)->removed += n;
+    *net = c->plus && rel_arity(c->plus) == arity;
+    return (uint32_t)(c - g->e->changes.v);
 }
 
 void kg_change_net_facts(kg_graph *g, const char *rel, uint32_t arity) {
@@ -96,9 +83,36 @@ static void forget(il_engine *e) {
     e->changes.n = 0;
 }
 
+/* The facts' counts of the commit's delta, netted tuple by tuple where the hook nets. */
+static void count_delta(il_engine *e) {
+    const kg_delta *d = &e->delta;
+    for (uint32_t i = 0; i < d->entries.n; i++) {
+        const kg_dentry *x = &d->entries.v[i];
+        if (x->kind == KD_OP || x->change >= e->changes.n) continue;
+        kg_change *c = &e->changes.v[x->change];
+        if (!x->net || !x->vals) {
+            if (x->sign > 0)
+                c->added += x->count;
+            else
+                c->removed += x->count;
+            continue;
+        }
+        for (uint64_t k = 0; k < x->count; k++) {
+            const val_t *t = &d->vals.v[x->at + k * x->arity];
+            /* netted like the views' delta: removed then added back is no change */
+            if (x->sign > 0) {
+                if (!rel_delete(c->minus, t)) rel_insert(c->plus, t);
+            } else if (!rel_delete(c->plus, t)) {
+                rel_insert(c->minus, t);
+            }
+        }
+    }
+}
+
 void kg_changes_end(il_engine *e, bool committed) {
     if (!e->changes.n) return;
     if (committed && e->change_fn) {
+        count_delta(e);
         il_change *out = malloc(e->changes.n * sizeof *out);
         size_t n = 0;
         for (uint32_t i = 0; i < e->changes.n; i++) {

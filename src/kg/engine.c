@@ -8,6 +8,7 @@
 #include "base/intern.h"
 #include "iql/parser.h"
 #include "kg/kg.h"
+#include "kg/record.h"
 #include "store/backup.h"
 #include "store/store.h"
 #include "views/family.h"
@@ -26,7 +27,7 @@ il_engine *il_engine_open_recover(const char *data_dir, il_recover_mode mode, ch
     kg_graph_create(e, "default");
     if (data_dir && *data_dir) {
         /* e->store stays NULL during recovery, so replaying logs nothing again */
-        store *st = store_open_recover(e, data_dir, 0, mode == IL_RECOVER_SALVAGE, err);
+        store *st = kg_store_open(e, data_dir, 0, mode == IL_RECOVER_SALVAGE, err);
         if (!st) {
             il_engine_close(e);
             return NULL;
@@ -132,6 +133,8 @@ void il_engine_close(il_engine *e) {
     kg_changes_end(e, false);
     il_vec_free(e->changes);
     store_close(e->store);
+    kg_rec_free(e);
+    kg_delta_free(e);
     free(e);
 }
 

@@ -1,8 +1,8 @@
 /* Vector indexes of a knowledge graph (`.index`, kg.h): their definitions, the HNSW
  * graphs that mirror the indexed relations' stored facts, and the meta commands.
  *
- * A graph follows its relation one change at a time (kg_index_note, called for every
- * stored tuple that really changed). Each index remembers the relation's change counter
+ * A graph follows its relation's changes at each commit, from the commit's delta
+ * (kg_indexes_commit). Each index remembers the relation's change counter
  * (rel_changes) as of the last change it followed; when the two disagree, some change
  * reached the facts by another path (a rolled-back transaction, a clear, a replayed
  * log), and the graph is rebuilt from the facts before its next use. Removed facts
@@ -14,6 +14,7 @@
 
 #include "base/buf.h"
 #include "kg/kg.h"
+#include "kg/record.h"
 #include "store/store.h"
 
 /* Defaults of `.index create` (those of the original). */
@@ -125,26 +126,50 @@ void kg_indexes_build(kg_graph *g) {
     for (uint32_t i = 0; i < g->indexes.n; i++) ensure_built(g->indexes.v[i]);
 }
 
-void kg_index_note(kg_graph *g, const char *rel, const val_t *t, uint32_t arity, int sign) {
-    for (uint32_t i = 0; i < g->indexes.n; i++) {
-        kg_index *ix = g->indexes.v[i];
-        if (strcmp(ix->def.rel, rel) != 0 || !ix->graph) continue;
-        const rel_t *data = index_facts(ix);
-        bool fresh = !ix->synced && hnsw_live(ix->graph) + hnsw_tombstones(ix->graph) == 0;
-        if (!data || (ix->synced != data && !fresh) ||
-            ix->synced_changes + 1 != rel_changes(data)) {
-            invalidate(ix); /* it missed a change: rebuilt before its next use */
-            continue;
+/* The index follows the commit's changes of its relation, in order. The graph mirrored the
+ * facts before them when its change counter plus theirs is the relation's now; otherwise
+ * some change reached the facts by another path, and it is rebuilt before its next use. */
+static void index_commit(kg_index *ix, const kg_delta *d) {
+    uint64_t n = 0;
+    bool held = true;
+    for (uint32_t i = 0; i < d->entries.n; i++) {
+        const kg_dentry *x = &d->entries.v[i];
+        if (x->kind != KD_TUPLES || x->g != ix->g || strcmp(x->rel, ix->def.rel) != 0) continue;
+        n += x->count;
+        held &= x->vals;
+    }
+    const rel_t *data = index_facts(ix);
+    if (!n || in_sync(ix, data)) return; /* nothing new, or rebuilt since */
+    bool fresh = !ix->synced && hnsw_live(ix->graph) + hnsw_tombstones(ix->graph) == 0;
+    if (!held || !data || (ix->synced != data && !fresh) ||
+        ix->synced_changes + n != rel_changes(data)) {
+        invalidate(ix);
+        return;
+    }
+    ix->synced = data;
+    ix->synced_changes += n;
+    for (uint32_t i = 0; i < d->entries.n && ix->graph; i++) {
+        const kg_dentry *x = &d->entries.v[i];
+        if (x->kind != KD_TUPLES || x->g != ix->g || strcmp(x->rel, ix->def.rel) != 0) continue;
+        if (ix->def.col >= x->arity) continue;
+        for (uint64_t k = 0; k < x->count && ix->graph; k++) {
+            const val_t *t = &d->vals.v[x->at + k * x->arity];
+            if (x->sign > 0)
+                hnsw_add(ix->graph, tuple_key(ix, t, x->arity), t[ix->def.col]);
+            else
+                hnsw_remove(ix->graph, tuple_key(ix, t, x->arity), t[ix->def.col]);
+            size_t dead = hnsw_tombstones(ix->graph);
+            if (dead > TOMBSTONE_REBUILD && dead > hnsw_live(ix->graph)) invalidate(ix);
         }
-        ix->synced = data;
-        ix->synced_changes++;
-        if (ix->def.col >= arity) continue;
-        if (sign > 0)
-            hnsw_add(ix->graph, tuple_key(ix, t, arity), t[ix->def.col]);
-        else
-            hnsw_remove(ix->graph, tuple_key(ix, t, arity), t[ix->def.col]);
-        size_t dead = hnsw_tombstones(ix->graph);
-        if (dead > TOMBSTONE_REBUILD && dead > hnsw_live(ix->graph)) invalidate(ix);
+    }
+}
+
+void kg_indexes_commit(il_engine *e) {
+    if (!e->delta.entries.n) return;
+    for (uint32_t gi = 0; gi < e->graphs.n; gi++) {
+        kg_graph *g = e->graphs.v[gi];
+        for (uint32_t i = 0; i < g->indexes.n; i++)
+            if (g->indexes.v[i]->graph) index_commit(g->indexes.v[i], &e->delta);
     }
 }
 
@@ -291,7 +316,7 @@ static il_result *index_create(il_session *s, const iql_meta *m) {
     d.column = (char *)m->arg3;
     d.col = col;
     kg_index *ix = kg_index_add(g, &d);
-    store_note_index_create(s->e->store, g, &ix->def);
+    kg_rec_index_create(g, &ix->def);
     rebuild(ix);
     return res_message("Index '%s' created on %s.%s.", m->arg, m->arg2, m->arg3);
 }
@@ -308,7 +333,7 @@ il_result *kg_index_meta(il_session *s, const iql_meta *m) {
     case IQL_META_INDEX_DROP:
         if (!kg_index_find(g, m->arg)) return not_found(g, m->arg);
         kg_index_drop(g, m->arg);
-        store_note_index_drop(s->e->store, g, m->arg);
+        kg_rec_index_drop(g, m->arg);
         return res_message("Index '%s' dropped.", m->arg);
     case IQL_META_INDEX_REBUILD: {
         kg_index *ix = kg_index_find(g, m->arg);

@@ -17,6 +17,7 @@
 #include "inputlayer.h"
 #include "plan/params.h"
 #include "iql/ast.h"
+#include "views/view.h"
 
 typedef struct kg_relation {
     char *name;
@@ -70,13 +71,41 @@ typedef struct kg_plan_entry {
 
 enum { KG_PLAN_CACHE_SIZE = 64 };
 
-/* The change one statement made to one stored relation, for maintained views
- * (src/views): only tuples that really changed, netted (insert then delete is nothing). */
-typedef struct kg_delta_rel {
-    char *name;
-    rel_t *plus;  /* inserted tuples */
-    rel_t *minus; /* deleted tuples */
-} kg_delta_rel;
+/* One stored relation's change in a commit as maintained views get it (src/views): only
+ * tuples that really changed, netted (insert then delete is nothing). */
+typedef view_delta_rel kg_delta_rel;
+
+/* One entry of a commit's delta (delta.c). */
+typedef enum kg_dkind {
+    KD_TUPLES,  /* a run of tuples of one relation really inserted (sign +1) or deleted (-1) */
+    KD_CLEARED, /* every fact of a relation removed at once (.clear prefix, .rel drop) */
+    KD_OP,      /* a change of rules, schemas, indexes or graphs: its log operation */
+} kg_dkind;
+
+typedef struct kg_dentry {
+    uint8_t kind;      /* kg_dkind */
+    int8_t sign;       /* KD_TUPLES */
+    bool vals;         /* the tuples' values are held (from `at`) */
+    bool for_views;    /* the graph had maintained views when it happened */
+    bool net;          /* the change hook nets this relation tuple by tuple */
+    bool resets_graph; /* KD_OP of a dropped graph: the log names the next graph afresh */
+    uint32_t arity;
+    uint32_t change; /* its FACTS record in e->changes, or UINT32_MAX */
+    struct kg_graph *g;
+    char *graph; /* the graph's name (NULL: an operation naming its own graph) */
+    char *rel;   /* KD_TUPLES, KD_CLEARED */
+    uint64_t count;
+    size_t at; /* the first value in kg_delta.vals, or the first byte in kg_delta.ops */
+} kg_dentry;
+
+/* What one commit (a statement, or a transaction) changed in stored state, in the order
+ * it happened: held once, and read at the commit by the log, the maintained views, the
+ * vector indexes and the change hook; undone backwards by a rollback (delta.c). */
+typedef struct kg_delta {
+    IL_VEC(kg_dentry) entries;
+    IL_VEC(val_t) vals; /* the tuples, arity words each */
+    il_buf ops;         /* the log operations of KD_OP entries, one after the other */
+} kg_delta;
 
 struct kg_graph {
     char *name;
@@ -89,10 +118,11 @@ struct kg_graph {
     uint64_t version;        /* bumped by every change to rules or to which relations hold facts */
     kg_plan_entry plans[KG_PLAN_CACHE_SIZE];
     uint64_t plan_clock; /* ticks of plan cache use */
-    /* Maintained views (src/views) over this graph, and the base delta of the statement
-       running now. The delta is recorded only while views are open, so graphs without
-       views pay one branch per write. */
-    IL_VEC(struct view *) views;
+    /* Maintained views (src/views) over this graph; the commit's changes they have not
+       seen yet (view_pending: tuples changed while they were open), and the netted
+       delta handed to them at the commit (built from the engine's delta, then freed). */
+    IL_VEC(view_t *) views;
+    uint64_t view_pending;
     IL_VEC(kg_delta_rel) delta;
     /* The persistent rules read from maintained views (src/views/read_policy.h); NULL
        until a rule is first maintained. */
@@ -117,12 +147,14 @@ typedef struct kg_change {
 struct il_engine {
     IL_VEC(kg_graph *) graphs;
     struct store *store;           /* the data directory's log (src/store), NULL in memory */
+    struct kg_record *rec;         /* the log record being collected (record.c), or NULL */
     IL_VEC(il_session *) sessions; /* open sessions, moved off a graph that is dropped */
     uint64_t queries;
     time_t started;
     il_change_fn change_fn; /* il_engine_set_change_hook; NULL: changes are not recorded */
     void *change_ctx;
     IL_VEC(kg_change) changes; /* of the statement (or transaction) running now */
+    kg_delta delta;            /* of the statement (or transaction) running now */
     struct kg_txn *txn;        /* the open transaction (txn.c), or NULL */
     uint64_t view_budget_ns;   /* il_engine_set_view_budget: 0 = unbounded */
     bool views_unmaintained;   /* il_engine_set_maintained_views(e, false) */
@@ -219,15 +251,28 @@ kg_rule *kg_rule_find(kg_graph *g, const char *name);
 kg_rule *kg_rule_get(kg_graph *g, const char *name); /* creates an empty rule */
 void kg_rule_drop(kg_graph *g, kg_rule *r);
 void kg_rule_add_clause(kg_graph *g, kg_rule *r, const iql_rule *clause);
-/* Records that a stored tuple really changed (sign +1 inserted, -1 deleted): in the
- * statement's log record when the engine is durable, in the graph's base delta when
- * views are open on the graph, and in the statement's changes when a hook is set. */
+/* ---- the commit's delta (delta.c) ---- */
+/* A stored tuple really changed (sign +1 inserted, -1 deleted): appended to the delta,
+ * its values kept when a reader needs them (the log, a rollback, views, indexes, a
+ * netting change hook). */
 void kg_delta_note(kg_graph *g, const char *rel, const val_t *t, uint32_t arity, int sign);
-/* Records every tuple of a relation as deleted (before .clear or .rel drop), for views and
- * the change hook. */
+/* Every tuple of a relation is about to be removed (.clear prefix, .rel drop). */
 void kg_delta_note_all_deleted(kg_graph *g, kg_relation *r);
-/* Frees the recorded base delta. */
+/* Appends a log operation on graph g (NULL: one that names its own graph) and returns the
+ * buffer its bytes go to; NULL when the engine has no log. */
+il_buf *kg_delta_op(il_engine *e, const kg_graph *g, bool resets_graph);
+/* The number of entries (a position for kg_delta_undo_to). */
+uint32_t kg_delta_len(const il_engine *e);
+/* Undoes the entries from the last back to position `at`, and forgets them. */
+void kg_delta_undo_to(il_engine *e, uint32_t at);
+/* Forgets the delta (after the commit, or the rollback). */
+void kg_delta_reset(il_engine *e);
+void kg_delta_free(il_engine *e);
+/* Frees the netted delta built for the graph's views. */
 void kg_delta_clear(kg_graph *g);
+/* After a commit: the maintained views of every graph catch up with the commit's delta
+ * (or rebuild after a change of rules) (view_catalog.c). */
+void kg_views_commit(il_engine *e);
 /* Effective output arity of a rule head (placeholders dropped, ranking aggregates expanded). */
 uint32_t kg_head_arity(const iql_atom *head);
 bool kg_head_has_agg(const iql_atom *head);
@@ -236,12 +281,12 @@ bool kg_head_has_agg(const iql_atom *head);
 iql_schema *kg_schema_copy(il_arena *a, const iql_schema *sc);
 
 /* ---- change records for the change hook (changes.c) ----
- * Statements note what they changed as they change it; kg_exec_stmt hands the records
- * to the hook once the statement has committed. Every note is a no-op without a hook. */
-/* One tuple of a stored relation really added (sign +1) or removed (-1). */
-void kg_change_tuple(kg_graph *g, const char *rel, const val_t *t, uint32_t arity, int sign);
-/* n facts of a stored relation removed at once (.clear prefix, .rel drop). */
-void kg_change_removed_all(kg_graph *g, const char *rel, uint64_t n);
+ * Statements note which relations, rules, graphs and schemas they change, in order; the
+ * facts' counts come from the commit's delta when kg_changes_end hands the records to the
+ * hook. Every note is a no-op without a hook. */
+/* The FACTS record of a relation the delta starts a run of: its index in e->changes
+ * (UINT32_MAX: not reported), and in *net whether tuples of this arity are netted. */
+uint32_t kg_change_facts(kg_graph *g, const char *rel, uint32_t arity, bool *net);
 /* The statement may remove and add back the same tuples of this relation (an atomic
  * update): its count must be netted tuple by tuple. */
 void kg_change_net_facts(kg_graph *g, const char *rel, uint32_t arity);
@@ -254,10 +299,7 @@ void kg_changes_end(il_engine *e, bool committed);
 /* ---- transactions (txn.c) ----
  * While a transaction is open (e->txn), the catalog and the statements record how to undo
  * each change they make; every record is a no-op without a transaction. */
-/* A stored tuple really inserted (sign +1) or deleted (-1). */
-void kg_undo_tuple(kg_graph *g, const char *rel, const val_t *t, uint32_t arity, int sign);
-/* Every fact of the relation is about to be removed (.clear prefix). */
-void kg_undo_rel_clear(kg_graph *g, kg_relation *r);
+/* (Stored tuples are undone from the commit's delta, in order with these.) */
 /* The relation's catalog entry was created / its stored facts were created. */
 void kg_undo_rel_created(kg_graph *g, kg_relation *r);
 void kg_undo_data_created(kg_graph *g, kg_relation *r);
@@ -302,9 +344,9 @@ void kg_indexes_free(kg_graph *g);
 void kg_indexes_build(kg_graph *g);
 /* The relation's stored facts are being dropped. */
 void kg_index_rel_dropped(kg_graph *g, const char *rel);
-/* A stored tuple of `rel` really changed (sign +1 inserted, -1 deleted), just after the
- * relation itself changed: the indexes over it follow. */
-void kg_index_note(kg_graph *g, const char *rel, const val_t *t, uint32_t arity, int sign);
+/* At a commit: the indexes of every graph follow the commit's delta, in order (or are
+ * rebuilt before their next use when they cannot). */
+void kg_indexes_commit(il_engine *e);
 /* The k nearest (plan_source.index_search): brings the graph up to date first. */
 size_t kg_index_search(void *index, val_t q, uint32_t k, uint32_t ef, hnsw_hit *out);
 /* `.index list/create/drop/stats/rebuild`. */

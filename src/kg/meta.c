@@ -8,6 +8,7 @@
 #include "iql/parser.h"
 #include "iql/print.h"
 #include "kg/kg.h"
+#include "kg/record.h"
 #include "store/store.h"
 #include "value/print.h"
 
@@ -79,7 +80,7 @@ static il_result *meta_kg(il_session *s, const iql_meta *m) {
         if (e->graphs.n >= 1000)
             return res_error("Create failed: Too many knowledge graphs (max 1000)");
         kg_graph *g = kg_graph_create(e, n);
-        store_note_kg_create(e->store, n);
+        kg_rec_kg_create(e, n);
         kg_change_note(e, IL_CHANGE_GRAPH, n, NULL, "created");
         il_result *r = res_message("Knowledge graph '%s' created.", n);
         char line[512];
@@ -110,7 +111,7 @@ static il_result *meta_kg(il_session *s, const iql_meta *m) {
             }
         }
         kg_graph_drop(e, g);
-        store_note_kg_drop(e->store, n);
+        kg_rec_kg_drop(e, n);
         kg_change_note(e, IL_CHANGE_GRAPH, n, NULL, "dropped");
         return res_message("Knowledge graph '%s' dropped.", n);
     }
@@ -288,7 +289,7 @@ static il_result *meta_rule(il_session *s, const iql_meta *m, il_arena *a) {
             return res_error("Rule '%s' not found: Failed to drop rule: Rule '%s' does not exist",
                              m->arg, m->arg);
         kg_rule_drop(g, r);
-        store_note_rule_drop(s->e->store, g, m->arg);
+        kg_rec_rule_drop(g, m->arg);
         kg_change_note(s->e, IL_CHANGE_RULE, g->name, m->arg, "dropped");
         return res_message("Rule '%s' dropped.", m->arg);
     }
@@ -310,7 +311,7 @@ static il_result *meta_rule(il_session *s, const iql_meta *m, il_arena *a) {
         for (uint32_t i = 0; i < n; i++) {
             il_buf_printf(&b, "%s%s", i ? ", " : "", names[i]);
             kg_rule_drop(g, kg_rule_find(g, names[i]));
-            store_note_rule_drop(s->e->store, g, names[i]);
+            kg_rec_rule_drop(g, names[i]);
             kg_change_note(s->e, IL_CHANGE_RULE, g->name, names[i], "dropped");
             free((char *)names[i]);
         }
@@ -334,7 +335,7 @@ static il_result *meta_rule(il_session *s, const iql_meta *m, il_arena *a) {
                 (r->clauses.n - i - 1) * sizeof(iql_rule *));
         r->clauses.n--;
         g->version++;
-        store_note_rule_remove(s->e->store, g, m->arg, i + 1);
+        kg_rec_rule_remove(g, m->arg, i + 1);
         /* also when that was the last clause and the rule went with it */
         kg_change_note(s->e, IL_CHANGE_RULE, g->name, m->arg, "removed");
         if (r->clauses.n == 0) {
@@ -351,7 +352,7 @@ static il_result *meta_rule(il_session *s, const iql_meta *m, il_arena *a) {
         kg_undo_rule_cleared(g, r);
         r->clauses.n = 0;
         g->version++;
-        store_note_rule_clear(s->e->store, g, m->arg);
+        kg_rec_rule_clear(g, m->arg);
         return res_message("Rule '%s' cleared.", m->arg);
     }
     case IQL_META_RULE_EDIT:
@@ -472,8 +473,8 @@ static il_result *meta_clear_prefix(il_session *s, const char *prefix) {
         il_buf_printf(&list, "%s%s (%zu)", k ? ", " : "", rels[i]->name, c);
         total += c;
         k++;
-        kg_delta_note_all_deleted(g, rels[i]); /* views and the change hook */
-        store_note_rel_clear(s->e->store, g, rels[i]->name);
+        kg_delta_note_all_deleted(g, rels[i]); /* the commit's delta */
+        kg_rec_rel_clear(g, rels[i]->name);
         rel_clear(rels[i]->data);
     }
     il_result *r = res_message("Cleared %zu fact(s) from %u relation(s) with prefix '%s': %s",
@@ -504,18 +505,18 @@ il_result *kg_exec_meta(il_session *s, const iql_meta *m, il_arena *a) {
         if (!kr || (!kr->data && !kr->schema))
             return res_message("Error: Relation '%s' not found", m->arg);
         if (kr->data) {
-            kg_delta_note_all_deleted(s->kg, kr); /* views, and its facts for the change hook */
+            kg_delta_note_all_deleted(s->kg, kr); /* the commit's delta */
             kg_rel_drop_data(s->kg, kr);
         }
         kg_undo_schema(s->kg, kr, kr->schema);
         kr->schema = NULL;
-        store_note_rel_drop(s->e->store, s->kg, m->arg);
+        kg_rec_rel_drop(s->kg, m->arg);
         kg_change_note(s->e, IL_CHANGE_SCHEMA, s->kg->name, m->arg, "dropped");
         /* the relation goes with the rules that derive it */
         kg_rule *rule = kg_rule_find(s->kg, m->arg);
         if (rule) {
             kg_rule_drop(s->kg, rule);
-            store_note_rule_drop(s->e->store, s->kg, m->arg);
+            kg_rec_rule_drop(s->kg, m->arg);
             kg_change_note(s->e, IL_CHANGE_RULE, s->kg->name, m->arg, "dropped");
         }
         return res_message("Relation '%s' dropped.", m->arg);

@@ -10,6 +10,7 @@
 #include "iql/parser.h"
 #include "iql/print.h"
 #include "kg/kg.h"
+#include "kg/record.h"
 #include "plan/build.h"
 #include "store/store.h"
 #include "value/print.h"
@@ -179,7 +180,8 @@ static il_result *exec_insert(il_session *s, const iql_facts *f, il_arena *a) {
     for (uint32_t i = 0; i < t.n; i++)
         if (rel_insert(kr->data, &t.vals[t.offset[i]])) {
             added++;
-            kg_delta_note(s->kg, rel, &t.vals[t.offset[i]], t.arity[0], +1); /* views */
+            kg_delta_note(s->kg, rel, &t.vals[t.offset[i]], t.arity[0],
+                          +1); /* the commit's delta */
         }
     return res_message("Inserted %u fact(s) into '%s'.", added, rel);
 }
@@ -194,7 +196,8 @@ static il_result *exec_delete(il_session *s, const iql_facts *f, il_arena *a) {
         if (kr && kr->data && rel_arity(kr->data) == t.arity[i] &&
             rel_delete(kr->data, &t.vals[t.offset[i]])) {
             deleted++;
-            kg_delta_note(s->kg, f->rel, &t.vals[t.offset[i]], t.arity[i], -1); /* views */
+            kg_delta_note(s->kg, f->rel, &t.vals[t.offset[i]], t.arity[i],
+                          -1); /* the commit's delta */
         }
     if (f->bulk) return res_message("Deleted %u fact(s) from '%s'.", deleted, f->rel);
     return res_message("Deleted %u facts from '%s'.", deleted, f->rel);
@@ -279,7 +282,7 @@ static il_result *exec_cond_delete(il_session *s, const iql_rule *r, il_arena *a
         if (r->head.nargs > REL_MAX_ARITY || rel_arity(kr->data) != r->head.nargs) break;
         if (atom_tuple(&r->head, &vars, &rows[i * arity], t) && rel_delete(kr->data, t)) {
             deleted++;
-            kg_delta_note(s->kg, r->head.rel, t, r->head.nargs, -1); /* views */
+            kg_delta_note(s->kg, r->head.rel, t, r->head.nargs, -1); /* the commit's delta */
         }
     }
     il_mem_free(rows);
@@ -344,7 +347,7 @@ static il_result *exec_update(il_session *s, const iql_update *u, il_arena *a) {
             if (!kr || !kr->data || rel_arity(kr->data) != at->nargs) continue;
             if (atom_tuple(at, &vars, row, t) && rel_delete(kr->data, t)) {
                 deleted++;
-                kg_delta_note(s->kg, at->rel, t, at->nargs, -1); /* views */
+                kg_delta_note(s->kg, at->rel, t, at->nargs, -1); /* the commit's delta */
             }
         }
         for (uint32_t j = 0; j < u->nins; j++) {
@@ -355,7 +358,7 @@ static il_result *exec_update(il_session *s, const iql_update *u, il_arena *a) {
             kg_rel_data(s->kg, kr, at->nargs);
             if (rel_insert(kr->data, t)) {
                 inserted++;
-                kg_delta_note(s->kg, at->rel, t, at->nargs, +1); /* views */
+                kg_delta_note(s->kg, at->rel, t, at->nargs, +1); /* the commit's delta */
             }
         }
     }
@@ -447,7 +450,7 @@ static il_result *exec_persistent_rule(il_session *s, const iql_rule *r, il_aren
     kg_rule *kr = kg_rule_get(s->kg, name);
     if (!has_clause(kr, r)) {
         kg_rule_add_clause(s->kg, kr, r);
-        store_note_rule_add(s->e->store, s->kg, s->text, s->text_len, r);
+        kg_rec_rule_add(s->kg, s->text, s->text_len, r);
         kg_change_note(s->e, IL_CHANGE_RULE, s->kg->name, name, "registered");
     }
     return res_message("Rule '%s' registered.", name);
@@ -531,7 +534,7 @@ static il_result *exec_schema(il_session *s, const iql_schema *sc, bool persiste
             kg_change_note(s->e, IL_CHANGE_SCHEMA, s->kg->name, sc->rel, "created");
         kg_undo_schema(s->kg, kr, kr->schema);
         kr->schema = kg_schema_copy(&s->kg->arena, sc);
-        store_note_schema(s->e->store, s->kg, sc);
+        kg_rec_schema(s->kg, sc);
     } else {
         il_vec_push(s->schemas, kg_schema_copy(&s->rules_arena, sc));
     }
@@ -649,7 +652,7 @@ static il_result *exec_stmt_linted(il_session *s, const iql_stmt *st, il_arena *
         kg_rule *r = kg_rule_find(s->kg, st->u.drop_name);
         if (!r) return res_message("'%s' not found as rule.", st->u.drop_name);
         kg_rule_drop(s->kg, r);
-        store_note_rule_drop(s->e->store, s->kg, st->u.drop_name);
+        kg_rec_rule_drop(s->kg, st->u.drop_name);
         kg_change_note(s->e, IL_CHANGE_RULE, s->kg->name, st->u.drop_name, "dropped");
         return res_message("Rule '%s' dropped.", st->u.drop_name);
     }
@@ -746,17 +749,18 @@ il_result *kg_exec_stmt(il_session *s, const iql_stmt *st, il_arena *a) {
     /* One record for the whole statement, durable before its result is returned and
        before any other session runs a statement (one thread per engine). */
     char *err = NULL;
-    if (!store_commit(log, false, NULL, &err)) {
+    if (!kg_rec_commit(s->e, false, NULL, &err)) {
         il_result_free(r);
         r = res_error("%s", err ? err : "Storage error: write failed");
         free(err);
     }
-    /* Maintained views catch up with the statement's base delta (or rebuild after a
-       change of rules); graphs without views are skipped at once. */
-    read_policy_engine_commit(s->e);
-    view_engine_commit(s->e);
+    /* Maintained views catch up with the statement's delta (or rebuild after a change of
+       rules); graphs without views are skipped at once. Then the vector indexes. */
+    kg_views_commit(s->e);
+    kg_indexes_commit(s->e);
     /* Last, so that whoever the hook tells can already see the change everywhere. A
        statement that failed, its log record included, reports nothing. */
     kg_changes_end(s->e, r->kind != IL_RESULT_ERROR && r->kind != IL_RESULT_PARSE_ERROR);
+    kg_delta_reset(s->e);
     return r;
 }

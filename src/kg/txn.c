@@ -1,6 +1,8 @@
 /* Transactions (il_txn_begin): several statements of one session committed as one log
- * record and one change report, or undone. While one is open the catalog records, for
- * every change it makes to stored state, how to undo it; maintained views are not
+ * record and one change report, or undone. While one is open the commit's delta (kg.h)
+ * holds every stored tuple changed, and the catalog records how to undo each change of
+ * its structure (relations, schemas, rules) with the delta's length then, so that a
+ * rollback undoes both backwards in the order they happened; maintained views are not
  * maintained until the commit (queries in the transaction evaluate from the stored
  * facts, since a pending base delta makes the views' rows not current), so a rollback
  * only has to put the stored state back and forget the pending delta. Also the
@@ -10,13 +12,12 @@
 
 #include "iql/parser.h"
 #include "kg/kg.h"
+#include "kg/record.h"
 #include "store/store.h"
 #include "views/read_policy.h"
 #include "views/view.h"
 
 typedef enum undo_kind {
-    U_TUPLES,       /* a run of tuples of one relation inserted (sign +1) or deleted (-1) */
-    U_REL_CLEAR,    /* every fact of a relation removed; the facts are saved */
     U_REL_CREATED,  /* a catalog entry created */
     U_DATA_CREATED, /* a relation's stored facts created (its arity fixed) */
     U_SCHEMA,       /* a relation's schema replaced; the old one kept */
@@ -29,7 +30,7 @@ typedef enum undo_kind {
 
 typedef struct undo {
     undo_kind kind;
-    int sign; /* U_TUPLES */
+    uint32_t delta_at; /* the delta's length when it happened: later tuples undo first */
     kg_graph *g;
     kg_relation *rel;
     kg_rule *rule;
@@ -37,16 +38,13 @@ typedef struct undo {
     iql_rule *clause;   /* U_CLAUSE_REMOVED */
     iql_rule **clauses; /* U_RULE_CLEARED: the clauses before (malloc'ed) */
     uint32_t index;     /* U_RULE_DROPPED, U_CLAUSE_REMOVED: the place it had */
-    uint32_t arity;     /* U_TUPLES, U_REL_CLEAR */
-    size_t count;       /* U_TUPLES, U_REL_CLEAR: tuples; U_RULE_CLEARED: clauses */
-    size_t at;          /* U_TUPLES, U_REL_CLEAR: their first value in kg_txn.vals */
+    size_t count;       /* U_RULE_CLEARED: clauses */
 } undo;
 
 struct kg_txn {
     il_session *s;
     bool statement; /* one statement's own (kg_txn_begin_statement) */
     IL_VEC(undo) undos;
-    IL_VEC(val_t) vals; /* the tuples of U_TUPLES and U_REL_CLEAR */
     /* The session's own state only grows inside a transaction (.session commands cannot
        join one): its sizes at the start are enough to undo it. */
     uint32_t sess_rules, sess_schemas, sess_facts;
@@ -62,56 +60,12 @@ static undo *push(struct kg_txn *t, undo_kind kind, kg_graph *g) {
     memset(&u, 0, sizeof u);
     u.kind = kind;
     u.g = g;
+    u.delta_at = kg_delta_len(g->e);
     il_vec_push(t->undos, u);
     return &t->undos.v[t->undos.n - 1];
 }
 
-static void put_tuple(struct kg_txn *t, const val_t *v, uint32_t arity) {
-    /* room for one more word: a tuple of no columns, which takes none, is still read
-       through a pointer into the array */
-    il_vec_reserve(t->vals, t->vals.n + arity + 1);
-    if (arity) memcpy(t->vals.v + t->vals.n, v, arity * sizeof *v);
-    t->vals.n += arity;
-}
-
 /* ---- recording ---- */
-
-void kg_undo_tuple(kg_graph *g, const char *rel, const val_t *v, uint32_t arity, int sign) {
-    struct kg_txn *t = txn_of(g);
-    if (!t) return;
-    undo *last = t->undos.n ? &t->undos.v[t->undos.n - 1] : NULL;
-    /* a bulk write is one run: the same relation, direction and width */
-    bool same = last && last->kind == U_TUPLES && last->g == g && last->sign == sign &&
-                last->arity == arity &&
-                (last->rel->name == rel || strcmp(last->rel->name, rel) == 0);
-    if (!same) {
-        kg_relation *r = kg_rel_find(g, rel);
-        if (!r) return; /* cannot happen: a stored tuple belongs to a catalog entry */
-        last = push(t, U_TUPLES, g);
-        last->rel = r;
-        last->sign = sign;
-        last->arity = arity;
-        last->at = t->vals.n;
-    }
-    put_tuple(t, v, arity);
-    last->count++;
-}
-
-void kg_undo_rel_clear(kg_graph *g, kg_relation *r) {
-    struct kg_txn *t = txn_of(g);
-    if (!t || !r->data) return;
-    undo *u = push(t, U_REL_CLEAR, g);
-    u->rel = r;
-    u->arity = rel_arity(r->data);
-    u->at = t->vals.n;
-    rel_cursor cur;
-    rel_seek(r->data, 0, NULL, 0, &cur);
-    const val_t *v;
-    while ((v = rel_next(&cur, NULL))) {
-        put_tuple(t, v, u->arity);
-        u->count++;
-    }
-}
 
 void kg_undo_rel_created(kg_graph *g, kg_relation *r) {
     if (txn_of(g)) push(txn_of(g), U_REL_CREATED, g)->rel = r;
@@ -197,23 +151,9 @@ static void rule_unlink(kg_graph *g, kg_rule *r) {
 /* Undoes one change. Changes of rules or of which relations hold facts move the graph's
  * version: plans built inside the transaction must not be taken for the restored state,
  * and views over such a graph rebuild. */
-static void undo_one(struct kg_txn *t, undo *u) {
+static void undo_one(undo *u) {
     kg_graph *g = u->g;
     switch (u->kind) {
-    case U_TUPLES:
-        for (size_t k = u->count; k-- > 0;) {
-            const val_t *v = &t->vals.v[u->at + k * u->arity];
-            if (!u->rel->data) break;
-            if (u->sign > 0)
-                rel_delete(u->rel->data, v);
-            else
-                rel_insert(u->rel->data, v);
-        }
-        break;
-    case U_REL_CLEAR:
-        for (size_t k = 0; u->rel->data && k < u->count; k++)
-            rel_insert(u->rel->data, &t->vals.v[u->at + k * u->arity]);
-        break;
     case U_DATA_CREATED:
         kg_rel_drop_data(g, u->rel);
         break;
@@ -278,7 +218,6 @@ static void txn_free(il_engine *e, bool committed) {
         free(u->clauses);
     }
     il_vec_free(t->undos);
-    il_vec_free(t->vals);
     free(t->sess_fact_vals);
     free(t);
     e->txn = NULL;
@@ -359,7 +298,7 @@ bool kg_txn_nets_changes(const il_engine *e) {
 }
 
 bool kg_txn_unchanged(const il_engine *e) {
-    return !e->txn || !e->txn->undos.n;
+    return !e->txn || (!e->txn->undos.n && !kg_delta_len(e));
 }
 
 bool il_txn_commit(il_session *s, char **err) {
@@ -375,16 +314,17 @@ bool il_txn_commit_or_undo(il_session *s, bool *undone, char **err) {
     /* One record for the whole transaction, then the views and the hook, as for one
        statement (kg_exec_stmt); a record the log did not take is undone instead. */
     bool written = true;
-    bool ok = store_commit(e->store, true, &written, err);
+    bool ok = kg_rec_commit(e, true, &written, err);
     if (!written) {
         il_txn_rollback(s);
         *undone = true;
         return false;
     }
     txn_free(e, true);
-    read_policy_engine_commit(e);
-    view_engine_commit(e);
+    kg_views_commit(e);
+    kg_indexes_commit(e);
     kg_changes_end(e, ok);
+    kg_delta_reset(e);
     return ok;
 }
 
@@ -392,16 +332,19 @@ void il_txn_rollback(il_session *s) {
     il_engine *e = s->e;
     struct kg_txn *t = e->txn;
     if (!t || t->s != s) return;
-    for (uint32_t i = t->undos.n; i-- > 0;) undo_one(t, &t->undos.v[i]);
+    /* the delta inverted, backwards, with the changes of structure in their places */
+    for (uint32_t i = t->undos.n; i-- > 0;) {
+        kg_delta_undo_to(e, t->undos.v[i].delta_at);
+        undo_one(&t->undos.v[i]);
+    }
+    kg_delta_undo_to(e, 0);
     session_restore(t);
     txn_free(e, false);
-    store_discard(e->store);
     kg_changes_end(e, false);
-    /* The stored state is what the views last saw: the pending delta is forgotten, and
-       views of a graph whose version moved rebuild (to the same rows). */
-    for (uint32_t i = 0; i < e->graphs.n; i++) kg_delta_clear(e->graphs.v[i]);
-    read_policy_engine_commit(e);
-    view_engine_commit(e);
+    /* The stored state is what the views last saw: the delta is forgotten, and views of
+       a graph whose version moved rebuild (to the same rows). */
+    kg_delta_reset(e);
+    kg_views_commit(e);
 }
 
 /* ---- precondition scopes ---- */

@@ -35,9 +35,9 @@ void backup_exporter_free(backup_exporter *x);
 void backup_exporter_configure(backup_exporter *x, const char *dir, il_backup_capture_fn capture,
                                void *ctx);
 /* `.backup [name]`, on the engine's thread between two statements: claims DIR/<name>,
- * takes the snapshot of e (covering the log up to lsn) and the embedder's files, and
+ * takes the host's snapshot (covering the log up to lsn) and the embedder's files, and
  * starts the writer. */
-void backup_export_start(backup_exporter *x, il_engine *e, uint64_t lsn, const char *name,
+void backup_export_start(backup_exporter *x, const store_host *host, uint64_t lsn, const char *name,
                          store_backup_reply *out);
 /* `.backup status`: the export running, or how the last one ended. */
 void backup_export_status(backup_exporter *x, store_backup_reply *out);

@@ -325,7 +325,7 @@ static char *claim(export_job *j) {
 static const char DISABLED[] = "`.backup` is disabled: no backup directory is configured (set "
                                "storage.backup_dir in the server's configuration)";
 
-void backup_export_start(backup_exporter *x, il_engine *e, uint64_t lsn, const char *name,
+void backup_export_start(backup_exporter *x, const store_host *host, uint64_t lsn, const char *name,
                          store_backup_reply *out) {
     memset(out, 0, sizeof *out);
     if (!x || !x->dir) {
@@ -363,7 +363,7 @@ void backup_export_start(backup_exporter *x, il_engine *e, uint64_t lsn, const c
     }
     struct timespec t0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    j->snap = ckpt_snapshot_take(e, lsn);
+    j->snap = host->snapshot(host->ctx, lsn);
     if (x->capture) x->capture(x->ctx, &j->cap);
     j->held_us = (uint64_t)(ms_since(&t0) * 1000.0);
     utc_now(j->created_at, sizeof j->created_at, "", "%Y-%m-%dT%H:%M:%S");

@@ -1,12 +1,11 @@
-/* Checkpoints (private to src/store): a compact image of an engine's stored state (its
- * graphs, their relations with schemas and facts, and persistent rules), compressed
- * with zstd into one file per checkpoint, named by the log position it covers.
+/* Checkpoints: a compact image of an engine's stored state, compressed with zstd into
+ * one file per checkpoint, named by the log position it covers. What the image holds is
+ * the engine's business (src/kg/image.c); the store writes, reads and keeps the files.
  *
- * Taking one has two halves so that writers wait only for the first: a snapshot
- * (ckpt_snapshot_take, on the engine's thread) copies the catalog and the raw words of
- * every stored tuple; encoding, compressing and writing the file (ckpt_snapshot_write)
- * may then run on another thread while the engine goes on. Derived relations and views
- * are not in the image: they are rebuilt from the rules. */
+ * Taking one has two halves so that writers wait only for the first: a snapshot, made by
+ * the engine on its thread (store_host.snapshot), holds the image's bytes with the raw
+ * words of stored tuples in between them; encoding the words, compressing and writing
+ * the file may then run on another thread while the engine goes on. */
 #ifndef IL_STORE_CKPT_H
 #define IL_STORE_CKPT_H
 
@@ -15,22 +14,24 @@
 #include <stdint.h>
 
 #include "base/buf.h"
-#include "kg/kg.h"
+#include "value/value.h"
 
 typedef struct ckpt_snapshot ckpt_snapshot;
 
-/* A consistent copy of e's stored state, covering the log up to lsn. */
-ckpt_snapshot *ckpt_snapshot_take(il_engine *e, uint64_t lsn);
+/* An empty snapshot covering the log up to lsn, for the engine to fill. */
+ckpt_snapshot *ckpt_snapshot_new(uint64_t lsn);
+/* Where the image's next bytes go. */
+il_buf *ckpt_snapshot_bytes(ckpt_snapshot *s);
+/* Appends n raw values (malloc'ed, taken over), encoded as values (store_codec.h) when
+ * the image is encoded; bytes added afterwards follow them. The words must stay
+ * meaningful without the engine: a stored value's string, long integer or vector is
+ * interned for good (base/intern.h). */
+void ckpt_snapshot_add_values(ckpt_snapshot *s, val_t *vals, size_t n);
 uint64_t ckpt_snapshot_lsn(const ckpt_snapshot *s);
 /* Encodes the image (uncompressed) into out. Safe on any thread: it reads only the
  * snapshot and the global intern tables. */
 void ckpt_snapshot_encode(const ckpt_snapshot *s, il_buf *out);
 void ckpt_snapshot_free(ckpt_snapshot *s);
-
-/* Rebuilds the stored state of e, whose catalog must be fresh (just the default graph),
- * from an uncompressed image. False when it does not decode; e may then be partly
- * filled and must be reset before anything else is loaded into it. */
-bool ckpt_image_load(il_engine *e, const void *image, size_t len);
 
 /* ---- files (ckpt_file.c): DIR/ckpt-<lsn, 16 hex>.ckpt ----
  *

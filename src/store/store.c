@@ -13,21 +13,21 @@
 
 #include "store/backup.h"
 #include "store/store_dirs.h"
-#include "store/store_record.h"
+#include "store/store_state.h"
 
 static bool replay(void *ctx, uint64_t lsn, const void *payload, size_t len) {
     (void)lsn;
     store *st = ctx;
-    if (!store_apply(st->e, payload, len, false)) return false;
-    if (!store_apply(st->e, payload, len, true)) return false;
+    if (!st->host.apply(st->host.ctx, payload, len, false)) return false;
+    if (!st->host.apply(st->host.ctx, payload, len, true)) return false;
     /* The log since the checkpoint counts toward the next one across restarts: a server
        restarted more often than it writes max_log_bytes still takes checkpoints. */
     st->since_ckpt += WAL_RECORD_HEADER + len;
     return true;
 }
 
-store *store_open(il_engine *e, const char *data_dir, uint64_t seg_size, char **err) {
-    return store_open_recover(e, data_dir, seg_size, false, err);
+store *store_open(const store_host *host, const char *data_dir, uint64_t seg_size, char **err) {
+    return store_open_recover(host, data_dir, seg_size, false, err);
 }
 
 /* The message of an open refused because recovery would lose acknowledged commits: what
@@ -45,8 +45,8 @@ static char *refusal(const store *st, const char *data_dir, const char *wal_msg)
     return msg.data;
 }
 
-store *store_open_recover(il_engine *e, const char *data_dir, uint64_t seg_size, bool salvage,
-                          char **err) {
+store *store_open_recover(const store_host *host, const char *data_dir, uint64_t seg_size,
+                          bool salvage, char **err) {
     if (err) *err = NULL;
     if (!store_private_dir(data_dir)) {
         if (err) {
@@ -60,9 +60,8 @@ store *store_open_recover(il_engine *e, const char *data_dir, uint64_t seg_size,
     char *dir = malloc(n);
     snprintf(dir, n, "%s/wal", data_dir);
     store *st = calloc(1, sizeof *st);
-    st->e = e;
+    st->host = *host;
     st->ckpt_dirfd = -1;
-    store_effects_init(&st->fx);
     if (!store_ckpt_open(st, data_dir, err)) {
         free(dir);
         store_close(st);
@@ -109,7 +108,6 @@ void store_close(store *st) {
     backup_exporter_free(st->backup); /* stops an export still running */
     store_ckpt_close(st);
     wal_close(st->w);
-    store_effects_free(&st->fx);
     free(st);
 }
 
@@ -121,16 +119,16 @@ static void set_failed(store *st) {
     __atomic_store_n(&st->failed, true, __ATOMIC_RELEASE);
 }
 
-bool store_commit(store *st, bool undoable, bool *written, char **err) {
+bool store_commit(store *st, const void *payload, size_t len, bool undoable, bool *written,
+                  char **err) {
     if (err) *err = NULL;
     if (written) *written = true;
     if (!st) return true;
-    store_effects_flush(&st->fx);
     bool ok = true;
-    if (st->fx.payload.len) {
+    if (len) {
         uint64_t lsn = wal_next_lsn(st->w);
         char *why = NULL;
-        ok = wal_append(st->w, st->fx.payload.data, st->fx.payload.len, &why);
+        ok = wal_append(st->w, payload, len, &why);
         bool not_written = !ok && wal_next_lsn(st->w) == lsn;
         /* A sync of earlier records that failed (before a new segment) stops writes
            whatever became of this one. */
@@ -138,7 +136,7 @@ bool store_commit(store *st, bool undoable, bool *written, char **err) {
         if (ok) {
             if (__atomic_exchange_n(&st->rolled_back, false, __ATOMIC_ACQ_REL))
                 fprintf(stderr, "inputlayer: the write-ahead log is written again; writes go on\n");
-            store_ckpt_after_commit(st, WAL_RECORD_HEADER + st->fx.payload.len);
+            store_ckpt_after_commit(st, WAL_RECORD_HEADER + len);
         } else if (not_written && undoable) {
             /* Nothing of the record is in the log: the caller takes the statement back,
                and the next write tries the log again. */
@@ -170,7 +168,6 @@ bool store_commit(store *st, bool undoable, bool *written, char **err) {
         }
         free(why);
     }
-    store_effects_reset(&st->fx);
     return ok;
 }
 
@@ -211,10 +208,6 @@ const char *store_problem(store *st) {
                    : "the write-ahead log cannot be written: writes are refused until it can "
                      "(tried at each write); reads go on";
     return NULL;
-}
-
-void store_discard(store *st) {
-    if (st) store_effects_reset(&st->fx);
 }
 
 void store_set_durability(store *st, il_durability mode, unsigned batch_ms) {

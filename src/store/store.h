@@ -1,12 +1,12 @@
 /* The durable store of an engine opened on a data directory: the write-ahead log
- * (wal.h) of every committed statement's effects, and recovery from it.
+ * (wal.h) of every committed statement's record, checkpoints, and recovery from them.
  *
- * The engine notes each effect as it makes it (store_note_*; every note is a no-op
- * when the store is NULL, i.e. in memory-only engines and during recovery), then
- * store_commit writes one record for the whole statement and syncs it before the
- * statement's result goes back. Only effects on stored state are noted: facts of
- * stored relations, schemas, persistent rules and knowledge graphs; derived
- * relations and views are recomputed from them, session state is not durable. */
+ * The store deals in records and bytes only: what a record or a checkpoint image means
+ * is the engine's business (src/kg/record.h). The engine hands store_commit the encoded
+ * record of a statement, which is written and synced before the statement's result goes
+ * back; at recovery the store hands the engine each record to apply and the newest
+ * checkpoint image to load (store_host), and for a checkpoint or a backup it asks the
+ * engine for a snapshot of its stored state (ckpt.h). */
 #ifndef IL_STORE_STORE_H
 #define IL_STORE_STORE_H
 
@@ -14,21 +14,38 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "kg/kg.h"
+#include "inputlayer.h"
 
 typedef struct store store;
+typedef struct ckpt_snapshot ckpt_snapshot;
 
-/* Opens data_dir (creating it 0700 when missing) and replays its log into e, whose
- * catalog must be fresh (just the default graph). NULL and *err (malloc'ed) when the
- * directory cannot be used, or when recovery cannot reach the last acknowledged commit
- * (damaged checkpoints the log does not make up for, damaged synced records): nothing
- * on disk is changed then. A torn tail (past the last sync) is cut with a warning.
- * seg_size 0 means the default segment size. */
-store *store_open(il_engine *e, const char *data_dir, uint64_t seg_size, char **err);
+/* What the store needs of the engine it keeps durable; every call is on the engine's
+ * thread. */
+typedef struct store_host {
+    void *ctx;
+    /* Applies one record's payload (doit) or only checks that it decodes completely (doit
+       false), so that a record is applied whole or, when malformed, not at all. */
+    bool (*apply)(void *ctx, const void *payload, size_t len, bool doit);
+    /* Loads an uncompressed checkpoint image into the fresh engine; false when it does not
+       decode (the engine may then be partly filled: reset follows). */
+    bool (*load_image)(void *ctx, const void *image, size_t len);
+    /* Back to a fresh engine (just the default graph) after an image failed halfway. */
+    void (*reset)(void *ctx);
+    /* A consistent copy of the stored state, covering the log up to lsn (ckpt.h). */
+    ckpt_snapshot *(*snapshot)(void *ctx, uint64_t lsn);
+} store_host;
+
+/* Opens data_dir (creating it 0700 when missing) and replays its newest checkpoint and
+ * its log into the host, whose state must be fresh (just the default graph). NULL and *err
+ * (malloc'ed) when the directory cannot be used, or when recovery cannot reach the last
+ * acknowledged commit (damaged checkpoints the log does not make up for, damaged synced records):
+ * nothing on disk is changed then. A torn tail (past the last sync) is cut with a warning. seg_size
+ * 0 means the default segment size. */
+store *store_open(const store_host *host, const char *data_dir, uint64_t seg_size, char **err);
 /* store_open; with salvage, damage that store_open refuses is cut instead: recovery
  * starts from what is readable and moves the damaged files aside (docs/durability.md). */
-store *store_open_recover(il_engine *e, const char *data_dir, uint64_t seg_size, bool salvage,
-                          char **err);
+store *store_open_recover(const store_host *host, const char *data_dir, uint64_t seg_size,
+                          bool salvage, char **err);
 void store_close(store *st);
 
 /* True after a sync failed, or a record failed that could not be taken back: what is in
@@ -41,32 +58,14 @@ bool store_repair(store *st, char **err);
 /* Why writes are refused or failing now (a static text), or NULL; safe from any thread. */
 const char *store_problem(store *st);
 
-void store_note_tuple(store *st, const kg_graph *g, const char *rel, const val_t *t, uint32_t arity,
-                      int sign);
-void store_note_rel_clear(store *st, const kg_graph *g, const char *rel);
-void store_note_rel_drop(store *st, const kg_graph *g, const char *rel);
-void store_note_schema(store *st, const kg_graph *g, const iql_schema *sc);
-/* A clause added to a persistent rule: the text of the statement that added it (it
- * parses back to the same clause), or, when text is NULL, the clause printed. */
-void store_note_rule_add(store *st, const kg_graph *g, const char *text, size_t len,
-                         const iql_rule *clause);
-void store_note_rule_drop(store *st, const kg_graph *g, const char *name);
-void store_note_rule_remove(store *st, const kg_graph *g, const char *name, uint32_t index);
-void store_note_rule_clear(store *st, const kg_graph *g, const char *name);
-void store_note_index_create(store *st, const kg_graph *g, const kg_index_def *def);
-void store_note_index_drop(store *st, const kg_graph *g, const char *name);
-void store_note_kg_create(store *st, const char *name);
-void store_note_kg_drop(store *st, const char *name);
-
-/* Writes the noted effects of the statement as one record (nothing when it changed
- * nothing) and syncs as the durability mode says. False and *err (malloc'ed, the whole
- * message for the statement's result) when the record could not be made durable. When
- * nothing of it reached the log and the caller can undo the statement (undoable), *written
- * is false: the caller must undo it, and the store stays usable. Otherwise the memory may
- * be ahead of the disk and store_failed is true until store_repair. */
-bool store_commit(store *st, bool undoable, bool *written, char **err);
-/* Drops the noted effects without writing them (the statement was refused). */
-void store_discard(store *st);
+/* Writes one statement's record (payload, len; nothing when len is 0) and syncs as the
+ * durability mode says. False and *err (malloc'ed, the whole message for the statement's
+ * result) when the record could not be made durable. When nothing of it reached the log
+ * and the caller can undo the statement (undoable), *written is false: the caller must
+ * undo it, and the store stays usable. Otherwise the memory may be ahead of the disk and
+ * store_failed is true until store_repair. */
+bool store_commit(store *st, const void *payload, size_t len, bool undoable, bool *written,
+                  char **err);
 
 void store_set_durability(store *st, il_durability mode, unsigned batch_ms);
 /* Syncs everything written; safe from any thread while statements commit (wal_sync). */

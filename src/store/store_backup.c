@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "store/backup.h"
-#include "store/store_record.h"
+#include "store/store_state.h"
 
 void store_set_backup(store *st, const char *dir, il_backup_capture_fn capture, void *ctx) {
     if (!st->backup) st->backup = backup_exporter_new();
@@ -21,8 +21,8 @@ void store_backup_start(store *st, const char *name, store_backup_reply *out) {
                                "reopened");
         return;
     }
-    backup_export_start(st ? st->backup : NULL, st ? st->e : NULL, st ? wal_next_lsn(st->w) - 1 : 0,
-                        name, out);
+    backup_export_start(st ? st->backup : NULL, st ? &st->host : NULL,
+                        st ? wal_next_lsn(st->w) - 1 : 0, name, out);
 }
 
 void store_backup_status(store *st, store_backup_reply *out) {

@@ -18,7 +18,7 @@
 
 #include "store/ckpt.h"
 #include "store/store_dirs.h"
-#include "store/store_record.h"
+#include "store/store_state.h"
 
 enum { DEFAULT_MAX_LOG = 64 << 20 };
 
@@ -55,12 +55,6 @@ fail:
         snprintf(*err, m, "cannot open %s: %s", st->ckpt_dir, why);
     }
     return false;
-}
-
-/* Back to a fresh catalog after an image failed to load halfway. */
-static void reset_catalog(il_engine *e) {
-    while (e->graphs.n) kg_graph_drop(e, e->graphs.v[e->graphs.n - 1]);
-    kg_graph_create(e, "default");
 }
 
 /* Notes a damaged checkpoint; it is renamed only once recovery is known to proceed. */
@@ -110,10 +104,10 @@ uint64_t store_ckpt_recover(void *ctx) {
             note_bad(st, lsn, why);
             continue;
         }
-        if (ckpt_image_load(st->e, image, len)) {
+        if (st->host.load_image(st->host.ctx, image, len)) {
             loaded = lsn;
         } else {
-            reset_catalog(st->e);
+            st->host.reset(st->host.ctx);
             note_bad(st, lsn, "its image does not decode");
         }
         free(image);
@@ -181,7 +175,7 @@ static void start_job(store *st) {
     struct timespec t0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     struct ckpt_job *j = calloc(1, sizeof *j);
-    j->snap = ckpt_snapshot_take(st->e, wal_next_lsn(st->w) - 1);
+    j->snap = st->host.snapshot(st->host.ctx, wal_next_lsn(st->w) - 1);
     j->dirfd = st->ckpt_dirfd;
     j->dir = st->ckpt_dir;
     st->last_pause_ms = ms_since(&t0);

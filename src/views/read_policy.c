@@ -9,8 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/buf.h"
+#include "base/vec.h"
 #include "iql/parser.h"
-#include "kg/kg.h"
+#include "views/catalog.h"
 #include "views/view.h"
 
 typedef struct maintained_rule {
@@ -26,7 +28,7 @@ typedef struct read_policy {
 } read_policy;
 
 static void policy_clear(kg_graph *g) {
-    read_policy *p = g->read_policy;
+    read_policy *p = *view_cat_policy(g);
     if (!p) return;
     bool had_views = false;
     for (uint32_t i = 0; i < p->rules.n; i++) {
@@ -36,7 +38,7 @@ static void policy_clear(kg_graph *g) {
         free(p->rules.v[i].name);
     }
     p->rules.n = 0;
-    if (had_views) kg_plan_cache_free(g); /* cached programs may point into the closed views */
+    if (had_views) view_cat_flush_plans(g); /* cached programs may point into the closed views */
 }
 
 static maintained_rule *find(read_policy *p, const char *rel) {
@@ -49,19 +51,20 @@ static maintained_rule *find(read_policy *p, const char *rel) {
  * view's rows is the reading statement's evaluation, under its guard: a read that is
  * stopped leaves the rule undecided. */
 static void maintain(il_session *s, const char *rel) {
-    kg_graph *g = s->kg;
+    kg_graph *g = view_cat_graph(s);
     if (!g) return;
-    if (!g->read_policy) g->read_policy = calloc(1, sizeof *g->read_policy);
-    read_policy *p = g->read_policy;
-    if (p->version != g->version) policy_clear(g);
-    p->version = g->version;
+    read_policy **slot = view_cat_policy(g);
+    if (!*slot) *slot = calloc(1, sizeof **slot);
+    read_policy *p = *slot;
+    uint64_t version = view_cat_version(g);
+    if (p->version != version) policy_clear(g);
+    p->version = version;
     if (find(p, rel)) return;
-    kg_rule *r = kg_rule_find(g, rel);
-    if (!r || !r->clauses.n) return;
-    uint32_t arity = kg_head_arity(&r->clauses.v[0]->head);
-    kg_relation *kr = kg_rel_find(g, rel);
+    uint32_t arity;
+    if (!view_cat_rule_arity(g, rel, &arity)) return;
+    const rel_t *stored = view_cat_stored(g, rel);
     /* stored facts of another width make reads of the rule quirky: leave them alone */
-    bool odd = arity > REL_MAX_ARITY || (kr && kr->data && rel_arity(kr->data) != arity);
+    bool odd = arity > REL_MAX_ARITY || (stored && rel_arity(stored) != arity);
     view_t *v = NULL;
     if (!odd) {
         il_buf text;
@@ -71,7 +74,7 @@ static void maintain(il_session *s, const char *rel) {
         il_buf_puts(&text, ")");
         const char *err = NULL;
         bool stopped = false;
-        view_opts o = {.guard = s->guard, .refuse_clock = true, .lazy = true};
+        view_opts o = {.guard = view_cat_guard(s), .refuse_clock = true, .lazy = true};
         v = view_open_with(s, il_buf_str(&text), o, &err, &stopped);
         il_buf_free(&text);
         if (stopped) return;
@@ -82,11 +85,7 @@ static void maintain(il_session *s, const char *rel) {
     }
     maintained_rule m = {strdup(rel), v, v && arity == 0 ? rel_new(0) : NULL};
     il_vec_push(p->rules, m);
-    if (v) kg_plan_cache_free(g);
-}
-
-static bool session_involved(const il_session *s) {
-    return s->rules.n || s->facts.n;
+    if (v) view_cat_flush_plans(g);
 }
 
 /* Whether the goal binds nothing: every argument a variable of its own (or `_`). */
@@ -103,19 +102,15 @@ static bool goal_unbound(const iql_atom *goal) {
 }
 
 void read_policy_note_query(il_session *s, const iql_query *q) {
-    if (s->e->views_unmaintained || session_involved(s) || !goal_unbound(&q->goal)) return;
+    if (!view_cat_maintained(view_cat_engine(s)) || view_cat_session_involved(s) ||
+        !goal_unbound(&q->goal))
+        return;
     maintain(s, q->goal.rel);
 }
 
-void il_engine_set_maintained_views(il_engine *e, bool on) {
-    e->views_unmaintained = !on;
-    if (!on)
-        for (uint32_t i = 0; i < e->graphs.n; i++) policy_clear(e->graphs.v[i]);
-}
-
 bool read_policy_active(kg_graph *g) {
-    read_policy *p = g->read_policy;
-    if (!p || p->version != g->version) return false;
+    read_policy *p = *view_cat_policy(g);
+    if (!p || p->version != view_cat_version(g)) return false;
     bool any = false;
     for (uint32_t i = 0; i < p->rules.n; i++) {
         maintained_rule *m = &p->rules.v[i];
@@ -135,40 +130,42 @@ bool read_policy_active(kg_graph *g) {
 }
 
 const rel_t *read_policy_rows(kg_graph *g, const char *rel) {
-    maintained_rule *m = find(g->read_policy, rel);
+    maintained_rule *m = find(*view_cat_policy(g), rel);
     if (!m || !m->view) return NULL;
     const rel_t *rows = view_current_rows(m->view);
     return rows && m->truth ? m->truth : rows;
 }
 
 uint32_t read_policy_count(kg_graph *g) {
-    read_policy *p = g->read_policy;
+    read_policy *p = *view_cat_policy(g);
     uint32_t n = 0;
-    for (uint32_t i = 0; p && p->version == g->version && i < p->rules.n; i++)
+    for (uint32_t i = 0; p && p->version == view_cat_version(g) && i < p->rules.n; i++)
         n += p->rules.v[i].view != NULL;
     return n;
 }
 
 size_t read_policy_state_tuples(kg_graph *g) {
-    read_policy *p = g->read_policy;
+    read_policy *p = *view_cat_policy(g);
     size_t n = 0;
     for (uint32_t i = 0; p && i < p->rules.n; i++)
         if (p->rules.v[i].view) n += view_state_tuples(p->rules.v[i].view);
     return n;
 }
 
-void read_policy_engine_commit(il_engine *e) {
-    for (uint32_t i = 0; i < e->graphs.n; i++) {
-        kg_graph *g = e->graphs.v[i];
-        if (g->read_policy && g->read_policy->rules.n && g->read_policy->version != g->version)
-            policy_clear(g);
-    }
+void read_policy_graph_commit(kg_graph *g) {
+    read_policy *p = *view_cat_policy(g);
+    if (p && p->rules.n && p->version != view_cat_version(g)) policy_clear(g);
+}
+
+void read_policy_graph_clear(kg_graph *g) {
+    policy_clear(g);
 }
 
 void read_policy_graph_free(kg_graph *g) {
-    if (!g->read_policy) return;
+    read_policy **slot = view_cat_policy(g);
+    if (!*slot) return;
     policy_clear(g);
-    il_vec_free(g->read_policy->rules);
-    free(g->read_policy);
-    g->read_policy = NULL;
+    il_vec_free((*slot)->rules);
+    free(*slot);
+    *slot = NULL;
 }

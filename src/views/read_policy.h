@@ -33,9 +33,12 @@ uint32_t read_policy_count(kg_graph *g);
 size_t read_policy_state_tuples(kg_graph *g);
 
 /* ---- engine hooks (src/kg) ---- */
-/* After a statement, before the views catch up: a moved graph version ends maintenance
- * (so nothing is rebuilt for nobody). */
-void read_policy_engine_commit(il_engine *e);
+/* After a commit, before the graph's views catch up: a moved graph version ends
+ * maintenance (so nothing is rebuilt for nobody). */
+void read_policy_graph_commit(kg_graph *g);
+/* Maintained views turned off (il_engine_set_maintained_views): the graph's maintained
+ * rules are closed. */
+void read_policy_graph_clear(kg_graph *g);
 /* The graph is being dropped: its maintained views are closed. */
 void read_policy_graph_free(kg_graph *g);
 

@@ -53,8 +53,8 @@
 #include "exec/eval.h"
 #include "exec/tuplesort.h"
 #include "iql/parser.h"
-#include "kg/kg.h"
 #include "plan/build.h"
+#include "views/catalog.h"
 #include "views/view_eval.h"
 
 typedef enum vkind {
@@ -718,16 +718,15 @@ static void apply(view_t *v) {
 }
 
 /* Points the base predicates at the catalog's relations and this write's delta. */
-static void bind_base(view_t *v) {
+static void bind_base(view_t *v, const view_delta_rel *delta, uint32_t ndelta) {
     for (uint32_t i = 0; i < v->prog.preds.n; i++) {
         vpred *p = &v->preds[i];
         if (p->kind != VK_BASE) continue;
         const char *name = v->prog.preds.v[i].name;
-        kg_relation *kr = kg_rel_find(v->g, name);
-        p->stored = kr ? kr->data : NULL;
+        p->stored = view_cat_stored(v->g, name);
         p->plus = p->minus = NULL;
-        for (uint32_t k = 0; k < v->g->delta.n; k++) {
-            kg_delta_rel *d = &v->g->delta.v[k];
+        for (uint32_t k = 0; k < ndelta; k++) {
+            const view_delta_rel *d = &delta[k];
             if (strcmp(d->name, name) != 0) continue;
             p->plus = d->plus;
             p->minus = d->minus;
@@ -742,15 +741,15 @@ static const char *overrun_message(const view_t *v, bool maintained) {
              "%sts rows took more than %llu ms to compute (a recursion that keeps deriving "
              "new rows?)%s",
              maintained ? "The view is not maintained: i" : "I",
-             (unsigned long long)(v->e->view_budget_ns / 1000000u),
+             (unsigned long long)(view_cat_budget_ns(v->e) / 1000000u),
              maintained ? "; it fails until the rules change" : "");
     return g_err;
 }
 
 static void drop_state(view_t *v);
 
-static void maintain(view_t *v) {
-    bind_base(v);
+static void maintain(view_t *v, const view_delta_rel *delta, uint32_t ndelta) {
+    bind_base(v, delta, ndelta);
     bool any = false;
     for (uint32_t i = 0; i < v->prog.preds.n && !any; i++) any = changed(&v->preds[i]);
     if (any) {
@@ -771,8 +770,7 @@ static void maintain(view_t *v) {
 /* ---- building ---- */
 
 static const rel_t *stored_of(void *ctx, const char *rel) {
-    kg_relation *r = kg_rel_find(ctx, rel);
-    return r ? r->data : NULL;
+    return view_cat_stored(ctx, rel);
 }
 
 static void drop_state(view_t *v) {
@@ -845,8 +843,9 @@ static const char *evaluate(view_t *v, exec_guard *guard, bool *stopped) {
     int32_t alias = alias_of(p);
     exec_guard local;
     exec_guard *g = guard;
-    if (!g && v->e->view_budget_ns) {
-        exec_guard_init(&local, NULL, exec_clock_ns() + v->e->view_budget_ns, 0, NULL);
+    uint64_t budget = view_cat_budget_ns(v->e);
+    if (!g && budget) {
+        exec_guard_init(&local, NULL, exec_clock_ns() + budget, 0, NULL);
         g = &local;
     }
     exec_ctx x = {.guard = g, .skip_query = alias >= 0};
@@ -896,7 +895,7 @@ static const char *build(view_t *v, exec_guard *guard, bool *stopped) {
     il_arena_init(&v->arena);
     plan_program_init(&v->prog);
     v->built = true;
-    v->version = v->g->version;
+    v->version = view_cat_version(v->g);
     iql_stmt st;
     const char *perr = NULL;
     if (!iql_parse(&v->arena, v->text, strlen(v->text), &st, &perr))
@@ -906,22 +905,14 @@ static const char *build(view_t *v, exec_guard *guard, bool *stopped) {
     if (q->limit >= 0 || q->offset > 0)
         return set_err("%s", "view maintenance does not support :limit or :offset yet");
     /* The query's rule is the one `?query` runs; only the session's graph is read. */
-    il_session tmp;
-    memset(&tmp, 0, sizeof tmp);
-    tmp.e = v->e;
-    tmp.kg = v->g;
-    query_shape shape;
-    kg_query_opts opts = {.with_session = false};
-    kg_query_shape(&tmp, q, opts, &v->arena, &shape);
-    if (shape.rule.head.nargs > REL_MAX_ARITY)
-        return set_err("%s", "the query has too many columns");
-    IL_VEC(const iql_rule *) rules = {0};
-    for (uint32_t i = 0; i < v->g->rules.n; i++)
-        for (uint32_t j = 0; j < v->g->rules.v[i]->clauses.n; j++)
-            il_vec_push(rules, v->g->rules.v[i]->clauses.v[j]);
-    plan_source src = {.rules = rules.v, .nrules = rules.n, .stored = stored_of, .ctx = v->g};
-    plan_build(&v->prog, &src, &shape.rule);
-    il_vec_free(rules);
+    iql_rule rule;
+    view_cat_query_rule(v->e, v->g, q, &v->arena, &rule);
+    if (rule.head.nargs > REL_MAX_ARITY) return set_err("%s", "the query has too many columns");
+    uint32_t nrules;
+    const iql_rule **rules = view_cat_clauses(v->g, &nrules);
+    plan_source src = {.rules = rules, .nrules = nrules, .stored = stored_of, .ctx = v->g};
+    plan_build(&v->prog, &src, &rule);
+    free(rules);
     plan_program *p = &v->prog;
     if (p->error) return set_err("Query execution failed: %s", p->error);
     if (p->unstratified)
@@ -964,7 +955,7 @@ static const char *build(view_t *v, exec_guard *guard, bool *stopped) {
 /* Builds what the lazy strata left for the first write (view_opts.lazy), from the state
  * the view's rows were just computed from. */
 static void build_write_state(view_t *v) {
-    bind_base(v);
+    bind_base(v, NULL, 0);
     /* the rows are the stored facts' as they are now: no write's change applies to them */
     for (uint32_t i = 0; i < v->prog.preds.n; i++)
         if (v->preds[i].kind == VK_BASE) v->preds[i].plus = v->preds[i].minus = NULL;
@@ -1026,13 +1017,13 @@ view_t *view_open(il_session *s, const char *query_text, const char **err) {
 view_t *view_open_with(il_session *s, const char *query_text, view_opts o, const char **err,
                        bool *stopped) {
     view_t *v = calloc(1, sizeof *v);
-    v->e = s->e;
-    v->g = s->kg;
+    v->e = view_cat_engine(s);
+    v->g = view_cat_graph(s);
     v->text = strdup(query_text);
     v->refuse_clock = o.refuse_clock;
     v->lazy = o.lazy;
     *stopped = false;
-    budget_start(s->e->view_budget_ns);
+    budget_start(view_cat_budget_ns(v->e));
     const char *e = build(v, o.guard, stopped);
     if (!e && !v->lazy) build_write_state(v);
     if (e) {
@@ -1044,19 +1035,14 @@ view_t *view_open_with(il_session *s, const char *query_text, view_opts o, const
     }
     v->pend_plus = rel_new(v->arity ? v->arity : 1);
     v->pend_minus = rel_new(v->arity ? v->arity : 1);
-    il_vec_push(v->g->views, v);
+    view_cat_attach(v->g, v);
     *err = NULL;
     return v;
 }
 
 void view_close(view_t *v) {
     if (!v) return;
-    if (v->g)
-        for (uint32_t i = 0; i < v->g->views.n; i++)
-            if (v->g->views.v[i] == v) {
-                v->g->views.v[i] = v->g->views.v[--v->g->views.n];
-                break;
-            }
+    if (v->g) view_cat_detach(v->g, v);
     drop_state(v);
     rel_free(v->pend_plus);
     rel_free(v->pend_minus);
@@ -1106,7 +1092,9 @@ bool view_reads_clock(const view_t *v) {
 }
 
 const rel_t *view_current_rows(const view_t *v) {
-    if (!v->built || v->error || !v->g || v->version != v->g->version || v->g->delta.n) return NULL;
+    if (!v->built || v->error || !v->g || v->version != view_cat_version(v->g) ||
+        view_cat_pending(v->g))
+        return NULL;
     return query_vpred(v)->main;
 }
 
@@ -1146,33 +1134,26 @@ void view_take_delta(view_t *v, val_t **added, size_t *nadded, val_t **removed, 
     rel_clear(v->pend_minus);
 }
 
-void view_engine_commit(il_engine *e) {
-    for (uint32_t i = 0; i < e->graphs.n; i++) {
-        kg_graph *g = e->graphs.v[i];
-        for (uint32_t k = 0; k < g->views.n; k++) {
-            view_t *v = g->views.v[k];
-            /* one that ran out of budget stays failed until the rules change: trying it
-               again would cost every write the whole budget */
-            if (v->overran && v->version == g->version) continue;
-            budget_start(e->view_budget_ns);
-            if (!v->built || v->error || v->version != g->version)
-                rebuild(v);
-            else if (g->delta.n)
-                maintain(v);
-        }
-        if (g->delta.n) kg_delta_clear(g);
+void view_graph_commit(view_t *const *views, uint32_t n, const view_delta_rel *delta,
+                       uint32_t ndelta) {
+    for (uint32_t k = 0; k < n; k++) {
+        view_t *v = views[k];
+        uint64_t version = view_cat_version(v->g);
+        /* one that ran out of budget stays failed until the rules change: trying it
+           again would cost every write the whole budget */
+        if (v->overran && v->version == version) continue;
+        budget_start(view_cat_budget_ns(v->e));
+        if (!v->built || v->error || v->version != version)
+            rebuild(v);
+        else if (ndelta)
+            maintain(v, delta, ndelta);
     }
 }
 
-void il_engine_set_view_budget(il_engine *e, uint64_t ns) {
-    e->view_budget_ns = ns;
-}
-
-void view_graph_detach(kg_graph *g) {
-    for (uint32_t k = 0; k < g->views.n; k++) {
-        view_t *v = g->views.v[k];
+void view_graph_detach(view_t *const *views, uint32_t n) {
+    for (uint32_t k = 0; k < n; k++) {
+        view_t *v = views[k];
         v->g = NULL;
         rebuild(v); /* every row vanishes */
     }
-    g->views.n = 0;
 }

@@ -4,9 +4,8 @@
  * server's `.subscribe` holds one per standing query; read_policy.h keeps one per
  * persistent rule that queries read from instead of evaluating it.
  *
- * The engine tells the views of a graph about every committed change: stmt.c and meta.c
- * record a base delta per statement (kg_delta_note), and after the statement
- * view_engine_commit maintains every open view from it. A change of rules (or of which
+ * The engine hands the views of a graph every commit's delta (view_graph_commit), and
+ * views read the catalog only through views/catalog.h. A change of rules (or of which
  * relations exist) rebuilds the view from scratch instead. Not thread-safe, like the
  * engine. */
 #ifndef IL_VIEWS_VIEW_H
@@ -74,10 +73,16 @@ bool view_reads_clock(const view_t *v);
 const rel_t *view_current_rows(const view_t *v);
 
 /* ---- engine hooks (src/kg) ---- */
-/* After every statement: maintains the open views of every graph from its base delta
- * (or rebuilds them after a change of rules), then clears the delta. */
-void view_engine_commit(il_engine *e);
-/* The graph is being dropped: its views lose their rows and are detached. */
-void view_graph_detach(kg_graph *g);
+/* One stored relation's change in a commit, netted: the tuples inserted and deleted. */
+typedef struct view_delta_rel {
+    char *name;
+    rel_t *plus, *minus;
+} view_delta_rel;
+/* After a commit: maintains a graph's open views from the commit's delta (ndelta
+ * relations), or rebuilds those built against another version of the graph. */
+void view_graph_commit(view_t *const *views, uint32_t n, const view_delta_rel *delta,
+                       uint32_t ndelta);
+/* Their graph is being dropped: the views lose their rows and are detached. */
+void view_graph_detach(view_t *const *views, uint32_t n);
 
 #endif

@@ -1,4 +1,4 @@
-/* Unit tests of checkpoints (src/store/store_ckpt.c, ckpt_image.c, ckpt_file.c): every
+/* Unit tests of checkpoints (src/store/store_ckpt.c, ckpt_file.c, src/kg/image.c): every
  * kind of stored state survives a checkpoint and a restart from it alone; with the
  * newest checkpoint deleted or damaged, the one before it and the log since recover
  * everything; a checkpoint deletes only the log the previous one covers; deletes made
@@ -16,6 +16,7 @@
 #include "inputlayer.h"
 #include "unit_fixture.h"
 #include "kg/kg.h"
+#include "kg/record.h"
 #include "store/store.h"
 #include "value/value.h"
 
@@ -39,7 +40,7 @@ TestSuite(ckpt, .init = mkdir_tmp, .fini = teardown);
 static void open_engine_seg(uint64_t seg_size) {
     E = il_engine_open(NULL, NULL);
     char *err = NULL;
-    E->store = store_open(E, DIR_, seg_size, &err);
+    E->store = kg_store_open(E, DIR_, seg_size, false, &err);
     cr_assert_not_null(E->store, "%s", err ? err : "?");
     S = il_session_open(E);
 }
@@ -463,7 +464,7 @@ Test(ckpt, both_checkpoints_damaged_refuse_then_salvage) {
     il_engine *e = il_engine_open(NULL, NULL);
     char *err = NULL;
     quiet_stderr(path("stderr.txt"));
-    store *st = store_open(e, DIR_, 256, &err);
+    store *st = kg_store_open(e, DIR_, 256, false, &err);
     restore_stderr();
     il_engine_close(e);
     cr_assert_null(st);

@@ -281,6 +281,36 @@ Test(hnsw, engine_index_follows_writes_and_rollbacks) {
     unit_engine_close(e);
 }
 
+/* The index follows a committed transaction's changes from the commit's delta, in order:
+ * incrementally (the deleted vectors stay as tombstones rather than a rebuild), and a
+ * search inside the transaction already sees its writes. */
+Test(hnsw, engine_index_follows_a_committed_transaction) {
+    rng_state = 6;
+    il_engine *e = unit_engine_open(&S);
+    run("+emb(id: int, vec: vector)");
+    load_vectors(0, 1000);
+    run(".index create e on emb(vec) metric cosine");
+    expect(".index stats e", "vectors=1000, tombstones=0, valid=true");
+    cr_assert(il_txn_begin(S));
+    load_vectors(1000, 1020);
+    run("-emb(X, V) <- emb(X, V), X >= 10, X < 15");
+    load_vectors(2000, 2001);
+    char *err = NULL;
+    cr_assert(il_txn_commit(S, &err), "%s", err ? err : "?");
+    expect(".index stats e", "vectors=1016, tombstones=5, valid=true");
+    expect_self_nearest(1000, 1020, 3);
+    expect_self_nearest(2000, 2001, 1);
+    expect_no_rows("?emb(200, V), hnsw_nearest(\"e\", V, 1016, Id, D), Id >= 10, Id < 15");
+    /* read inside the next one: rebuilt from the facts then, and current at the commit */
+    cr_assert(il_txn_begin(S));
+    load_vectors(3000, 3010);
+    expect_self_nearest(3000, 3010, 1);
+    cr_assert(il_txn_commit(S, &err), "%s", err ? err : "?");
+    expect(".index stats e", "vectors=1026, tombstones=0, valid=true");
+    expect_self_nearest(3000, 3010, 1);
+    unit_engine_close(e);
+}
+
 Test(hnsw, index_definitions_survive_a_restart) {
     rng_state = 5;
     char dir[64];

@@ -138,6 +138,70 @@ Test(txn, rollback_undoes_every_kind_of_change) {
     free(after);
 }
 
+/* A rollback is the transaction's delta inverted, with the changes of structure undone
+ * in their places: a relation created, its facts cleared and written again, and a rule
+ * over it all go, and the graph goes on as before. */
+Test(txn, rollback_interleaves_tuples_and_structure) {
+    run("+keep(1)");
+    char *before = state();
+    cr_assert(il_txn_begin(S));
+    run("+n[(1), (2)]");
+    run(".clear prefix n");
+    run("+n(3)");
+    run("+t(X) <- n(X)");
+    run("-n(3)");
+    run("+n(4)");
+    run("-keep(1)");
+    run("+keep(2)");
+    char *inside = exec_text(S, "?t(X)");
+    cr_assert_str_eq(inside, "[1] (4)");
+    free(inside);
+    il_txn_rollback(S);
+    char *after = state();
+    cr_assert_str_eq(after, before);
+    char *kept = exec_text(S, "?keep(X)");
+    cr_assert_str_eq(kept, "[1] (1)");
+    free(kept);
+    cr_assert_eq(EN->delta.entries.n, 0);
+    run("+n(5)");
+    char *k = exec_text(S, "?n(X)");
+    cr_assert_str_eq(k, "[1] (5)");
+    free(k);
+    free(before);
+    free(after);
+}
+
+/* What the commit's delta held when the hook heard of the commit. */
+static uint32_t HOOK_ENTRIES, HOOK_VALUES;
+static void delta_probe(void *ctx, const il_change *c, size_t n) {
+    (void)c;
+    (void)n;
+    il_engine *e = ctx;
+    HOOK_ENTRIES = e->delta.entries.n;
+    HOOK_VALUES = e->delta.vals.n;
+}
+
+/* One delta per commit, held once: its values are kept only when something reads them
+ * (here a rollback), and it is gone after the commit. */
+Test(txn, the_delta_keeps_values_only_for_a_reader) {
+    il_engine_set_change_hook(EN, delta_probe, EN);
+    run("+a[(1), (2), (3)]");
+    cr_assert_eq(HOOK_ENTRIES, 1, "one run");
+    cr_assert_eq(HOOK_VALUES, 0, "in memory, without views or indexes, nothing reads them");
+    cr_assert_eq(EN->delta.entries.n, 0);
+    cr_assert(il_txn_begin(S));
+    run("+a[(4), (5)]");
+    run("-a(1)");
+    run("+b(1, 2)");
+    char *err = NULL;
+    cr_assert(il_txn_commit(S, &err), "%s", err ? err : "?");
+    cr_assert_eq(HOOK_ENTRIES, 3);
+    cr_assert_eq(HOOK_VALUES, 2 + 1 + 2, "a rollback could have needed them");
+    cr_assert_eq(EN->delta.entries.n, 0);
+    cr_assert_eq(EN->delta.vals.n, 0);
+    il_engine_set_change_hook(EN, NULL, NULL);
+}
+
 Test(txn, refused_statements) {
     il_session *other = il_session_open(EN);
     cr_assert(il_txn_begin(S));

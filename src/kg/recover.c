@@ -1,5 +1,6 @@
-/* Replaying a log record into the catalog (format in store_record.h). Recovery calls
- * it twice per record: first only decoding (doit false), then applying, so a record
+/* Recovery: opening the store of a data directory with the engine as its host, and
+ * replaying a log record into the catalog (format in record.h). Recovery calls it
+ * twice per record: first only decoding (doit false), then applying, so a record
  * that does not decode changes nothing and the log is cut before it. Applying mirrors
  * what the statement did, without re-validating: the statement was validated when it
  * ran, and the catalog is in the same state now as it was then. */
@@ -7,8 +8,7 @@
 #include <string.h>
 
 #include "iql/parser.h"
-#include "store/store_codec.h"
-#include "store/store_record.h"
+#include "kg/record.h"
 
 typedef struct applier {
     il_engine *e;
@@ -51,40 +51,11 @@ static bool apply_tuples(applier *a, int sign) {
     return ok;
 }
 
-bool store_get_schema(codec_reader *r, il_arena *ar, iql_schema *sc) {
-    memset(sc, 0, sizeof *sc);
-    char *rel = codec_get_strdup(r);
-    uint64_t n = codec_get_uvar(r);
-    bool ok = r->ok && n <= REL_MAX_ARITY;
-    if (ok) {
-        sc->rel = il_arena_strdup(ar, rel);
-        sc->ncols = (uint32_t)n;
-        sc->cols = il_arena_calloc(ar, (n + 1) * sizeof *sc->cols);
-    }
-    for (uint64_t i = 0; ok && i < n; i++) {
-        char *name = codec_get_strdup(r);
-        uint8_t kind = codec_get_u8(r);
-        uint64_t dim = codec_get_uvar(r);
-        char *tname = codec_get_u8(r) ? codec_get_strdup(r) : NULL;
-        ok = r->ok && kind <= IQL_TY_NAMED && dim <= UINT32_MAX;
-        if (ok) {
-            sc->cols[i].name = il_arena_strdup(ar, name);
-            sc->cols[i].type.kind = (iql_type_kind)kind;
-            sc->cols[i].type.dim = (uint32_t)dim;
-            sc->cols[i].type.name = tname ? il_arena_strdup(ar, tname) : NULL;
-        }
-        free(name);
-        free(tname);
-    }
-    free(rel);
-    return ok;
-}
-
 static bool apply_schema(applier *a) {
     il_arena ar;
     il_arena_init(&ar);
     iql_schema sc;
-    bool ok = store_get_schema(&a->r, &ar, &sc);
+    bool ok = kg_rec_get_schema(&a->r, &ar, &sc);
     if (ok && a->doit) {
         kg_graph *g = need_graph(a);
         kg_rel_get(g, sc.rel)->schema = kg_schema_copy(&g->arena, &sc);
@@ -111,7 +82,7 @@ static bool apply_rule_add(applier *a) {
     return ok;
 }
 
-static bool apply_rule_op(applier *a, enum store_op op) {
+static bool apply_rule_op(applier *a, enum kg_rec_op op) {
     char *name = codec_get_strdup(&a->r);
     uint64_t index = op == OP_RULE_REMOVE ? codec_get_uvar(&a->r) : 0;
     if (!a->r.ok) return false;
@@ -136,7 +107,7 @@ static bool apply_rule_op(applier *a, enum store_op op) {
     return true;
 }
 
-static bool apply_named(applier *a, enum store_op op) {
+static bool apply_named(applier *a, enum kg_rec_op op) {
     char *name = codec_get_strdup(&a->r);
     if (!a->r.ok) return false;
     if (a->doit) {
@@ -182,7 +153,7 @@ static bool apply_named(applier *a, enum store_op op) {
    whose index a checkpoint already holds. */
 static bool apply_index_create(applier *a) {
     kg_index_def d;
-    if (!store_get_index(&a->r, &d)) return false;
+    if (!kg_rec_get_index(&a->r, &d)) return false;
     if (a->doit) {
         kg_graph *g = need_graph(a);
         kg_index_drop(g, d.name);
@@ -200,12 +171,12 @@ static bool apply_index_drop(applier *a) {
     return ok;
 }
 
-bool store_apply(il_engine *e, const void *payload, size_t len, bool doit) {
+bool kg_rec_apply(il_engine *e, const void *payload, size_t len, bool doit) {
     applier a = {.e = e, .doit = doit};
     codec_reader_init(&a.r, payload, len);
     bool ok = len > 0;
     while (ok && !codec_at_end(&a.r)) {
-        enum store_op op = (enum store_op)codec_get_u8(&a.r);
+        enum kg_rec_op op = (enum kg_rec_op)codec_get_u8(&a.r);
         switch (op) {
         case OP_INSERT:
             ok = apply_tuples(&a, +1);
@@ -242,4 +213,30 @@ bool store_apply(il_engine *e, const void *payload, size_t len, bool doit) {
         }
     }
     return ok && a.r.ok;
+}
+
+static bool host_apply(void *ctx, const void *payload, size_t len, bool doit) {
+    return kg_rec_apply(ctx, payload, len, doit);
+}
+
+static bool host_load_image(void *ctx, const void *image, size_t len) {
+    return kg_image_load(ctx, image, len);
+}
+
+static void host_reset(void *ctx) {
+    kg_image_reset(ctx);
+}
+
+static ckpt_snapshot *host_snapshot(void *ctx, uint64_t lsn) {
+    return kg_image_snapshot(ctx, lsn);
+}
+
+store *kg_store_open(il_engine *e, const char *data_dir, uint64_t seg_size, bool salvage,
+                     char **err) {
+    store_host host = {.ctx = e,
+                       .apply = host_apply,
+                       .load_image = host_load_image,
+                       .reset = host_reset,
+                       .snapshot = host_snapshot};
+    return store_open_recover(&host, data_dir, seg_size, salvage, err);
 }

@@ -1,13 +1,13 @@
-/* The checkpoint image (ckpt.h): taking a snapshot of the stored state, encoding it,
- * and loading an image into a fresh engine. The image is, with the value and schema
- * encodings of the log (store_codec.h, store_record.h):
+/* The checkpoint image of the catalog (store/ckpt.h keeps it): taking a snapshot of the
+ * stored state, and loading an image into a fresh engine. The image is, with the value
+ * and schema encodings of the log (store/store_codec.h, record.h):
  *
  *   ngraphs, per graph: name, nrels,
  *     per relation: name, flags (1 schema, 2 facts), [schema], [arity, count, values],
  *   nrules, per rule: name, nclauses, per clause: the text of a statement adding it
  *
  * then, when any graph has vector indexes, their definitions (images without this part
- * have none): nindexes, per index: graph name, definition (store_put_index)
+ * have none): nindexes, per index: graph name, definition (kg_rec_put_index)
  *
  * in catalog order, so listings come back in the same order. A relation with facts but
  * none left (after `.clear`) and a rule without clauses (after `.rule clear`) are kept
@@ -17,44 +17,24 @@
 
 #include "iql/parser.h"
 #include "iql/print.h"
+#include "kg/record.h"
 #include "store/ckpt.h"
-#include "store/store_codec.h"
-#include "store/store_record.h"
 
 enum { HAS_SCHEMA = 1, HAS_FACTS = 2 };
-
-/* Catalog bytes, then the raw words of one relation's tuples (encoded later). */
-typedef struct ckpt_part {
-    il_buf head;
-    val_t *vals;
-    size_t nvals;
-} ckpt_part;
-
-struct ckpt_snapshot {
-    uint64_t lsn;
-    IL_VEC(ckpt_part) parts;
-};
-
-static il_buf *new_part(ckpt_snapshot *s) {
-    ckpt_part p = {0};
-    il_buf_init(&p.head);
-    il_vec_push(s->parts, p);
-    return &s->parts.v[s->parts.n - 1].head;
-}
 
 /* Copies the words of every tuple: a stored value's string, long integer or vector is
  * interned for good (base/intern.h), so the words stay meaningful after the relation
  * changes. */
-static void copy_tuples(ckpt_part *p, const rel_t *r) {
+static void copy_tuples(ckpt_snapshot *s, const rel_t *r) {
     uint32_t arity = rel_arity(r);
-    p->nvals = rel_count(r) * arity;
-    p->vals = malloc((p->nvals ? p->nvals : 1) * sizeof *p->vals);
+    size_t n = rel_count(r) * arity;
+    val_t *vals = malloc((n ? n : 1) * sizeof *vals);
     rel_cursor c;
     rel_seek(r, 0, NULL, 0, &c);
     size_t i = 0;
-    for (const val_t *t; (t = rel_next(&c, NULL)) && i < p->nvals; i += arity)
-        memcpy(p->vals + i, t, arity * sizeof *t);
-    p->nvals = i;
+    for (const val_t *t; (t = rel_next(&c, NULL)) && i < n; i += arity)
+        memcpy(vals + i, t, arity * sizeof *t);
+    ckpt_snapshot_add_values(s, vals, i);
 }
 
 static void put_rules(il_buf *b, const kg_graph *g) {
@@ -75,10 +55,9 @@ static void put_rules(il_buf *b, const kg_graph *g) {
     il_buf_free(&text);
 }
 
-ckpt_snapshot *ckpt_snapshot_take(il_engine *e, uint64_t lsn) {
-    ckpt_snapshot *s = calloc(1, sizeof *s);
-    s->lsn = lsn;
-    il_buf *b = new_part(s);
+ckpt_snapshot *kg_image_snapshot(il_engine *e, uint64_t lsn) {
+    ckpt_snapshot *s = ckpt_snapshot_new(lsn);
+    il_buf *b = ckpt_snapshot_bytes(s);
     codec_put_uvar(b, e->graphs.n);
     for (uint32_t gi = 0; gi < e->graphs.n; gi++) {
         const kg_graph *g = e->graphs.v[gi];
@@ -88,12 +67,12 @@ ckpt_snapshot *ckpt_snapshot_take(il_engine *e, uint64_t lsn) {
             const kg_relation *kr = g->rels.v[ri];
             codec_put_str(b, kr->name);
             codec_put_u8(b, (uint8_t)((kr->schema ? HAS_SCHEMA : 0) | (kr->data ? HAS_FACTS : 0)));
-            if (kr->schema) store_put_schema(b, kr->schema);
+            if (kr->schema) kg_rec_put_schema(b, kr->schema);
             if (!kr->data) continue;
             codec_put_uvar(b, rel_arity(kr->data));
             codec_put_uvar(b, rel_count(kr->data));
-            copy_tuples(&s->parts.v[s->parts.n - 1], kr->data);
-            b = new_part(s);
+            copy_tuples(s, kr->data);
+            b = ckpt_snapshot_bytes(s);
         }
         put_rules(b, g);
     }
@@ -104,32 +83,10 @@ ckpt_snapshot *ckpt_snapshot_take(il_engine *e, uint64_t lsn) {
         for (uint32_t gi = 0; gi < e->graphs.n; gi++)
             for (uint32_t i = 0; i < e->graphs.v[gi]->indexes.n; i++) {
                 codec_put_str(b, e->graphs.v[gi]->name);
-                store_put_index(b, &e->graphs.v[gi]->indexes.v[i]->def);
+                kg_rec_put_index(b, &e->graphs.v[gi]->indexes.v[i]->def);
             }
     }
     return s;
-}
-
-uint64_t ckpt_snapshot_lsn(const ckpt_snapshot *s) {
-    return s->lsn;
-}
-
-void ckpt_snapshot_encode(const ckpt_snapshot *s, il_buf *out) {
-    for (uint32_t i = 0; i < s->parts.n; i++) {
-        const ckpt_part *p = &s->parts.v[i];
-        il_buf_put(out, p->head.data, p->head.len);
-        for (size_t j = 0; j < p->nvals; j++) codec_put_val(out, p->vals[j]);
-    }
-}
-
-void ckpt_snapshot_free(ckpt_snapshot *s) {
-    if (!s) return;
-    for (uint32_t i = 0; i < s->parts.n; i++) {
-        il_buf_free(&s->parts.v[i].head);
-        free(s->parts.v[i].vals);
-    }
-    il_vec_free(s->parts);
-    free(s);
 }
 
 /* ---- loading ---- */
@@ -165,7 +122,7 @@ static bool load_relation(codec_reader *r, kg_graph *g) {
         il_arena ar;
         il_arena_init(&ar);
         iql_schema sc;
-        ok = store_get_schema(r, &ar, &sc);
+        ok = kg_rec_get_schema(r, &ar, &sc);
         if (ok) kr->schema = kg_schema_copy(&g->arena, &sc);
         il_arena_destroy(&ar);
     }
@@ -196,7 +153,7 @@ static bool load_rule(codec_reader *r, kg_graph *g) {
     return ok;
 }
 
-bool ckpt_image_load(il_engine *e, const void *image, size_t len) {
+bool kg_image_load(il_engine *e, const void *image, size_t len) {
     codec_reader r;
     codec_reader_init(&r, image, len);
     uint64_t ngraphs = codec_get_uvar(&r);
@@ -218,7 +175,7 @@ bool ckpt_image_load(il_engine *e, const void *image, size_t len) {
         char *gname = codec_get_strdup(&r);
         kg_index_def d;
         kg_graph *g = gname ? kg_graph_find(e, gname) : NULL;
-        ok = g && store_get_index(&r, &d);
+        ok = g && kg_rec_get_index(&r, &d);
         if (ok) {
             kg_index_drop(g, d.name);
             kg_index_add(g, &d);
@@ -227,4 +184,9 @@ bool ckpt_image_load(il_engine *e, const void *image, size_t len) {
         free(gname);
     }
     return ok && r.ok && codec_at_end(&r);
+}
+
+void kg_image_reset(il_engine *e) {
+    while (e->graphs.n) kg_graph_drop(e, e->graphs.v[e->graphs.n - 1]);
+    kg_graph_create(e, "default");
 }

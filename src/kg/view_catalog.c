@@ -1,0 +1,151 @@
+/* The catalog as maintained views see it (views/catalog.h), and handing the views of each
+ * graph a commit's delta. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "kg/kg.h"
+#include "views/catalog.h"
+#include "views/read_policy.h"
+#include "views/view.h"
+
+il_engine *view_cat_engine(il_session *s) {
+    return s->e;
+}
+
+kg_graph *view_cat_graph(il_session *s) {
+    return s->kg;
+}
+
+exec_guard *view_cat_guard(il_session *s) {
+    return s->guard;
+}
+
+bool view_cat_session_involved(const il_session *s) {
+    return s->rules.n || s->facts.n;
+}
+
+uint64_t view_cat_budget_ns(const il_engine *e) {
+    return e->view_budget_ns;
+}
+
+bool view_cat_maintained(const il_engine *e) {
+    return !e->views_unmaintained;
+}
+
+uint64_t view_cat_version(const kg_graph *g) {
+    return g->version;
+}
+
+const rel_t *view_cat_stored(kg_graph *g, const char *rel) {
+    kg_relation *r = kg_rel_find(g, rel);
+    return r ? r->data : NULL;
+}
+
+const iql_rule **view_cat_clauses(const kg_graph *g, uint32_t *n) {
+    uint32_t count = 0;
+    for (uint32_t i = 0; i < g->rules.n; i++) count += g->rules.v[i]->clauses.n;
+    const iql_rule **out = malloc((count ? count : 1) * sizeof *out);
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < g->rules.n; i++)
+        for (uint32_t j = 0; j < g->rules.v[i]->clauses.n; j++)
+            out[k++] = g->rules.v[i]->clauses.v[j];
+    *n = count;
+    return out;
+}
+
+bool view_cat_rule_arity(kg_graph *g, const char *rel, uint32_t *arity) {
+    kg_rule *r = kg_rule_find(g, rel);
+    if (!r || !r->clauses.n) return false;
+    *arity = kg_head_arity(&r->clauses.v[0]->head);
+    return true;
+}
+
+void view_cat_query_rule(il_engine *e, kg_graph *g, const iql_query *q, il_arena *a,
+                         iql_rule *out) {
+    il_session tmp;
+    memset(&tmp, 0, sizeof tmp);
+    tmp.e = e;
+    tmp.kg = g;
+    query_shape shape;
+    kg_query_opts opts = {.with_session = false};
+    kg_query_shape(&tmp, q, opts, a, &shape);
+    *out = shape.rule;
+}
+
+bool view_cat_pending(const kg_graph *g) {
+    return g->view_pending > 0;
+}
+
+void view_cat_flush_plans(kg_graph *g) {
+    kg_plan_cache_free(g);
+}
+
+void view_cat_attach(kg_graph *g, view_t *v) {
+    il_vec_push(g->views, v);
+}
+
+void view_cat_detach(kg_graph *g, view_t *v) {
+    for (uint32_t i = 0; i < g->views.n; i++)
+        if (g->views.v[i] == v) {
+            g->views.v[i] = g->views.v[--g->views.n];
+            break;
+        }
+}
+
+struct read_policy **view_cat_policy(kg_graph *g) {
+    return &g->read_policy;
+}
+
+/* The change of relation rel in g's netted delta, created on its first tuple. */
+static kg_delta_rel *netted(kg_graph *g, const char *rel, uint32_t arity) {
+    for (uint32_t i = 0; i < g->delta.n; i++)
+        if (strcmp(g->delta.v[i].name, rel) == 0) return &g->delta.v[i];
+    kg_delta_rel nd = {strdup(rel), rel_new(arity), rel_new(arity)};
+    il_vec_push(g->delta, nd);
+    return &g->delta.v[g->delta.n - 1];
+}
+
+/* Nets the commit's changes of g that happened while it had views, per relation, in
+ * order: a tuple deleted and inserted again did not change. */
+static void net_for_views(const kg_delta *d, kg_graph *g) {
+    for (uint32_t i = 0; i < d->entries.n; i++) {
+        const kg_dentry *x = &d->entries.v[i];
+        if (x->kind == KD_OP || x->g != g || !x->for_views || !x->vals) continue;
+        kg_delta_rel *r = netted(g, x->rel, x->arity);
+        if (rel_arity(r->plus) != x->arity)
+            continue; /* dropped and recreated wider: views
+                          rebuild */
+        for (uint64_t k = 0; k < x->count; k++) {
+            const val_t *t = &d->vals.v[x->at + k * x->arity];
+            if (x->sign > 0) {
+                if (!rel_delete(r->minus, t)) rel_insert(r->plus, t);
+            } else if (!rel_delete(r->plus, t)) {
+                rel_insert(r->minus, t);
+            }
+        }
+    }
+}
+
+void kg_views_commit(il_engine *e) {
+    /* a moved version ends the read policy's maintenance first, so that nothing is
+       rebuilt for nobody */
+    for (uint32_t i = 0; i < e->graphs.n; i++) read_policy_graph_commit(e->graphs.v[i]);
+    for (uint32_t i = 0; i < e->graphs.n; i++) {
+        kg_graph *g = e->graphs.v[i];
+        if (!g->views.n) continue;
+        if (g->view_pending) net_for_views(&e->delta, g);
+        g->view_pending = 0; /* the views are current once maintained */
+        view_graph_commit(g->views.v, g->views.n, g->delta.v, g->delta.n);
+        kg_delta_clear(g);
+    }
+}
+
+void il_engine_set_view_budget(il_engine *e, uint64_t ns) {
+    e->view_budget_ns = ns;
+}
+
+void il_engine_set_maintained_views(il_engine *e, bool on) {
+    e->views_unmaintained = !on;
+    if (!on)
+        for (uint32_t i = 0; i < e->graphs.n; i++) read_policy_graph_clear(e->graphs.v[i]);
+}
