@@ -38,26 +38,32 @@ bool exec_closure_match(const plan_program *p, const plan_stratum *st, uint32_t 
         if (d->kind != POP_SCAN || d->version != PV_DELTA || d->pred != self || d->arity != 2 ||
             d->nprefix != 0 || d->order[0] > 1 || d->order[1] > 1 || d->order[0] == d->order[1])
             return false;
+        /* an op's act, act_slot, prefix_slot and prefix_check are by column, not by
+           position in its index order */
         uint32_t slot[2]; /* slot[k]: the variable of the delta's column k */
         for (uint32_t k = 0; k < 2; k++) {
             if (d->act[k] != PCOL_BIND) return false;
-            slot[d->order[k]] = d->act_slot[k];
+            slot[k] = d->act_slot[k];
         }
         if (slot[0] == slot[1]) return false;
-        /* the step: sought by the delta's other column, its second column a new variable */
+        /* the step: sought by the delta's other column, its other column a new variable
+           (either of its columns may be the sought one: a right-linear closure steps
+           backwards, from the second column to the first) */
         if (e->kind != POP_SCAN || e->version != PV_FULL || e->pred == self || e->arity != 2 ||
-            e->nprefix != 1 || e->prefix_slot[0] != (int32_t)slot[other] ||
-            e->prefix_check[0] != -1 || e->order[0] > 1 || e->order[1] > 1 ||
-            e->order[0] == e->order[1] || e->act[1] != PCOL_BIND)
+            e->nprefix != 1 || e->order[0] > 1 || e->order[1] > 1 || e->order[0] == e->order[1])
             return false;
-        uint32_t to = e->act_slot[1];
+        uint32_t from_col = e->order[0], to_col = e->order[1];
+        if (e->prefix_slot[from_col] != (int32_t)slot[other] || e->prefix_check[from_col] != -1 ||
+            e->act[to_col] != PCOL_BIND)
+            return false;
+        uint32_t to = e->act_slot[to_col];
         if (to == slot[0] || to == slot[1]) return false;
         /* the head: the partition's value kept, the node stepped to */
         if (c->head[col]->kind != PX_SLOT || c->head[col]->slot != slot[col] ||
             c->head[other]->kind != PX_SLOT || c->head[other]->slot != to)
             return false;
         *step = (exec_closure_step){
-            .pred = e->pred, .from_col = e->order[0], .to_col = e->order[1], .order = e->order};
+            .pred = e->pred, .from_col = from_col, .to_col = to_col, .order = e->order};
     }
     return recursive == 1;
 }
