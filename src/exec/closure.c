@@ -38,26 +38,32 @@ bool exec_closure_match(const plan_program *p, const plan_stratum *st, uint32_t 
         if (d->kind != POP_SCAN || d->version != PV_DELTA || d->pred != self || d->arity != 2 ||
             d->nprefix != 0 || d->order[0] > 1 || d->order[1] > 1 || d->order[0] == d->order[1])
             return false;
+        /* an op's act, act_slot, prefix_slot and prefix_check are by column, not by
+           position in its index order */
         uint32_t slot[2]; /* slot[k]: the variable of the delta's column k */
         for (uint32_t k = 0; k < 2; k++) {
             if (d->act[k] != PCOL_BIND) return false;
-            slot[d->order[k]] = d->act_slot[k];
+            slot[k] = d->act_slot[k];
         }
         if (slot[0] == slot[1]) return false;
-        /* the step: sought by the delta's other column, its second column a new variable */
+        /* the step: sought by the delta's other column, its other column a new variable
+           (either of its columns may be the sought one: a right-linear closure steps
+           backwards, from the second column to the first) */
         if (e->kind != POP_SCAN || e->version != PV_FULL || e->pred == self || e->arity != 2 ||
-            e->nprefix != 1 || e->prefix_slot[0] != (int32_t)slot[other] ||
-            e->prefix_check[0] != -1 || e->order[0] > 1 || e->order[1] > 1 ||
-            e->order[0] == e->order[1] || e->act[1] != PCOL_BIND)
+            e->nprefix != 1 || e->order[0] > 1 || e->order[1] > 1 || e->order[0] == e->order[1])
             return false;
-        uint32_t to = e->act_slot[1];
+        uint32_t from_col = e->order[0], to_col = e->order[1];
+        if (e->prefix_slot[from_col] != (int32_t)slot[other] || e->prefix_check[from_col] != -1 ||
+            e->act[to_col] != PCOL_BIND)
+            return false;
+        uint32_t to = e->act_slot[to_col];
         if (to == slot[0] || to == slot[1]) return false;
         /* the head: the partition's value kept, the node stepped to */
         if (c->head[col]->kind != PX_SLOT || c->head[col]->slot != slot[col] ||
             c->head[other]->kind != PX_SLOT || c->head[other]->slot != to)
             return false;
         *step = (exec_closure_step){
-            .pred = e->pred, .from_col = e->order[0], .to_col = e->order[1], .order = e->order};
+            .pred = e->pred, .from_col = from_col, .to_col = to_col, .order = e->order};
     }
     return recursive == 1;
 }
@@ -206,6 +212,7 @@ typedef struct run_state {
     exec_ctx *x;
     uint32_t col, other;
     tuple_vec all; /* every partition's tuples, sorted partition by partition */
+    bool ordered;  /* `all` is in the result's order (order_by_first) */
     uint64_t work;
     /* searched on several threads: the rows chunk by chunk instead of in `all` */
     chunk_rows *chunks;
@@ -298,12 +305,14 @@ static uint32_t search_one(const graph *g, searcher *s, const val_t *base, size_
     return queued;
 }
 
-/* Appends a partition's rows (its value in column col, each node found in the other). */
+/* Appends a partition's rows (its value in column col, each node found in the other).
+ * Partitioned by the second column, the first holds the node's number instead of its
+ * value, for order_by_first. */
 static val_t *put_rows(val_t *out, const graph *g, const searcher *s, uint32_t found, uint32_t col,
                        val_t part) {
     for (uint32_t i = 0; i < found; i++, out += 2) {
         out[col] = part;
-        out[1 - col] = g->nodes.values[s->queue[i]];
+        out[1 - col] = col == 0 ? g->nodes.values[s->queue[i]] : (val_t)s->queue[i];
     }
     return out;
 }
@@ -644,6 +653,47 @@ static bool run_lazy(run_state *rs, const rel_t *rel, int idx, const val_t *base
  * threads would cost more than they save. */
 #define PARALLEL_MIN_WORK 1000000u
 
+static void free_chunks(run_state *rs);
+
+/* Rows of a closure partitioned by its second column (put_rows: node numbers in the
+ * first) come partition after partition, in ascending order of the second column. A
+ * counting sort by the first column's node (numbered in value order; stable, so each
+ * node's rows keep the partitions' order) puts them in the result's order, values in
+ * place of numbers, without comparing tuples: into rs->all, the chunks freed. */
+static void order_by_first(run_state *rs, const graph *g) {
+    size_t nsrc = rs->chunks ? rs->nchunks : 1, total = 0;
+    size_t *at = il_mem_calloc((size_t)g->nodes.n + 1, sizeof *at);
+    for (size_t c = 0; c < nsrc; c++) {
+        const val_t *rows = rs->chunks ? rs->chunks[c].rows : rs->all.v;
+        size_t n = rs->chunks ? rs->chunks[c].n : rs->all.n / 2;
+        for (size_t t = 0; t < n; t++) at[(uint32_t)rows[2 * t] + 1]++;
+        total += n;
+    }
+    for (uint32_t a = 0; a < g->nodes.n; a++) at[a + 1] += at[a];
+    tuple_vec sorted = {0};
+    il_mvec_reserve(sorted, (uint32_t)(total * 2));
+    for (size_t c = 0; c < nsrc; c++) {
+        const val_t *rows = rs->chunks ? rs->chunks[c].rows : rs->all.v;
+        size_t n = rs->chunks ? rs->chunks[c].n : rs->all.n / 2;
+        for (size_t t = 0; t < n; t++) {
+            uint32_t id = (uint32_t)rows[2 * t];
+            size_t to = at[id]++;
+            sorted.v[2 * to] = g->nodes.values[id];
+            sorted.v[2 * to + 1] = rows[2 * t + 1];
+        }
+    }
+    sorted.n = (uint32_t)(total * 2);
+    il_mem_free(at);
+    if (rs->chunks) {
+        free_chunks(rs);
+        rs->nchunks = 0;
+        rs->charged = 0;
+    }
+    il_mvec_free(rs->all);
+    rs->all = sorted;
+    rs->ordered = true;
+}
+
 /* The whole graph built first: every partition searched over it, on the statement's
  * threads when there is enough work for them. */
 static bool run_eager(run_state *rs, const rel_t *rel, const exec_closure_step *step,
@@ -667,6 +717,7 @@ static bool run_eager(run_state *rs, const rel_t *rel, const exec_closure_step *
     } else if (ok) {
         ok = search_all(rs, &g, base, nbase);
     }
+    if (ok && rs->col != 0) order_by_first(rs, &g);
     graph_free(&g);
     return ok;
 }
@@ -681,18 +732,6 @@ static bool load_chunks(run_state *rs, rel_t *full) {
         parts[c] = rs->chunks[c].rows;
         counts[c] = rs->chunks[c].n;
         total += counts[c];
-    }
-    if (rs->col != 0) {
-        /* sorted by the other column: joined, sorted and loaded as one run */
-        il_mvec_reserve(rs->all, (uint32_t)(total * 2));
-        for (size_t c = 0; c < rs->nchunks; c++) {
-            memcpy(&rs->all.v[rs->all.n], parts[c], counts[c] * 2 * sizeof(val_t));
-            rs->all.n += (uint32_t)(counts[c] * 2);
-        }
-        ok = tuple_sort(rs->all.v, total, 2);
-        parts[0] = rs->all.v;
-        counts[0] = total;
-        rs->nchunks = total ? 1 : 0;
     }
     if (ok && total && !rel_load_sorted_parts(full, parts, counts, rs->nchunks))
         for (size_t c = 0; c < rs->nchunks && ok; c++)
@@ -732,7 +771,7 @@ bool exec_closure_run(plan_program *p, exec_ctx *x, const plan_stratum *st, uint
         free_chunks(&rs);
     } else {
         size_t total = ok ? rs.all.n / 2 : 0;
-        if (ok && col != 0 && !tuple_sort(rs.all.v, total, 2)) ok = false;
+        if (ok && col != 0 && !rs.ordered && !tuple_sort(rs.all.v, total, 2)) ok = false;
         if (ok && total && !rel_load_sorted(pp->full, rs.all.v, total))
             for (size_t t = 0; t < total && ok; t++) {
                 rel_insert(pp->full, &rs.all.v[t * 2]);

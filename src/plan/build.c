@@ -10,7 +10,16 @@
  * filters by its own bound values, so supersets stay correct.
  *
  * Aggregating relations and negated atoms always use the unrestricted instance: a
- * group or an absence must be judged over everything. */
+ * group or an absence must be judged over everything.
+ *
+ * When the program computes a relation's unrestricted instance anyway (`?reach(X, Y)`
+ * over `reach(X, Z) <- edge(X, Y), reach(Y, Z)` asks for reach^ff, whose body then asks
+ * for reach^bf), every call to that relation reads the unrestricted instance instead: it
+ * holds every answer of any binding, and a restricted copy would only compute part of it
+ * again, through a demand relation that may well reach every value. Which relations
+ * these are is known only once the program is built (an unrestricted call can come from
+ * anywhere: a negation, an aggregate, a mutually recursive relation), so plan_build
+ * builds again with those relations read whole, until no new one turns up. */
 #include "plan/build.h"
 
 #include <stdio.h>
@@ -51,6 +60,7 @@ typedef struct builder {
     IL_VEC(uint32_t) work; /* derived instances still to expand */
     bclause *norm;         /* normalised source rules, by rule index (lazily) */
     bool demand;           /* apply the demand transformation */
+    bool *whole;           /* by group: every call reads the unrestricted instance */
     uint32_t order;        /* source rule of the clauses being emitted */
     bool *normed;
 } builder;
@@ -520,7 +530,9 @@ static uint32_t group_arity(builder *b, const char *rel, uint32_t fallback) {
 static uint32_t resolve_atom(builder *b, const blit *l, uint64_t mask) {
     rule_group *g = find_group(b, l->rel);
     if (!g) return get_pred(b, l->rel, 0, ROLE_BASE, l->nargs);
-    if (!b->demand || g->is_agg || l->kind == IQL_LIT_NEG || l->nargs != g->arity) mask = 0;
+    if (!b->demand || g->is_agg || l->kind == IQL_LIT_NEG || l->nargs != g->arity ||
+        b->whole[g - b->groups.v])
+        mask = 0;
     return get_pred(b, l->rel, mask, ROLE_DERIVED, g->arity);
 }
 
@@ -786,11 +798,34 @@ static void expand_instance(builder *b, uint32_t inst) {
     stored_clause(b, inst, k.rel, k.mask);
 }
 
+/* Marks in whole[] (by group) the relations that have their unrestricted instance and a
+ * restricted one too; true when one was not marked yet. */
+static bool mark_whole(builder *b, bool *whole) {
+    bool grew = false;
+    for (uint32_t i = 0; i < b->keys.n; i++) {
+        const pred_key *k = &b->keys.v[i];
+        if (k->role != ROLE_DERIVED || k->mask == 0) continue;
+        rule_group *g = find_group(b, k->rel);
+        uint32_t gi = (uint32_t)(g - b->groups.v);
+        if (whole[gi]) continue;
+        for (uint32_t j = 0; j < b->keys.n && !whole[gi]; j++) {
+            const pred_key *f = &b->keys.v[j];
+            if (f->role == ROLE_DERIVED && f->mask == 0 && strcmp(f->rel, k->rel) == 0)
+                whole[gi] = grew = true;
+        }
+    }
+    return grew;
+}
+
+/* Builds the program; with demand, whole[] (by rule group, as build_groups numbers them:
+ * at least nrules entries) names the relations read unrestricted, and *grew tells
+ * whether this build found more of them (marked in whole[]). */
 static bool build_program(plan_program *p, const plan_source *src, const iql_rule *query,
-                          bool demand) {
+                          bool demand, bool *whole, bool *grew) {
     builder b;
     memset(&b, 0, sizeof b);
     b.demand = demand;
+    b.whole = whole;
     b.p = p;
     b.src = src;
     p->src = src;
@@ -811,13 +846,14 @@ static bool build_program(plan_program *p, const plan_source *src, const iql_rul
         uint32_t inst = b.work.v[--b.work.n];
         expand_instance(&b, inst);
     }
+    *grew = demand && mark_whole(&b, whole);
     for (uint32_t i = 0; i < b.out.n; i++) {
         if (b.out.v[i].error && !p->error) {
             /* an error in a clause the query needs */
             p->error = b.out.v[i].error;
         }
     }
-    if (!p->error) plan_stratify(p, b.out.v, b.out.n);
+    if (!p->error && !*grew) plan_stratify(p, b.out.v, b.out.n);
     p->src = NULL;
     il_vec_free(b.keys);
     il_vec_free(b.groups);
@@ -828,14 +864,21 @@ static bool build_program(plan_program *p, const plan_source *src, const iql_rul
 }
 
 bool plan_build(plan_program *p, const plan_source *src, const iql_rule *query) {
-    bool ok = build_program(p, src, query, true);
+    bool *whole = il_mem_calloc(src->nrules + 1, sizeof *whole);
+    bool grew, ok;
+    /* each round marks at least one more relation, so there are at most nrules + 1 */
+    while ((ok = build_program(p, src, query, true, whole, &grew)) && grew) {
+        plan_program_free(p);
+        plan_program_init(p);
+    }
     if (ok && p->unstratified) {
         /* Two consumers at different strata shared a restricted instance and tied a
            negation or an aggregate into a cycle: evaluate without demand instead. */
         plan_program_free(p);
         plan_program_init(p);
-        ok = build_program(p, src, query, false);
+        ok = build_program(p, src, query, false, whole, &grew);
     }
+    il_mem_free(whole);
     return ok;
 }
 

@@ -388,6 +388,70 @@ Test(demand, right_recursion_propagates_demand_sideways) {
     cr_expect_lt(stratum_index(m), stratum_index(pred_id("reach^bf")));
 }
 
+Test(demand, computed_full_instance_answers_bound_calls) {
+    /* ?reach(X, Y) computes reach whole; its body's call reach(Y, Z), Y bound sideways,
+       reads it rather than a copy restricted by m_reach^bf (which would hold every node) */
+    chain_edges(5);
+    right_reach();
+    build_ok("q(X, Y) <- reach(X, Y)");
+    check_program_invariants();
+    cr_expect(has_pred("reach"));
+    cr_expect(!has_pred("reach^bf"));
+    cr_expect(!has_pred("m_reach^bf"));
+    cr_expect(!any_pred_prefixed("m_"));
+    uint32_t r = pred_id("reach");
+    cr_expect(stratum_of(r)->recursive);
+    cr_expect_eq(stratum_of(r)->npreds, 1);
+    exec_ctx x = {0};
+    cr_assert(exec_run(&P, &x), "%s", x.error);
+    cr_expect_eq(query_count(), 10, "the closure of a chain of 5 nodes");
+}
+
+Test(demand, full_instance_found_after_a_restricted_one) {
+    /* the query's own call reach(1, Y) is adorned first; only the aggregate's body shows
+       that reach is computed whole, and then the bound call reads that too */
+    chain_edges(5);
+    right_reach();
+    rule("+n(count<X>) <- reach(X, Y)");
+    build_ok("q(Y, C) <- reach(1, Y), n(C)");
+    check_program_invariants();
+    cr_expect(has_pred("reach"));
+    cr_expect(!has_pred("reach^bf"));
+    cr_expect(!any_pred_prefixed("m_"));
+    exec_ctx x = {0};
+    cr_assert(exec_run(&P, &x), "%s", x.error);
+    cr_expect_eq(query_count(), 4, "reach(1, Y) for Y in 2..5, each with the count 10");
+}
+
+Test(demand, full_instance_of_a_mutually_recursive_relation) {
+    /* a^ff calls b(Y, Z) with Y bound, whose clause calls a with its first argument
+       bound: that call reads a^ff, computed anyway; b keeps its demand (b^ff is not) */
+    chain_edges(5);
+    rule("+a(X, Y) <- edge(X, Y)");
+    rule("+a(X, Z) <- edge(X, Y), b(Y, Z)");
+    rule("+b(X, Y) <- a(X, Y)");
+    build_ok("q(X, Y) <- a(X, Y)");
+    check_program_invariants();
+    cr_expect(has_pred("a"));
+    cr_expect(!has_pred("a^bf"));
+    cr_expect(!has_pred("m_a^bf"));
+    exec_ctx x = {0};
+    cr_assert(exec_run(&P, &x), "%s", x.error);
+    cr_expect_eq(query_count(), 10);
+}
+
+Test(demand, bound_query_over_right_recursion_stays_restricted) {
+    chain_edges(5);
+    right_reach();
+    build_ok("q(Y) <- reach(1, Y)");
+    cr_expect(has_pred("m_reach^bf"));
+    cr_expect(!has_pred("reach"), "the unrestricted instance is not needed");
+    plan_program_free(&P);
+    build_ok("q(X) <- reach(X, 4)");
+    cr_expect(has_pred("m_reach^fb"));
+    cr_expect(!has_pred("reach"), "the unrestricted instance is not needed");
+}
+
 Test(demand, negated_atoms_read_the_unrestricted_instance) {
     chain_edges(5);
     fact1("node", 1);
