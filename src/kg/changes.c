@@ -97,15 +97,7 @@ static void count_delta(il_engine *e) {
                 c->removed += x->count;
             continue;
         }
-        for (uint64_t k = 0; k < x->count; k++) {
-            const val_t *t = &d->vals.v[x->at + k * x->arity];
-            /* netted like the views' delta: removed then added back is no change */
-            if (x->sign > 0) {
-                if (!rel_delete(c->minus, t)) rel_insert(c->plus, t);
-            } else if (!rel_delete(c->plus, t)) {
-                rel_insert(c->minus, t);
-            }
-        }
+        kg_delta_net(d, x, c->plus, c->minus); /* as the views' delta is netted */
     }
 }
 

@@ -93,6 +93,17 @@ uint32_t kg_delta_len(const il_engine *e) {
     return e->delta.entries.n;
 }
 
+void kg_delta_net(const kg_delta *d, const kg_dentry *x, rel_t *plus, rel_t *minus) {
+    for (uint64_t k = 0; k < x->count; k++) {
+        const val_t *t = &d->vals.v[x->at + k * x->arity];
+        if (x->sign > 0) {
+            if (!rel_delete(minus, t)) rel_insert(plus, t);
+        } else if (!rel_delete(plus, t)) {
+            rel_insert(minus, t);
+        }
+    }
+}
+
 static void entry_free(kg_dentry *x) {
     free(x->graph);
     free(x->rel);

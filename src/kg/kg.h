@@ -263,6 +263,9 @@ void kg_delta_note_all_deleted(kg_graph *g, kg_relation *r);
 il_buf *kg_delta_op(il_engine *e, const kg_graph *g, bool resets_graph);
 /* The number of entries (a position for kg_delta_undo_to). */
 uint32_t kg_delta_len(const il_engine *e);
+/* Adds entry x's tuples (kept values) of d to plus and minus, netted: a tuple deleted and
+ * inserted again, or inserted and deleted again, is no change. */
+void kg_delta_net(const kg_delta *d, const kg_dentry *x, rel_t *plus, rel_t *minus);
 /* Undoes the entries from the last back to position `at`, and forgets them. */
 void kg_delta_undo_to(il_engine *e, uint32_t at);
 /* Forgets the delta (after the commit, or the rollback). */

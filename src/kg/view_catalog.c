@@ -112,17 +112,9 @@ static void net_for_views(const kg_delta *d, kg_graph *g) {
         const kg_dentry *x = &d->entries.v[i];
         if (x->kind == KD_OP || x->g != g || !x->for_views || !x->vals) continue;
         kg_delta_rel *r = netted(g, x->rel, x->arity);
-        if (rel_arity(r->plus) != x->arity)
-            continue; /* dropped and recreated wider: views
-                          rebuild */
-        for (uint64_t k = 0; k < x->count; k++) {
-            const val_t *t = &d->vals.v[x->at + k * x->arity];
-            if (x->sign > 0) {
-                if (!rel_delete(r->minus, t)) rel_insert(r->plus, t);
-            } else if (!rel_delete(r->plus, t)) {
-                rel_insert(r->minus, t);
-            }
-        }
+        /* dropped and recreated wider: the views rebuild */
+        if (rel_arity(r->plus) != x->arity) continue;
+        kg_delta_net(d, x, r->plus, r->minus);
     }
 }
 
