@@ -722,19 +722,20 @@ static bool run_eager(run_state *rs, const rel_t *rel, const exec_closure_step *
     return ok;
 }
 
-/* Loads rows searched on several threads into `full`, chunk after chunk, and frees them.
- * False when it stopped. */
-static bool load_chunks(run_state *rs, rel_t *full) {
+/* Loads the rows into `full`: the chunks searched on several threads, in order, or the
+ * rows of `all`. False when it stopped. */
+static bool load_rows(run_state *rs, rel_t *full) {
     bool ok = true;
-    const val_t **parts = malloc((rs->nchunks + 1) * sizeof *parts);
-    size_t *counts = malloc((rs->nchunks + 1) * sizeof *counts), total = 0;
-    for (size_t c = 0; c < rs->nchunks; c++) {
-        parts[c] = rs->chunks[c].rows;
-        counts[c] = rs->chunks[c].n;
+    size_t nparts = rs->chunks ? rs->nchunks : 1;
+    const val_t **parts = malloc(nparts * sizeof *parts);
+    size_t *counts = malloc(nparts * sizeof *counts), total = 0;
+    for (size_t c = 0; c < nparts; c++) {
+        parts[c] = rs->chunks ? rs->chunks[c].rows : rs->all.v;
+        counts[c] = rs->chunks ? rs->chunks[c].n : rs->all.n / 2;
         total += counts[c];
     }
-    if (ok && total && !rel_load_sorted_parts(full, parts, counts, rs->nchunks))
-        for (size_t c = 0; c < rs->nchunks && ok; c++)
+    if (total && !rel_load_sorted_parts(full, parts, counts, nparts))
+        for (size_t c = 0; c < nparts && ok; c++)
             for (size_t t = 0; t < counts[c] && ok; t++) {
                 rel_insert(full, &parts[c][t * 2]);
                 if ((t & (TICK_BATCH - 1)) == 0) ok = !exec_tick_n(rs->x, TICK_BATCH);
@@ -766,18 +767,11 @@ bool exec_closure_run(plan_program *p, exec_ctx *x, const plan_stratum *st, uint
                   ? run_lazy(&rs, rel, idx, base, nbase)
                   : run_eager(&rs, rel, step, base, nbase, threads);
     if (ok && rs.work) ok = !exec_tick_n(x, rs.work);
-    if (rs.chunks) {
-        if (ok) ok = load_chunks(&rs, pp->full);
-        free_chunks(&rs);
-    } else {
-        size_t total = ok ? rs.all.n / 2 : 0;
-        if (ok && col != 0 && !rs.ordered && !tuple_sort(rs.all.v, total, 2)) ok = false;
-        if (ok && total && !rel_load_sorted(pp->full, rs.all.v, total))
-            for (size_t t = 0; t < total && ok; t++) {
-                rel_insert(pp->full, &rs.all.v[t * 2]);
-                if ((t & (TICK_BATCH - 1)) == 0) ok = !exec_tick_n(x, TICK_BATCH);
-            }
-    }
+    /* rows partitioned by the second column were put in order (order_by_first), but a
+       lazy search's, which are sorted here */
+    if (ok && col != 0 && !rs.ordered && !tuple_sort(rs.all.v, rs.all.n / 2, 2)) ok = false;
+    if (ok) ok = load_rows(&rs, pp->full);
+    if (rs.chunks) free_chunks(&rs);
     if (!ok && !x->error) x->error = EXEC_STOPPED;
     il_mvec_free(rs.all);
     return ok;
