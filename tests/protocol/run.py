@@ -20,7 +20,8 @@ directory), the backup and restore tests in backup.py (on servers of their own),
 tests in extras.py (on the shared server, and extras.py's OWN_TESTS on servers of their
 own), and the randomized tests of
 standing queries in subs_random.py, of proof trees in why_random.py, of concurrent
-mixed load in chaos_random.py, of atomic programs against their statements run one by
+mixed load in chaos_random.py, of concurrent writers and readers against the log
+replayed in concurrency.py, of atomic programs against their statements run one by
 one in atomic_random.py, of malformed frames in frames_random.py, of odd HTTP in
 http_random.py and of rule evaluation against a naive evaluator in eval_random.py (on
 servers of their own), and the tests of NUL and other bytes in a request's strings, the
@@ -61,6 +62,7 @@ import cli_repl  # noqa: E402
 import cli_scripts  # noqa: E402
 import extras  # noqa: E402
 import chaos_random  # noqa: E402
+import concurrency  # noqa: E402
 import eval_random  # noqa: E402
 import groups  # noqa: E402
 import guards  # noqa: E402
@@ -325,7 +327,7 @@ def main():
            + subs.OWN_SERVER_TESTS + read.OWN_TESTS + extras.OWN_TESTS
            + recovery.TESTS + storage.TESTS + restart_random.TESTS + backup.TESTS
            + subs_random.TESTS
-           + why_random.TESTS + chaos_random.TESTS + atomic_random.TESTS
+           + why_random.TESTS + chaos_random.TESTS + atomic_random.TESTS + concurrency.TESTS
            + frames_random.TESTS + http_random.TESTS + eval_random.TESTS + strings.TESTS
            + parses.TESTS)
     own = chosen(own + http_slots.TESTS + memory.TESTS + static_files.TESTS + zero.TESTS
