@@ -276,7 +276,12 @@ int main(int argc, char **argv) {
                "Address: %s:%lld\nCompute permits: %u\n",
                data_dir, cfg.host, (long long)cfg.port, permits);
         s.gui = srv_static_open(&cfg, stdout);
-        if (!srv_pool_start(&s.pool, s.loop, permits, (size_t)cfg.max_queued) ||
+        srv_lane_limits lanes[SRV_NLANES];
+        for (int i = 0; i < SRV_NLANES; i++)
+            lanes[i] = (srv_lane_limits){
+                (unsigned)cfg.lane_weight[i], (unsigned)cfg.lane_min_permits[i],
+                (unsigned)cfg.lane_max_permits[i], (size_t)cfg.lane_max_queued[i]};
+        if (!srv_pool_start(&s.pool, s.loop, permits, (size_t)cfg.max_queued, lanes) ||
             (s.group_commit && !srv_pool_group_commit(&s.pool, s.engine))) {
             fprintf(stderr, "ERROR: cannot start the compute pool\n");
         } else {

@@ -102,6 +102,30 @@ static const key_desc KEYS[SRV_CFG_NKEYS] = {
                           COUNT_MAX},
     [SRV_K_MAX_WAIT] = {"admission.max_wait_ms", KT_INT, offsetof(srv_config, max_wait_ms), 0,
                         MS_MAX},
+    [SRV_K_INTERACTIVE_WEIGHT] = {"admission.interactive.weight", KT_INT,
+                                  offsetof(srv_config, lane_weight[0]), 1, 1000},
+    [SRV_K_INTERACTIVE_MIN_PERMITS] = {"admission.interactive.min_permits", KT_INT,
+                                       offsetof(srv_config, lane_min_permits[0]), 0, 1024},
+    [SRV_K_INTERACTIVE_MAX_PERMITS] = {"admission.interactive.max_permits", KT_INT,
+                                       offsetof(srv_config, lane_max_permits[0]), 0, 1024},
+    [SRV_K_INTERACTIVE_MAX_QUEUED] = {"admission.interactive.max_queued", KT_INT,
+                                      offsetof(srv_config, lane_max_queued[0]), 0, COUNT_MAX},
+    [SRV_K_WRITE_WEIGHT] = {"admission.write.weight", KT_INT, offsetof(srv_config, lane_weight[1]),
+                            1, 1000},
+    [SRV_K_WRITE_MIN_PERMITS] = {"admission.write.min_permits", KT_INT,
+                                 offsetof(srv_config, lane_min_permits[1]), 0, 1024},
+    [SRV_K_WRITE_MAX_PERMITS] = {"admission.write.max_permits", KT_INT,
+                                 offsetof(srv_config, lane_max_permits[1]), 0, 1024},
+    [SRV_K_WRITE_MAX_QUEUED] = {"admission.write.max_queued", KT_INT,
+                                offsetof(srv_config, lane_max_queued[1]), 0, COUNT_MAX},
+    [SRV_K_BACKGROUND_WEIGHT] = {"admission.background.weight", KT_INT,
+                                 offsetof(srv_config, lane_weight[2]), 1, 1000},
+    [SRV_K_BACKGROUND_MIN_PERMITS] = {"admission.background.min_permits", KT_INT,
+                                      offsetof(srv_config, lane_min_permits[2]), 0, 1024},
+    [SRV_K_BACKGROUND_MAX_PERMITS] = {"admission.background.max_permits", KT_INT,
+                                      offsetof(srv_config, lane_max_permits[2]), 0, 1024},
+    [SRV_K_BACKGROUND_MAX_QUEUED] = {"admission.background.max_queued", KT_INT,
+                                     offsetof(srv_config, lane_max_queued[2]), 0, COUNT_MAX},
     [SRV_K_MAX_WAL_SIZE] = {"storage.persist.max_wal_size_bytes", KT_INT,
                             offsetof(srv_config, max_wal_size_bytes), 0, INT64_MAX},
     [SRV_K_WAL_SEGMENT] = {"storage.persist.wal_segment_bytes", KT_INT,
@@ -236,6 +260,8 @@ void srv_config_init(srv_config *c) {
     c->maintained_views = 1;
     c->ws_max_in_flight_requests = 16;
     c->max_queued = 1024;
+    c->lane_weight[0] = c->lane_weight[1] = 4; /* srv_lanes_default_limits */
+    c->lane_weight[2] = 1;
     c->max_wal_size_bytes = 64 << 20;
     c->wal_segment_bytes = 16 << 20;
     c->gui_enabled = 1; /* as the original; nothing is served unless the directory exists */
@@ -516,6 +542,14 @@ bool srv_config_validate(const srv_config *c, char *err, size_t errlen) {
             return false;
         }
     }
+    static const char *const lanes[3] = {"interactive", "write", "background"};
+    for (int i = 0; i < 3; i++)
+        if (c->lane_max_permits[i] && c->lane_min_permits[i] > c->lane_max_permits[i]) {
+            snprintf(err, errlen, "admission.%s.min_permits (%lld) is over its max_permits (%lld)",
+                     lanes[i], (long long)c->lane_min_permits[i],
+                     (long long)c->lane_max_permits[i]);
+            return false;
+        }
     return true;
 }
 

@@ -57,6 +57,18 @@ typedef enum srv_cfg_key {
     SRV_K_COMPUTE_PERMITS,
     SRV_K_MAX_QUEUED,
     SRV_K_MAX_WAIT,
+    SRV_K_INTERACTIVE_WEIGHT,
+    SRV_K_INTERACTIVE_MIN_PERMITS,
+    SRV_K_INTERACTIVE_MAX_PERMITS,
+    SRV_K_INTERACTIVE_MAX_QUEUED,
+    SRV_K_WRITE_WEIGHT,
+    SRV_K_WRITE_MIN_PERMITS,
+    SRV_K_WRITE_MAX_PERMITS,
+    SRV_K_WRITE_MAX_QUEUED,
+    SRV_K_BACKGROUND_WEIGHT,
+    SRV_K_BACKGROUND_MIN_PERMITS,
+    SRV_K_BACKGROUND_MAX_PERMITS,
+    SRV_K_BACKGROUND_MAX_QUEUED,
     SRV_K_MAX_WAL_SIZE,
     SRV_K_WAL_SEGMENT,
     SRV_K_TIMING_MODE,
@@ -114,6 +126,11 @@ typedef struct srv_config {
     int64_t compute_permits; /* worker threads; 0 = cores minus max(2, cores/4), at least 1 */
     int64_t max_queued;      /* requests waiting for a worker; more are `overloaded` */
     int64_t max_wait_ms;     /* longest wait for a worker, then `overloaded`; 0 = none */
+    /* the admission lanes (srv_lanes.h), by srv_lane_id: interactive, write, background */
+    int64_t lane_weight[3];      /* >= 1 */
+    int64_t lane_min_permits[3]; /* served first while fewer run */
+    int64_t lane_max_permits[3]; /* 0: the pool's size */
+    int64_t lane_max_queued[3];  /* 0: only admission.max_queued */
     /* [storage.persist] */
     int64_t max_wal_size_bytes; /* log growth that starts a checkpoint; 0 = only .compact */
     int64_t wal_segment_bytes;  /* size of a log segment file */

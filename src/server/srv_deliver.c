@@ -375,6 +375,7 @@ static void start_round(srv_server *s) {
         round_done(&r->job); /* the batches go out on the loop's next turn, before it sleeps */
         return;
     }
+    r->job.node.lane = SRV_LANE_BACKGROUND;
     srv_pool_submit(&s->pool, &r->job, true);
 }
 

@@ -57,6 +57,7 @@ static void on_sync(uv_timer_t *t) {
     j->job.done = sync_done;
     j->srv = s;
     s->syncing = true;
+    j->job.node.lane = SRV_LANE_BACKGROUND;
     srv_pool_submit(&s->pool, &j->job, true);
 }
 

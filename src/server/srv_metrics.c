@@ -100,6 +100,63 @@ static void gauge(il_buf *b, const char *name, const char *help, long long v) {
     il_buf_printf(b, "%s %lld\n", name, v);
 }
 
+/* Per admission lane (srv_lanes.h): its running and queued jobs, and its counts. */
+static void lane_metrics(il_buf *b, srv_pool *p) {
+    srv_lane_stats st[SRV_NLANES];
+    for (int i = 0; i < SRV_NLANES; i++) srv_pool_lane_stats(p, (srv_lane_id)i, &st[i]);
+    static const struct {
+        const char *name, *type, *help;
+    } fams[] = {
+        {"inputlayer_admission_lane_running", "gauge", "Jobs of the lane holding a permit."},
+        {"inputlayer_admission_lane_queued", "gauge", "Jobs of the lane waiting for a permit."},
+        {"inputlayer_admission_lane_admitted_total", "counter",
+         "Jobs of the lane granted a permit."},
+        {"inputlayer_admission_lane_rejected_full_total", "counter",
+         "Jobs refused (overloaded): the lane's queue or the pool's was full."},
+        {"inputlayer_admission_lane_timed_out_total", "counter",
+         "Jobs taken out of the lane's queue: their deadline or longest wait passed."},
+        {"inputlayer_admission_lane_stopped_waiting_total", "counter",
+         "Jobs taken out of the lane's queue: cancelled, or their connection closed."},
+        {"inputlayer_admission_lane_wait_seconds_total", "counter",
+         "Time the lane's granted jobs waited for a permit."},
+        {"inputlayer_admission_lane_held_seconds_total", "counter",
+         "Time the lane's finished jobs held a permit."},
+    };
+    for (size_t f = 0; f < sizeof fams / sizeof fams[0]; f++) {
+        family(b, fams[f].name, fams[f].type, fams[f].help);
+        for (int i = 0; i < SRV_NLANES; i++) {
+            const srv_lane_stats *l = &st[i];
+            il_buf_printf(b, "%s{lane=\"%s\"} ", fams[f].name, srv_lane_name((srv_lane_id)i));
+            switch (f) {
+            case 0:
+                il_buf_printf(b, "%u\n", l->running);
+                break;
+            case 1:
+                il_buf_printf(b, "%zu\n", l->queued);
+                break;
+            case 2:
+                il_buf_printf(b, "%llu\n", (unsigned long long)l->admitted);
+                break;
+            case 3:
+                il_buf_printf(b, "%llu\n", (unsigned long long)l->rejected_full);
+                break;
+            case 4:
+                il_buf_printf(b, "%llu\n", (unsigned long long)l->timed_out);
+                break;
+            case 5:
+                il_buf_printf(b, "%llu\n", (unsigned long long)l->stopped_waiting);
+                break;
+            case 6:
+                il_buf_printf(b, "%.6f\n", (double)l->wait_ns / 1e9);
+                break;
+            default:
+                il_buf_printf(b, "%.6f\n", (double)l->held_ns / 1e9);
+                break;
+            }
+        }
+    }
+}
+
 static void labelled(il_buf *b, const char *name, const char *help, const char *label,
                      const char *const *values, const uint64_t *counts, size_t n) {
     family(b, name, "counter", help);
@@ -221,6 +278,7 @@ void srv_metrics_prometheus(srv_conn *c) {
           (long long)s->pool.nthreads);
     gauge(&b, "inputlayer_compute_permits_in_use", "Workers running a job now.", running);
     gauge(&b, "inputlayer_compute_queued", "Jobs waiting for a worker.", (long long)queued);
+    lane_metrics(&b, &s->pool);
     gauge(&b, "inputlayer_query_memory_bytes",
           "Live bytes of the statements evaluating now (accounted by the engine).",
           (long long)il_mem_budget_used(s->query_budget));

@@ -383,6 +383,9 @@ static void submit(srv_req *r) {
         srv_count(s->counters.writes_pooled);
     else if (r->kind == SRV_RK_EXECUTE || r->kind == SRV_RK_READ)
         srv_count(s->counters.reads_pooled);
+    /* Programs that may commit wait in the write lane, everything else of a client's in
+       the interactive one (srv_lanes.h). */
+    r->job.node.lane = r->access == SRV_EXCLUSIVE ? SRV_LANE_WRITE : SRV_LANE_INTERACTIVE;
     if (!srv_pool_submit(&s->pool, &r->job, false)) {
         srv_count(s->counters.overloaded);
         fail(r, "overloaded", "Server overloaded: the compute queue is full; retry later");
@@ -607,7 +610,7 @@ const char *srv_pipe_cancel(srv_conn *c, const char *target) {
         return "too_late";
     srv_count(s->counters.cancelled);
     __atomic_store_n(&r->stop, 1, __ATOMIC_SEQ_CST);
-    srv_pool_unqueue(&s->pool, &r->job);
+    srv_pool_unqueue(&s->pool, &r->job, false);
     return "cancelled";
 }
 
@@ -624,7 +627,7 @@ static void sweep_conn(srv_conn *c, uint64_t now, bool *waiting) {
             srv_count(c->srv->counters.overloaded);
             if (pooled) {
                 r->overloaded = true;
-                srv_pool_unqueue(&c->srv->pool, &r->job);
+                srv_pool_unqueue(&c->srv->pool, &r->job, true);
             } else {
                 fail(r, "overloaded", OVERLOADED_WAIT_MSG);
             }
@@ -638,7 +641,7 @@ static void sweep_conn(srv_conn *c, uint64_t now, bool *waiting) {
         if (r->phase == SRV_REQ_QUEUED)
             fail(r, "deadline_exceeded", il_stop_message(IL_STOP_DEADLINE));
         else
-            srv_pool_unqueue(&c->srv->pool, &r->job);
+            srv_pool_unqueue(&c->srv->pool, &r->job, true);
     }
 }
 
@@ -670,7 +673,7 @@ void srv_pipe_disconnect(srv_conn *c) {
              * that has finishes, so that a commit is never cut in half. Either way the
              * request is freed when the pool is done. */
             int expected = SRV_COMMIT_NOT_YET;
-            if (!srv_pool_unqueue(&c->srv->pool, &r->job) &&
+            if (!srv_pool_unqueue(&c->srv->pool, &r->job, false) &&
                 __atomic_compare_exchange_n(&r->commit, &expected, SRV_COMMIT_CANCELLED, false,
                                             __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
                 __atomic_store_n(&r->stop, 1, __ATOMIC_SEQ_CST);

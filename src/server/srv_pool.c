@@ -104,20 +104,23 @@ static bool after_run(srv_pool *p, srv_job *j, bool on_worker, bool *wake) {
     return wait;
 }
 
+static srv_job *job_of(srv_lane_node *n) {
+    return (srv_job *)((char *)n - offsetof(srv_job, node));
+}
+
 static void *worker(void *arg) {
     srv_pool *p = arg;
     pthread_mutex_lock(&p->mu);
     for (;;) {
-        while (!p->head && !p->stopping) pthread_cond_wait(&p->work, &p->mu);
-        if (!p->head) break;
-        srv_job *j = p->head;
-        p->head = j->next;
-        if (p->head)
-            p->head->prev = NULL;
-        else
-            p->tail = NULL;
-        p->nqueued--;
-        if (j->forced) p->nforced--;
+        srv_lane_node *n = srv_lanes_take(&p->lanes, srv_mono_ns());
+        if (!n) {
+            /* Nothing queued, or every lane with work at its max_permits: a finish or a
+               submit wakes this worker. Queued work still runs when stopping. */
+            if (p->stopping && !srv_lanes_waiting(&p->lanes)) break;
+            pthread_cond_wait(&p->work, &p->mu);
+            continue;
+        }
+        srv_job *j = job_of(n);
         j->queued = false;
         p->running++;
         pthread_mutex_unlock(&p->mu);
@@ -127,11 +130,16 @@ static void *worker(void *arg) {
          * job that closes that connection's session. */
         pthread_mutex_lock(&p->engine);
         j->run(j);
+        /* a copy: once listed as finished, the job is the loop's, which may free it */
+        srv_lane_node held = j->node;
         bool wake;
         after_run(p, j, true, &wake);
         pthread_mutex_unlock(&p->engine);
         if (wake) signal_loop(p);
         pthread_mutex_lock(&p->mu);
+        srv_lanes_finish(&p->lanes, &held, srv_mono_ns());
+        /* A lane held back at its max_permits may run again. */
+        if (srv_lanes_waiting(&p->lanes)) pthread_cond_signal(&p->work);
     }
     pthread_mutex_unlock(&p->mu);
     return NULL;
@@ -222,7 +230,7 @@ bool srv_pool_group_commit(srv_pool *p, il_engine *e) {
 
 /* With mu held: no job queued or running, none waiting for a sync, no sync running. */
 static bool idle(const srv_pool *p) {
-    return !p->nqueued && !p->running && !p->pend_head && !p->sync_busy;
+    return !p->lanes.nqueued && !p->running && !p->pend_head && !p->sync_busy;
 }
 
 bool srv_pool_sync_alone(srv_pool *p, srv_job *j) {
@@ -303,7 +311,8 @@ unsigned srv_pool_default_permits(void) {
     return cores - reserve >= 1 ? (unsigned)(cores - reserve) : 1u;
 }
 
-bool srv_pool_start(srv_pool *p, uv_loop_t *loop, unsigned permits, size_t max_queued) {
+bool srv_pool_start(srv_pool *p, uv_loop_t *loop, unsigned permits, size_t max_queued,
+                    const srv_lane_limits *lim) {
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->work, NULL);
     pthread_mutex_init(&p->engine, NULL);
@@ -312,7 +321,9 @@ bool srv_pool_start(srv_pool *p, uv_loop_t *loop, unsigned permits, size_t max_q
     pthread_condattr_setclock(&attr, CLOCK_MONOTONIC); /* for the gathering wait */
     pthread_cond_init(&p->pend, &attr);
     pthread_condattr_destroy(&attr);
-    p->max_queued = max_queued;
+    srv_lane_limits defaults[SRV_NLANES];
+    srv_lanes_default_limits(defaults);
+    srv_lanes_init(&p->lanes, permits ? permits : 1, max_queued, lim ? lim : defaults);
     p->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (p->wake_fd < 0) return false;
     if (uv_poll_init(loop, &p->wake, p->wake_fd) != 0 ||
@@ -335,20 +346,11 @@ bool srv_pool_start(srv_pool *p, uv_loop_t *loop, unsigned permits, size_t max_q
 bool srv_pool_submit(srv_pool *p, srv_job *j, bool force) {
     pthread_mutex_lock(&p->mu);
     /* Forced jobs are the server's own work: they take no client's place in the queue. */
-    if (!force && p->max_queued && p->nqueued - p->nforced >= p->max_queued) {
+    j->node.forced = force;
+    if (!srv_lanes_push(&p->lanes, &j->node, srv_mono_ns())) {
         pthread_mutex_unlock(&p->mu);
         return false;
     }
-    j->next = NULL;
-    j->prev = p->tail;
-    if (p->tail)
-        p->tail->next = j;
-    else
-        p->head = j;
-    p->tail = j;
-    p->nqueued++;
-    j->forced = force;
-    if (force) p->nforced++;
     j->queued = true;
     j->skipped = false;
     pthread_mutex_unlock(&p->mu);
@@ -357,21 +359,12 @@ bool srv_pool_submit(srv_pool *p, srv_job *j, bool force) {
     return true;
 }
 
-bool srv_pool_unqueue(srv_pool *p, srv_job *j) {
+bool srv_pool_unqueue(srv_pool *p, srv_job *j, bool timed_out) {
     pthread_mutex_lock(&p->mu);
     bool was = j->queued;
     bool wake = false;
     if (was) {
-        if (j->prev)
-            j->prev->next = j->next;
-        else
-            p->head = j->next;
-        if (j->next)
-            j->next->prev = j->prev;
-        else
-            p->tail = j->prev;
-        p->nqueued--;
-        if (j->forced) p->nforced--;
+        srv_lanes_remove(&p->lanes, &j->node, timed_out);
         j->queued = false;
         j->skipped = true;
         wake = finish(p, j);
@@ -379,6 +372,12 @@ bool srv_pool_unqueue(srv_pool *p, srv_job *j) {
     pthread_mutex_unlock(&p->mu);
     if (wake) signal_loop(p);
     return was;
+}
+
+void srv_pool_lane_stats(srv_pool *p, srv_lane_id id, srv_lane_stats *out) {
+    pthread_mutex_lock(&p->mu);
+    srv_lanes_stats(&p->lanes, id, out);
+    pthread_mutex_unlock(&p->mu);
 }
 
 bool srv_pool_is_queued(srv_pool *p, const srv_job *j) {
@@ -398,7 +397,7 @@ void srv_pool_leave_engine(srv_pool *p) {
 
 void srv_pool_stats(srv_pool *p, size_t *queued, unsigned *running) {
     pthread_mutex_lock(&p->mu);
-    *queued = p->nqueued;
+    *queued = p->lanes.nqueued;
     *running = p->running;
     pthread_mutex_unlock(&p->mu);
 }
@@ -428,10 +427,10 @@ srv_pool_activity srv_pool_activity_now(srv_pool *p) {
     srv_pool_activity a = SRV_POOL_BUSY;
     if (idle(p))
         a = SRV_POOL_IDLE;
-    else if (!p->nqueued && !p->running && !p->pend_head &&
+    else if (!p->lanes.nqueued && !p->running && !p->pend_head &&
              __atomic_load_n(&p->in_fsync, __ATOMIC_SEQ_CST))
         a = SRV_POOL_SYNCING;
-    else if (!p->nqueued && !p->running && p->gathered && !p->sync_busy)
+    else if (!p->lanes.nqueued && !p->running && p->gathered && !p->sync_busy)
         a = SRV_POOL_SYNCING; /* the syncer is woken for the loop's batch: it runs next */
     else
         __atomic_store_n(&p->wake_on_sync, true, __ATOMIC_SEQ_CST);

@@ -13,14 +13,15 @@
 #include <uv.h>
 
 #include "inputlayer.h"
+#include "server/srv_lanes.h"
 
 typedef struct srv_job {
-    struct srv_job *next, *prev;
+    srv_lane_node node;              /* its place in its lane's queue; node.lane: the lane */
+    struct srv_job *next;            /* on the finished list or the list waiting for a sync */
     void (*run)(struct srv_job *j);  /* on a worker, engine lock held */
     void (*done)(struct srv_job *j); /* on the loop thread, after run (or instead of it) */
     bool queued;                     /* waiting for a worker (the pool's mutex guards it) */
     bool skipped;                    /* taken out of the queue: run was never called */
-    bool forced;                     /* submitted past the queue's bound */
     bool sync_failed;                /* group commit: the sync covering its run failed */
     uint64_t log_lsn;                /* group commit: the log position its run may have seen */
 } srv_job;
@@ -28,9 +29,7 @@ typedef struct srv_job {
 typedef struct srv_pool {
     pthread_mutex_t mu;
     pthread_cond_t work;
-    srv_job *head, *tail; /* waiting jobs, FIFO */
-    size_t nqueued, max_queued;
-    size_t nforced; /* of the queued, those forced (not counted against max_queued) */
+    srv_lanes lanes;                /* waiting jobs, in their lanes (srv_lanes.h) */
     srv_job *done_head, *done_tail; /* finished, for the loop */
     pthread_t *threads;
     unsigned nthreads, running;
@@ -68,14 +67,20 @@ typedef struct srv_pool {
     pthread_t syncer;
 } srv_pool;
 
-/* Starts `permits` workers (at least 1); max_queued 0 = unbounded. */
-bool srv_pool_start(srv_pool *p, uv_loop_t *loop, unsigned permits, size_t max_queued);
-/* Queues a job; false when the queue is full (the caller answers `overloaded`), unless
- * forced (work that must happen, such as closing a session). */
+/* Starts `permits` workers (at least 1); max_queued 0 = unbounded; lim: the admission
+ * lanes' limits (srv_lanes.h; NULL: the defaults). */
+bool srv_pool_start(srv_pool *p, uv_loop_t *loop, unsigned permits, size_t max_queued,
+                    const srv_lane_limits *lim);
+/* Queues a job in its lane (j->node.lane, interactive when left 0); false when the
+ * lane's queue or the pool's is full (the caller answers `overloaded`), unless forced
+ * (work that must happen, such as closing a session). */
 bool srv_pool_submit(srv_pool *p, srv_job *j, bool force);
 /* Takes a job out of the queue if it has not started: its done runs (soon, on the loop)
- * with j->skipped set. False when it already started. */
-bool srv_pool_unqueue(srv_pool *p, srv_job *j);
+ * with j->skipped set. False when it already started. timed_out: its deadline or longest
+ * wait passed (else it was cancelled or its connection went), for the lane's counts. */
+bool srv_pool_unqueue(srv_pool *p, srv_job *j, bool timed_out);
+/* A lane's counts, for metrics. */
+void srv_pool_lane_stats(srv_pool *p, srv_lane_id id, srv_lane_stats *out);
 /* Whether the job still waits for a worker. */
 bool srv_pool_is_queued(srv_pool *p, const srv_job *j);
 /* Calls fn(ctx) on the loop thread after each batch of finished jobs' `done`s. */

@@ -1,6 +1,7 @@
 """Guard tests of inputlayer-server, each on servers of its own: deadlines (a
 non-terminating recursion stopped at 2 s), cancel of a running, a queued and a finished
-request, duplicate ids, a full compute queue (`overloaded`), the per-query memory limit
+request, duplicate ids, a full compute queue (`overloaded`), a write that goes before queued
+reads (admission lanes), the per-query memory limit
 (a cross product refused at 16 MiB, resident growth bounded), and a slow reader that stops
 reading large results (resident memory stays bounded). After each, the server answers
 the next request. Resident-memory bounds are checked on the normal build only (a
@@ -252,6 +253,53 @@ async def t_overloaded(binary):
             await x.ws.close()
 
 
+async def t_write_lane(binary):
+    """With one compute permit, a write queued behind reads waits only for the read that
+    runs: it goes before the reads queued ahead of it (admission lanes), and the lanes'
+    counts say so."""
+    env = {"INPUTLAYER_ADMISSION__COMPUTE_PERMITS": "1"}
+    with Server(binary, env=env) as srv:
+        a, w = await connect(srv), await connect(srv)
+        readers = [await connect(srv) for _ in range(3)]
+        await load_abc(a)
+        for x in [w] + readers:  # their sessions open first (jobs of their own)
+            f = await x.call({"type": "execute", "program": "?a(1)"})
+            assert f["rows"] == [[1]], f
+        await a.send({"type": "execute", "id": "long", "program": SLOW})
+        await asyncio.sleep(0.3)
+        for i, r in enumerate(readers):
+            await r.send({"type": "execute", "id": "q%d" % i, "program": SLOW})
+        await asyncio.sleep(0.3)
+        await w.send({"type": "execute", "id": "w", "program": "+y(1)"})
+        await asyncio.sleep(0.2)
+        m = prometheus(srv)
+        assert m['inputlayer_admission_lane_queued{lane="interactive"}'] == 3, m
+        assert m['inputlayer_admission_lane_queued{lane="write"}'] == 1, m
+        await a.send({"type": "cancel", "target": "long"})
+        f = await w.recv(timeout=30)  # first-in-first-out, it would wait behind q0 for ever
+        assert f["type"] == "result" and f["id"] == "w" and not f["errors"], f
+        m = prometheus(srv)
+        assert m['inputlayer_admission_lane_admitted_total{lane="write"}'] >= 1, m
+        for _ in range(100):  # q0 takes the permit the write left
+            m = prometheus(srv)
+            if m['inputlayer_admission_lane_running{lane="interactive"}'] == 1:
+                break
+            await asyncio.sleep(0.05)
+        assert m['inputlayer_admission_lane_running{lane="interactive"}'] == 1, m
+        assert m['inputlayer_admission_lane_queued{lane="interactive"}'] == 2, m
+        # the queued ones first: they leave the queue without running
+        for i in (2, 1, 0):
+            await readers[i].send({"type": "cancel", "target": "q%d" % i})
+            f = await readers[i].recv(timeout=30)
+            assert f["type"] == "error" and f["code"] == "cancelled", f
+        m = prometheus(srv)
+        assert m['inputlayer_admission_lane_stopped_waiting_total{lane="interactive"}'] == 2, m
+        f = await w.call({"type": "execute", "program": "?y(X)"}, timeout=30)
+        assert f["rows"] == [[1]], f
+        for x in [a, w] + readers:
+            await x.ws.close()
+
+
 async def t_memory_limit(binary):
     sanitized = is_sanitized(binary)
     env = {"INPUTLAYER_STORAGE__PERFORMANCE__MAX_QUERY_MEMORY_BYTES": str(16 << 20)}
@@ -448,5 +496,6 @@ async def t_revoke_in_flight(binary):
         await admin.ws.close()
 
 
-TESTS = [t_deadline, t_cancel, t_cancel_session_work, t_other_connections_live, t_overloaded, t_memory_limit,
+TESTS = [t_deadline, t_cancel, t_cancel_session_work, t_other_connections_live, t_overloaded,
+         t_write_lane, t_memory_limit,
          t_memory_returned, t_query_strings_freed, t_slow_reader, t_revoke_in_flight]

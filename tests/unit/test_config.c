@@ -319,6 +319,19 @@ Test(config, validation) {
     cr_assert(
         srv_config_set(&cfg, "http.trusted_proxies", "10.0.0.0/33", SRV_SRC_FLAG, err, sizeof err));
     cr_expect_not(srv_config_validate(&cfg, err, sizeof err));
+    srv_config_free(&cfg);
+    srv_config_init(&cfg);
+    cr_assert(
+        srv_config_set(&cfg, "admission.write.min_permits", "3", SRV_SRC_FLAG, err, sizeof err));
+    cr_assert(
+        srv_config_set(&cfg, "admission.write.max_permits", "2", SRV_SRC_FLAG, err, sizeof err));
+    cr_expect_not(srv_config_validate(&cfg, err, sizeof err));
+    cr_expect_str_eq(err, "admission.write.min_permits (3) is over its max_permits (2)");
+    cr_assert(
+        srv_config_set(&cfg, "admission.write.max_permits", "0", SRV_SRC_FLAG, err, sizeof err));
+    cr_expect(srv_config_validate(&cfg, err, sizeof err), "%s", err);
+    cr_expect_not(
+        srv_config_set(&cfg, "admission.background.weight", "0", SRV_SRC_FLAG, err, sizeof err));
     uint32_t addr, mask;
     cr_assert(srv_config_parse_cidr("10.1.2.3/16", &addr, &mask));
     cr_expect_eq(addr, 0x0A010000u);
