@@ -96,17 +96,6 @@ void tupleset_push_distinct(tupleset *s, const val_t *t) {
     s->n++;
 }
 
-bool tupleset_contains(tupleset *s, const val_t *t) {
-    if (!s->n) return false;
-    if (!s->slots) grow(s);
-    uint32_t mask = s->nslots - 1, w = s->arity;
-    for (uint32_t h = (uint32_t)tuple_hash(t, w) & mask;; h = (h + 1) & mask) {
-        uint32_t e = s->slots[h];
-        if (!e) return false;
-        if (same_tuple(&s->tuples[(size_t)(e - 1) * w], t, w)) return true;
-    }
-}
-
 bool tupleset_insert(tupleset *s, const val_t *t) {
     if ((s->n + 1) * 2 > s->nslots || !s->slots) grow(s);
     uint32_t mask = s->nslots - 1, w = s->arity;

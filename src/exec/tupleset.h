@@ -28,8 +28,6 @@ void tupleset_free(tupleset *s);
 void tupleset_clear(tupleset *s);
 /* Adds a tuple; returns false when it was already present. */
 bool tupleset_insert(tupleset *s, const val_t *t);
-/* Whether the set holds the tuple (a set filled by tupleset_push_distinct is indexed first). */
-bool tupleset_contains(tupleset *s, const val_t *t);
 /* Appends a tuple the caller knows is not in the set, without hashing it (the rows of a
  * scan of one relation, say). The set is indexed again only if tupleset_insert is called
  * on it later. */

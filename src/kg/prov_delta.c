@@ -120,8 +120,7 @@ static void emit(vexec *x, const val_t *regs, void *ctx) {
     val_t t[REL_MAX_ARITY];
     vx_head(x->c, regs, t);
     if (r->head == r->p->query_pred) {
-        plan_pred *q = &r->p->preds.v[r->head];
-        if (!tupleset_contains(&q->rows, t)) tupleset_insert(r->eph, t);
+        tupleset_insert(r->eph, t);
         return;
     }
     if (!rel_contains(r->p->preds.v[r->head].full, t)) tupleset_insert(&r->found, t);

@@ -13,8 +13,9 @@
 bool prov_delta_sound(const plan_program *p, il_session *s);
 
 /* After p ran with x (skip_session): adds the session's facts and rules to its state,
- * the query's new rows going to eph (initialised with the query's arity); the query
- * predicate's rows stay the graph's. Returns the error or stop, or NULL. */
+ * the query rows it derives going to eph (initialised with the query's arity; some may be
+ * the graph's too); the query predicate's rows stay the graph's. Returns the error or
+ * stop, or NULL. */
 const char *prov_delta_run(plan_program *p, il_session *s, exec_ctx *x, tupleset *eph);
 
 #endif

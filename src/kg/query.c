@@ -308,6 +308,63 @@ const char *kg_query_rows(il_session *s, const iql_rule *q, bool with_session, v
     return err;
 }
 
+static int words_cmp(const val_t *a, const val_t *b, uint32_t n) {
+    for (uint32_t i = 0; i < n; i++)
+        if (a[i] != b[i]) return a[i] < b[i] ? -1 : 1;
+    return 0;
+}
+
+/* Whether the row is among the n rows (in word order). */
+static bool has_words(const val_t *rows, size_t n, uint32_t w, const val_t *row) {
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = words_cmp(&rows[mid * w], row, w);
+        if (c == 0) return true;
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return false;
+}
+
+/* The delta's query rows (eph, in word order) that the graph's rows (*rows, in word
+   order) lack are the ephemeral ones: they go to the split and are merged into *rows,
+   which stay in word order. A row of no columns is the one row there is. */
+static void add_new_rows(val_t **rows, size_t *nrows, uint32_t w, tupleset *eph, kg_split *split) {
+    if (!w) {
+        if (*nrows) return;
+        *rows = il_mem_alloc(sizeof **rows);
+        *nrows = 1;
+        split->rows = il_mem_alloc(sizeof **rows);
+        split->nrows = 1;
+        return;
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < eph->n; i++) {
+        const val_t *t = &eph->tuples[i * w];
+        if (has_words(*rows, *nrows, w, t)) continue;
+        memmove(&eph->tuples[n * w], t, w * sizeof *t);
+        n++;
+    }
+    if (!n) return;
+    val_t *all = il_mem_alloc((*nrows + n) * w * sizeof *all);
+    size_t i = 0, j = 0, k = 0;
+    while (i < *nrows || j < n) {
+        bool left =
+            j == n || (i < *nrows && words_cmp(&(*rows)[i * w], &eph->tuples[j * w], w) < 0);
+        memcpy(&all[k++ * w], left ? &(*rows)[i++ * w] : &eph->tuples[j++ * w], w * sizeof *all);
+    }
+    il_mem_free(*rows);
+    *rows = all;
+    *nrows += n;
+    split->rows = eph->tuples;
+    split->nrows = n;
+    eph->tuples = NULL;
+    eph->n = 0;
+}
+
 const char *kg_query_rows_delta(il_session *s, const iql_rule *q, val_t **rows, size_t *nrows,
                                 uint32_t *arity, kg_split *split) {
     static _Thread_local char errbuf[1024];
@@ -332,17 +389,12 @@ const char *kg_query_rows_delta(il_session *s, const iql_rule *q, val_t **rows, 
             snprintf(errbuf, sizeof errbuf, "%s", err ? err : x.error);
             err = errbuf;
         } else {
-            if (!qp->rows.arity) tupleset_init(&qp->rows, qp->arity);
-            for (uint32_t i = 0; i < eph.n; i++)
-                tupleset_insert(&qp->rows, &eph.tuples[(size_t)i * qp->arity]);
+            uint32_t w = qp->arity;
             err = take_rows(p, rows, nrows, arity);
+            *arity = w;
             split->kind = KG_SPLIT_EPHEMERAL;
-            if (!err && eph.n && qp->arity && !tuple_sort(eph.tuples, eph.n, qp->arity))
-                err = EXEC_STOPPED;
-            split->rows = eph.tuples;
-            split->nrows = eph.n;
-            eph.tuples = NULL;
-            eph.n = 0;
+            if (!err && eph.n && w && !tuple_sort(eph.tuples, eph.n, w)) err = EXEC_STOPPED;
+            if (!err && eph.n) add_new_rows(rows, nrows, w, &eph, split);
         }
         tupleset_free(&eph);
         if (guard && guard->stop) err = il_stop_message(guard->stop);
