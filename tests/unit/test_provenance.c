@@ -289,3 +289,29 @@ Test(provenance, random_graphs_agree_with_a_second_run) {
         unit_engine_close(e);
     }
 }
+
+Test(provenance, the_memory_limit_stops_the_delta) {
+    /* the graph's pairs are none; the session's facts make 9 million */
+    il_buf b;
+    il_buf_init(&b);
+    il_buf_puts(&b, "+b[");
+    for (int i = 0; i < 3000; i++) il_buf_printf(&b, "%s(%d)", i ? ", " : "", i);
+    il_buf_putc(&b, ']');
+    ok(il_buf_str(&b));
+    for (int i = 0; i < 3000; i++) {
+        il_buf_clear(&b);
+        il_buf_printf(&b, "a(%d)", i);
+        ok(il_buf_str(&b));
+    }
+    il_buf_free(&b);
+    ok("+pair(X, Y) <- a(X), b(Y)");
+    il_limits l = {.max_memory_bytes = 16u * 1024 * 1024};
+    il_session_set_limits(unit_session, &l);
+    cr_expect_eq(evaluations("?pair(X, Y)"), 1);
+    il_result *r = il_execute(unit_session, "?pair(X, Y)", 11);
+    cr_expect_eq(il_result_kind_of(r), IL_RESULT_ERROR);
+    cr_expect_eq(il_result_stop(r), IL_STOP_MEMORY);
+    il_result_free(r);
+    il_session_set_limits(unit_session, NULL);
+    EXPECT_PROV("?pair(X, Y), X = 7, Y < 2", "(7, 0)e (7, 1)e");
+}
