@@ -162,9 +162,9 @@ static bool stopped(const exec_ctx *x) {
     return x->error != NULL || (x->guard && x->guard->stop);
 }
 
-/* Seeds each clause of the stratum at every atom whose predicate `seed_of` gives tuples
- * (lower: predicates outside the stratum, their new tuples; otherwise the stratum's own,
- * their last round's). */
+/* Runs the stratum's clauses seeded at every atom whose predicate has tuples to seed
+ * with: with `lower`, the predicates below the stratum and their new tuples (and the
+ * session's clauses run whole); otherwise the stratum's own and their last round's. */
 static void run_seeded(drun *r, const plan_stratum *st, bool lower, exec_ctx *x) {
     for (uint32_t i = 0; i < st->nclauses && !stopped(x); i++) {
         const plan_clause *c = &r->p->clauses.v[st->clauses[i]];

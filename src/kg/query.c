@@ -398,6 +398,11 @@ const char *kg_query_rows_delta(il_session *s, const iql_rule *q, val_t **rows, 
         }
         tupleset_free(&eph);
         if (guard && guard->stop) err = il_stop_message(guard->stop);
+        if (err) {
+            il_mem_free(*rows);
+            *rows = NULL;
+            *nrows = 0;
+        }
         s->eval_ns += exec_clock_ns() - t0;
         plan_program_reset(p);
         s->e->queries++;
