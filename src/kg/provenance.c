@@ -139,7 +139,7 @@ const char *kg_query_rows_split(il_session *s, const iql_rule *q, val_t **rows, 
     if (err || split->kind == KG_SPLIT_EPHEMERAL) return err;
     /* not sound as a delta: the graph's answer by a run of its own */
     err = kg_query_rows(s, q, true, rows, nrows, arity);
-    if (err) return err;
+    if (err || !*nrows) return err; /* no row to tell apart */
     uint32_t parity;
     const char *perr = kg_query_rows(s, q, false, &split->rows, &split->nrows, &parity);
     if (perr || (split->nrows && parity != *arity)) {
