@@ -469,6 +469,7 @@ static bool heads_distinct(const plan_clause *c) {
 
 static void run_clause_into(plan_program *p, exec_ctx *x, const plan_clause *c, rel_t *target,
                             const rel_t *check, plan_pred *added_to, tupleset *tset) {
+    if (x->skip_session && c->session) return;
     if (c->error) {
         if (!x->error) x->error = c->error;
         return;
@@ -681,6 +682,12 @@ static bool advance_round(exec_ctx *x, plan_pred *pp) {
     return pp->delta.n > 0;
 }
 
+static bool has_session_clause(const plan_program *p, const plan_stratum *st) {
+    for (uint32_t i = 0; i < st->nclauses; i++)
+        if (p->clauses.v[st->clauses[i]].session) return true;
+    return false;
+}
+
 static void run_stratum(plan_program *p, exec_ctx *x, plan_stratum *st) {
     for (uint32_t i = 0; i < st->npreds; i++) {
         plan_pred *pp = &p->preds.v[st->preds[i]];
@@ -714,7 +721,8 @@ static void run_stratum(plan_program *p, exec_ctx *x, plan_stratum *st) {
         }
         return;
     }
-    int32_t col = partition_column(p, st);
+    /* the closure runs a stratum's clauses itself: not when some must be left out */
+    int32_t col = x->skip_session && has_session_clause(p, st) ? -1 : partition_column(p, st);
     if (col >= 0) {
         run_partitioned(p, x, st, (uint32_t)col);
         goto done;

@@ -15,6 +15,9 @@ typedef struct exec_ctx {
     /* the query predicate's stratum is not run: the caller reads the rows of the
        predicate it copies instead (a maintained view aliasing a rule) */
     bool skip_query;
+    /* clauses made from session rules do not run (plan_clause.session): the graph's own
+       answer, with the session's rules planned in (kg/provenance.c) */
+    bool skip_session;
     /* out: the most threads one step of the evaluation ran on (guard->threads allows) */
     uint32_t threads_used;
 } exec_ctx;

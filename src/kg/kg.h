@@ -234,8 +234,31 @@ char *kg_lint(il_session *s, const iql_atom *head, const iql_atom *goal, const i
 /* Adds them to r's `metadata.warnings` (creating the metadata) and frees them. */
 void kg_lint_attach(il_result *r, char *warnings);
 
-/* Sets r's provenance and metadata; `q` is the rule that answered the query. */
-void kg_provenance(il_session *s, const iql_rule *q, il_result *r);
+/* How the rows of a query on a session with facts or rules of its own were told apart
+ * (provenance.c): every row persistent, or the ephemeral rows listed, or the persistent
+ * rows listed (in word order, a counted block). */
+typedef enum kg_split_kind {
+    KG_SPLIT_ALL_PERSISTENT,
+    KG_SPLIT_EPHEMERAL,
+    KG_SPLIT_PERSISTENT
+} kg_split_kind;
+typedef struct kg_split {
+    kg_split_kind kind;
+    val_t *rows;
+    size_t nrows;
+} kg_split;
+
+/* kg_query_rows with the session, telling its rows apart into *split (provenance.c). */
+const char *kg_query_rows_split(il_session *s, const iql_rule *q, val_t **rows, size_t *nrows,
+                                uint32_t *arity, kg_split *split);
+/* The query's rows with the session, and the ephemeral ones (KG_SPLIT_EPHEMERAL) in one
+ * evaluation (query.c, prov_delta.c); leaves split->kind KG_SPLIT_PERSISTENT with no rows
+ * and runs nothing when that is not sound (prov_delta_sound). */
+const char *kg_query_rows_delta(il_session *s, const iql_rule *q, val_t **rows, size_t *nrows,
+                                uint32_t *arity, kg_split *split);
+/* Sets r's provenance and metadata from the split; `q` is the rule that answered the
+ * query. Frees the split's rows. */
+void kg_provenance(il_session *s, const iql_rule *q, il_result *r, kg_split *split);
 
 /* ---- catalog (catalog.c) ---- */
 kg_graph *kg_graph_find(il_engine *e, const char *name);

@@ -4,9 +4,19 @@
  *
  * The relations the query reads (through persistent and session rules, transitively) say
  * which of the session's facts and rules can reach it. When none can, every row is
- * persistent and nothing more runs. Otherwise the query runs once more without the
- * session (its program is the graph's cached one), and a row is persistent when that run
- * has it too. */
+ * persistent and the query runs as any other. Otherwise it runs once, in two steps
+ * (prov_delta.c): its program, planned over the graph's rules and the session's, first
+ * runs without the session's clauses and facts, which gives the graph's own answer (the
+ * persistent rows); then the session's facts and rules are added to that state as an
+ * insertion delta, semi-naively, and the rows this adds are the ephemeral ones.
+ *
+ * Adding is not sound when the session's part can take rows away or is not a step the
+ * delta can run: a negation or an aggregate over a relation the session may change (its
+ * facts, its rules' heads, and what reads them), a vector search there, an unstratified
+ * program (session rules in a cycle through a negation or an aggregate), session facts of
+ * a relation that also has rules, a clause of the session that cannot be compiled. Then,
+ * as before, the query runs with the session and once more without it, and a row is
+ * persistent when the second run has it too. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -112,26 +122,55 @@ static void metadata(il_result *r, name_vec *sources, uint32_t nrules) {
     r->metadata_json = il_buf_take(&b);
 }
 
-void kg_provenance(il_session *s, const iql_rule *q, il_result *r) {
-    if (r->kind != IL_RESULT_TABLE) return;
+const char *kg_query_rows_split(il_session *s, const iql_rule *q, val_t **rows, size_t *nrows,
+                                uint32_t *arity, kg_split *split) {
+    name_vec sources = {0};
+    uint32_t nrules;
+    session_reach(s, q, &sources, &nrules);
+    bool reached = sources.n || nrules;
+    il_vec_free(sources);
+    split->rows = NULL;
+    split->nrows = 0;
+    if (!reached) {
+        split->kind = KG_SPLIT_ALL_PERSISTENT;
+        return kg_query_rows(s, q, true, rows, nrows, arity);
+    }
+    const char *err = kg_query_rows_delta(s, q, rows, nrows, arity, split);
+    if (err || split->kind == KG_SPLIT_EPHEMERAL) return err;
+    /* not sound as a delta: the graph's answer by a run of its own */
+    err = kg_query_rows(s, q, true, rows, nrows, arity);
+    if (err || !*nrows) return err; /* no row to tell apart */
+    uint32_t parity;
+    const char *perr = kg_query_rows(s, q, false, &split->rows, &split->nrows, &parity);
+    if (perr || (split->nrows && parity != *arity)) {
+        /* no row is known to hold without the session */
+        il_mem_free(split->rows);
+        split->rows = NULL;
+        split->nrows = 0;
+    }
+    return NULL;
+}
+
+void kg_provenance(il_session *s, const iql_rule *q, il_result *r, kg_split *split) {
+    if (r->kind != IL_RESULT_TABLE) {
+        il_mem_free(split->rows);
+        return;
+    }
     name_vec sources = {0};
     uint32_t nrules;
     session_reach(s, q, &sources, &nrules);
     r->provenance = calloc(r->nrows + 1, 1);
-    if (!sources.n && !nrules) {
-        memset(r->provenance, IL_PROV_PERSISTENT, r->nrows);
-    } else if (r->nrows && r->width) {
-        val_t *rows;
-        size_t n;
-        uint32_t arity;
-        const char *err = kg_query_rows(s, q, false, &rows, &n, &arity);
-        bool ok = !err && (n == 0 || arity == r->width);
-        for (size_t i = 0; i < r->nrows; i++)
-            r->provenance[i] = ok && has_row(rows, n, (uint32_t)r->width, &r->cells.v[i * r->width])
-                                   ? IL_PROV_PERSISTENT
-                                   : IL_PROV_EPHEMERAL;
-        il_mem_free(rows);
+    uint32_t w = (uint32_t)r->width;
+    for (size_t i = 0; i < r->nrows; i++) {
+        /* a row of no columns is the one row there is */
+        bool listed =
+            w ? has_row(split->rows, split->nrows, w, &r->cells.v[i * w]) : split->nrows > 0;
+        bool persistent = split->kind == KG_SPLIT_ALL_PERSISTENT ||
+                          (split->kind == KG_SPLIT_EPHEMERAL ? !listed : listed);
+        r->provenance[i] = persistent ? IL_PROV_PERSISTENT : IL_PROV_EPHEMERAL;
     }
+    il_mem_free(split->rows);
+    split->rows = NULL;
     metadata(r, &sources, nrules);
     il_vec_free(sources);
 }

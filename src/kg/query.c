@@ -17,6 +17,7 @@
 #include "iql/print.h"
 #include "exec/tuplesort.h"
 #include "kg/kg.h"
+#include "kg/prov_delta.h"
 #include "plan/build.h"
 #include "plan/params.h"
 #include "views/read_policy.h"
@@ -27,6 +28,7 @@ enum { MAX_RESULT_ROWS = 100000 };
 typedef struct stored_ctx {
     il_session *s;
     bool with_session;
+    bool facts_apart;       /* with the session's rules, but its facts left to the caller */
     bool maintained;        /* maintained rules read as stored relations (read_policy.h) */
     IL_VEC(rel_t *) merged; /* stored facts merged with session facts, owned */
     IL_VEC(const char *) merged_names;
@@ -49,7 +51,7 @@ static const rel_t *stored_lookup(void *ctx, const char *name) {
         if (strcmp(c->merged_names.v[i], name) == 0) return c->merged.v[i];
     kg_relation *r = kg_rel_find(c->s->kg, name);
     const rel_t *data = r ? r->data : NULL;
-    sess_facts *f = c->with_session ? sess_facts_find(c->s, name) : NULL;
+    sess_facts *f = c->with_session && !c->facts_apart ? sess_facts_find(c->s, name) : NULL;
     if (!f || (data && rel_arity(data) != f->arity)) return data;
     rel_t *m = rel_new(f->arity);
     if (data) {
@@ -82,6 +84,7 @@ static bool plan_query(plan_program *p, const iql_rule *q, stored_ctx *c, rule_l
         for (uint32_t i = 0; i < c->s->rules.n; i++) il_vec_push(*rules, c->s->rules.v[i]);
     plan_source src = {.rules = rules->v,
                        .nrules = rules->n,
+                       .nsession = c->with_session ? c->s->rules.n : 0,
                        .stored = stored_lookup,
                        .ctx = c,
                        .index = index_lookup,
@@ -104,6 +107,8 @@ static void program_free(plan_program *p) {
     free(p);
 }
 
+static const char *take_rows(plan_program *p, val_t **rows, size_t *nrows, uint32_t *arity);
+
 /* Runs p and hands over its rows, sorted; returns the error, or NULL. p is left to be
    reset. */
 static const char *run_program(plan_program *p, exec_guard *guard, val_t **rows, size_t *nrows,
@@ -115,11 +120,22 @@ static const char *run_program(plan_program *p, exec_guard *guard, val_t **rows,
         return errbuf;
     }
     exec_ctx x = {.guard = guard};
-    plan_pred *qp = &p->preds.v[p->query_pred];
     if (!exec_run(p, &x)) {
         snprintf(errbuf, sizeof errbuf, "%s", x.error);
         err = errbuf;
-    } else if (qp->rows.n && qp->arity && !tuple_sort(qp->rows.tuples, qp->rows.n, qp->arity)) {
+    } else {
+        err = take_rows(p, rows, nrows, arity);
+    }
+    if (guard && guard->stop) err = il_stop_message(guard->stop);
+    return err;
+}
+
+/* Hands over the query predicate's rows of a program that ran, sorted; the stop's text
+   when sorting was stopped. */
+static const char *take_rows(plan_program *p, val_t **rows, size_t *nrows, uint32_t *arity) {
+    const char *err = NULL;
+    plan_pred *qp = &p->preds.v[p->query_pred];
+    if (qp->rows.n && qp->arity && !tuple_sort(qp->rows.tuples, qp->rows.n, qp->arity)) {
         err = EXEC_STOPPED;
     } else {
         *arity = qp->arity;
@@ -137,7 +153,6 @@ static const char *run_program(plan_program *p, exec_guard *guard, val_t **rows,
             qp->rows.n = qp->rows.cap = 0;
         }
     }
-    if (guard && guard->stop) err = il_stop_message(guard->stop);
     return err;
 }
 
@@ -290,6 +305,111 @@ const char *kg_query_rows(il_session *s, const iql_rule *q, bool with_session, v
     stored_ctx_free(&ctx);
     exec_guard_leave(outer);
     s->e->queries++;
+    return err;
+}
+
+static int words_cmp(const val_t *a, const val_t *b, uint32_t n) {
+    for (uint32_t i = 0; i < n; i++)
+        if (a[i] != b[i]) return a[i] < b[i] ? -1 : 1;
+    return 0;
+}
+
+/* Whether the row is among the n rows (in word order). */
+static bool has_words(const val_t *rows, size_t n, uint32_t w, const val_t *row) {
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = words_cmp(&rows[mid * w], row, w);
+        if (c == 0) return true;
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return false;
+}
+
+/* The delta's query rows (eph, in word order) that the graph's rows (*rows, in word
+   order) lack are the ephemeral ones: they go to the split and are merged into *rows,
+   which stay in word order. A row of no columns is the one row there is. */
+static void add_new_rows(val_t **rows, size_t *nrows, uint32_t w, tupleset *eph, kg_split *split) {
+    if (!w) {
+        if (*nrows) return;
+        *rows = il_mem_alloc(sizeof **rows);
+        *nrows = 1;
+        split->rows = il_mem_alloc(sizeof **rows);
+        split->nrows = 1;
+        return;
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < eph->n; i++) {
+        const val_t *t = &eph->tuples[i * w];
+        if (has_words(*rows, *nrows, w, t)) continue;
+        memmove(&eph->tuples[n * w], t, w * sizeof *t);
+        n++;
+    }
+    if (!n) return;
+    val_t *all = il_mem_alloc((*nrows + n) * w * sizeof *all);
+    size_t i = 0, j = 0, k = 0;
+    while (i < *nrows || j < n) {
+        bool left =
+            j == n || (i < *nrows && words_cmp(&(*rows)[i * w], &eph->tuples[j * w], w) < 0);
+        memcpy(&all[k++ * w], left ? &(*rows)[i++ * w] : &eph->tuples[j++ * w], w * sizeof *all);
+    }
+    il_mem_free(*rows);
+    *rows = all;
+    *nrows += n;
+    split->rows = eph->tuples;
+    split->nrows = n;
+    eph->tuples = NULL;
+    eph->n = 0;
+}
+
+const char *kg_query_rows_delta(il_session *s, const iql_rule *q, val_t **rows, size_t *nrows,
+                                uint32_t *arity, kg_split *split) {
+    static _Thread_local char errbuf[1024];
+    *rows = NULL;
+    *nrows = 0;
+    *arity = 0;
+    split->kind = KG_SPLIT_PERSISTENT;
+    exec_guard *guard = s->guard;
+    if (guard && guard->stop) return il_stop_message(guard->stop);
+    exec_guard *outer = exec_guard_enter(guard);
+    /* the session's rules planned in, its facts left for the delta */
+    stored_ctx ctx = {.s = s, .with_session = true, .facts_apart = true};
+    plan_program *p = compile(q, &ctx);
+    const char *err = NULL;
+    if (prov_delta_sound(p, s)) {
+        uint64_t t0 = exec_clock_ns();
+        exec_ctx x = {.guard = guard, .skip_session = true};
+        plan_pred *qp = &p->preds.v[p->query_pred];
+        tupleset eph;
+        tupleset_init(&eph, qp->arity);
+        if (!exec_run(p, &x) || (err = prov_delta_run(p, s, &x, &eph))) {
+            snprintf(errbuf, sizeof errbuf, "%s", err ? err : x.error);
+            err = errbuf;
+        } else {
+            uint32_t w = qp->arity;
+            err = take_rows(p, rows, nrows, arity);
+            *arity = w;
+            split->kind = KG_SPLIT_EPHEMERAL;
+            if (!err && eph.n && w && !tuple_sort(eph.tuples, eph.n, w)) err = EXEC_STOPPED;
+            if (!err && eph.n) add_new_rows(rows, nrows, w, &eph, split);
+        }
+        tupleset_free(&eph);
+        if (guard && guard->stop) err = il_stop_message(guard->stop);
+        if (err) {
+            il_mem_free(*rows);
+            *rows = NULL;
+            *nrows = 0;
+        }
+        s->eval_ns += exec_clock_ns() - t0;
+        plan_program_reset(p);
+        s->e->queries++;
+    }
+    program_free(p);
+    stored_ctx_free(&ctx);
+    exec_guard_leave(outer);
     return err;
 }
 
@@ -559,8 +679,13 @@ il_result *kg_query(il_session *s, const iql_query *q, kg_query_opts opts) {
     val_t *rows;
     size_t nrows;
     uint32_t arity;
-    const char *err = kg_query_rows(s, &rule, opts.with_session, &rows, &nrows, &arity);
+    /* a query on a session with facts or rules of its own tells its rows apart */
+    bool classify = opts.provenance && opts.with_session && (s->rules.n || s->facts.n);
+    kg_split split = {0};
+    const char *err = classify ? kg_query_rows_split(s, &rule, &rows, &nrows, &arity, &split)
+                               : kg_query_rows(s, &rule, opts.with_session, &rows, &nrows, &arity);
     if (err) {
+        il_mem_free(split.rows);
         il_arena_destroy(&a);
         return res_error("Query execution failed: %s", err);
     }
@@ -598,6 +723,7 @@ il_result *kg_query(il_session *s, const iql_query *q, kg_query_opts opts) {
     }
     g_sort = NULL;
     if (!done) {
+        il_mem_free(split.rows);
         il_mem_free(rows);
         exec_guard_leave(outer);
         il_arena_destroy(&a);
@@ -637,8 +763,7 @@ il_result *kg_query(il_session *s, const iql_query *q, kg_query_opts opts) {
             res_add_col(r, name);
         }
     }
-    if (opts.provenance && opts.with_session && (s->rules.n || s->facts.n))
-        kg_provenance(s, &rule, r);
+    if (classify) kg_provenance(s, &rule, r, &split);
     il_arena_destroy(&a);
     return r;
 }

@@ -536,10 +536,15 @@ static uint32_t resolve_atom(builder *b, const blit *l, uint64_t mask) {
     return get_pred(b, l->rel, mask, ROLE_DERIVED, g->arity);
 }
 
+static bool is_session_rule(const builder *b, uint32_t order) {
+    return order < b->src->nrules && order + b->src->nsession >= b->src->nrules;
+}
+
 static bclause *emit(builder *b) {
     bclause c;
     memset(&c, 0, sizeof c);
     c.order = b->order;
+    c.session = is_session_rule(b, b->order);
     il_vec_push(b->out, c);
     return &b->out.v[b->out.n - 1];
 }
@@ -749,6 +754,7 @@ static void adorn_clause(builder *b, const bclause *src, uint32_t head_pred, con
     bclause *c = emit(b);
     *c = *src;
     c->order = b->order;
+    c->session = is_session_rule(b, b->order);
     c->head_pred = head_pred;
     c->nlits = 0;
     c->lits = il_arena_alloc(a, (src->nlits + 2) * sizeof *c->lits);
@@ -771,6 +777,7 @@ static void stored_clause(builder *b, uint32_t inst, const char *rel, uint64_t m
         args[i].var = bvars_add(b->a, v, il_arena_strdup(b->a, name));
     }
     bclause *c = emit(b);
+    c->session = false; /* stored facts, whatever rule was expanded last */
     c->head_pred = inst;
     c->head = args;
     c->nhead = arity;

@@ -11,6 +11,7 @@
 struct plan_source {
     const iql_rule *const *rules; /* every rule in program order (persistent, then session) */
     uint32_t nrules;
+    uint32_t nsession; /* the last nsession rules are the session's */
     /* The stored facts of a relation (NULL when it has none). */
     const rel_t *(*stored)(void *ctx, const char *rel);
     void *ctx;

@@ -48,6 +48,7 @@ typedef struct bclause {
     bool is_agg;
     const char *error; /* raised when the clause runs */
     uint32_t order;    /* position of its source rule in the program (the query last) */
+    bool session;      /* made from a session rule (plan_source.nsession) */
     blit *lits;
     uint32_t nlits;
     bvars *vars;

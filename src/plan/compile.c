@@ -404,6 +404,7 @@ void plan_compile_clause(plan_program *p, const bclause *c, int32_t delta_lit, p
     out->slot_names = c->vars->names;
     out->delta_op = -1;
     out->order = c->order;
+    out->session = c->session;
     if (c->error) k.error = c->error;
     uint32_t nv = c->vars->n;
     bool *bound = il_arena_calloc(k.a, nv + 1);

@@ -177,6 +177,8 @@ typedef struct plan_clause {
     /* position of its source rule in the program; a stratum runs its clauses in this
        order, which decides what an unstratified cycle of session rules sees */
     uint32_t order;
+    /* made from a session rule: a run with exec_ctx.skip_session leaves it out */
+    bool session;
 } plan_clause;
 
 typedef enum plan_pred_kind {

@@ -1,6 +1,8 @@
 /* The clause interpreter of maintained views: runs one compiled clause (plan/plan.h)
  * with every atom reading a chosen version of its relation, optionally seeded by a
- * change set and with some variables bound in advance. Private to src/views.
+ * change set and with some variables bound in advance. Private to src/views, and to the
+ * session delta of row provenance (kg/prov_delta.c), which adds a session's facts and
+ * rules to a query's state as a commit adds to a view's.
  *
  * Why not the executor of exec/eval.c: maintenance reads each relation in one of two
  * versions (before and after a write) without copying it, starts a clause from the atom

@@ -1,0 +1,317 @@
+/* Unit tests of row provenance on the session path (src/kg/provenance.c, prov_delta.c):
+ * each row of a query on a session with facts or rules of its own is persistent when the
+ * graph's stored facts and persistent rules alone give it, ephemeral otherwise; rows are
+ * told apart in one evaluation when the session's part is a monotone delta (a session
+ * fact feeding a recursive rule, a session rule over stored facts, a row derivable both
+ * ways, a negation over a relation the session does not change), and by a second run
+ * without the session otherwise (a negation or an aggregate over what it changes); the
+ * statement's guard stops the delta too. */
+#include <criterion/criterion.h>
+#include <string.h>
+#include <time.h>
+
+#include "base/buf.h"
+#include "inputlayer.h"
+#include "kg/kg.h"
+#include "unit_fixture.h"
+
+TestSuite(provenance, .init = unit_suite_open, .fini = unit_suite_close, .timeout = 60);
+
+static void ok(const char *stmt) {
+    unit_run(unit_session, stmt);
+}
+
+/* The rows of a query, each followed by p (persistent), e (ephemeral) or ? (unknown):
+ * "(1, 2)p (1, 3)e". */
+static char *prov(const char *q) {
+    il_result *r = il_execute(unit_session, q, strlen(q));
+    cr_assert_eq(il_result_kind_of(r), IL_RESULT_TABLE, "%s: %s", q,
+                 il_result_nlines(r) ? il_result_line(r, 0) : "not a table");
+    il_buf b;
+    il_buf_init(&b);
+    for (size_t i = 0; i < il_result_nrows(r); i++) {
+        size_t w;
+        const il_value *row = il_result_row(r, i, &w);
+        il_buf_puts(&b, i ? " (" : "(");
+        for (size_t j = 0; j < w; j++) {
+            char cell[64];
+            il_value_format(row[j], cell, sizeof cell);
+            il_buf_printf(&b, "%s%s", j ? ", " : "", cell);
+        }
+        const char *p = il_result_row_provenance(r, i);
+        il_buf_printf(&b, ")%c",
+                      strcmp(p, "persistent") == 0  ? 'p'
+                      : strcmp(p, "ephemeral") == 0 ? 'e'
+                                                    : '?');
+    }
+    il_result_free(r);
+    return il_buf_take(&b);
+}
+
+#define EXPECT_PROV(q, want)                                                                       \
+    do {                                                                                           \
+        char *got_ = prov(q);                                                                      \
+        cr_expect_str_eq(got_, want, "%s", q);                                                     \
+        free(got_);                                                                                \
+    } while (0)
+
+/* How many evaluations of a query program a statement took. */
+static uint64_t evaluations(const char *q) {
+    uint64_t before = unit_session->e->queries;
+    il_result_free(il_execute(unit_session, q, strlen(q)));
+    return unit_session->e->queries - before;
+}
+
+static void chain(void) {
+    ok("+edge[(1, 2), (2, 3)]");
+    ok("+reach(X, Y) <- edge(X, Y)");
+    ok("+reach(X, Z) <- reach(X, Y), edge(Y, Z)");
+}
+
+Test(provenance, a_session_fact_feeds_a_recursive_persistent_rule) {
+    chain();
+    ok("edge(3, 4)");
+    ok("edge(4, 5)");
+    EXPECT_PROV("?reach(1, Y)", "(1, 2)p (1, 3)p (1, 4)e (1, 5)e");
+    EXPECT_PROV("?reach(X, 4)", "(1, 4)e (2, 4)e (3, 4)e");
+    EXPECT_PROV("?reach(X, Y), Y < 4", "(1, 2)p (1, 3)p (2, 3)p");
+    EXPECT_PROV("?edge(X, Y)", "(1, 2)p (2, 3)p (3, 4)e (4, 5)e");
+}
+
+Test(provenance, a_session_rule_over_persistent_facts) {
+    chain();
+    ok("hop2(X, Z) <- edge(X, Y), edge(Y, Z)");
+    EXPECT_PROV("?hop2(X, Z)", "(1, 3)e");
+    /* a session rule adding to a persistent rule's relation */
+    ok("reach(X, Y) <- edge(Y, X)");
+    EXPECT_PROV("?reach(X, Y)", "(1, 2)p (1, 3)p (2, 1)e (2, 2)e (2, 3)p (3, 2)e (3, 3)e");
+}
+
+Test(provenance, a_row_derivable_both_ways_is_persistent) {
+    chain();
+    /* reach(1, 3) holds through 2 without the session: the shortcut changes nothing */
+    ok("edge(1, 3)");
+    EXPECT_PROV("?reach(1, Y)", "(1, 2)p (1, 3)p");
+    /* a session fact that repeats a stored one */
+    ok("edge(1, 2)");
+    EXPECT_PROV("?edge(1, Y)", "(1, 2)p (1, 3)e");
+    /* a session rule that derives what a persistent one does */
+    ok("reach(X, Y) <- edge(X, Y)");
+    EXPECT_PROV("?reach(X, 3)", "(1, 3)p (2, 3)p");
+}
+
+Test(provenance, rows_are_told_apart_in_one_evaluation) {
+    chain();
+    ok("edge(3, 4)");
+    cr_expect_eq(evaluations("?reach(1, Y)"), 1);
+    ok("far(X) <- reach(1, X), X > 2");
+    cr_expect_eq(evaluations("?far(X)"), 1);
+    /* every row of a session rule is the session's */
+    EXPECT_PROV("?far(X)", "(3)e (4)e");
+    cr_expect_eq(evaluations("?reach(1, X), X > 2"), 1);
+    EXPECT_PROV("?reach(1, X), X > 2", "(1, 3)p (1, 4)e");
+}
+
+Test(provenance, a_negation_over_an_unchanged_relation_is_a_delta) {
+    ok("+node[(1), (2), (3)]");
+    ok("+blocked[(2)]");
+    ok("+open(X) <- node(X), !blocked(X)");
+    ok("node(4)");
+    EXPECT_PROV("?open(X)", "(1)p (3)p (4)e");
+    cr_expect_eq(evaluations("?open(X)"), 1);
+}
+
+Test(provenance, a_negation_over_a_changed_relation_runs_twice) {
+    chain();
+    ok("+node[(1), (2), (3), (4)]");
+    ok("+unreached(X) <- node(X), !reach(1, X)");
+    /* without the session 1 and 4 are unreached; with edge(3, 4) only 1 is */
+    ok("edge(3, 4)");
+    EXPECT_PROV("?unreached(X)", "(1)p");
+    cr_expect_eq(evaluations("?unreached(X)"), 2);
+    /* a session fact that a negation now fails on: the row it leaves is still the
+       graph's */
+    ok("+open(X) <- node(X), !shut(X)");
+    ok("shut(2)");
+    EXPECT_PROV("?open(X)", "(1)p (3)p (4)p");
+    /* a row a negation gives only with the session's facts */
+    ok("node(5)");
+    EXPECT_PROV("?open(X)", "(1)p (3)p (4)p (5)e");
+}
+
+Test(provenance, an_aggregate_over_a_changed_relation) {
+    chain();
+    ok("+edge[(7, 8)]");
+    ok("+n(X, count<Y>) <- reach(X, Y)");
+    EXPECT_PROV("?n(X, C)", "(1, 2)? (2, 1)? (7, 1)?");
+    ok("edge(3, 4)");
+    /* the counts of 1, 2 and 3 change or appear; 7's holds without the session */
+    EXPECT_PROV("?n(X, C)", "(1, 3)e (2, 2)e (3, 1)e (7, 1)p");
+    cr_expect_eq(evaluations("?n(X, C)"), 2);
+    /* an aggregate the session does not reach */
+    ok("+m(count<X>) <- node(X)");
+    ok("+node[(1), (2)]");
+    EXPECT_PROV("?m(C)", "(2)p");
+}
+
+Test(provenance, a_propositional_query) {
+    chain();
+    ok("+linked() <- reach(1, 3)");
+    ok("+far() <- reach(1, 4)");
+    ok("edge(3, 4)");
+    il_result *r = il_execute(unit_session, "?linked()", 9);
+    cr_assert_eq(il_result_nrows(r), 1);
+    cr_expect_str_eq(il_result_row_provenance(r, 0), "persistent");
+    il_result_free(r);
+    r = il_execute(unit_session, "?far()", 6);
+    cr_assert_eq(il_result_nrows(r), 1);
+    cr_expect_str_eq(il_result_row_provenance(r, 0), "ephemeral");
+    il_result_free(r);
+}
+
+static uint64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+Test(provenance, a_deadline_stops_the_delta) {
+    /* without the session's go(1) the recursion never starts; with it, it never ends */
+    ok("+start(0)");
+    ok("+n(X) <- start(X)");
+    ok("+n(Y) <- n(X), go(1), Y = X + 1");
+    ok("go(1)");
+    il_limits l = {.deadline_ns = now_ns() + 200 * 1000000ull};
+    il_session_set_limits(unit_session, &l);
+    il_result *r = il_execute(unit_session, "?n(X)", 5);
+    cr_expect_eq(il_result_kind_of(r), IL_RESULT_ERROR);
+    cr_expect_eq(il_result_stop(r), IL_STOP_DEADLINE);
+    il_result_free(r);
+    il_session_set_limits(unit_session, NULL);
+    ok(".session clear");
+    EXPECT_PROV("?n(X)", "(0)?");
+}
+
+/* The rows of a result as text, and each row's provenance letter beside. */
+static void rows_text(il_result *r, il_buf *rows, il_buf *marks) {
+    for (size_t i = 0; i < il_result_nrows(r); i++) {
+        size_t w;
+        const il_value *row = il_result_row(r, i, &w);
+        il_buf_puts(rows, "(");
+        for (size_t j = 0; j < w; j++) {
+            char cell[64];
+            il_value_format(row[j], cell, sizeof cell);
+            il_buf_printf(rows, "%s%s", j ? ", " : "", cell);
+        }
+        il_buf_puts(rows, ")");
+        if (marks) il_buf_putc(marks, il_result_row_provenance(r, i)[0]);
+    }
+}
+
+Test(provenance, random_graphs_agree_with_a_second_run) {
+    static const char *const queries[] = {"?reach(X, Y)", "?reach(3, Y)", "?reach(X, 5)",
+                                          "?two(X, Y)",   "?both(X)",     "?edge(X, Y)"};
+    uint64_t rnd = 42;
+    for (int round = 0; round < 12; round++) {
+        il_session *ref;
+        il_engine *e = unit_engine_open(&ref);
+        const char *rules[] = {"reach(X, Y) <- edge(X, Y)",
+                               "reach(X, Z) <- reach(X, Y), edge(Y, Z)",
+                               "two(X, Z) <- edge(X, Y), edge(Y, Z)", "both(X) <- reach(X, X)"};
+        il_buf b;
+        il_buf_init(&b);
+        /* a graph of its own per round */
+        il_buf_printf(&b, ".kg create g%d", round);
+        unit_run(unit_session, il_buf_str(&b));
+        unit_run(ref, il_buf_str(&b));
+        for (int i = 0; i < 4; i++) {
+            /* the last rules are the session's in some rounds */
+            bool session = round % 3 == 1 && i >= 2;
+            il_buf_clear(&b);
+            il_buf_printf(&b, "%s%s", session ? "" : "+", rules[i]);
+            unit_run(unit_session, il_buf_str(&b));
+            il_buf_clear(&b);
+            il_buf_printf(&b, "+%s", rules[i]);
+            unit_run(ref, il_buf_str(&b));
+        }
+        for (int i = 0; i < 30; i++) {
+            int x = (int)((unit_random(&rnd) + 1) * 6), y = (int)((unit_random(&rnd) + 1) * 6);
+            bool session = i % 5 == 4;
+            il_buf_clear(&b);
+            il_buf_printf(&b, "%sedge(%d, %d)", session ? "" : "+", x, y);
+            unit_run(unit_session, il_buf_str(&b));
+            il_buf_clear(&b);
+            il_buf_printf(&b, "+edge(%d, %d)", x, y);
+            unit_run(ref, il_buf_str(&b));
+        }
+        for (size_t q = 0; q < sizeof queries / sizeof *queries; q++) {
+            const char *text = queries[q];
+            il_result *got = il_execute(unit_session, text, strlen(text));
+            il_result *want = il_execute(ref, text, strlen(text));
+            il_result *stored = il_query_stored(unit_session, text, strlen(text), 0);
+            il_buf g, w, marks, st;
+            il_buf_init(&g);
+            il_buf_init(&w);
+            il_buf_init(&marks);
+            il_buf_init(&st);
+            rows_text(got, &g, &marks);
+            rows_text(want, &w, NULL);
+            cr_expect_str_eq(il_buf_str(&g), il_buf_str(&w), "round %d %s", round, text);
+            /* persistent exactly when the graph alone answers the row */
+            for (size_t i = 0; i < il_result_nrows(got); i++) {
+                il_buf row;
+                il_buf_init(&row);
+                size_t width;
+                const il_value *v = il_result_row(got, i, &width);
+                il_buf_puts(&row, "(");
+                for (size_t j = 0; j < width; j++) {
+                    char cell[64];
+                    il_value_format(v[j], cell, sizeof cell);
+                    il_buf_printf(&row, "%s%s", j ? ", " : "", cell);
+                }
+                il_buf_puts(&row, ")");
+                il_buf_clear(&st);
+                rows_text(stored, &st, NULL);
+                bool held = strstr(il_buf_str(&st), il_buf_str(&row)) != NULL;
+                cr_expect_eq(il_buf_str(&marks)[i], held ? 'p' : 'e', "round %d %s row %s", round,
+                             text, il_buf_str(&row));
+                il_buf_free(&row);
+            }
+            il_buf_free(&g);
+            il_buf_free(&w);
+            il_buf_free(&marks);
+            il_buf_free(&st);
+            il_result_free(got);
+            il_result_free(want);
+            il_result_free(stored);
+        }
+        il_buf_free(&b);
+        unit_engine_close(e);
+    }
+}
+
+Test(provenance, the_memory_limit_stops_the_delta) {
+    /* the graph's pairs are none; the session's facts make 9 million */
+    il_buf b;
+    il_buf_init(&b);
+    il_buf_puts(&b, "+b[");
+    for (int i = 0; i < 3000; i++) il_buf_printf(&b, "%s(%d)", i ? ", " : "", i);
+    il_buf_putc(&b, ']');
+    ok(il_buf_str(&b));
+    for (int i = 0; i < 3000; i++) {
+        il_buf_clear(&b);
+        il_buf_printf(&b, "a(%d)", i);
+        ok(il_buf_str(&b));
+    }
+    il_buf_free(&b);
+    ok("+pair(X, Y) <- a(X), b(Y)");
+    il_limits l = {.max_memory_bytes = 16u * 1024 * 1024};
+    il_session_set_limits(unit_session, &l);
+    cr_expect_eq(evaluations("?pair(X, Y)"), 1);
+    il_result *r = il_execute(unit_session, "?pair(X, Y)", 11);
+    cr_expect_eq(il_result_kind_of(r), IL_RESULT_ERROR);
+    cr_expect_eq(il_result_stop(r), IL_STOP_MEMORY);
+    il_result_free(r);
+    il_session_set_limits(unit_session, NULL);
+    EXPECT_PROV("?pair(X, Y), X = 7, Y < 2", "(7, 0)e (7, 1)e");
+}
