@@ -436,18 +436,16 @@ const bt_leaf *bt_seek(const btree *t, const val_t *prefix, uint32_t np, uint32_
     const bt_node *n = t->root;
     if (!n) return NULL;
     if (np > t->klen) np = t->klen;
-    const bt_node *right = NULL; /* the nearest subtree right of the descent: the next leaf's */
     for (;;) {
         prefetch_node(t, n);
         if (!n->level) break;
-        uint32_t i = np == t->klen ? inner_ub(t, n, prefix) : inner_lb(t, n, prefix, np);
-        if (i + 1u < n->n) right = in_child(n)[i + 1];
-        n = in_child(n)[i];
+        n = in_child(n)[np == t->klen ? inner_ub(t, n, prefix) : inner_lb(t, n, prefix, np)];
     }
     const bt_leaf *l = (const bt_leaf *)n;
     uint32_t p = leaf_lb(l, t->width, prefix, np);
     if (p == l->h.n) { /* everything here is below the prefix: the answer starts the next leaf */
-        l = right ? leftmost(right) : NULL;
+        bt_path path = {.valid = false};
+        l = bt_next_leaf(t, l, &path);
         p = 0;
     }
     *pos = p;

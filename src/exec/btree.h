@@ -176,9 +176,10 @@ val_t *bt_insert(btree *t, bt_pool *p, const val_t *entry, bool *added);
 bool bt_delete(btree *t, bt_pool *p, const val_t *key);
 
 /* The inner nodes above a leaf and the child taken in each, root first, so that a scan
- * can step to the next leaf. A path is left unknown (valid false) by a seek; the first
- * step finds it again from the leaf's last key (one descent), and a tree higher than
- * BT_PATH_MAX + 1 levels steps by a descent every time. */
+ * can step to the next leaf. A seek does not record it (that cost point lookups more than
+ * it saves the ranges that leave their first leaf): a path left unknown (valid false) is
+ * found again from the leaf's last key by the first step (one descent); in a tree higher
+ * than BT_PATH_MAX + 1 levels every step is a descent. */
 #define BT_PATH_MAX 20
 typedef struct bt_path {
     const bt_node *node[BT_PATH_MAX];

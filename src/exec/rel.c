@@ -466,8 +466,6 @@ static const btree *cursor_init(const rel_t *r, int index, const val_t *prefix, 
     c->index = index;
     c->stride = bt->width;
     c->nprefix = nprefix;
-    c->path.valid = false; /* a range that leaves its first leaf finds it by key */
-    c->path.depth = 0;
     if (nprefix) memcpy(c->prefix, prefix, nprefix * sizeof *prefix);
     return bt;
 }
@@ -479,6 +477,7 @@ void rel_seek(const rel_t *r, int index, const val_t *prefix, uint32_t nprefix, 
         return;
     }
     uint32_t pos = 0;
+    c->path.valid = false; /* found by key if the range leaves its first leaf */
     const bt_leaf *l = bt_seek(bt, prefix, nprefix, &pos);
     cursor_enter(c, l, pos);
 }
@@ -486,6 +485,8 @@ void rel_seek(const rel_t *r, int index, const val_t *prefix, uint32_t nprefix, 
 void rel_seek_resume(const rel_t *r, int index, const val_t *prefix, uint32_t nprefix,
                      const void *leaf, const val_t *cur, rel_cursor *c) {
     cursor_init(r, index, prefix, nprefix, c);
+    c->path.valid = false; /* found again by key if the range leaves this leaf */
+    c->path.depth = 0;
     const bt_leaf *l = leaf;
     cursor_enter(c, l, l ? (uint32_t)((size_t)(cur - l->e) / c->stride) : 0);
 }
