@@ -199,6 +199,20 @@ const bt_leaf *bt_next_leaf(const btree *t, const bt_leaf *l, bt_path *path);
 static inline const bt_node *bt_child(const bt_node *n, uint32_t i) {
     return ((const bt_node *const *)(n + 1))[i];
 }
+/* bt_next_leaf with its common case inline: the next child of the same parent (a scan
+ * takes this step once a leaf, and the call would cost as much as the step). */
+static inline const bt_leaf *bt_next_leaf_fast(const btree *t, const bt_leaf *l, bt_path *path) {
+    if (path->valid && path->depth) {
+        uint32_t d = path->depth - 1u;
+        const bt_node *parent = path->node[d];
+        uint32_t i = path->at[d] + 1u;
+        if (i < parent->n) {
+            path->at[d] = (uint16_t)i;
+            return (const bt_leaf *)bt_child(parent, i);
+        }
+    }
+    return bt_next_leaf(t, l, path);
+}
 /* The leaf a step from a known path will reach when it is under the same parent, for
  * prefetching; NULL otherwise. */
 static inline const bt_node *bt_path_peek(const bt_path *path) {

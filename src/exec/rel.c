@@ -520,7 +520,7 @@ const val_t *rel_next(rel_cursor *c, int64_t *count) {
         const bt_leaf *l = c->leaf;
         switch (c->mode) {
         case REL_CUR_LEAF:
-            cursor_enter(c, bt_next_leaf(&c->rel->idx[c->index].bt, l, &c->path), 0);
+            cursor_enter(c, bt_next_leaf_fast(&c->rel->idx[c->index].bt, l, &c->path), 0);
             continue;
         case REL_CUR_CHECK: {
             const val_t *t = c->cur;
@@ -542,7 +542,7 @@ const val_t *rel_next_run(rel_cursor *c, size_t *n, uint32_t *stride) {
     *stride = c->stride;
     /* in REL_CUR_LEAF mode the cursor is on a leaf; entering NULL ends the range */
     while (c->cur >= c->end && c->mode == REL_CUR_LEAF)
-        cursor_enter(c, bt_next_leaf(&c->rel->idx[c->index].bt, c->leaf, &c->path), 0);
+        cursor_enter(c, bt_next_leaf_fast(&c->rel->idx[c->index].bt, c->leaf, &c->path), 0);
     if (c->cur < c->end) {
         const val_t *t = c->cur;
         *n = (size_t)(c->end - c->cur) / c->stride;
