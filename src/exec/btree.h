@@ -180,7 +180,10 @@ bool bt_delete(btree *t, bt_pool *p, const val_t *key);
  * it saves the ranges that leave their first leaf): a path left unknown (valid false) is
  * found again from the leaf's last key by the first step (one descent); in a tree higher
  * than BT_PATH_MAX + 1 levels every step is a descent. */
+/* Overridable (-DBT_PATH_MAX=1) to test the stepping of trees higher than it. */
+#ifndef BT_PATH_MAX
 #define BT_PATH_MAX 20
+#endif
 typedef struct bt_path {
     const bt_node *node[BT_PATH_MAX];
     uint16_t at[BT_PATH_MAX];
