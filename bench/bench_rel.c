@@ -196,6 +196,50 @@ int main(int argc, char **argv) {
     report("add_count -1 to vanish, random order, counted", now_ns() - t0, n);
     rel_free(r);
 
+    /* Snapshots: taking and releasing one, and what the writer pays for path copying
+     * while snapshots are outstanding, beside the same writes with none. */
+    r = rel_new(2);
+    for (size_t i = 0; i < n; i++) rel_insert(r, asc + 2 * i);
+    rel_index(r, c1, 1);
+    t0 = now_ns();
+    for (size_t i = 0; i < n; i++) rel_snapshot_release(rel_snapshot(r));
+    report("snapshot + release, two indexes", now_ns() - t0, n);
+    const rel_t *snap = rel_snapshot(r);
+    t0 = now_ns();
+    for (size_t i = 0; i < n; i++) {
+        val_t tu[2] = {rnd_ts[2 * i], rnd_ts[2 * i + 1] + 1};
+        rel_insert(r, tu);
+    }
+    report("insert, random, one snapshot outstanding, 2 indexes", now_ns() - t0, n);
+    printf("%-52s %8.1f B/tuple (rel_bytes)\n", "memory, relation and snapshot",
+           (double)rel_bytes(r) / (double)n);
+    t0 = now_ns();
+    rel_seek(snap, 0, NULL, 0, &c);
+    for (const val_t *t; (t = rel_next(&c, NULL));) sum += t[0];
+    report("full scan of the snapshot, per tuple", now_ns() - t0, n);
+    t0 = now_ns();
+    rel_snapshot_release(snap);
+    report("release of that snapshot (frees what it kept)", now_ns() - t0, 1);
+    t0 = now_ns();
+    snap = NULL;
+    for (size_t i = 0; i < n; i++) {
+        if (i % 1000 == 0) {
+            rel_snapshot_release(snap);
+            snap = rel_snapshot(r);
+        }
+        val_t tu[2] = {rnd_ts[2 * i], rnd_ts[2 * i + 1] + 2};
+        rel_insert(r, tu);
+    }
+    rel_snapshot_release(snap);
+    report("insert, random, a new snapshot per 1000, 2 indexes", now_ns() - t0, n);
+    t0 = now_ns();
+    for (size_t i = 0; i < n; i++) {
+        val_t tu[2] = {rnd_ts[2 * i], rnd_ts[2 * i + 1] + 3};
+        rel_insert(r, tu);
+    }
+    report("insert, random, no snapshot, 2 indexes (same tree)", now_ns() - t0, n);
+    rel_free(r);
+
     /* The floor for anything random in a big relation: one dependent memory load into
      * a 16 MB array (about the size of the 1M-tuple relation). */
     size_t words = (16u << 20) / sizeof(size_t);

@@ -29,9 +29,15 @@ _Static_assert(sizeof(bt_chunk) <= CHUNK_HDR, "a chunk's header fits its cache l
 void bt_pool_init(bt_pool *p, size_t node_bytes) {
     memset(p, 0, sizeof *p);
     p->node_bytes = node_bytes;
+    p->ver = 1;
+    atomic_init(&p->bytes, 0);
+    atomic_init(&p->shared_below, 0);
+    atomic_init(&p->reclaimed, NULL);
+    atomic_init(&p->refs, 1);
+    pthread_mutex_init(&p->mu, NULL);
 }
 
-void bt_pool_destroy(bt_pool *p) {
+void bt_pool_clear(bt_pool *p) {
     bt_chunk *c = p->chunks;
     while (c) {
         bt_chunk *next = c->next;
@@ -39,10 +45,123 @@ void bt_pool_destroy(bt_pool *p) {
         free(c);
         c = next;
     }
-    bt_pool_init(p, p->node_bytes);
+    p->free = NULL;
+    p->cur = p->end = NULL;
+    p->chunks = NULL;
+    atomic_store_explicit(&p->bytes, 0, memory_order_relaxed);
+    p->nodes = 0;
+    p->nretired = 0;
+    atomic_store_explicit(&p->reclaimed, NULL, memory_order_relaxed);
+}
+
+void bt_pool_destroy(bt_pool *p) {
+    bt_pool_clear(p);
+    free(p->live);
+    free(p->retired);
+    pthread_mutex_destroy(&p->mu);
+}
+
+bt_pool *bt_pool_new(size_t node_bytes) {
+    bt_pool *p = malloc(sizeof *p);
+    if (!p) {
+        fprintf(stderr, "out of memory (relation node pool)\n");
+        abort();
+    }
+    bt_pool_init(p, node_bytes);
+    return p;
+}
+
+void bt_pool_unref(bt_pool *p) {
+    if (atomic_fetch_sub_explicit(&p->refs, 1, memory_order_acq_rel) != 1) return;
+    bt_pool_destroy(p);
+    free(p);
+}
+
+static void *grow(void *a, size_t *cap, size_t need, size_t elem) {
+    if (need <= *cap) return a;
+    size_t nc = *cap ? *cap * 2 : 16;
+    while (nc < need) nc *= 2;
+    a = realloc(a, nc * elem);
+    if (!a) {
+        fprintf(stderr, "out of memory (snapshot bookkeeping)\n");
+        abort();
+    }
+    *cap = nc;
+    return a;
+}
+
+/* Under mu: whether a live snapshot is tagged in [born, died). */
+static bool seen_by_live(const bt_pool *p, uint64_t born, uint64_t died) {
+    size_t lo = 0, hi = p->nlive;
+    while (lo < hi) { /* the first live tag >= born */
+        size_t mid = (lo + hi) / 2;
+        if (p->live[mid] < born)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < p->nlive && p->live[lo] < died;
+}
+
+static void publish_below(bt_pool *p) {
+    uint64_t below = p->nlive ? p->live[p->nlive - 1] + 1 : 0;
+    atomic_store_explicit(&p->shared_below, below, memory_order_release);
+}
+
+uint64_t bt_pool_pin(bt_pool *p) {
+    pthread_mutex_lock(&p->mu);
+    uint64_t tag = p->ver++;
+    p->live = grow(p->live, &p->live_cap, p->nlive + 1, sizeof *p->live);
+    p->live[p->nlive++] = tag; /* tags only grow: the array stays sorted */
+    publish_below(p);
+    pthread_mutex_unlock(&p->mu);
+    atomic_fetch_add_explicit(&p->refs, 1, memory_order_relaxed);
+    return tag;
+}
+
+void bt_pool_unpin(bt_pool *p, uint64_t tag) {
+    void *head = NULL, *tail = NULL;
+    pthread_mutex_lock(&p->mu);
+    size_t i = 0;
+    while (i < p->nlive && p->live[i] != tag) i++;
+    assert(i < p->nlive);
+    if (i < p->nlive) {
+        memmove(p->live + i, p->live + i + 1, (p->nlive - i - 1) * sizeof *p->live);
+        p->nlive--;
+    }
+    publish_below(p);
+    /* Collect what no live snapshot reaches any more into a chain for the writer. */
+    for (size_t j = 0; j < p->nretired;) {
+        bt_retired *rt = &p->retired[j];
+        if (seen_by_live(p, rt->born, rt->died)) {
+            j++;
+            continue;
+        }
+        *(void **)rt->node = head;
+        head = rt->node;
+        if (!tail) tail = head;
+        *rt = p->retired[--p->nretired];
+    }
+    pthread_mutex_unlock(&p->mu);
+    if (head) {
+        void *old = atomic_load_explicit(&p->reclaimed, memory_order_relaxed);
+        do *(void **)tail = old;
+        while (!atomic_compare_exchange_weak_explicit(&p->reclaimed, &old, head,
+                                                      memory_order_release, memory_order_relaxed));
+    }
+    bt_pool_unref(p);
+}
+
+size_t bt_pool_retired(bt_pool *p) {
+    pthread_mutex_lock(&p->mu);
+    size_t n = p->nretired;
+    pthread_mutex_unlock(&p->mu);
+    return n;
 }
 
 static void *pool_alloc(bt_pool *p) {
+    if (!p->free && atomic_load_explicit(&p->reclaimed, memory_order_relaxed))
+        p->free = atomic_exchange_explicit(&p->reclaimed, NULL, memory_order_acquire);
     if (p->free) {
         void *n = p->free;
         p->free = *(void **)n;
@@ -64,7 +183,9 @@ static void *pool_alloc(bt_pool *p) {
         /* the nodes of relations built while a statement evaluates are its working data */
         c->meter = il_meter_charge(bytes);
         p->chunks = c;
-        p->bytes += bytes;
+        atomic_store_explicit(&p->bytes,
+                              atomic_load_explicit(&p->bytes, memory_order_relaxed) + bytes,
+                              memory_order_relaxed);
         p->cur = (char *)c + CHUNK_HDR;
         p->end = p->cur + want * ns;
     }
@@ -77,6 +198,37 @@ static void *pool_alloc(bt_pool *p) {
 static void pool_free(bt_pool *p, void *n) {
     *(void **)n = p->free;
     p->free = n;
+}
+
+/* A new node, stamped with the version being written. */
+static void *node_new(bt_pool *p) {
+    bt_node *n = pool_alloc(p);
+    n->ver = p->ver;
+    n->pad_ = 0;
+    return n;
+}
+
+/* A node the writer unlinked: freed now unless a live snapshot may reach it. */
+static void node_drop(bt_pool *p, void *node) {
+    bt_node *n = node;
+    if (n->ver >= p->below) {
+        pool_free(p, n);
+        return;
+    }
+    pthread_mutex_lock(&p->mu);
+    /* p->below may be stale (an unpin since); ask the live tags themselves */
+    if (seen_by_live(p, n->ver, p->ver)) {
+        p->retired = grow(p->retired, &p->retired_cap, p->nretired + 1, sizeof *p->retired);
+        p->retired[p->nretired++] = (bt_retired){n, n->ver, p->ver};
+        n = NULL;
+    }
+    pthread_mutex_unlock(&p->mu);
+    if (n) pool_free(p, n);
+}
+
+/* Starts a change: which nodes a snapshot may share (see btree.h). */
+static inline void begin_change(bt_pool *p) {
+    p->below = atomic_load_explicit(&p->shared_below, memory_order_acquire);
 }
 
 /* ---- node layout --------------------------------------------------------------- */
@@ -221,6 +373,32 @@ static bt_leaf *descend(const btree *t, const val_t *key, bt_node **path, uint32
     return (bt_leaf *)nd;
 }
 
+/* The node itself when the writer may change it, else a copy (stamped with the version
+ * being written) that replaces it, the original retired. The caller relinks the copy. */
+static bt_node *own(const btree *t, bt_pool *p, bt_node *n) {
+    if (n->ver >= p->below) return n;
+    bt_node *c = node_new(p);
+    uint64_t ver = c->ver;
+    size_t bytes = n->level ? t->node_bytes : sizeof(bt_leaf) + (size_t)n->n * t->width * WB;
+    memcpy(c, n, bytes);
+    c->ver = ver;
+    node_drop(p, n);
+    return c;
+}
+
+/* Makes the nodes of a descent (path[0..d) and the leaf) changeable, copying top down
+ * those a snapshot may share: path copying. Returns the leaf to change. */
+static bt_leaf *own_path(btree *t, bt_pool *p, bt_node **path, const uint32_t *idx, uint32_t d,
+                         bt_leaf *l) {
+    if (!p->below) return l;
+    bt_node **slot = &t->root;
+    for (uint32_t i = 0; i < d; i++) {
+        path[i] = *slot = own(t, p, path[i]);
+        slot = &in_child(path[i])[idx[i]];
+    }
+    return (bt_leaf *)(*slot = own(t, p, &l->h));
+}
+
 val_t *bt_find(const btree *t, const val_t *key) {
     const bt_node *n = t->root;
     if (!n) return NULL;
@@ -236,6 +414,24 @@ val_t *bt_find(const btree *t, const val_t *key) {
     return NULL;
 }
 
+val_t *bt_update(btree *t, bt_pool *p, const val_t *key) {
+    if (!t->root) return NULL;
+    begin_change(p);
+    bt_node *path[BT_MAX_HEIGHT];
+    uint32_t idx[BT_MAX_HEIGHT];
+    uint32_t d;
+    bt_leaf *l = descend(t, key, path, idx, &d);
+    uint32_t pos = leaf_lb(l, t->width, key, t->klen);
+    if (pos == l->h.n || bt_cmp(entry_at(l, t->width, pos), key, t->klen) != 0) return NULL;
+    l = own_path(t, p, path, idx, d, l);
+    return entry_at(l, t->width, pos);
+}
+
+static const bt_leaf *leftmost(const bt_node *n) {
+    while (n->level) n = in_child(n)[0];
+    return (const bt_leaf *)n;
+}
+
 const bt_leaf *bt_seek(const btree *t, const val_t *prefix, uint32_t np, uint32_t *pos) {
     const bt_node *n = t->root;
     if (!n) return NULL;
@@ -248,18 +444,78 @@ const bt_leaf *bt_seek(const btree *t, const val_t *prefix, uint32_t np, uint32_
     const bt_leaf *l = (const bt_leaf *)n;
     uint32_t p = leaf_lb(l, t->width, prefix, np);
     if (p == l->h.n) { /* everything here is below the prefix: the answer starts the next leaf */
-        l = l->next;
+        bt_path path = {.valid = false};
+        l = bt_next_leaf(t, l, &path);
         p = 0;
     }
     *pos = p;
     return l;
 }
 
-const bt_leaf *bt_first(const btree *t) {
+const bt_leaf *bt_first(const btree *t, bt_path *path) {
     const bt_node *n = t->root;
     if (!n) return NULL;
-    while (n->level) n = in_child(n)[0];
+    if (!path) return leftmost(n);
+    uint32_t d = 0;
+    path->valid = n->level <= BT_PATH_MAX;
+    while (n->level) {
+        if (d < BT_PATH_MAX) {
+            path->node[d] = n;
+            path->at[d++] = 0;
+        }
+        n = in_child(n)[0];
+    }
+    path->depth = (uint8_t)d;
     return (const bt_leaf *)n;
+}
+
+/* The next leaf through a known path: up to the nearest ancestor with a child to the
+ * right of the one taken, then down its leftmost edge. */
+static const bt_leaf *path_step(bt_path *pa) {
+    uint32_t d = pa->depth;
+    while (d > 0) {
+        const bt_node *n = pa->node[d - 1];
+        uint32_t i = pa->at[d - 1] + 1u;
+        if (i < n->n) {
+            pa->at[d - 1] = (uint16_t)i;
+            const bt_node *c = in_child(n)[i];
+            while (c->level) {
+                pa->node[d] = c;
+                pa->at[d++] = 0;
+                c = in_child(c)[0];
+            }
+            return (const bt_leaf *)c;
+        }
+        d--;
+    }
+    pa->depth = 0; /* past the last leaf; stays there */
+    return NULL;
+}
+
+const bt_leaf *bt_next_leaf(const btree *t, const bt_leaf *l, bt_path *pa) {
+    if (pa->valid) return path_step(pa);
+    /* Find l again by its last key (the tree has not changed), recording the path when it
+     * fits, and the nearest subtree to the right of the descent otherwise. */
+    const val_t *key = entry_at(l, t->width, l->h.n - 1u);
+    const bt_node *n = t->root, *right = NULL;
+    uint32_t d = 0;
+    bool fits = n->level <= BT_PATH_MAX;
+    while (n->level) {
+        uint32_t i = inner_ub(t, n, key);
+        if (fits) {
+            pa->node[d] = n;
+            pa->at[d++] = (uint16_t)i;
+        } else if (i + 1u < n->n)
+            right = in_child(n)[i + 1];
+        n = in_child(n)[i];
+    }
+    assert(n == &l->h);
+    if (fits) {
+        pa->depth = (uint8_t)d;
+        pa->valid = true;
+        return path_step(pa);
+    }
+    return right ? leftmost(right) : NULL;
 }
 
 /* ---- insert -------------------------------------------------------------------- */
@@ -274,7 +530,7 @@ static void insert_up(btree *t, bt_pool *p, bt_node **path, const uint32_t *idx,
     val_t sepbuf[BT_MAX_WIDTH];
     for (;;) {
         if (d == 0) { /* the root split: grow a level */
-            bt_node *r = pool_alloc(p);
+            bt_node *r = node_new(p);
             r->n = 2;
             r->level = (uint16_t)(t->root->level + 1);
             in_child(r)[0] = t->root;
@@ -308,7 +564,7 @@ static void insert_up(btree *t, bt_pool *p, bt_node **path, const uint32_t *idx,
         /* A split at the right (left) edge comes from ascending (descending) loads: keep
          * the old node full so such loads leave full nodes behind. */
         uint32_t m = ci == n ? icap - 1 : ci == 1 ? 2 : total / 2;
-        bt_node *r = pool_alloc(p);
+        bt_node *r = node_new(p);
         r->level = nd->level;
         r->n = (uint16_t)(total - m);
         memcpy(in_child(r), tmpc + m, (total - m) * sizeof *c);
@@ -324,11 +580,11 @@ static void insert_up(btree *t, bt_pool *p, bt_node **path, const uint32_t *idx,
 
 val_t *bt_insert(btree *t, bt_pool *p, const val_t *entry, bool *added) {
     uint32_t w = t->width, k = t->klen;
+    begin_change(p);
     if (!t->root) {
-        bt_leaf *l = pool_alloc(p);
+        bt_leaf *l = node_new(p);
         l->h.n = 1;
         l->h.level = 0;
-        l->next = NULL;
         memcpy(l->e, entry, w * WB);
         t->root = &l->h;
         t->height = 1;
@@ -347,6 +603,7 @@ val_t *bt_insert(btree *t, bt_pool *p, const val_t *entry, bool *added) {
     }
     *added = true;
     t->count++;
+    l = own_path(t, p, path, idx, d, l);
     if (n < t->lcap) {
         memmove(entry_at(l, w, pos + 1), entry_at(l, w, pos), (size_t)(n - pos) * w * WB);
         memcpy(entry_at(l, w, pos), entry, w * WB);
@@ -357,7 +614,7 @@ val_t *bt_insert(btree *t, bt_pool *p, const val_t *entry, bool *added) {
      * past the last (before the first) entry keeps l full (holding just the new one),
      * which is what makes ascending (descending) loads fill their leaves. */
     uint32_t m = pos == n ? n : pos == 0 ? 1 : (n + 1) / 2;
-    bt_leaf *r = pool_alloc(p);
+    bt_leaf *r = node_new(p);
     r->h.level = 0;
     r->h.n = (uint16_t)(n + 1 - m);
     val_t *slot;
@@ -373,8 +630,6 @@ val_t *bt_insert(btree *t, bt_pool *p, const val_t *entry, bool *added) {
         slot = entry_at(r, w, pos - m);
     }
     l->h.n = (uint16_t)m;
-    r->next = l->next;
-    l->next = r;
     insert_up(t, p, path, idx, d, r->e, &r->h);
     return slot;
 }
@@ -400,7 +655,7 @@ static void fix_inner(btree *t, bt_pool *p, bt_node **path, const uint32_t *idx,
             while (t->root->level && t->root->n == 1) {
                 bt_node *old = t->root;
                 t->root = in_child(old)[0];
-                pool_free(p, old);
+                node_drop(p, old);
                 t->height--;
             }
             return;
@@ -408,7 +663,9 @@ static void fix_inner(btree *t, bt_pool *p, bt_node **path, const uint32_t *idx,
         if (nd->n >= t->imin) return;
         bt_node *g = path[d - 1];
         uint32_t s = idx[d - 1] > 0 ? idx[d - 1] - 1 : 0;
-        bt_node *L = in_child(g)[s], *R = in_child(g)[s + 1];
+        /* path[d] is changeable already; the sibling is copied if a snapshot shares it */
+        bt_node *L = in_child(g)[s] = own(t, p, in_child(g)[s]);
+        bt_node *R = in_child(g)[s + 1];
         val_t *gk = in_keys(t, g) + (size_t)s * k;
         val_t *lk = in_keys(t, L), *rk = in_keys(t, R);
         uint32_t ln = L->n, rn = R->n;
@@ -417,12 +674,14 @@ static void fix_inner(btree *t, bt_pool *p, bt_node **path, const uint32_t *idx,
             memcpy(lk + (size_t)ln * k, rk, (size_t)(rn - 1) * k * WB);
             memcpy(in_child(L) + ln, in_child(R), rn * sizeof(bt_node *));
             L->n = (uint16_t)(ln + rn);
-            pool_free(p, R);
+            node_drop(p, R);
             inner_remove(t, g, s);
             d--;
             continue;
         }
         /* Borrow: share the children evenly, rotating through the separator. */
+        R = in_child(g)[s + 1] = own(t, p, R);
+        rk = in_keys(t, R);
         bt_node *tmpc[2 * (BT_MAX_NODE_BYTES / sizeof(bt_node *))];
         val_t tmpk[2 * (BT_MAX_NODE_BYTES / WB) + BT_MAX_WIDTH];
         uint32_t total = ln + rn, m = total / 2;
@@ -445,18 +704,20 @@ static void fix_inner(btree *t, bt_pool *p, bt_node **path, const uint32_t *idx,
 bool bt_delete(btree *t, bt_pool *p, const val_t *key) {
     uint32_t w = t->width, k = t->klen;
     if (!t->root) return false;
+    begin_change(p);
     bt_node *path[BT_MAX_HEIGHT];
     uint32_t idx[BT_MAX_HEIGHT];
     uint32_t d;
     bt_leaf *l = descend(t, key, path, idx, &d);
     uint32_t n = l->h.n, pos = leaf_lb(l, w, key, k);
     if (pos == n || bt_cmp(entry_at(l, w, pos), key, k) != 0) return false;
+    l = own_path(t, p, path, idx, d, l);
     memmove(entry_at(l, w, pos), entry_at(l, w, pos + 1), (size_t)(n - pos - 1) * w * WB);
     l->h.n = (uint16_t)--n;
     t->count--;
     if (d == 0) { /* the root leaf */
         if (n == 0) {
-            pool_free(p, l);
+            node_drop(p, l);
             bt_reset(t);
         }
         return true;
@@ -466,17 +727,19 @@ bool bt_delete(btree *t, bt_pool *p, const val_t *key) {
      * node always has two children, so there is one). */
     bt_node *g = path[d - 1];
     uint32_t s = idx[d - 1] > 0 ? idx[d - 1] - 1 : 0;
-    bt_leaf *L = (bt_leaf *)in_child(g)[s], *R = (bt_leaf *)in_child(g)[s + 1];
+    /* l is changeable already; the sibling is copied if a snapshot shares it */
+    bt_leaf *L = (bt_leaf *)(in_child(g)[s] = own(t, p, in_child(g)[s]));
+    bt_leaf *R = (bt_leaf *)in_child(g)[s + 1];
     uint32_t ln = L->h.n, rn = R->h.n;
     if (ln + rn <= t->lcap) {
         memcpy(entry_at(L, w, ln), R->e, (size_t)rn * w * WB);
         L->h.n = (uint16_t)(ln + rn);
-        L->next = R->next;
-        pool_free(p, R);
+        node_drop(p, R);
         inner_remove(t, g, s);
         fix_inner(t, p, path, idx, d - 1);
         return true;
     }
+    R = (bt_leaf *)(in_child(g)[s + 1] = own(t, p, &R->h));
     uint32_t nl = (ln + rn) / 2;
     if (ln < nl) {
         uint32_t mv = nl - ln;
@@ -525,14 +788,12 @@ void bt_build_parts(btree *t, bt_pool *p, const val_t *const *parts, const size_
         fprintf(stderr, "out of memory (index build)\n");
         abort();
     }
-    bt_leaf *prev = NULL;
     size_t part = 0, used = 0; /* the next entry: parts[part][used] */
     for (size_t i = 0; i < cnt; i++) {
         uint32_t m = build_share(n, cnt, t->lcap, t->lmin, i);
-        bt_leaf *l = pool_alloc(p);
+        bt_leaf *l = node_new(p);
         l->h.n = (uint16_t)m;
         l->h.level = 0;
-        l->next = NULL;
         for (uint32_t filled = 0; filled < m;) {
             while (used == counts[part]) {
                 part++;
@@ -544,8 +805,6 @@ void bt_build_parts(btree *t, bt_pool *p, const val_t *const *parts, const size_
             filled += (uint32_t)take;
             used += take;
         }
-        if (prev) prev->next = l;
-        prev = l;
         nodes[i] = &l->h;
         mins[i] = l->e;
     }
@@ -555,7 +814,7 @@ void bt_build_parts(btree *t, bt_pool *p, const val_t *const *parts, const size_
         level++;
         for (size_t i = 0; i < up; i++) {
             uint32_t m = build_share(cnt, up, t->icap, t->imin, i);
-            bt_node *nd = pool_alloc(p);
+            bt_node *nd = node_new(p);
             nd->n = (uint16_t)m;
             nd->level = level;
             val_t *ks = in_keys(t, nd);
@@ -582,6 +841,8 @@ void bt_build_parts(btree *t, bt_pool *p, const val_t *const *parts, const size_
 typedef struct check_state {
     const btree *t;
     const bt_leaf *prev; /* the leaf visited last, whose next must be the current one */
+    const bt_leaf *walk; /* the leaf reached by stepping from the first */
+    bt_path path;        /* walk's */
     size_t count;        /* entries seen */
     bool ok;
 } check_state;
@@ -608,8 +869,13 @@ static void check_node(check_state *st, const bt_node *n, uint32_t level, const 
             if (i && bt_cmp(entry_at(l, t->width, i - 1), e, k) >= 0)
                 return fail(st, "leaf entries out of order");
         }
-        if (st->prev && st->prev->next != l) return fail(st, "leaf link broken");
-        if (!st->prev && bt_first(t) != l) return fail(st, "first leaf");
+        /* the stepping a scan does (by path, and by key from an unknown path) */
+        if (st->prev) st->walk = bt_next_leaf(t, st->walk, &st->path);
+        if (st->walk != l) return fail(st, st->prev ? "next leaf" : "first leaf");
+        if (st->prev) {
+            bt_path fresh = {.valid = false};
+            if (bt_next_leaf(t, st->prev, &fresh) != l) return fail(st, "next leaf by key");
+        }
         st->prev = l;
         st->count += n->n;
         return;
@@ -631,14 +897,15 @@ static void check_node(check_state *st, const bt_node *n, uint32_t level, const 
 }
 
 bool bt_check(const btree *t) {
-    check_state st = {t, NULL, 0, true};
+    check_state st = {.t = t, .ok = true};
+    st.walk = bt_first(t, &st.path);
     if (!t->root) {
         if (t->count || t->height) fail(&st, "empty tree with a count or height");
         return st.ok;
     }
     if (t->height != t->root->level + 1u) fail(&st, "height");
     check_node(&st, t->root, t->root->level, NULL, NULL, true);
-    if (st.ok && st.prev->next) fail(&st, "last leaf has a next");
+    if (st.ok && bt_next_leaf(t, st.walk, &st.path)) fail(&st, "a leaf after the last");
     if (st.ok && st.count != t->count) fail(&st, "count");
     return st.ok;
 }

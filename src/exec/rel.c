@@ -1,7 +1,8 @@
 /* Relations (rel.h): a primary B+-tree in natural column order plus up to
  * REL_MAX_INDEXES - 1 secondary trees, each holding every tuple permuted into its
  * column order, all kept in step; derivation counts for counted relations; prefix
- * cursors; bulk construction of indexes added to a populated relation. */
+ * cursors; bulk construction of indexes added to a populated relation; snapshots (a
+ * copy of the struct whose trees the pool keeps, exec/btree.h). */
 #include "exec/rel.h"
 
 #include <assert.h>
@@ -21,8 +22,10 @@ typedef struct rel_idx {
 struct rel {
     uint32_t arity;               /* columns, <= REL_MAX_ARITY (0 is allowed) */
     bool counted;                 /* primary entries carry a signed count word */
+    bool snap;                    /* a snapshot: read only, pinned at tag */
+    uint64_t tag;                 /* a snapshot's, from bt_pool_pin */
     int nidx;                     /* indexes in use; idx[0] is the primary */
-    bt_pool pool;                 /* nodes of every tree below */
+    bt_pool *pool;                /* nodes of every tree below, shared with snapshots */
     rel_idx idx[REL_MAX_INDEXES]; /* all hold exactly the present tuples */
     btree neg;                    /* counted only: tuples whose count is negative, not
                                      present, entries as in the primary */
@@ -61,7 +64,7 @@ static rel_t *rel_make(uint32_t arity, bool counted) {
     size_t ns = bt_node_bytes(pw, arity);
     if (bt_node_bytes(sw, arity) > ns) ns = bt_node_bytes(sw, arity);
     if (bt_node_bytes(arity + 1, arity) > ns) ns = bt_node_bytes(arity + 1, arity);
-    bt_pool_init(&r->pool, ns);
+    r->pool = bt_pool_new(ns);
     bt_init(&r->idx[0].bt, pw, arity, ns);
     r->idx[0].order = (uint32_t *)natural_order;
     r->nidx = 1;
@@ -78,16 +81,50 @@ rel_t *rel_new_counted(uint32_t arity) {
 
 void rel_free(rel_t *r) {
     if (!r) return;
-    bt_pool_destroy(&r->pool);
+    if (r->snap) return rel_snapshot_release(r);
+    bt_pool_unref(r->pool); /* live snapshots keep it */
     for (int i = 1; i < r->nidx; i++) free(r->idx[i].order);
     free(r);
 }
 
 void rel_clear(rel_t *r) {
+    assert(!r->snap);
     r->changes++;
-    bt_pool_destroy(&r->pool);
+    if (bt_pool_held(r->pool)) { /* the snapshots keep the old nodes; start anew */
+        size_t ns = r->pool->node_bytes;
+        bt_pool_unref(r->pool);
+        r->pool = bt_pool_new(ns);
+    } else
+        bt_pool_clear(r->pool);
     for (int i = 0; i < r->nidx; i++) bt_reset(&r->idx[i].bt);
     bt_reset(&r->neg);
+}
+
+const rel_t *rel_snapshot(rel_t *r) {
+    assert(!r->snap);
+    /* the index orders travel with the snapshot: the relation may be freed first */
+    size_t orders = r->nidx > 1 ? (size_t)(r->nidx - 1) * r->arity * sizeof(uint32_t) : 0;
+    rel_t *s = xmalloc(sizeof *s + orders);
+    *s = *r;
+    uint32_t *o = (uint32_t *)(s + 1);
+    for (int i = 1; i < r->nidx; i++, o += r->arity) {
+        memcpy(o, r->idx[i].order, r->arity * sizeof *o);
+        s->idx[i].order = o;
+    }
+    s->snap = true;
+    s->tag = bt_pool_pin(r->pool);
+    return s;
+}
+
+void rel_snapshot_release(const rel_t *s) {
+    if (!s) return;
+    assert(s->snap);
+    bt_pool_unpin(s->pool, s->tag);
+    free((rel_t *)s);
+}
+
+bool rel_is_snapshot(const rel_t *r) {
+    return r->snap;
 }
 
 uint32_t rel_arity(const rel_t *r) {
@@ -103,12 +140,12 @@ bool rel_is_counted(const rel_t *r) {
     return r->counted;
 }
 size_t rel_bytes(const rel_t *r) {
-    return r->pool.bytes;
+    return bt_pool_bytes(r->pool);
 }
 
 /* Once nothing is stored, hand every node back to malloc. */
 static void release_if_empty(rel_t *r) {
-    if (r->idx[0].bt.count == 0 && r->neg.count == 0 && r->pool.bytes) rel_clear(r);
+    if (r->idx[0].bt.count == 0 && r->neg.count == 0 && bt_pool_bytes(r->pool)) rel_clear(r);
 }
 
 static void permute(const rel_idx *ix, uint32_t arity, const val_t *tuple, val_t *out) {
@@ -121,7 +158,7 @@ static void secondaries_insert(rel_t *r, const val_t *tuple) {
     bool added;
     for (int i = 1; i < r->nidx; i++) {
         permute(&r->idx[i], r->arity, tuple, e);
-        bt_insert(&r->idx[i].bt, &r->pool, e, &added);
+        bt_insert(&r->idx[i].bt, r->pool, e, &added);
         assert(added);
     }
 }
@@ -130,10 +167,16 @@ static void secondaries_delete(rel_t *r, const val_t *tuple) {
     val_t e[REL_MAX_ARITY];
     for (int i = 1; i < r->nidx; i++) {
         permute(&r->idx[i], r->arity, tuple, e);
-        bool found = bt_delete(&r->idx[i].bt, &r->pool, e);
+        bool found = bt_delete(&r->idx[i].bt, r->pool, e);
         assert(found);
         (void)found;
     }
+}
+
+/* A slot found by bt_find or bt_insert, made writable: while a snapshot may share its
+ * leaf, found again through bt_update, which copies the leaf's path. */
+static val_t *writable(rel_t *r, btree *t, val_t *slot, const val_t *key) {
+    return bt_pool_pinned(r->pool) ? bt_update(t, r->pool, key) : slot;
 }
 
 /* The primary entry for a tuple: its words, then the count for a counted relation
@@ -148,33 +191,36 @@ static void insert_present(rel_t *r, const val_t *tuple, int64_t count) {
     val_t e[REL_MAX_ARITY + 1];
     bool added;
     make_entry(r, tuple, count, e);
-    bt_insert(&r->idx[0].bt, &r->pool, e, &added);
+    bt_insert(&r->idx[0].bt, r->pool, e, &added);
     assert(added);
     secondaries_insert(r, tuple);
 }
 
 bool rel_insert(rel_t *r, const val_t *tuple) {
+    assert(!r->snap);
     val_t e[REL_MAX_ARITY + 1];
     bool added;
     make_entry(r, tuple, 1, e);
-    val_t *slot = bt_insert(&r->idx[0].bt, &r->pool, e, &added);
+    val_t *slot = bt_insert(&r->idx[0].bt, r->pool, e, &added);
     if (!added) {
-        if (r->counted) slot[r->arity] = 1;
+        if (r->counted && slot[r->arity] != 1)
+            writable(r, &r->idx[0].bt, slot, tuple)[r->arity] = 1;
         return false;
     }
-    if (r->neg.count) bt_delete(&r->neg, &r->pool, tuple);
+    if (r->neg.count) bt_delete(&r->neg, r->pool, tuple);
     secondaries_insert(r, tuple);
     r->changes++;
     return true;
 }
 
 bool rel_delete(rel_t *r, const val_t *tuple) {
-    bool was = bt_delete(&r->idx[0].bt, &r->pool, tuple);
+    assert(!r->snap);
+    bool was = bt_delete(&r->idx[0].bt, r->pool, tuple);
     if (was) {
         secondaries_delete(r, tuple);
         r->changes++;
     } else if (r->neg.count)
-        bt_delete(&r->neg, &r->pool, tuple);
+        bt_delete(&r->neg, r->pool, tuple);
     release_if_empty(r);
     return was;
 }
@@ -184,6 +230,7 @@ bool rel_contains(const rel_t *r, const val_t *tuple) {
 }
 
 int rel_add_count(rel_t *r, const val_t *tuple, int64_t delta) {
+    assert(!r->snap);
     if (!r->counted) { /* a set: a positive delta inserts, a negative one deletes */
         if (delta > 0) return rel_insert(r, tuple) ? 1 : 0;
         if (delta < 0) return rel_delete(r, tuple) ? -1 : 0;
@@ -195,12 +242,13 @@ int rel_add_count(rel_t *r, const val_t *tuple, int64_t delta) {
         val_t e[REL_MAX_ARITY + 1];
         bool added;
         make_entry(r, tuple, delta, e);
-        val_t *slot = bt_insert(&r->idx[0].bt, &r->pool, e, &added);
+        val_t *slot = bt_insert(&r->idx[0].bt, r->pool, e, &added);
         if (added) {
             secondaries_insert(r, tuple);
             r->changes++;
             return 1;
         }
+        slot = writable(r, &r->idx[0].bt, slot, tuple);
         slot[a] = (val_t)((int64_t)slot[a] + delta);
         return 0;
     }
@@ -208,17 +256,17 @@ int rel_add_count(rel_t *r, const val_t *tuple, int64_t delta) {
     if (slot) {
         int64_t c = (int64_t)slot[a] + delta;
         if (c > 0) {
-            slot[a] = (val_t)c;
+            writable(r, &r->idx[0].bt, slot, tuple)[a] = (val_t)c;
             return 0;
         }
-        bt_delete(&r->idx[0].bt, &r->pool, tuple);
+        bt_delete(&r->idx[0].bt, r->pool, tuple);
         secondaries_delete(r, tuple);
         r->changes++;
         if (c < 0) {
             val_t e[REL_MAX_ARITY + 1];
             bool added;
             make_entry(r, tuple, c, e);
-            bt_insert(&r->neg, &r->pool, e, &added);
+            bt_insert(&r->neg, r->pool, e, &added);
         }
         release_if_empty(r);
         return -1;
@@ -226,23 +274,23 @@ int rel_add_count(rel_t *r, const val_t *tuple, int64_t delta) {
     val_t *nslot = r->neg.count ? bt_find(&r->neg, tuple) : NULL;
     int64_t c = (nslot ? (int64_t)nslot[a] : 0) + delta;
     if (c > 0) {
-        if (nslot) bt_delete(&r->neg, &r->pool, tuple);
+        if (nslot) bt_delete(&r->neg, r->pool, tuple);
         insert_present(r, tuple, c);
         r->changes++;
         return 1;
     }
     if (c < 0) {
         if (nslot) {
-            nslot[a] = (val_t)c;
+            writable(r, &r->neg, nslot, tuple)[a] = (val_t)c;
         } else {
             val_t e[REL_MAX_ARITY + 1];
             bool added;
             make_entry(r, tuple, c, e);
-            bt_insert(&r->neg, &r->pool, e, &added);
+            bt_insert(&r->neg, r->pool, e, &added);
         }
         return 0;
     }
-    bt_delete(&r->neg, &r->pool, tuple); /* back to 0: nothing to remember */
+    bt_delete(&r->neg, r->pool, tuple); /* back to 0: nothing to remember */
     release_if_empty(r);
     return 0;
 }
@@ -319,32 +367,49 @@ static void build_index(rel_t *r, rel_idx *ix, uint32_t nlead) {
     /* twice the relation's size: counted with a statement's working data (base/meter.h) */
     val_t *buf = il_mem_alloc(n * a * sizeof *buf), *tmp = il_mem_alloc(n * a * sizeof *tmp);
     size_t i = 0;
-    for (const bt_leaf *l = bt_first(&r->idx[0].bt); l; l = l->next)
+    bt_path path;
+    const btree *pt = &r->idx[0].bt;
+    for (const bt_leaf *l = bt_first(pt, &path); l; l = bt_next_leaf(pt, l, &path))
         for (uint32_t j = 0; j < l->h.n; j++) permute(ix, a, l->e + (size_t)j * pw, buf + a * i++);
     assert(i == n);
     const val_t *sorted = sort_lead(buf, tmp, n, a, nlead);
-    bt_build(&ix->bt, &r->pool, sorted, n);
+    bt_build(&ix->bt, r->pool, sorted, n);
     il_mem_free(buf);
     il_mem_free(tmp);
 }
 
-int rel_index(rel_t *r, const uint32_t *cols, uint32_t ncols) {
-    uint32_t a = r->arity;
-    if (ncols > a) return -1;
-    uint64_t seen = 0;
+/* Whether cols names distinct columns of r; their set in *seen. */
+static bool valid_cols(const rel_t *r, const uint32_t *cols, uint32_t ncols, uint64_t *seen) {
+    if (ncols > r->arity) return false;
+    *seen = 0;
     for (uint32_t i = 0; i < ncols; i++) {
-        if (cols[i] >= a || (seen >> cols[i] & 1)) return -1;
-        seen |= UINT64_C(1) << cols[i];
+        if (cols[i] >= r->arity || (*seen >> cols[i] & 1)) return false;
+        *seen |= UINT64_C(1) << cols[i];
     }
+    return true;
+}
+
+int rel_find_index(const rel_t *r, const uint32_t *cols, uint32_t ncols) {
+    uint64_t seen;
+    if (!valid_cols(r, cols, ncols, &seen)) return -1;
     for (int i = 0; i < r->nidx; i++)
         if (ncols == 0 || memcmp(r->idx[i].order, cols, ncols * sizeof *cols) == 0) return i;
+    return -1;
+}
+
+int rel_index(rel_t *r, const uint32_t *cols, uint32_t ncols) {
+    uint32_t a = r->arity;
+    uint64_t seen;
+    if (!valid_cols(r, cols, ncols, &seen)) return -1;
+    int found = rel_find_index(r, cols, ncols);
+    if (found >= 0 || r->snap) return found; /* a snapshot gets no new index */
     if (r->nidx == REL_MAX_INDEXES) return -1;
     rel_idx *ix = &r->idx[r->nidx];
     ix->order = xmalloc(a * sizeof *ix->order);
     memcpy(ix->order, cols, ncols * sizeof *cols);
     for (uint32_t c = 0, j = ncols; c < a; c++)
         if (!(seen >> c & 1)) ix->order[j++] = c;
-    bt_init(&ix->bt, a, a, r->pool.node_bytes);
+    bt_init(&ix->bt, a, a, r->pool->node_bytes);
     build_index(r, ix, ncols);
     return r->nidx++;
 }
@@ -382,9 +447,11 @@ static void cursor_enter(rel_cursor *c, const bt_leaf *l, uint32_t pos) {
         /* A scan is likely to go on into the next leaf: start fetching it, so that its
          * memory latency overlaps with the work on this one (in trees too big for the
          * cache; in small ones the prefetches cost more than they save). */
-        if (l->next && c->rel->idx[c->index].bt.count >= (1u << 16))
-            for (uint32_t off = 0; off < c->rel->pool.node_bytes; off += 64)
-                __builtin_prefetch((const char *)l->next + off);
+        const btree *bt = &c->rel->idx[c->index].bt;
+        const bt_node *next = bt->count >= (1u << 16) ? bt_path_peek(&c->path) : NULL;
+        if (next)
+            for (uint32_t off = 0; off < bt->node_bytes; off += 64)
+                __builtin_prefetch((const char *)next + off);
     } else {
         c->end = c->cur;
         c->mode = REL_CUR_CHECK;
@@ -405,7 +472,12 @@ static const btree *cursor_init(const rel_t *r, int index, const val_t *prefix, 
 
 void rel_seek(const rel_t *r, int index, const val_t *prefix, uint32_t nprefix, rel_cursor *c) {
     const btree *bt = cursor_init(r, index, prefix, nprefix, c);
+    if (nprefix == 0) { /* a full scan: record the path on the way down */
+        cursor_enter(c, bt_first(bt, &c->path), 0);
+        return;
+    }
     uint32_t pos = 0;
+    c->path.valid = false; /* found by key if the range leaves its first leaf */
     const bt_leaf *l = bt_seek(bt, prefix, nprefix, &pos);
     cursor_enter(c, l, pos);
 }
@@ -413,6 +485,8 @@ void rel_seek(const rel_t *r, int index, const val_t *prefix, uint32_t nprefix, 
 void rel_seek_resume(const rel_t *r, int index, const val_t *prefix, uint32_t nprefix,
                      const void *leaf, const val_t *cur, rel_cursor *c) {
     cursor_init(r, index, prefix, nprefix, c);
+    c->path.valid = false; /* found again by key if the range leaves this leaf */
+    c->path.depth = 0;
     const bt_leaf *l = leaf;
     cursor_enter(c, l, l ? (uint32_t)((size_t)(cur - l->e) / c->stride) : 0);
 }
@@ -446,7 +520,7 @@ const val_t *rel_next(rel_cursor *c, int64_t *count) {
         const bt_leaf *l = c->leaf;
         switch (c->mode) {
         case REL_CUR_LEAF:
-            cursor_enter(c, l->next, 0);
+            cursor_enter(c, bt_next_leaf_fast(&c->rel->idx[c->index].bt, l, &c->path), 0);
             continue;
         case REL_CUR_CHECK: {
             const val_t *t = c->cur;
@@ -468,7 +542,7 @@ const val_t *rel_next_run(rel_cursor *c, size_t *n, uint32_t *stride) {
     *stride = c->stride;
     /* in REL_CUR_LEAF mode the cursor is on a leaf; entering NULL ends the range */
     while (c->cur >= c->end && c->mode == REL_CUR_LEAF)
-        cursor_enter(c, ((const bt_leaf *)c->leaf)->next, 0);
+        cursor_enter(c, bt_next_leaf_fast(&c->rel->idx[c->index].bt, c->leaf, &c->path), 0);
     if (c->cur < c->end) {
         const val_t *t = c->cur;
         *n = (size_t)(c->end - c->cur) / c->stride;
@@ -481,6 +555,7 @@ const val_t *rel_next_run(rel_cursor *c, size_t *n, uint32_t *stride) {
 }
 
 void rel_swap(rel_t *a, rel_t *b) {
+    assert(!a->snap && !b->snap);
     struct rel t = *a;
     *a = *b;
     *b = t;
@@ -494,7 +569,7 @@ bool rel_load_sorted_parts(rel_t *r, const val_t *const *parts, const size_t *co
                            size_t nparts) {
     size_t n = 0;
     for (size_t i = 0; i < nparts; i++) n += counts[i];
-    if (r->counted || r->idx[0].bt.count || n == 0) return false;
+    if (r->snap || r->counted || r->idx[0].bt.count || n == 0) return false;
     const val_t *prev = NULL;
     for (size_t i = 0; i < nparts; i++)
         for (size_t j = 0; j < counts[i]; j++) {
@@ -502,7 +577,7 @@ bool rel_load_sorted_parts(rel_t *r, const val_t *const *parts, const size_t *co
             if (prev && bt_cmp(prev, t, r->arity) >= 0) return false;
             prev = t;
         }
-    bt_build_parts(&r->idx[0].bt, &r->pool, parts, counts, nparts);
+    bt_build_parts(&r->idx[0].bt, r->pool, parts, counts, nparts);
     for (int i = 1; i < r->nidx; i++) build_index(r, &r->idx[i], r->arity);
     r->changes += n;
     return true;

@@ -11,8 +11,23 @@
  * present while its count is positive. Incremental maintenance adds and subtracts
  * derivations and learns from the result whether the tuple appeared or vanished.
  *
- * Not thread-safe: one writer, and no reader while it writes. Cursors are invalidated
- * by any change to the relation. */
+ * Snapshots. rel_snapshot gives an immutable handle on the relation as it is now (its
+ * tuples, counts and indexes), for the read functions below, at a cost of O(indexes):
+ * the trees are copy-on-write (exec/btree.h). Writes then copy the nodes they change
+ * while a snapshot may see them, and nodes replaced are freed once no live snapshot can
+ * reach them.
+ *
+ * Threads. One writer thread changes the relation (every function that takes a
+ * non-const rel_t *, rel_snapshot included; rel_free and rel_clear too) and may read it.
+ * While it does, any other threads may read snapshots it handed them (rel_count,
+ * rel_arity, rel_changes, rel_is_counted, rel_contains, rel_get_count, rel_find_index,
+ * rel_index_order, rel_seek, rel_seek_resume, rel_next, rel_next_run, rel_bytes) with no
+ * lock and without waiting for the writer, and release them (rel_snapshot_release, on any
+ * thread, in any order, before or after the relation itself is freed). The hand-over of
+ * a snapshot to another thread must synchronize (a mutex, a queue, a release store).
+ * Without snapshots: one writer, and no reader while it writes. Cursors over the live
+ * relation are invalidated by any change to it; cursors over a snapshot stay valid until
+ * it is released. */
 #ifndef IL_EXEC_REL_H
 #define IL_EXEC_REL_H
 
@@ -20,6 +35,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "exec/btree.h"
 #include "value/value.h"
 
 #define REL_MAX_ARITY   64
@@ -31,8 +47,18 @@ typedef struct rel rel_t;
 rel_t *rel_new(uint32_t arity);
 rel_t *rel_new_counted(uint32_t arity);
 void rel_free(rel_t *r);
-/* Removes every tuple; keeps the arity and the indexes. */
+/* Removes every tuple; keeps the arity and the indexes. With snapshots outstanding the
+ * relation moves to new node memory and the old goes when its last snapshot does. */
 void rel_clear(rel_t *r);
+
+/* An immutable handle on r as it is now, for the read functions; never written to.
+ * Taken on the writer thread; costs O(indexes), not O(tuples). A snapshot of a snapshot
+ * is not allowed. */
+const rel_t *rel_snapshot(rel_t *r);
+/* Ends a snapshot (NULL is ignored); any thread, any order. Its cursors and tuple
+ * pointers become invalid. */
+void rel_snapshot_release(const rel_t *s);
+bool rel_is_snapshot(const rel_t *r);
 
 uint32_t rel_arity(const rel_t *r);
 size_t rel_count(const rel_t *r);
@@ -41,7 +67,9 @@ size_t rel_count(const rel_t *r);
 uint64_t rel_changes(const rel_t *r);
 bool rel_is_counted(const rel_t *r);
 /* Bytes held by the relation's nodes, all indexes included (node memory is taken in
- * chunks; freed nodes stay with the relation until it is cleared or becomes empty). */
+ * chunks; freed nodes stay with the relation until it is cleared or becomes empty).
+ * Nodes kept for live snapshots are included; a snapshot gives the figure of the node
+ * memory it shares with the relation. */
 size_t rel_bytes(const rel_t *r);
 
 /* Set operations, tuple in natural column order. Insert returns true when the tuple
@@ -78,6 +106,9 @@ int64_t rel_get_count(const rel_t *r, const val_t *tuple); /* 0 when absent */
  * when cols repeats a column or names one >= arity. Adding an index to a populated
  * relation sorts the tuples and builds it in bulk. */
 int rel_index(rel_t *r, const uint32_t *cols, uint32_t ncols);
+/* rel_index that only finds: -1 when no index begins with cols (a snapshot has the
+ * indexes the relation had when it was taken). */
+int rel_find_index(const rel_t *r, const uint32_t *cols, uint32_t ncols);
 /* The column order of an index: order[i] is the natural column stored at position i. */
 const uint32_t *rel_index_order(const rel_t *r, int index);
 
@@ -94,6 +125,7 @@ typedef struct rel_cursor {
     int index;
     uint8_t mode; /* what to do when cur reaches end (rel.c) */
     val_t prefix[REL_MAX_ARITY];
+    bt_path path; /* the inner nodes above leaf, for the step to the next leaf */
 } rel_cursor;
 
 /* Positions the cursor before the first tuple of `index` that starts with prefix

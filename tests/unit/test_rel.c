@@ -241,7 +241,8 @@ Test(btree, ascending_and_descending_loads_fill_nodes) {
         }
         cr_assert(bt_check(&t));
         size_t leaves = 0;
-        for (const bt_leaf *l = bt_first(&t); l; l = l->next) leaves++;
+        bt_path path;
+        for (const bt_leaf *l = bt_first(&t, &path); l; l = bt_next_leaf(&t, l, &path)) leaves++;
         size_t ideal = (n + t.lcap - 1) / t.lcap;
         cr_assert_leq(leaves, ideal + 1, "%s load: %zu leaves for an ideal %zu",
                       dir ? "descending" : "ascending", leaves, ideal);
@@ -720,4 +721,310 @@ Test(tupleset, pushed_tuples_are_indexed_when_an_insert_comes) {
     tupleset_push_distinct(&s, (val_t[]){val_int(1), val_int(1)});
     cr_assert_eq(s.n, 5001);
     tupleset_free(&s);
+}
+
+/* ---- snapshots ----------------------------------------------------------------- */
+
+/* Path copying at the tree level, on trees several levels high: copies of a tree's
+ * struct pinned at many versions keep their structure and contents (bt_check, the
+ * entries) while the writer inserts and deletes at random; unpinned in random order,
+ * every retired node comes back. */
+Test(btree, pinned_copies_stay_while_the_writer_changes) {
+    rng_state = 7;
+    enum { W = 3, N = 6000, SNAPS = 12 };
+    size_t ns = bt_node_bytes(W, W);
+    bt_pool pool;
+    bt_pool_init(&pool, ns);
+    btree t;
+    bt_init(&t, W, W, ns);
+    bool in[N] = {false};
+    struct {
+        btree copy;
+        uint64_t tag;
+        bool in[N];
+        bool live;
+    } *snaps = calloc(SNAPS, sizeof *snaps);
+    for (int round = 0; round < 3 * SNAPS; round++) {
+        for (int s = 0; s < 3000; s++) {
+            uint64_t x = rnd_below(N);
+            val_t e[W] = {x % 17, x, x * 3};
+            bool added;
+            if (rnd_below(3)) {
+                bt_insert(&t, &pool, e, &added);
+                cr_assert_eq(added, !in[x]);
+                in[x] = true;
+            } else {
+                cr_assert_eq(bt_delete(&t, &pool, e), in[x]);
+                in[x] = false;
+            }
+        }
+        cr_assert(bt_check(&t));
+        int k = (int)rnd_below(SNAPS);
+        if (snaps[k].live) {
+            cr_assert(bt_check(&snaps[k].copy), "snapshot %d before its release", k);
+            bt_pool_unpin(&pool, snaps[k].tag);
+        }
+        snaps[k].copy = t;
+        snaps[k].tag = bt_pool_pin(&pool);
+        memcpy(snaps[k].in, in, sizeof in);
+        snaps[k].live = true;
+        for (int j = 0; j < SNAPS; j++) {
+            if (!snaps[j].live) continue;
+            cr_assert(bt_check(&snaps[j].copy), "snapshot %d in round %d", j, round);
+            for (uint64_t x = 0; x < N; x += 7) {
+                val_t e[W] = {x % 17, x, x * 3};
+                cr_assert_eq(bt_find(&snaps[j].copy, e) != NULL, snaps[j].in[x],
+                             "snapshot %d, entry %llu", j, (unsigned long long)x);
+            }
+        }
+    }
+    cr_assert_gt(bt_pool_retired(&pool), 0, "the writer replaced nodes that snapshots saw");
+    for (int j = 0; j < SNAPS; j++)
+        if (snaps[j].live) bt_pool_unpin(&pool, snaps[j].tag);
+    cr_assert_eq(bt_pool_retired(&pool), 0, "every retired node is freed with the last pin");
+    cr_assert(!bt_pool_pinned(&pool));
+    /* With no snapshot left, changes happen in place: no node is retired. */
+    for (uint64_t x = 0; x < N; x++) {
+        val_t e[W] = {x % 17, x, x * 3};
+        bool added;
+        bt_insert(&t, &pool, e, &added);
+    }
+    cr_assert_eq(bt_pool_retired(&pool), 0);
+    cr_assert(bt_check(&t));
+    free(snaps);
+    bt_pool_destroy(&pool);
+}
+
+/* A snapshot with the model as it was and the number of indexes it had. */
+typedef struct snap_rec {
+    const rel_t *s;
+    model *m;
+    int nidx;
+} snap_rec;
+
+static void check_snapshot(const snap_rec *sr, uint64_t dom) {
+    const model *m = sr->m;
+    uint32_t a = m->arity;
+    cr_assert(rel_is_snapshot(sr->s));
+    check_scans(sr->s, m, sr->nidx);
+    val_t t[MAXA];
+    for (int q = 0; q < 40; q++) {
+        if (m->n && q % 2) {
+            memcpy(t, m->t[rnd_below(m->n)], sizeof t);
+        } else {
+            random_tuple(a, dom, t);
+        }
+        long i = model_find(m, t);
+        cr_assert_eq(rel_get_count(sr->s, t), i >= 0 ? m->c[i] : 0);
+        cr_assert_eq(rel_contains(sr->s, t), i >= 0 && m->c[i] > 0);
+    }
+    for (int ix = 0; ix < sr->nidx; ix++) {
+        const uint32_t *order = rel_index_order(sr->s, ix);
+        for (uint32_t np = 1; np <= a; np++) {
+            val_t p[MAXA];
+            if (m->n) {
+                size_t i = rnd_below(m->n);
+                for (uint32_t j = 0; j < a; j++) p[j] = m->t[i][order[j]];
+            } else {
+                random_tuple(a, dom, p);
+            }
+            check_seek(sr->s, m, ix, p, np);
+        }
+    }
+}
+
+static void release_rec(snap_rec *sr) {
+    rel_snapshot_release(sr->s);
+    free(sr->m);
+    sr->s = NULL;
+}
+
+/* Random inserts, deletes, count changes, clears and new indexes on the live relation
+ * while up to SNAP_LIVE snapshots taken along the way are checked against copies of the
+ * model made when each was taken; released in random order, some after the relation. */
+enum { SNAP_LIVE = 5 };
+static void snap_random(uint32_t a, bool counted, uint64_t seed) {
+    rng_state = seed;
+    spread = seed & 1;
+    static model m;
+    memset(&m, 0, sizeof m);
+    m.arity = a;
+    uint64_t dom = domain_for(a);
+    rel_t *r = counted ? rel_new_counted(a) : rel_new(a);
+    int nidx = a > 1 ? add_random_index(r, a) + 1 : 1;
+    snap_rec snaps[SNAP_LIVE] = {{0}};
+    val_t t[MAXA];
+    for (int batch = 0; batch < 30; batch++) {
+        int grow = (batch / 4) % 2 == 0 ? 7 : 3;
+        for (int s = 0; s < 120; s++) {
+            random_tuple(a, dom, t);
+            long i = model_find(&m, t);
+            int op = (int)rnd_below(10);
+            if (!counted || op < 3) {
+                if ((int)rnd_below(10) < grow) {
+                    rel_insert(r, t);
+                    if (i < 0) {
+                        i = (long)m.n++;
+                        memcpy(m.t[i], t, sizeof t);
+                    }
+                    m.c[i] = 1;
+                } else {
+                    rel_delete(r, t);
+                    if (i >= 0) model_remove(&m, (size_t)i);
+                }
+            } else {
+                int64_t delta = (int64_t)rnd_below(5) - (grow == 7 ? 1 : 3);
+                int64_t now = (i >= 0 ? m.c[i] : 0) + delta;
+                rel_add_count(r, t, delta);
+                if (i < 0 && now != 0) {
+                    i = (long)m.n++;
+                    memcpy(m.t[i], t, sizeof t);
+                }
+                if (i >= 0) m.c[i] = now;
+                if (i >= 0 && now == 0) model_remove(&m, (size_t)i);
+            }
+            if (rnd_below(40) == 0) { /* a snapshot, in a random slot */
+                snap_rec *sr = &snaps[rnd_below(SNAP_LIVE)];
+                if (sr->s) {
+                    check_snapshot(sr, dom);
+                    release_rec(sr);
+                }
+                sr->s = rel_snapshot(r);
+                sr->m = malloc(sizeof m);
+                memcpy(sr->m, &m, sizeof m);
+                sr->nidx = nidx;
+                check_snapshot(sr, dom);
+            }
+        }
+        if (batch % 10 == 5) {
+            rel_clear(r);
+            m.n = 0;
+        }
+        if (batch == 12 && a > 1) {
+            int id = add_random_index(r, a);
+            if (id + 1 > nidx) nidx = id + 1;
+        }
+        check_scans(r, &m, nidx);
+        for (int k = 0; k < SNAP_LIVE; k++)
+            if (snaps[k].s) check_snapshot(&snaps[k], dom);
+    }
+    /* Some snapshots outlive the relation. */
+    for (int k = 0; k < 2; k++)
+        if (snaps[k].s) {
+            check_snapshot(&snaps[k], dom);
+            release_rec(&snaps[k]);
+        }
+    rel_free(r);
+    for (int k = 2; k < SNAP_LIVE; k++)
+        if (snaps[k].s) {
+            check_snapshot(&snaps[k], dom);
+            release_rec(&snaps[k]);
+        }
+}
+
+Test(rel_snapshot, sets_every_arity) {
+    for (uint32_t a = 1; a <= MAXA; a++) snap_random(a, false, 500 + a);
+}
+
+Test(rel_snapshot, counted_every_arity) {
+    for (uint32_t a = 1; a <= MAXA; a++) snap_random(a, true, 600 + a);
+}
+
+static void seq_counts(rel_t *r, size_t n, int64_t delta) {
+    for (uint64_t i = 0; i < n; i++) rel_add_count(r, (val_t[]){i, i * 7}, delta);
+}
+
+/* Nodes the writer replaced go back to it once no snapshot can see them: a relation
+ * rewritten under a new snapshot each round does not grow round after round. */
+Test(rel_snapshot, memory_returns_after_release) {
+    enum { N = 20000 };
+    rel_t *r = rel_new_counted(2);
+    uint32_t c1[] = {1};
+    int ix = rel_index(r, c1, 1);
+    seq_counts(r, N, 1);
+    size_t base = rel_bytes(r);
+    for (int round = 0; round < 20; round++) {
+        const rel_t *s = rel_snapshot(r);
+        seq_counts(r, N, round % 2 ? -1 : 1); /* every leaf of the primary changes */
+        for (uint64_t i = 0; i < N; i += 10) rel_delete(r, (val_t[]){i, i * 7});
+        for (uint64_t i = 0; i < N; i += 10) rel_add_count(r, (val_t[]){i, i * 7}, 1);
+        cr_assert_eq(rel_get_count(s, (val_t[]){3, 21}), round % 2 ? 2 : 1);
+        cr_assert_eq(rel_count(s), N);
+        rel_snapshot_release(s);
+    }
+    cr_assert_leq(rel_bytes(r), 3 * base, "%zu bytes after 20 rounds, %zu before", rel_bytes(r),
+                  base);
+    /* With no snapshot, a round copies nothing. */
+    size_t steady = rel_bytes(r);
+    seq_counts(r, N, 1);
+    cr_assert_eq(rel_bytes(r), steady);
+    /* A clear with a snapshot outstanding: the relation starts on new memory, the
+     * snapshot keeps the old until it goes (ASan sees that it does). */
+    const rel_t *s = rel_snapshot(r);
+    rel_clear(r);
+    cr_assert_eq(rel_bytes(r), 0);
+    cr_assert_eq(rel_count(s), N);
+    cr_assert_eq(rel_get_count(s, (val_t[]){5, 35}), 2);
+    rel_cursor c;
+    rel_seek(s, ix, (val_t[]){35}, 1, &c);
+    int64_t cnt;
+    const val_t *t = rel_next(&c, &cnt);
+    cr_assert(t && t[0] == 35 && t[1] == 5 && cnt == 2);
+    rel_add_count(r, (val_t[]){1, 2}, 4);
+    cr_assert_eq(rel_get_count(s, (val_t[]){1, 2}), 0);
+    rel_snapshot_release(s);
+    /* Emptied by deletes with a snapshot outstanding: the same. */
+    s = rel_snapshot(r);
+    rel_add_count(r, (val_t[]){1, 2}, -4);
+    cr_assert_eq(rel_bytes(r), 0);
+    cr_assert_eq(rel_get_count(s, (val_t[]){1, 2}), 4);
+    rel_snapshot_release(s);
+    rel_free(r);
+}
+
+/* Bulk loads, swaps, new indexes and the index lookup with snapshots outstanding. */
+Test(rel_snapshot, loads_swaps_and_indexes) {
+    enum { N = 5000 };
+    val_t *ts = malloc(N * 2 * sizeof *ts);
+    for (size_t i = 0; i < N; i++) {
+        ts[2 * i] = i;
+        ts[2 * i + 1] = N - i;
+    }
+    rel_t *a = rel_new(2), *b = rel_new(2);
+    const rel_t *empty = rel_snapshot(a);
+    cr_assert(rel_load_sorted(a, ts, N));
+    cr_assert_eq(rel_count(empty), 0);
+    const rel_t *sa = rel_snapshot(a);
+    cr_assert(!rel_load_sorted((rel_t *)sa, ts, N), "a snapshot is never loaded");
+    uint32_t c1[] = {1};
+    int ix = rel_index(a, c1, 1);
+    cr_assert_eq(ix, 1);
+    cr_assert_eq(rel_find_index(sa, c1, 1), -1, "the snapshot predates the index");
+    cr_assert_eq(rel_index((rel_t *)sa, c1, 1), -1, "a snapshot gets no new index");
+    cr_assert_eq(rel_find_index(a, c1, 1), 1);
+    const rel_t *sa2 = rel_snapshot(a);
+    cr_assert_eq(rel_find_index(sa2, c1, 1), 1);
+    rel_insert(b, (val_t[]){9, 9});
+    const rel_t *sb = rel_snapshot(b);
+    rel_swap(a, b);
+    rel_insert(a, (val_t[]){10, 10});
+    for (size_t i = 0; i < N; i += 2) rel_delete(b, ts + 2 * i);
+    cr_assert_eq(rel_count(sb), 1);
+    cr_assert_eq(rel_count(sa), N);
+    cr_assert_eq(rel_count(sa2), N);
+    cr_assert_eq(rel_count(b), N / 2);
+    rel_cursor c;
+    size_t n = 0;
+    rel_seek(sa2, 1, NULL, 0, &c);
+    for (const val_t *t; (t = rel_next(&c, NULL)); n++) cr_assert_eq(t[0], n + 1);
+    cr_assert_eq(n, N);
+    rel_snapshot_release(NULL);
+    rel_free(a);
+    rel_free(b);
+    /* released after their relations, in no particular order */
+    rel_snapshot_release(sa2);
+    rel_snapshot_release(empty);
+    rel_snapshot_release(sb);
+    rel_snapshot_release(sa);
+    free(ts);
 }
