@@ -6,7 +6,7 @@ BUILD_TSAN ?= build-tsan
 JOBS       ?= $(shell nproc)
 CONFORMANCE_DIR ?= ../shared/conformance
 
-.PHONY: all setup build build-san build-tsan protocol-tsan threads-tsan run test unit crash-test conformance conformance-san conformance-shared bench-engine bench-server bench-fixtures bench-pacing bench-durable bench-views bench-views-smoke bench-vectors bench-vectors-smoke bench bench-million bench-report gate gate-smoke fuzz fuzz-short format clean
+.PHONY: all setup build build-san build-tsan protocol-tsan threads-tsan run test unit crash-test conformance conformance-san conformance-shared bench-engine bench-threads bench-server bench-fixtures bench-pacing bench-durable bench-views bench-views-smoke bench-vectors bench-vectors-smoke bench bench-million bench-report gate gate-smoke fuzz fuzz-short format clean
 
 all: build
 
@@ -187,6 +187,11 @@ fuzz-short:
 
 bench-engine: build
 	@./bench/run-engine.sh $(BUILD)
+
+# The full closure on one evaluation worker and on two, beside this machine's own
+# two-thread speed-up on a loop with nothing shared (bench/bench_threads.c).
+bench-threads: build
+	@$(BUILD)/bench_threads --runs 11
 
 # The server against a bare WebSocket echo server on the same event loop and library.
 bench-server: build
