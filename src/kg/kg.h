@@ -256,6 +256,10 @@ const char *kg_query_rows_split(il_session *s, const iql_rule *q, val_t **rows, 
  * and runs nothing when that is not sound (prov_delta_sound). */
 const char *kg_query_rows_delta(il_session *s, const iql_rule *q, val_t **rows, size_t *nrows,
                                 uint32_t *arity, kg_split *split);
+/* Rows of w words compared in word order (the order tuple_sort leaves them in), and
+ * whether `row` is among n such rows sorted so (query.c). */
+int kg_words_cmp(const val_t *a, const val_t *b, uint32_t n);
+bool kg_rows_have(const val_t *rows, size_t n, uint32_t w, const val_t *row);
 /* Sets r's provenance and metadata from the split; `q` is the rule that answered the
  * query. Frees the split's rows. */
 void kg_provenance(il_session *s, const iql_rule *q, il_result *r, kg_split *split);

@@ -59,27 +59,6 @@ static void session_reach(il_session *s, const iql_rule *q, name_vec *sources, u
     il_vec_free(todo);
 }
 
-static int words_cmp(const val_t *a, const val_t *b, uint32_t n) {
-    for (uint32_t i = 0; i < n; i++)
-        if (a[i] != b[i]) return a[i] < b[i] ? -1 : 1;
-    return 0;
-}
-
-/* Whether the row is among the n rows (sorted by tuple_sort, word order). */
-static bool has_row(const val_t *rows, size_t n, uint32_t w, const val_t *row) {
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        int c = words_cmp(&rows[mid * w], row, w);
-        if (c == 0) return true;
-        if (c < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return false;
-}
-
 static int cmp_names(const void *a, const void *b) {
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
@@ -164,7 +143,7 @@ void kg_provenance(il_session *s, const iql_rule *q, il_result *r, kg_split *spl
     for (size_t i = 0; i < r->nrows; i++) {
         /* a row of no columns is the one row there is */
         bool listed =
-            w ? has_row(split->rows, split->nrows, w, &r->cells.v[i * w]) : split->nrows > 0;
+            w ? kg_rows_have(split->rows, split->nrows, w, &r->cells.v[i * w]) : split->nrows > 0;
         bool persistent = split->kind == KG_SPLIT_ALL_PERSISTENT ||
                           (split->kind == KG_SPLIT_EPHEMERAL ? !listed : listed);
         r->provenance[i] = persistent ? IL_PROV_PERSISTENT : IL_PROV_EPHEMERAL;

@@ -308,18 +308,17 @@ const char *kg_query_rows(il_session *s, const iql_rule *q, bool with_session, v
     return err;
 }
 
-static int words_cmp(const val_t *a, const val_t *b, uint32_t n) {
+int kg_words_cmp(const val_t *a, const val_t *b, uint32_t n) {
     for (uint32_t i = 0; i < n; i++)
         if (a[i] != b[i]) return a[i] < b[i] ? -1 : 1;
     return 0;
 }
 
-/* Whether the row is among the n rows (in word order). */
-static bool has_words(const val_t *rows, size_t n, uint32_t w, const val_t *row) {
+bool kg_rows_have(const val_t *rows, size_t n, uint32_t w, const val_t *row) {
     size_t lo = 0, hi = n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        int c = words_cmp(&rows[mid * w], row, w);
+        int c = kg_words_cmp(&rows[mid * w], row, w);
         if (c == 0) return true;
         if (c < 0)
             lo = mid + 1;
@@ -344,7 +343,7 @@ static void add_new_rows(val_t **rows, size_t *nrows, uint32_t w, tupleset *eph,
     size_t n = 0;
     for (size_t i = 0; i < eph->n; i++) {
         const val_t *t = &eph->tuples[i * w];
-        if (has_words(*rows, *nrows, w, t)) continue;
+        if (kg_rows_have(*rows, *nrows, w, t)) continue;
         memmove(&eph->tuples[n * w], t, w * sizeof *t);
         n++;
     }
@@ -353,7 +352,7 @@ static void add_new_rows(val_t **rows, size_t *nrows, uint32_t w, tupleset *eph,
     size_t i = 0, j = 0, k = 0;
     while (i < *nrows || j < n) {
         bool left =
-            j == n || (i < *nrows && words_cmp(&(*rows)[i * w], &eph->tuples[j * w], w) < 0);
+            j == n || (i < *nrows && kg_words_cmp(&(*rows)[i * w], &eph->tuples[j * w], w) < 0);
         memcpy(&all[k++ * w], left ? &(*rows)[i++ * w] : &eph->tuples[j++ * w], w * sizeof *all);
     }
     il_mem_free(*rows);

@@ -126,33 +126,14 @@ static void lane_metrics(il_buf *b, srv_pool *p) {
         family(b, fams[f].name, fams[f].type, fams[f].help);
         for (int i = 0; i < SRV_NLANES; i++) {
             const srv_lane_stats *l = &st[i];
+            const uint64_t counts[] = {l->running,       l->queued,    l->admitted,
+                                       l->rejected_full, l->timed_out, l->stopped_waiting,
+                                       l->wait_ns,       l->held_ns};
             il_buf_printf(b, "%s{lane=\"%s\"} ", fams[f].name, srv_lane_name((srv_lane_id)i));
-            switch (f) {
-            case 0:
-                il_buf_printf(b, "%u\n", l->running);
-                break;
-            case 1:
-                il_buf_printf(b, "%zu\n", l->queued);
-                break;
-            case 2:
-                il_buf_printf(b, "%llu\n", (unsigned long long)l->admitted);
-                break;
-            case 3:
-                il_buf_printf(b, "%llu\n", (unsigned long long)l->rejected_full);
-                break;
-            case 4:
-                il_buf_printf(b, "%llu\n", (unsigned long long)l->timed_out);
-                break;
-            case 5:
-                il_buf_printf(b, "%llu\n", (unsigned long long)l->stopped_waiting);
-                break;
-            case 6:
-                il_buf_printf(b, "%.6f\n", (double)l->wait_ns / 1e9);
-                break;
-            default:
-                il_buf_printf(b, "%.6f\n", (double)l->held_ns / 1e9);
-                break;
-            }
+            if (f >= 6) /* nanoseconds, shown in seconds */
+                il_buf_printf(b, "%.6f\n", (double)counts[f] / 1e9);
+            else
+                il_buf_printf(b, "%llu\n", (unsigned long long)counts[f]);
         }
     }
 }

@@ -58,6 +58,14 @@ Test(lanes, a_write_waits_behind_the_running_read_not_the_queued_ones) {
     cr_assert_eq(run_one(1), 1, "then the reads, in their order");
 }
 
+/* n reads (id 0) and n writes (id 1) queued alternately into js[0..2n). */
+static void push_alternately(job *js, int n) {
+    for (int i = 0; i < n; i++) {
+        srv_lanes_push(&L, &mk(&js[i], 0, SRV_LANE_INTERACTIVE)->n, now);
+        srv_lanes_push(&L, &mk(&js[n + i], 1, SRV_LANE_WRITE)->n, now);
+    }
+}
+
 Test(lanes, permit_time_is_shared_by_weight) {
     srv_lane_limits lim[SRV_NLANES];
     srv_lanes_default_limits(lim);
@@ -65,10 +73,7 @@ Test(lanes, permit_time_is_shared_by_weight) {
     lim[SRV_LANE_WRITE].weight = 1;
     setup(1, 0, lim);
     static job js[800];
-    for (int i = 0; i < 400; i++) {
-        srv_lanes_push(&L, &mk(&js[i], 0, SRV_LANE_INTERACTIVE)->n, now);
-        srv_lanes_push(&L, &mk(&js[400 + i], 1, SRV_LANE_WRITE)->n, now);
-    }
+    push_alternately(js, 400);
     int ran[2] = {0, 0};
     for (int i = 0; i < 400; i++) ran[run_one(1)]++;
     /* equal hold times, weights 3:1: three reads to a write, give or take the estimate's
@@ -77,10 +82,7 @@ Test(lanes, permit_time_is_shared_by_weight) {
     /* longer jobs cost their lane more: 4 ms writes against 1 ms reads at weights 1:1 */
     srv_lanes_default_limits(lim);
     setup(1, 0, lim);
-    for (int i = 0; i < 400; i++) {
-        srv_lanes_push(&L, &mk(&js[i], 0, SRV_LANE_INTERACTIVE)->n, now);
-        srv_lanes_push(&L, &mk(&js[400 + i], 1, SRV_LANE_WRITE)->n, now);
-    }
+    push_alternately(js, 400);
     uint64_t held[2] = {0, 0};
     for (int i = 0; i < 300; i++) {
         job *j = take();

@@ -195,15 +195,7 @@ Test(provenance, a_deadline_stops_the_delta) {
 /* The rows of a result as text, and each row's provenance letter beside. */
 static void rows_text(il_result *r, il_buf *rows, il_buf *marks) {
     for (size_t i = 0; i < il_result_nrows(r); i++) {
-        size_t w;
-        const il_value *row = il_result_row(r, i, &w);
-        il_buf_puts(rows, "(");
-        for (size_t j = 0; j < w; j++) {
-            char cell[64];
-            il_value_format(row[j], cell, sizeof cell);
-            il_buf_printf(rows, "%s%s", j ? ", " : "", cell);
-        }
-        il_buf_puts(rows, ")");
+        unit_row_text(r, i, rows);
         if (marks) il_buf_putc(marks, il_result_row_provenance(r, i)[0]);
     }
 }

@@ -84,21 +84,26 @@ char *unit_answer_str(il_session *s, const char *q) {
     return il_buf_take(&b);
 }
 
+void unit_row_text(il_result *r, size_t i, il_buf *out) {
+    size_t w;
+    const il_value *row = il_result_row(r, i, &w);
+    il_buf_puts(out, "(");
+    for (size_t j = 0; j < w; j++) {
+        char cell[256];
+        il_value_format(row[j], cell, sizeof cell);
+        il_buf_printf(out, "%s%s", j ? ", " : "", cell);
+    }
+    il_buf_puts(out, ")");
+}
+
 void unit_answer(il_session *s, const char *q, il_buf *out) {
     il_result *r = il_execute(s, q, strlen(q));
     il_buf_printf(out, "%s ->", q);
     for (size_t i = 0; i < il_result_nlines(r); i++)
         il_buf_printf(out, " %s", il_result_line(r, i));
     for (size_t i = 0; i < il_result_nrows(r); i++) {
-        size_t w;
-        const il_value *row = il_result_row(r, i, &w);
-        il_buf_puts(out, " (");
-        for (size_t j = 0; j < w; j++) {
-            char cell[256];
-            il_value_format(row[j], cell, sizeof cell);
-            il_buf_printf(out, "%s%s", j ? ", " : "", cell);
-        }
-        il_buf_puts(out, ")");
+        il_buf_putc(out, ' ');
+        unit_row_text(r, i, out);
     }
     il_buf_putc(out, '\n');
     il_result_free(r);

@@ -48,6 +48,8 @@ void unit_rm_tree(const char *dir);
 /* Appends "QUERY -> line... (v, v) (v, v)\n": the result's message lines and rows, so
  * two states can be compared as text. */
 void unit_answer(il_session *s, const char *q, il_buf *out);
+/* Row i of r as "(v1, v2, ...)", appended to out. */
+void unit_row_text(il_result *r, size_t i, il_buf *out);
 /* The same as a malloc'ed string. */
 char *unit_answer_str(il_session *s, const char *q);
 
