@@ -242,11 +242,18 @@ typedef enum kg_split_kind {
     KG_SPLIT_EPHEMERAL,
     KG_SPLIT_PERSISTENT
 } kg_split_kind;
+typedef IL_VEC(const char *) kg_name_vec;
 typedef struct kg_split {
     kg_split_kind kind;
     val_t *rows;
     size_t nrows;
+    /* the session's relations with facts and its rules that the query can read, found
+       once for the split and for the result's metadata */
+    kg_name_vec sources;
+    uint32_t nrules;
 } kg_split;
+/* Frees what the split holds (after kg_provenance, or instead of it). */
+void kg_split_free(kg_split *split);
 
 /* kg_query_rows with the session, telling its rows apart into *split (provenance.c). */
 const char *kg_query_rows_split(il_session *s, const iql_rule *q, val_t **rows, size_t *nrows,
@@ -260,9 +267,8 @@ const char *kg_query_rows_delta(il_session *s, const iql_rule *q, val_t **rows, 
  * whether `row` is among n such rows sorted so (query.c). */
 int kg_words_cmp(const val_t *a, const val_t *b, uint32_t n);
 bool kg_rows_have(const val_t *rows, size_t n, uint32_t w, const val_t *row);
-/* Sets r's provenance and metadata from the split; `q` is the rule that answered the
- * query. Frees the split's rows. */
-void kg_provenance(il_session *s, const iql_rule *q, il_result *r, kg_split *split);
+/* Sets r's provenance and metadata from the split (sorting its sources by name). */
+void kg_provenance(il_result *r, kg_split *split);
 
 /* ---- catalog (catalog.c) ---- */
 kg_graph *kg_graph_find(il_engine *e, const char *name);

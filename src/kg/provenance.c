@@ -24,15 +24,13 @@
 #include "exec/tuplesort.h"
 #include "kg/kg.h"
 
-typedef IL_VEC(const char *) name_vec;
-
-static bool has_name(const name_vec *v, const char *name) {
+static bool has_name(const kg_name_vec *v, const char *name) {
     for (uint32_t i = 0; i < v->n; i++)
         if (strcmp(v->v[i], name) == 0) return true;
     return false;
 }
 
-static void add_body(name_vec *todo, const iql_rule *r) {
+static void add_body(kg_name_vec *todo, const iql_rule *r) {
     for (uint32_t i = 0; i < r->nbody; i++)
         if (r->body[i].kind != IQL_LIT_CMP && !has_name(todo, r->body[i].atom.rel))
             il_vec_push(*todo, r->body[i].atom.rel);
@@ -40,8 +38,9 @@ static void add_body(name_vec *todo, const iql_rule *r) {
 
 /* The session's facts (relations) and rules (clauses) that the query
  * can read. */
-static void session_reach(il_session *s, const iql_rule *q, name_vec *sources, uint32_t *nrules) {
-    name_vec todo = {0};
+static void session_reach(il_session *s, const iql_rule *q, kg_name_vec *sources,
+                          uint32_t *nrules) {
+    kg_name_vec todo = {0};
     add_body(&todo, q);
     *nrules = 0;
     for (uint32_t i = 0; i < todo.n; i++) {
@@ -64,7 +63,7 @@ static int cmp_names(const void *a, const void *b) {
 }
 
 /* `metadata`, the sources sorted by name. */
-static void metadata(il_result *r, name_vec *sources, uint32_t nrules) {
+static void metadata(il_result *r, kg_name_vec *sources, uint32_t nrules) {
     if (sources->n > 1) qsort(sources->v, sources->n, sizeof *sources->v, cmp_names);
     il_buf b;
     il_buf_init(&b);
@@ -103,14 +102,10 @@ static void metadata(il_result *r, name_vec *sources, uint32_t nrules) {
 
 const char *kg_query_rows_split(il_session *s, const iql_rule *q, val_t **rows, size_t *nrows,
                                 uint32_t *arity, kg_split *split) {
-    name_vec sources = {0};
-    uint32_t nrules;
-    session_reach(s, q, &sources, &nrules);
-    bool reached = sources.n || nrules;
-    il_vec_free(sources);
+    session_reach(s, q, &split->sources, &split->nrules);
     split->rows = NULL;
     split->nrows = 0;
-    if (!reached) {
+    if (!split->sources.n && !split->nrules) {
         split->kind = KG_SPLIT_ALL_PERSISTENT;
         return kg_query_rows(s, q, true, rows, nrows, arity);
     }
@@ -130,14 +125,15 @@ const char *kg_query_rows_split(il_session *s, const iql_rule *q, val_t **rows, 
     return NULL;
 }
 
-void kg_provenance(il_session *s, const iql_rule *q, il_result *r, kg_split *split) {
-    if (r->kind != IL_RESULT_TABLE) {
-        il_mem_free(split->rows);
-        return;
-    }
-    name_vec sources = {0};
-    uint32_t nrules;
-    session_reach(s, q, &sources, &nrules);
+void kg_split_free(kg_split *split) {
+    il_mem_free(split->rows);
+    split->rows = NULL;
+    split->nrows = 0;
+    il_vec_free(split->sources);
+}
+
+void kg_provenance(il_result *r, kg_split *split) {
+    if (r->kind != IL_RESULT_TABLE) return;
     r->provenance = calloc(r->nrows + 1, 1);
     uint32_t w = (uint32_t)r->width;
     for (size_t i = 0; i < r->nrows; i++) {
@@ -148,8 +144,5 @@ void kg_provenance(il_session *s, const iql_rule *q, il_result *r, kg_split *spl
                           (split->kind == KG_SPLIT_EPHEMERAL ? !listed : listed);
         r->provenance[i] = persistent ? IL_PROV_PERSISTENT : IL_PROV_EPHEMERAL;
     }
-    il_mem_free(split->rows);
-    split->rows = NULL;
-    metadata(r, &sources, nrules);
-    il_vec_free(sources);
+    metadata(r, &split->sources, split->nrules);
 }

@@ -684,7 +684,7 @@ il_result *kg_query(il_session *s, const iql_query *q, kg_query_opts opts) {
     const char *err = classify ? kg_query_rows_split(s, &rule, &rows, &nrows, &arity, &split)
                                : kg_query_rows(s, &rule, opts.with_session, &rows, &nrows, &arity);
     if (err) {
-        il_mem_free(split.rows);
+        kg_split_free(&split);
         il_arena_destroy(&a);
         return res_error("Query execution failed: %s", err);
     }
@@ -722,7 +722,7 @@ il_result *kg_query(il_session *s, const iql_query *q, kg_query_opts opts) {
     }
     g_sort = NULL;
     if (!done) {
-        il_mem_free(split.rows);
+        kg_split_free(&split);
         il_mem_free(rows);
         exec_guard_leave(outer);
         il_arena_destroy(&a);
@@ -762,7 +762,8 @@ il_result *kg_query(il_session *s, const iql_query *q, kg_query_opts opts) {
             res_add_col(r, name);
         }
     }
-    if (classify) kg_provenance(s, &rule, r, &split);
+    if (classify) kg_provenance(r, &split);
+    kg_split_free(&split);
     il_arena_destroy(&a);
     return r;
 }
