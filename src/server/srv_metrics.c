@@ -102,11 +102,17 @@ static void gauge(il_buf *b, const char *name, const char *help, long long v) {
 
 /* Per admission lane (srv_lanes.h): its running and queued jobs, and its counts. */
 static void lane_metrics(il_buf *b, srv_pool *p) {
-    srv_lane_stats st[SRV_NLANES];
-    for (int i = 0; i < SRV_NLANES; i++) srv_pool_lane_stats(p, (srv_lane_id)i, &st[i]);
+    uint64_t counts[SRV_NLANES][8];
+    for (int i = 0; i < SRV_NLANES; i++) {
+        srv_lane_stats l;
+        srv_pool_lane_stats(p, (srv_lane_id)i, &l);
+        const uint64_t c[8] = {l.running,   l.queued,          l.admitted, l.rejected_full,
+                               l.timed_out, l.stopped_waiting, l.wait_ns,  l.held_ns};
+        memcpy(counts[i], c, sizeof c);
+    }
     static const struct {
         const char *name, *type, *help;
-    } fams[] = {
+    } fams[8] = {
         {"inputlayer_admission_lane_running", "gauge", "Jobs of the lane holding a permit."},
         {"inputlayer_admission_lane_queued", "gauge", "Jobs of the lane waiting for a permit."},
         {"inputlayer_admission_lane_admitted_total", "counter",
@@ -122,18 +128,14 @@ static void lane_metrics(il_buf *b, srv_pool *p) {
         {"inputlayer_admission_lane_held_seconds_total", "counter",
          "Time the lane's finished jobs held a permit."},
     };
-    for (size_t f = 0; f < sizeof fams / sizeof fams[0]; f++) {
+    for (size_t f = 0; f < 8; f++) {
         family(b, fams[f].name, fams[f].type, fams[f].help);
         for (int i = 0; i < SRV_NLANES; i++) {
-            const srv_lane_stats *l = &st[i];
-            const uint64_t counts[] = {l->running,       l->queued,    l->admitted,
-                                       l->rejected_full, l->timed_out, l->stopped_waiting,
-                                       l->wait_ns,       l->held_ns};
             il_buf_printf(b, "%s{lane=\"%s\"} ", fams[f].name, srv_lane_name((srv_lane_id)i));
             if (f >= 6) /* nanoseconds, shown in seconds */
-                il_buf_printf(b, "%.6f\n", (double)counts[f] / 1e9);
+                il_buf_printf(b, "%.6f\n", (double)counts[i][f] / 1e9);
             else
-                il_buf_printf(b, "%llu\n", (unsigned long long)counts[f]);
+                il_buf_printf(b, "%llu\n", (unsigned long long)counts[i][f]);
         }
     }
 }

@@ -323,7 +323,7 @@ bool srv_pool_start(srv_pool *p, uv_loop_t *loop, unsigned permits, size_t max_q
     pthread_condattr_destroy(&attr);
     srv_lane_limits defaults[SRV_NLANES];
     srv_lanes_default_limits(defaults);
-    srv_lanes_init(&p->lanes, permits ? permits : 1, max_queued, lim ? lim : defaults);
+    srv_lanes_init(&p->lanes, permits, max_queued, lim ? lim : defaults);
     p->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (p->wake_fd < 0) return false;
     if (uv_poll_init(loop, &p->wake, p->wake_fd) != 0 ||
