@@ -109,7 +109,8 @@ bool prov_delta_sound(const plan_program *p, il_session *s) {
     return sound;
 }
 
-static vsrc src_of(const drun *r, uint32_t pred) {
+static vsrc src_of(const void *ctx, uint32_t pred) {
+    const drun *r = ctx;
     const plan_pred *pp = &r->p->preds.v[pred];
     if (pp->kind == PP_BASE) return (vsrc){pp->stored, NULL, r->d[pred].plus};
     return (vsrc){pp->full, NULL, NULL};
@@ -129,22 +130,11 @@ static void emit(vexec *x, const val_t *regs, void *ctx) {
 /* Runs clause c, seeded at op `seed` with the tuples of `from` (seed < 0: unseeded),
  * every other atom reading the whole state; its new tuples join the state. */
 static void run_variant(drun *r, const plan_clause *c, int32_t seed, const rel_t *from) {
-    vstep small[16];
-    vstep *steps = c->nops + 1 <= 16 ? small : malloc((c->nops + 1) * sizeof *steps);
-    uint32_t n = 0;
-    if (seed >= 0) steps[n++] = (vstep){(uint32_t)seed, {from, NULL, NULL}, true};
-    for (uint32_t i = 0; i < c->nops; i++) {
-        const plan_op *op = &c->ops[i];
-        if ((int32_t)i == seed) continue;
-        vstep st = {i, {0}, false};
-        if (op->kind == POP_SCAN || op->kind == POP_NEG) st.src = src_of(r, op->pred);
-        steps[n++] = st;
-    }
     r->head = c->head_pred;
     plan_pred *h = &r->p->preds.v[c->head_pred];
     tupleset_init(&r->found, h->arity);
-    vexec x = {.c = c, .steps = steps, .nsteps = n, .emit = emit, .ctx = r, .spent = spent};
-    vx_run(&x, NULL, NULL);
+    vexec x = {.emit = emit, .ctx = r, .spent = spent};
+    vx_run_clause(&x, c, seed, (vsrc){from, NULL, NULL}, src_of, r, NULL, NULL);
     dpred *d = &r->d[c->head_pred];
     for (uint32_t i = 0; i < r->found.n && !x.stop; i++) {
         const val_t *t = &r->found.tuples[(size_t)i * h->arity];
@@ -155,7 +145,6 @@ static void run_variant(drun *r, const plan_clause *c, int32_t seed, const rel_t
         rel_insert(d->next, t);
     }
     tupleset_free(&r->found);
-    if (steps != small) free(steps);
 }
 
 static bool stopped(const exec_ctx *x) {

@@ -184,33 +184,24 @@ static void free_rel(rel_t **r) {
 
 /* ---- running clause variants ---- */
 
-/* Steps for a clause: every operation in compiled order, atoms reading `new_state`
- * versions; with seed >= 0, op `seed` first iterates `seed_src`, and is skipped at its
- * own place unless it is a negation (which must still hold in the state). */
-static uint32_t make_steps(const view_t *v, const plan_clause *c, int32_t seed, vsrc seed_src,
-                           bool new_state, vstep *steps) {
-    uint32_t n = 0;
-    if (seed >= 0) steps[n++] = (vstep){(uint32_t)seed, seed_src, true};
-    for (uint32_t i = 0; i < c->nops; i++) {
-        const plan_op *op = &c->ops[i];
-        if ((int32_t)i == seed && op->kind == POP_SCAN) continue;
-        vstep s = {i, {0}, false};
-        if (op->kind == POP_SCAN || op->kind == POP_NEG) s.src = pred_src(v, op->pred, new_state);
-        steps[n++] = s;
-    }
-    return n;
+typedef struct state_of {
+    const view_t *v;
+    bool new_state;
+} state_of;
+
+static vsrc state_src(const void *ctx, uint32_t pred) {
+    const state_of *st = ctx;
+    return pred_src(st->v, pred, st->new_state);
 }
 
+/* Runs clause c with atoms reading `new_state` versions; with seed >= 0, op `seed`
+ * first iterates `seed_src` (vx_run_clause). */
 static void run_variant(const view_t *v, const plan_clause *c, int32_t seed, vsrc seed_src,
                         bool new_state, vemit_fn emit, void *ctx, const val_t *pre,
                         const bool *prebound) {
-    vstep small[16];
-    vstep *steps = c->nops + 1 <= 16 ? small : malloc((c->nops + 1) * sizeof *steps);
-    vexec x = {.c = c, .emit = emit, .ctx = ctx, .spent = out_of_budget};
-    x.steps = steps;
-    x.nsteps = make_steps(v, c, seed, seed_src, new_state, steps);
-    vx_run(&x, pre, prebound);
-    if (steps != small) free(steps);
+    vexec x = {.emit = emit, .ctx = ctx, .spent = out_of_budget};
+    state_of st = {v, new_state};
+    vx_run_clause(&x, c, seed, seed_src, state_src, &st, pre, prebound);
 }
 
 static void emit_binding(vexec *x, const val_t *regs, void *ctx) {

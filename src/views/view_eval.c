@@ -362,6 +362,26 @@ void vx_run(vexec *x, const val_t *pre, const bool *prebound) {
     if (steps != steps_small) free(steps);
 }
 
+void vx_run_clause(vexec *x, const plan_clause *c, int32_t seed, vsrc seed_src, vx_src_fn src,
+                   const void *ctx, const val_t *pre, const bool *prebound) {
+    vstep small[16];
+    vstep *steps = c->nops + 1 <= 16 ? small : malloc((c->nops + 1) * sizeof *steps);
+    uint32_t n = 0;
+    if (seed >= 0) steps[n++] = (vstep){(uint32_t)seed, seed_src, true};
+    for (uint32_t i = 0; i < c->nops; i++) {
+        const plan_op *op = &c->ops[i];
+        if ((int32_t)i == seed && op->kind == POP_SCAN) continue;
+        vstep st = {i, {0}, false};
+        if (op->kind == POP_SCAN || op->kind == POP_NEG) st.src = src(ctx, op->pred);
+        steps[n++] = st;
+    }
+    x->c = c;
+    x->steps = steps;
+    x->nsteps = n;
+    vx_run(x, pre, prebound);
+    if (steps != small) free(steps);
+}
+
 void vx_head(const plan_clause *c, const val_t *regs, val_t *out) {
     out[0] = VAL_NULL;
     for (uint32_t i = 0; i < c->nhead; i++) out[i] = exec_eval(c->head[i], regs);

@@ -51,6 +51,15 @@ struct vexec {
  * bound before the first step; both may be NULL. */
 void vx_run(vexec *x, const val_t *pre, const bool *prebound);
 
+/* The version of predicate `pred` an atom reads (the caller's choice of state). */
+typedef vsrc (*vx_src_fn)(const void *ctx, uint32_t pred);
+/* Runs clause c as vx_run does (x->c, x->steps and x->nsteps set here): every operation
+ * in compiled order, each atom reading src(ctx, its predicate); with seed >= 0, op `seed`
+ * first iterates seed_src, and is skipped at its own place unless it is a negation
+ * (which must still hold in the state). */
+void vx_run_clause(vexec *x, const plan_clause *c, int32_t seed, vsrc seed_src, vx_src_fn src,
+                   const void *ctx, const val_t *pre, const bool *prebound);
+
 /* The head tuple of a binding (arity = clause head width, at least one value). */
 void vx_head(const plan_clause *c, const val_t *regs, val_t *out);
 
