@@ -189,6 +189,25 @@ bool il_engine_has_graph(il_engine *e, const char *name);
  * parsing anything. */
 il_result *il_session_use(il_session *s, const char *graph);
 
+/* Reading beside writers (docs/engine.md, "Concurrency"). il_session_pin, called where the
+ * engine's statements are serialized (the engine is not safe for concurrent statements),
+ * fixes the session's graph as it is now: its stored relations, its rules, and the rows
+ * of its maintained rules, at the cost of a copy-on-write snapshot of each relation and a
+ * copy of each rule. Until il_session_unpin (again where statements are serialized), the
+ * session may execute queries (`?...` statements only) on another thread while other
+ * sessions execute anything; what the queries read is the pinned revision, and its memory
+ * stays until the unpin. False (nothing pinned) when the session has facts or rules of its
+ * own, a transaction is open, or the graph has vector indexes: such reads run serialized,
+ * as before. A statement other than a query executed while pinned is refused. */
+bool il_session_pin(il_session *s);
+/* Ends the pin: the session reads its graph as it is again (the graph named now: one
+ * dropped meanwhile left the session on `default`, its session state cleared, as for any
+ * session on a dropped graph). Indexes a pinned query had to build for itself are added
+ * to the stored relations here, so that the next pinned read finds them. */
+void il_session_unpin(il_session *s);
+/* Whether the session is pinned. */
+bool il_session_pinned(const il_session *s);
+
 /* Executes one statement (see il_next_statement for splitting a script). Never NULL. */
 il_result *il_execute(il_session *s, const char *text, size_t len);
 /* Runs one query (`?...`) over the session's knowledge graph as stored: its persistent
@@ -331,6 +350,11 @@ const char *il_prepared_meta_text(const il_prepared *p, size_t i);
 const char *il_prepared_error(const il_prepared *p, size_t i);
 /* How statement i would take part in a transaction (il_statement_txn_part). */
 il_txn_part il_prepared_txn_part(const il_prepared *p, size_t i);
+/* Whether statement i of p, executed on the session now, may run pinned: a query that
+ * would not make a maintained view (the first read of a persistent rule with nothing bound
+ * makes one; that read runs serialized, so the view is the graph's). Call it where
+ * statements are serialized. */
+bool il_prepared_pinnable(il_session *s, const il_prepared *p, size_t i);
 /* The relations statement i names in its session's graph: fn(ctx, name, writes) for each
  * place one appears, in order (a name may come more than once), written ones (inserted into,
  * deleted from, a rule's or schema's relation) with writes true, those read (a query's or body's

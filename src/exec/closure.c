@@ -14,6 +14,7 @@
 
 #include "base/meter.h"
 #include "exec/guard.h"
+#include "exec/snapidx.h"
 #include "base/mix.h"
 #include "exec/tuplesort.h"
 
@@ -762,7 +763,7 @@ bool exec_closure_run(plan_program *p, exec_ctx *x, const plan_stratum *st, uint
     uint32_t threads = x->guard && x->guard->threads > 1 ? x->guard->threads : 1;
     /* Few seeds for the size of the graph (a bound query): the searches may reach only
        a little of it, so it is read as they go. */
-    int idx = rel && nbase * 4 < rel_count(rel) ? rel_index(rel, step->order, 1) : -1;
+    int idx = rel && nbase * 4 < rel_count(rel) ? exec_rel_index(&rel, step->order, 1) : -1;
     bool ok = idx >= 0 && rel_index_order(rel, idx)[0] == step->from_col
                   ? run_lazy(&rs, rel, idx, base, nbase)
                   : run_eager(&rs, rel, step, base, nbase, threads);

@@ -19,6 +19,7 @@
 #include "exec/closure.h"
 #include "exec/expr.h"
 #include "exec/hnsw.h"
+#include "exec/snapidx.h"
 #include "exec/stable_sort.h"
 #include "exec/tuplesort.h"
 #include "exec/tupleset.h"
@@ -508,7 +509,7 @@ static void run_clause_into(plan_program *p, exec_ctx *x, const plan_clause *c, 
         if (rel && (rel_count(rel) == 0 || rel_arity(rel) != op->arity)) rel = NULL;
         if (!rel && op->kind == POP_SCAN) empty = true;
         if (rel) {
-            r.idx[i] = op->nprefix ? rel_index(rel, op->order, op->nprefix) : 0;
+            r.idx[i] = op->nprefix ? exec_rel_index(&rel, op->order, op->nprefix) : 0;
             if (r.idx[i] < 0) r.idx[i] = 0;
             if (!r.scans) r.scans = malloc(c->nops * sizeof *r.scans);
             plan_scan(op, rel_index_order(rel, r.idx[i]), &r.scans[i]);

@@ -162,6 +162,7 @@ void il_session_close(il_session *s) {
 }
 
 const char *il_session_graph(const il_session *s) {
+    /* while pinned, the pinned copy's: the same name, and one that no writer changes */
     return s->kg->name;
 }
 

@@ -128,6 +128,9 @@ struct kg_graph {
        until a rule is first maintained. */
     struct read_policy *read_policy;
     IL_VEC(kg_index *) indexes; /* vector indexes, in creation order */
+    /* A pinned copy (pin.c) of a graph: its relations are snapshots and its rules copies;
+       what its maintained rules held (name -> snapshot) stands in for the read policy. */
+    struct kg_pin *pin;
 };
 
 struct store;
@@ -190,6 +193,11 @@ struct il_session {
     exec_guard *guard;            /* the running statement's (guards.c), or NULL */
     /* the running query's own strings (base/intern.h), entered while it evaluates, or NULL */
     il_intern_scope *strings;
+    /* While pinned (il_session_pin): the graph the session is on, kg being its pinned
+       copy; a drop of that graph moves it to `default` and asks for the reset the move
+       makes, done at the unpin (the pinned reader still uses the session's state). */
+    kg_graph *pinned_live;
+    bool reset_at_unpin;
     uint64_t eval_ns;  /* the running statement's time in its programs' evaluation so far */
     uint64_t prove_ns; /* and in proving rows (`.why`, `.why_not`) */
 };
@@ -422,6 +430,14 @@ kg_plan_entry *kg_plan_store(kg_graph *g, const char *key, plan_program *p,
    with p NULL the shape is marked as kept by text. */
 void kg_plan_decide(kg_graph *g, kg_plan_entry *e, plan_program *p, plan_params *params);
 void kg_plan_cache_free(kg_graph *g);
+
+/* pin.c: a pinned graph's statement installs its index provider (exec/snapidx.h) while it
+ * runs; the rows a query reads for a maintained rule, from the read policy or, on a pinned
+ * graph, from what it held at the pin. */
+void kg_pin_enter(kg_graph *g);
+void kg_pin_leave(kg_graph *g);
+bool kg_maintained_active(kg_graph *g);
+const rel_t *kg_maintained_rows(kg_graph *g, const char *rel);
 
 /* ---- sessions (session.c) ---- */
 void sess_clear(il_session *s, size_t *nfacts, size_t *nrules);

@@ -105,7 +105,11 @@ static il_result *meta_kg(il_session *s, const iql_meta *m) {
         if (!g) return res_error("Drop failed: Knowledge graph not found: %s", n);
         for (uint32_t i = 0; i < e->sessions.n; i++) {
             il_session *o = e->sessions.v[i];
-            if (o->kg == g) {
+            if (o->pinned_live == g) {
+                /* its pinned query still reads its session state */
+                o->pinned_live = kg_graph_find(e, "default");
+                o->reset_at_unpin = true;
+            } else if (o->kg == g) {
                 o->kg = kg_graph_find(e, "default");
                 session_reset(o);
             }
@@ -560,7 +564,8 @@ il_result *kg_exec_meta(il_session *s, const iql_meta *m, il_arena *a) {
         snprintf(line, sizeof line, "  Uptime: %lld seconds",
                  (long long)(time(NULL) - s->e->started));
         res_add_line(r, line);
-        snprintf(line, sizeof line, "  Total queries: %llu", (unsigned long long)s->e->queries);
+        snprintf(line, sizeof line, "  Total queries: %llu",
+                 (unsigned long long)__atomic_load_n(&s->e->queries, __ATOMIC_RELAXED));
         res_add_line(r, line);
         snprintf(line, sizeof line, "  Knowledge graphs: %u", s->e->graphs.n);
         res_add_line(r, line);

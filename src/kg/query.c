@@ -44,7 +44,7 @@ static void *index_lookup(void *ctx, const char *name) {
 static const rel_t *stored_lookup(void *ctx, const char *name) {
     stored_ctx *c = ctx;
     if (c->maintained) {
-        const rel_t *rows = read_policy_rows(c->s->kg, name);
+        const rel_t *rows = kg_maintained_rows(c->s->kg, name);
         if (rows) return rows;
     }
     for (uint32_t i = 0; i < c->merged_names.n; i++)
@@ -77,7 +77,7 @@ static void stored_ctx_free(stored_ctx *c) {
 static bool plan_query(plan_program *p, const iql_rule *q, stored_ctx *c, rule_list *rules) {
     kg_graph *g = c->s->kg;
     for (uint32_t i = 0; i < g->rules.n; i++)
-        if (!c->maintained || !read_policy_rows(g, g->rules.v[i]->name))
+        if (!c->maintained || !kg_maintained_rows(g, g->rules.v[i]->name))
             for (uint32_t j = 0; j < g->rules.v[i]->clauses.n; j++)
                 il_vec_push(*rules, g->rules.v[i]->clauses.v[j]);
     if (c->with_session)
@@ -244,7 +244,7 @@ const char *kg_query_rows(il_session *s, const iql_rule *q, bool with_session, v
     bool session_part = with_session && (s->rules.n || s->facts.n);
     /* A maintained rule is read as the relation of its rows; that program differs from
        the evaluating one, so it is cached under a key of its own. */
-    bool maintained = !session_part && read_policy_active(g);
+    bool maintained = !session_part && kg_maintained_active(g);
     stored_ctx ctx = {.s = s, .with_session = with_session, .maintained = maintained};
     const char *prefix = maintained ? "[maintained] " : "";
     il_buf key, text_key; /* the shape's key, and the text's (made when first needed) */
@@ -304,7 +304,7 @@ const char *kg_query_rows(il_session *s, const iql_rule *q, bool with_session, v
     il_arena_destroy(&sa);
     stored_ctx_free(&ctx);
     exec_guard_leave(outer);
-    s->e->queries++;
+    __atomic_fetch_add(&s->e->queries, 1, __ATOMIC_RELAXED); /* pinned readers too */
     return err;
 }
 
@@ -404,7 +404,7 @@ const char *kg_query_rows_delta(il_session *s, const iql_rule *q, val_t **rows, 
         }
         s->eval_ns += exec_clock_ns() - t0;
         plan_program_reset(p);
-        s->e->queries++;
+        __atomic_fetch_add(&s->e->queries, 1, __ATOMIC_RELAXED);
     }
     program_free(p);
     stored_ctx_free(&ctx);

@@ -606,9 +606,11 @@ static il_result *check_width(const iql_stmt *st) {
  * writes only when it commits. */
 static il_result *exec_query(il_session *s, const iql_query *q, kg_query_opts o) {
     /* outside the query's string scope: the view keeps what it interns */
-    if (!(s->guard && s->guard->stop) && !s->e->txn) read_policy_note_query(s, q);
+    if (!(s->guard && s->guard->stop) && !s->kg->pin && !s->e->txn) read_policy_note_query(s, q);
     il_intern_scope *previous = kg_strings_enter(s);
+    kg_pin_enter(s->kg);
     il_result *r = kg_query(s, q, o);
+    kg_pin_leave(s->kg);
     kg_strings_leave(s, previous);
     return r;
 }
@@ -706,6 +708,13 @@ static bool read_only(const iql_stmt *st) {
 }
 
 il_result *kg_exec_stmt(il_session *s, const iql_stmt *st, il_arena *a) {
+    /* A pinned session reads its pinned copy beside writers: none of the engine's commit
+       state below is its to touch. */
+    if (s->kg->pin) {
+        if (st->kind != IQL_STMT_QUERY)
+            return res_error("Only queries run on a pinned session (il_session_pin)");
+        return exec_stmt(s, st, a);
+    }
     store *log = s->e->store;
     /* After a failed sync the memory may be ahead of the disk; accepting more writes
        would acknowledge what a restart cannot bring back, until the state in memory is

@@ -274,6 +274,7 @@ typedef struct srv_req {
     uint64_t inline_budget_ns;         /* when run inline: give up at this time */
     uint64_t pool_run_ns;              /* its run's CPU time on a worker (0: none) */
     bool many_rows;                    /* a table of it had over SRV_INLINE_MAX_ROWS rows */
+    uint64_t pinned_revision;          /* run pinned (job.pinned): its graph's revision then */
     srv_capture out;
     /* What the loop thread does when the request is done or released. */
     srv_fence_fx *fences;

@@ -513,7 +513,7 @@ static void execute_one(srv_req *rq, const srv_stmt *st, uint64_t t0) {
         send_parse_error(c, id, "unterminated statement (unbalanced delimiters)", NULL);
         return;
     }
-    uint64_t writes_before = c->srv->revision_stmt;
+    uint64_t writes_before = rq->job.pinned ? 0 : c->srv->revision_stmt;
     il_result *r = run(rq, st, false);
     if (!r) return;
     after_stmt(c, st, r);
@@ -564,7 +564,7 @@ static void execute_one(srv_req *rq, const srv_stmt *st, uint64_t t0) {
         il_buf_puts(&rp.ext, ",\"title\":");
         il_json_str(&rp.ext, il_result_title(r), strlen(il_result_title(r)));
     }
-    srv_revision_put_if_changed(c->srv, writes_before, &rp.ext);
+    if (!rq->job.pinned) srv_revision_put_if_changed(c->srv, writes_before, &rp.ext);
     rp.ms = srv_now_ms() - t0;
     send_reply(c, id, &rp);
     reply_free(&rp);
@@ -620,7 +620,7 @@ static void execute_many(srv_req *rq, srv_stmt *sts, size_t n, bool undoable, ui
     const char **lines = NULL;
     size_t nlines = 0;
     bool switched = false;
-    uint64_t writes_before = c->srv->revision_stmt;
+    uint64_t writes_before = rq->job.pinned ? 0 : c->srv->revision_stmt;
     for (size_t index = 0; index < n; index++) {
         srv_stmt *st = &sts[index];
         il_result *r = NULL;
@@ -683,7 +683,7 @@ static void execute_many(srv_req *rq, srv_stmt *sts, size_t n, bool undoable, ui
     rp.nlines = nlines;
     if (last_table) put_proof_trees(&rp.ext, last_table);
     if (switched && !stopped) put_switched_kg(&rp.ext, c);
-    srv_revision_put_if_changed(c->srv, writes_before, &rp.ext);
+    if (!rq->job.pinned) srv_revision_put_if_changed(c->srv, writes_before, &rp.ext);
     rp.ms = srv_now_ms() - t0;
     if (!rq->stopped) send_reply(c, id, &rp);
     reply_free(&rp);
@@ -731,7 +731,7 @@ static void execute_atomic(srv_req *rq, srv_stmt *sts, size_t n, const il_txn_pa
         last = i;
     }
     bool was_dirty = c->dirty;
-    uint64_t writes_before = c->srv->revision_stmt;
+    uint64_t writes_before = rq->job.pinned ? 0 : c->srv->revision_stmt;
     il_result **res = calloc(n, sizeof *res);
     char *failure = NULL;
     const char *code = "validation";
@@ -817,7 +817,7 @@ static void execute_atomic(srv_req *rq, srv_stmt *sts, size_t n, const il_txn_pa
         rp.lines = lines;
         rp.nlines = nlines;
         if (rp.table) put_proof_trees(&rp.ext, rp.table);
-        srv_revision_put_if_changed(c->srv, writes_before, &rp.ext);
+        if (!rq->job.pinned) srv_revision_put_if_changed(c->srv, writes_before, &rp.ext);
         rp.ms = srv_now_ms() - t0;
         send_reply(c, id, &rp);
         reply_free(&rp);
@@ -1120,6 +1120,27 @@ void srv_exec_job(srv_job *j) {
     srv_exec_run(rq);
     rq->pool_run_ns = srv_thread_cpu_ns() - t0;
     if (!rq->pool_run_ns) rq->pool_run_ns = 1;
+}
+
+bool srv_exec_pinnable(const srv_req *rq) {
+    return rq->access == SRV_SHARED && !rq->has_expect && !rq->identity &&
+           rq->kind == SRV_RK_EXECUTE;
+}
+
+bool srv_exec_pin(srv_job *j) {
+    srv_req *rq = (srv_req *)j;
+    il_session *s = rq->conn->session;
+    if (!srv_exec_pinnable(rq)) return false;
+    if (!rq->stmts) rq->stmts = srv_exec_split(rq->program, rq->len, &rq->nstmts);
+    for (size_t i = 0; i < rq->nstmts; i++)
+        if (!il_prepared_pinnable(s, rq->stmts[i].prep, rq->stmts[i].index)) return false;
+    if (!il_session_pin(s)) return false;
+    rq->pinned_revision = srv_revision(rq->conn->srv, il_session_graph(s));
+    return true;
+}
+
+void srv_exec_unpin(srv_job *j) {
+    il_session_unpin(((srv_req *)j)->conn->session);
 }
 
 void srv_exec_run(srv_req *rq) {

@@ -21,6 +21,13 @@ void srv_exec_classify(const srv_stmt *sts, size_t n, bool *read_only, bool *ide
                        bool *fact_writes);
 /* The pool's `run` for requests. */
 void srv_exec_job(srv_job *j);
+/* Whether a request reads only and may run on a pinned session beside writers (docs/
+ * server.md, "Reads beside writes"): a program of queries or a `read`, with no
+ * expect_revision (checked against the live revision). */
+bool srv_exec_pinnable(const srv_req *rq);
+/* The pool's `pin` and `unpin` for those. */
+bool srv_exec_pin(srv_job *j);
+void srv_exec_unpin(srv_job *j);
 
 /* For the request kinds that run statements (srv_read.c too), in their job: */
 /* False when the connection's credential ended: the request then closes the connection

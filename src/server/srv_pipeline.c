@@ -355,6 +355,10 @@ static bool can_start(const srv_conn *c, const srv_req *r) {
         if (r->access == SRV_EXCLUSIVE || q->access == SRV_EXCLUSIVE) return false;
         if (r->kind == SRV_RK_READ && q->kind == SRV_RK_READ && q->phase == SRV_REQ_STARTED)
             return false;
+        /* A read may run on its pinned session without the engine lock: nothing else may
+           use the session meanwhile. */
+        if (q->phase == SRV_REQ_STARTED && (srv_exec_pinnable(q) || srv_exec_pinnable(r)))
+            return false;
         admitted++;
     }
     return admitted < (bound < 1 ? 1 : bound);
@@ -386,6 +390,10 @@ static void submit(srv_req *r) {
     /* Programs that may commit wait in the write lane, everything else of a client's in
        the interactive one (srv_lanes.h). */
     r->job.node.lane = r->access == SRV_EXCLUSIVE ? SRV_LANE_WRITE : SRV_LANE_INTERACTIVE;
+    if (srv_exec_pinnable(r)) {
+        r->job.pin = srv_exec_pin;
+        r->job.unpin = srv_exec_unpin;
+    }
     if (!srv_pool_submit(&s->pool, &r->job, false)) {
         srv_count(s->counters.overloaded);
         fail(r, "overloaded", "Server overloaded: the compute queue is full; retry later");

@@ -65,7 +65,7 @@ static bool after_run(srv_pool *p, srv_job *j, bool on_worker, bool *wake) {
     bool wait = false, signal_syncer = false;
     *wake = false;
     if (p->log_engine) {
-        j->log_lsn = il_engine_log_written(p->log_engine);
+        j->log_lsn = j->pinned ? j->pin_lsn : il_engine_log_written(p->log_engine);
         wait = j->log_lsn > il_engine_log_durable(p->log_engine);
     }
     pthread_mutex_lock(&p->mu);
@@ -129,7 +129,17 @@ static void *worker(void *arg) {
          * them in the order they ran: a job's pushes to a connection always precede the
          * job that closes that connection's session. */
         pthread_mutex_lock(&p->engine);
-        j->run(j);
+        j->pinned = j->pin && j->pin(j);
+        if (j->pinned) {
+            /* It reads the revision pinned now: its reply waits for no later sync. */
+            j->pin_lsn = p->log_engine ? il_engine_log_written(p->log_engine) : 0;
+            pthread_mutex_unlock(&p->engine);
+            j->run(j);
+            pthread_mutex_lock(&p->engine);
+            j->unpin(j);
+        } else {
+            j->run(j);
+        }
         /* a copy: once listed as finished, the job is the loop's, which may free it */
         srv_lane_node held = j->node;
         bool wake;
@@ -308,7 +318,8 @@ unsigned srv_pool_default_permits(void) {
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     if (cores < 1) cores = 1;
     long reserve = cores / 4 > 2 ? cores / 4 : 2;
-    return cores - reserve >= 1 ? (unsigned)(cores - reserve) : 1u;
+    /* Two at least: a read pinned beside a write needs a worker of its own. */
+    return cores - reserve >= 2 ? (unsigned)(cores - reserve) : 2u;
 }
 
 bool srv_pool_start(srv_pool *p, uv_loop_t *loop, unsigned permits, size_t max_queued,

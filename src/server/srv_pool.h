@@ -1,6 +1,7 @@
 /* The compute pool: worker threads (the compute permits) that run engine work off the
  * event loop, and the engine lock. The engine is not safe for concurrent statements, so
- * every job runs holding the engine lock; the loop thread never waits for it (it may
+ * every job runs holding the engine lock, but a read that pinned its session (srv_job.pin),
+ * which holds it only to pin and to unpin; the loop thread never waits for it (it may
  * only try it, for the inline fast path). A finished job goes back to the loop thread,
  * in the order jobs finished, where its `done` runs. */
 #ifndef IL_SERVER_SRV_POOL_H
@@ -16,14 +17,21 @@
 #include "server/srv_lanes.h"
 
 typedef struct srv_job {
-    srv_lane_node node;              /* its place in its lane's queue; node.lane: the lane */
-    struct srv_job *next;            /* on the finished list or the list waiting for a sync */
-    void (*run)(struct srv_job *j);  /* on a worker, engine lock held */
+    srv_lane_node node;             /* its place in its lane's queue; node.lane: the lane */
+    struct srv_job *next;           /* on the finished list or the list waiting for a sync */
+    void (*run)(struct srv_job *j); /* on a worker, engine lock held (but see pin) */
+    /* On a worker, engine lock held, before run (NULL: none): true when run may go without
+       the lock (a read on a pinned session, il_session_pin); unpin then follows run, the
+       lock held again. */
+    bool (*pin)(struct srv_job *j);
+    void (*unpin)(struct srv_job *j);
     void (*done)(struct srv_job *j); /* on the loop thread, after run (or instead of it) */
     bool queued;                     /* waiting for a worker (the pool's mutex guards it) */
     bool skipped;                    /* taken out of the queue: run was never called */
     bool sync_failed;                /* group commit: the sync covering its run failed */
     uint64_t log_lsn;                /* group commit: the log position its run may have seen */
+    bool pinned;                     /* pin said yes: it ran without the lock */
+    uint64_t pin_lsn;                /* the log position when it was pinned */
 } srv_job;
 
 typedef struct srv_pool {

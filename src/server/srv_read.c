@@ -311,8 +311,11 @@ void srv_read_run(srv_req *rq) {
     if (!srv_exec_credential_ok(rq)) return;
     bool ok = unpack(&x) && may_read(&x);
     for (size_t i = 0; ok && i < x.n; i++) ok = check_query(&x, i);
-    /* Read under the same hold of the engine lock as the evaluation: no commit between. */
-    uint64_t revision = srv_revision(rq->conn->srv, il_session_graph(rq->conn->session));
+    /* Read under the same hold of the engine lock as the evaluation (no commit between),
+       or when the session was pinned. */
+    uint64_t revision = rq->job.pinned
+                            ? rq->pinned_revision
+                            : srv_revision(rq->conn->srv, il_session_graph(rq->conn->session));
     if (ok && evaluate(&x) && encode(&x)) reply(&x, revision, srv_now_ms() - t0);
     for (size_t i = 0; i < x.n; i++) {
         read_query *q = &x.qs[i];

@@ -108,6 +108,17 @@ void read_policy_note_query(il_session *s, const iql_query *q) {
     maintain(s, q->goal.rel);
 }
 
+bool read_policy_would_maintain(il_session *s, const iql_query *q) {
+    if (!view_cat_maintained(view_cat_engine(s)) || view_cat_session_involved(s) ||
+        !goal_unbound(&q->goal))
+        return false;
+    kg_graph *g = view_cat_graph(s);
+    uint32_t arity;
+    if (!g || !view_cat_rule_arity(g, q->goal.rel, &arity)) return false;
+    read_policy *p = *view_cat_policy(g);
+    return !p || p->version != view_cat_version(g) || !find(p, q->goal.rel);
+}
+
 bool read_policy_active(kg_graph *g) {
     read_policy *p = *view_cat_policy(g);
     if (!p || p->version != view_cat_version(g)) return false;

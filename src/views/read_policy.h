@@ -21,6 +21,10 @@ typedef struct kg_graph kg_graph;
  * the goal binds nothing and the rule can be maintained. */
 void read_policy_note_query(il_session *s, const iql_query *q);
 
+/* Whether read_policy_note_query would decide on the query's goal now (and so may make
+ * a view): a pinned read must not, and runs serialized instead (kg/pin.c). */
+bool read_policy_would_maintain(il_session *s, const iql_query *q);
+
 /* Whether queries over the graph's own rules and facts may read maintained relations
  * now: some rule is maintained and every maintained relation is current. */
 bool read_policy_active(kg_graph *g);

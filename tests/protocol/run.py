@@ -72,6 +72,7 @@ import limits  # noqa: E402
 import memory  # noqa: E402
 import notify  # noqa: E402
 import parses  # noqa: E402
+import pinned  # noqa: E402
 import read  # noqa: E402
 import recovery  # noqa: E402
 import strings  # noqa: E402
@@ -329,7 +330,7 @@ def main():
            + subs_random.TESTS
            + why_random.TESTS + chaos_random.TESTS + atomic_random.TESTS + concurrency.TESTS
            + frames_random.TESTS + http_random.TESTS + eval_random.TESTS + strings.TESTS
-           + parses.TESTS)
+           + parses.TESTS + pinned.TESTS)
     own = chosen(own + http_slots.TESTS + memory.TESTS + static_files.TESTS + zero.TESTS
                  + cli_scripts.TESTS + cli_repl.TESTS)
     failed += asyncio.run(run_tests(own, binary))
