@@ -6,7 +6,7 @@ BUILD_TSAN ?= build-tsan
 JOBS       ?= $(shell nproc)
 CONFORMANCE_DIR ?= ../shared/conformance
 
-.PHONY: all setup build build-san build-tsan protocol-tsan threads-tsan run test unit crash-test conformance conformance-san conformance-shared bench-engine bench-threads bench-server bench-fixtures bench-pacing bench-durable bench-views bench-views-smoke bench-vectors bench-vectors-smoke bench bench-million bench-report gate gate-smoke fuzz fuzz-short format clean
+.PHONY: all setup build build-san build-tsan protocol-tsan threads-tsan run test unit crash-test conformance conformance-san conformance-shared bench-engine bench-threads bench-server bench-beside bench-fixtures bench-pacing bench-durable bench-views bench-views-smoke bench-vectors bench-vectors-smoke bench bench-million bench-report gate gate-smoke fuzz fuzz-short format clean
 
 all: build
 
@@ -198,6 +198,11 @@ bench-threads: build
 # The server against a bare WebSocket echo server on the same event loop and library.
 bench-server: build
 	@./bench/run-server.sh $(BUILD)
+
+# Reads and writes beside a long query, and bound_query on 1 and 8 clients
+# (BENCHMARKS.md, "Reads beside writes").
+bench-beside: build
+	@./bench/run-beside.sh $(BUILD)
 
 # The standing-query fixtures (delta_single, delta_fanout, delta_first, delta_keyed), a fresh
 # server each.

@@ -5,6 +5,7 @@
  *   inputlayer-load echo   --url ws://HOST:PORT/ [--program P] [--echo-bytes B]
  *                          [common options]
  *   common: [--clients N] [--warmup W] [--requests R] [--timeout-ms T] [--interval-us I]
+ *           [--serial-base S]
  *
  * Each client is a thread with its own connection and one request in flight. In server
  * mode it authenticates with the API key, then sends {"type":"execute","id":"<n>",
@@ -22,7 +23,11 @@
  * Prints one JSON line (p50/p90/p99/mean/max in microseconds, nearest rank over every
  * client's samples; the rate over all clients from the first timed send to the last
  * timed reply) and one line for people. Exit status: 0 done, 1 an error (connection,
- * timeout, authentication), 2 usage, 3 a wrong reply: the run is INVALID. */
+ * timeout, authentication), 2 usage, 3 a wrong reply: the run is INVALID.
+ *
+ * `{n}` in the program (once) becomes each request's serial, unique over the clients:
+ * --serial-base S (default 0, under 10^9) plus client index * 10^9 plus the request's
+ * number, so that every insert of `+side({n})` adds a fact of its own. */
 #include <errno.h>
 #include <jansson.h>
 #include <math.h>
@@ -52,6 +57,8 @@ typedef struct load_options {
     const char *api_key;
     const char *program;
     char *program_json;    /* the program as a JSON string literal, quotes included */
+    int serial_at;         /* where `{n}` is in program_json (-1: nowhere) */
+    long run_tag;          /* --serial-base: the first request's serial, plus client * 10^9 */
     json_t *expect_rows;   /* server mode: the exact rows array every reply must have */
     json_t *expect_proofs; /* NULL, or the proof_trees array every reply must have */
     long clients, warmup, requests;
@@ -103,6 +110,7 @@ static void gate_destroy(start_gate *g) {
 
 typedef struct client_run {
     const load_options *opt;
+    long index; /* 0-based */
     start_gate *gate;
     atomic_bool *stop; /* set by the first client that fails: the others end early */
     char *frame;       /* the request being sent */
@@ -135,6 +143,7 @@ static void usage(FILE *f) {
           "  options: --clients N (1) --warmup W (100) --requests R (1000)\n"
           "           --timeout-ms T (30000: per send and per reply)\n"
           "           --interval-us I (0: back to back; else a timed request every I µs)\n"
+          "           --serial-base S (0: what `{n}` in the program starts from)\n"
           "  The API key defaults to $INPUTLAYER_API_KEY. Exit 3: a wrong reply (INVALID).\n",
           f);
 }
@@ -178,9 +187,19 @@ static bool parse_count(const char *s, long min, long *out) {
  * it needs: an execute frame, in echo mode padded to --echo-bytes by trailing spaces in
  * the program. Built by hand rather than with jansson so that making a request costs
  * next to nothing in both modes. */
-static size_t format_request(const load_options *o, long n, char *buf, size_t cap) {
+static size_t format_request(const load_options *o, long client, long n, char *buf, size_t cap) {
     static const char FORMAT[] = "{\"type\":\"execute\",\"id\":\"%ld\",\"program\":%.*s%*s\"}";
     int program_open = (int)strlen(o->program_json) - 1; /* without the closing quote */
+    if (o->serial_at >= 0) {
+        /* `{n}` becomes the request's serial, unique over the clients (and over runs
+           given different --serial-base) */
+        static const char SERIAL[] =
+            "{\"type\":\"execute\",\"id\":\"%ld\",\"program\":%.*s%ld%.*s\"}";
+        long serial = o->run_tag + client * 1000000000L + n;
+        return (size_t)snprintf(buf, cap, SERIAL, n, o->serial_at, o->program_json, serial,
+                                program_open - o->serial_at - 3,
+                                o->program_json + o->serial_at + 3);
+    }
     int len = snprintf(NULL, 0, FORMAT, n, program_open, o->program_json, 0, "");
     int pad = o->echo_bytes > len ? (int)o->echo_bytes - len : 0;
     return (size_t)snprintf(buf, cap, FORMAT, n, program_open, o->program_json, pad, "");
@@ -220,6 +239,8 @@ static int parse_args(int argc, char **argv, load_options *o) {
             o->api_key = v;
         else if (ok && strcmp(a, "--program") == 0)
             o->program = v;
+        else if (ok && strcmp(a, "--serial-base") == 0)
+            ok = parse_count(v, 0, &o->run_tag) && o->run_tag < 1000000000L;
         else if (ok && strcmp(a, "--expect-rows") == 0)
             expect = v;
         else if (ok && strcmp(a, "--expect-rows-file") == 0)
@@ -268,7 +289,9 @@ static int parse_args(int argc, char **argv, load_options *o) {
         fputs("inputlayer-load: --program must be UTF-8 text\n", stderr);
         return EXIT_USAGE;
     }
-    size_t largest = format_request(o, o->warmup + o->requests, NULL, 0);
+    const char *serial = strstr(o->program_json, "{n}");
+    o->serial_at = serial ? (int)(serial - o->program_json) : -1;
+    size_t largest = format_request(o, MAX_CLIENTS, o->warmup + o->requests, NULL, 0);
     if (o->mode == MODE_ECHO && o->echo_bytes > 0 && (size_t)o->echo_bytes < largest) {
         fprintf(stderr, "inputlayer-load: --echo-bytes %ld is less than a request (%zu bytes)\n",
                 o->echo_bytes, largest);
@@ -502,7 +525,7 @@ static int check_echo_reply(client_run *r, const char *sent, size_t sent_len, co
 /* One round trip of request i (0-based). Returns 0 or the exit status. */
 static int round_trip(client_run *r, ws_client *ws, long i, bool timed) {
     const char *frame = r->frame;
-    size_t flen = format_request(r->opt, i + 1, r->frame, r->frame_cap);
+    size_t flen = format_request(r->opt, r->index, i + 1, r->frame, r->frame_cap);
     uint64_t t0 = now_ns();
     if (wsc_send_text(ws, frame, flen) != 0)
         return client_fail(r, EXIT_FAILURE, "sending a request: %s", wsc_error(ws));
@@ -642,7 +665,7 @@ static int report(const load_options *o, client_run *runs) {
 /* Allocates what a client needs before anything is timed. */
 static bool prepare_client(client_run *r) {
     const load_options *o = r->opt;
-    r->frame_cap = format_request(o, o->warmup + o->requests, NULL, 0) + 1;
+    r->frame_cap = format_request(o, MAX_CLIENTS, o->warmup + o->requests, NULL, 0) + 1;
     r->frame = malloc(r->frame_cap);
     r->samples_ns = calloc((size_t)o->requests, sizeof *r->samples_ns);
     return r->frame && r->samples_ns;
@@ -666,7 +689,7 @@ static int run(const load_options *o) {
     char why[512] = "out of memory";
     if (!runs || !threads || !started) status = EXIT_FAILURE;
     for (long c = 0; status == 0 && c < o->clients; c++) {
-        runs[c] = (client_run){.opt = o, .gate = &gate, .stop = &stop};
+        runs[c] = (client_run){.opt = o, .index = c, .gate = &gate, .stop = &stop};
         if (!prepare_client(&runs[c])) status = EXIT_FAILURE;
     }
     for (long c = 0; status == 0 && c < o->clients; c++) {

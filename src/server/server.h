@@ -92,6 +92,8 @@ typedef struct srv_counters {
     uint64_t writes_inline, writes_pooled; /* srv_pipeline.c: where writing programs ran */
     uint64_t reads_inline, reads_pooled;   /* srv_pipeline.c: where reading programs ran */
     uint64_t reads_spilled; /* reads that overran the inline budget and ran again pooled */
+    uint64_t reads_shared;  /* reads sent to the pool while others read (share_read) */
+    uint64_t reads_pinned;  /* pooled reads that ran pinned, without the engine lock */
 } srv_counters;
 #define srv_count(field) __atomic_fetch_add(&(field), 1, __ATOMIC_RELAXED)
 
@@ -169,11 +171,13 @@ typedef struct srv_server {
     uint64_t sub_graph_changes;       /* srv_notify_graph_changes when subscriptions last looked */
     struct srv_group *groups_touched; /* srv_subgroup.c: groups of such members */
     const struct srv_conn
-        *last_writer;                /* srv_pipeline.c lone_writer: compared, never dereferenced */
-    uint64_t last_writer_since_ns;   /* when it became the last writer */
-    struct srv_quick_writer {        /* srv_pipeline.c quick_writers: busy polling only */
-        const struct srv_conn *conn; /* compared, never dereferenced */
-        uint64_t at_ns;              /* its last write that came quickly after a reply */
+        *last_writer;              /* srv_pipeline.c lone_writer: compared, never dereferenced */
+    uint64_t last_writer_since_ns; /* when it became the last writer */
+    const struct srv_conn *last_reader; /* srv_pipeline.c share_read: never dereferenced */
+    uint64_t last_read_ns;              /* when it started its read */
+    struct srv_quick_writer {           /* srv_pipeline.c quick_writers: busy polling only */
+        const struct srv_conn *conn;    /* compared, never dereferenced */
+        uint64_t at_ns;                 /* its last write that came quickly after a reply */
     } quick_writers[8];
     uint64_t busy_poll_ns;          /* http.busy_poll_us (loop.c run_loop); 0: sleep when idle */
     uint64_t busy_poll_last_ns;     /* the loop's last read or write (busy_poll_ns only) */
@@ -357,10 +361,12 @@ typedef struct srv_conn {
     unsigned nreqs;
     struct srv_conn *busy_next, *busy_prev; /* in the server's list while reqs is not empty */
     bool reading_paused;
-    unsigned refs;                /* jobs in flight that point to this connection */
-    bool session_ready;           /* the job that opens the session is done (loop thread) */
-    bool closed;                  /* the socket is closed; the session closes in a last job */
-    uint32_t slow[8];             /* hashes of programs that spilled from the inline path */
+    unsigned refs;      /* jobs in flight that point to this connection */
+    bool session_ready; /* the job that opens the session is done (loop thread) */
+    bool closed;        /* the socket is closed; the session closes in a last job */
+    uint32_t slow[8];   /* hashes of programs that spilled from the inline path */
+    uint32_t read_hash; /* the program of its last read run, and what it cost */
+    uint64_t read_cost_ns;
     uint64_t inline_writes_after; /* no writes inline before then (one took too long) */
     unsigned slow_next;
     uint64_t write_replied_ns; /* when its last write's reply went (srv_pipeline.c) */

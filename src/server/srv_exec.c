@@ -1136,6 +1136,7 @@ bool srv_exec_pin(srv_job *j) {
         if (!il_prepared_pinnable(s, rq->stmts[i].prep, rq->stmts[i].index)) return false;
     if (!il_session_pin(s)) return false;
     rq->pinned_revision = srv_revision(rq->conn->srv, il_session_graph(s));
+    srv_count(rq->conn->srv->counters.reads_pinned);
     return true;
 }
 

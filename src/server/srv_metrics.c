@@ -183,6 +183,15 @@ void srv_metrics_prometheus(srv_conn *c) {
            "in the compute pool.");
     il_buf_printf(&b, "inputlayer_reads_spilled_total %llu\n",
                   (unsigned long long)LOAD(s->counters.reads_spilled));
+    family(&b, "inputlayer_reads_shared_total", "counter",
+           "Reads the I/O thread could have run inline but sent to the compute pool, because "
+           "other connections were reading too (docs/server.md, Reads beside writes).");
+    il_buf_printf(&b, "inputlayer_reads_shared_total %llu\n",
+                  (unsigned long long)LOAD(s->counters.reads_shared));
+    family(&b, "inputlayer_reads_pinned_total", "counter",
+           "Pooled reads that pinned their session and ran without the engine lock.");
+    il_buf_printf(&b, "inputlayer_reads_pinned_total %llu\n",
+                  (unsigned long long)LOAD(s->counters.reads_pinned));
     family(&b, "inputlayer_statements_parsed_total", "counter",
            "Statements parsed by the process since the start (each statement of a request once).");
     il_buf_printf(&b, "inputlayer_statements_parsed_total %llu\n",

@@ -40,6 +40,12 @@
 #define QUICK_WRITE_NS  500000u
 #define QUICK_WRITER_NS 2000000u
 #define SWEEP_MS        5
+/* Reads from several connections at once: one that cost at least SHARE_READ_MIN_NS when
+ * its connection last ran it goes to the pool (share_read). Below it, two thread hand-offs would
+ * cost more than the core gives. Another connection's read started within SHARE_READ_RECENT_NS
+ * means several are reading. */
+#define SHARE_READ_MIN_NS    100000u
+#define SHARE_READ_RECENT_NS 2000000u
 
 _Thread_local srv_capture *srv_tl_capture;
 
@@ -459,6 +465,22 @@ static unsigned quick_writers(srv_server *s, const srv_conn *c, uint64_t now) {
     return n;
 }
 
+/* Whether a read goes to the pool rather than inline, so that while several connections
+ * read, the workers evaluate side by side: a read that pins its session holds the engine
+ * lock only to pin and unpin (srv_exec_pin), where an inline read holds it throughout and
+ * would keep every other read waiting. Only a read its connection's last run of showed
+ * dear (SHARE_READ_MIN_NS) and only while another connection read recently: a lone
+ * client's reads stay inline, with no thread hand-off. */
+static bool share_read(srv_server *s, srv_conn *c, const srv_req *r, uint64_t now) {
+    if (r->access == SRV_EXCLUSIVE || r->kind != SRV_RK_EXECUTE) return false;
+    bool others =
+        s->last_reader && s->last_reader != c && now - s->last_read_ns < SHARE_READ_RECENT_NS;
+    s->last_reader = c;
+    s->last_read_ns = now;
+    return others && srv_exec_pinnable(r) && c->read_hash == program_hash(r) &&
+           c->read_cost_ns >= SHARE_READ_MIN_NS;
+}
+
 static void start(srv_req *r) {
     srv_conn *c = r->conn;
     srv_server *s = c->srv;
@@ -479,6 +501,11 @@ static void start(srv_req *r) {
         uint64_t now = srv_mono_ns();
         lone = lone_writer(s, c, now);
         if (s->pool.loop_polls) srv_pool_gather_for(&s->pool, quick_writers(s, c, now));
+    }
+    if (share_read(s, c, r, srv_mono_ns())) {
+        srv_count(s->counters.reads_shared);
+        submit(r);
+        return;
     }
     size_t queued;
     unsigned running;
@@ -502,6 +529,10 @@ static void start(srv_req *r) {
             srv_count(s->counters.writes_inline);
         else if (!r->inline_spilled)
             srv_count(s->counters.reads_inline);
+        if (r->access != SRV_EXCLUSIVE && !r->inline_spilled) {
+            c->read_hash = program_hash(r);
+            c->read_cost_ns = srv_mono_ns() - began;
+        }
         r->inline_budget_ns = 0;
         uint64_t ended = srv_mono_ns();
         if (r->access == SRV_EXCLUSIVE && ended - began > INLINE_WRITE_SLOW_NS &&
@@ -584,6 +615,10 @@ void srv_pipe_job_done(srv_job *j) {
            the budget, a 450 us read on a busy machine stayed on the pool: 1,104 of 2,101
            reads.) A run over the rows bound is not cheap, however quick. */
         if (!r->many_rows) forget_slow(c, program_hash(r));
+    }
+    if (!j->skipped && r->access != SRV_EXCLUSIVE && r->kind == SRV_RK_EXECUTE) {
+        c->read_hash = program_hash(r);
+        c->read_cost_ns = r->pool_run_ns;
     }
     r->phase = SRV_REQ_FINISHED;
     apply_done_effects(r);
