@@ -164,4 +164,5 @@ void kg_delta_clear(kg_graph *g) {
         rel_free(g->delta.v[i].minus);
     }
     il_vec_free(g->delta);
+    g->delta_used = 0;
 }

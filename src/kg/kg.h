@@ -120,10 +120,14 @@ struct kg_graph {
     uint64_t plan_clock; /* ticks of plan cache use */
     /* Maintained views (src/views) over this graph; the commit's changes they have not
        seen yet (view_pending: tuples changed while they were open), and the netted
-       delta handed to them at the commit (built from the engine's delta, then freed). */
+       delta handed to them at the commit (built from the engine's delta). delta.v[0,
+       delta_used) are the running commit's relations, the rest empty and kept, most
+       recently used first, for the next commits to fill (view_catalog.c); between
+       commits delta_used is 0 and every entry is empty. */
     IL_VEC(view_t *) views;
     uint64_t view_pending;
     IL_VEC(kg_delta_rel) delta;
+    uint32_t delta_used;
     /* The persistent rules read from maintained views (src/views/read_policy.h); NULL
        until a rule is first maintained. */
     struct read_policy *read_policy;
@@ -312,7 +316,7 @@ void kg_delta_undo_to(il_engine *e, uint32_t at);
 /* Forgets the delta (after the commit, or the rollback). */
 void kg_delta_reset(il_engine *e);
 void kg_delta_free(il_engine *e);
-/* Frees the netted delta built for the graph's views. */
+/* Frees the netted delta of the graph's views, its kept entries included. */
 void kg_delta_clear(kg_graph *g);
 /* After a commit: the maintained views of every graph catch up with the commit's delta
  * (or rebuild after a change of rules) (view_catalog.c). */

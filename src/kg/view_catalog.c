@@ -90,19 +90,74 @@ void view_cat_detach(kg_graph *g, view_t *v) {
             g->views.v[i] = g->views.v[--g->views.n];
             break;
         }
+    if (!g->views.n) kg_delta_clear(g); /* nothing to keep them for */
 }
 
 struct read_policy **view_cat_policy(kg_graph *g) {
     return &g->read_policy;
 }
 
-/* The change of relation rel in g's netted delta, created on its first tuple. */
+/* How many netted-delta entries a graph keeps between commits. A commit reuses the kept
+ * entry of a relation it changes (emptied, not freed: creating and freeing two relations
+ * per changed relation per commit was a good part of a keyed write's cost). A write
+ * touches a few relations, a transaction perhaps a dozen; 16 covers both, while a
+ * workload that moves over many relations keeps only the 16 it used last (two empty
+ * relations each), not one entry per relation it ever touched. */
+#define KEPT_NETTED 16
+
+static void netted_free(kg_delta_rel *d) {
+    free(d->name);
+    rel_free(d->plus);
+    rel_free(d->minus);
+}
+
+/* The change of relation rel in g's netted delta: the entry this commit already uses, or
+ * its kept entry (or a new one) moved to the front as this commit's next. */
 static kg_delta_rel *netted(kg_graph *g, const char *rel, uint32_t arity) {
-    for (uint32_t i = 0; i < g->delta.n; i++)
+    for (uint32_t i = 0; i < g->delta_used; i++)
         if (strcmp(g->delta.v[i].name, rel) == 0) return &g->delta.v[i];
-    kg_delta_rel nd = {strdup(rel), rel_new(arity), rel_new(arity)};
-    il_vec_push(g->delta, nd);
-    return &g->delta.v[g->delta.n - 1];
+    uint32_t at = g->delta_used;
+    while (at < g->delta.n && strcmp(g->delta.v[at].name, rel) != 0) at++;
+    if (at == g->delta.n) {
+        kg_delta_rel nd = {strdup(rel), rel_new(arity), rel_new(arity)};
+        il_vec_push(g->delta, nd);
+    }
+    kg_delta_rel d = g->delta.v[at];
+    /* kept from before the relation was dropped and recreated with another arity */
+    if (rel_arity(d.plus) != arity) {
+        rel_free(d.plus);
+        rel_free(d.minus);
+        d.plus = rel_new(arity);
+        d.minus = rel_new(arity);
+    }
+    /* the kept entries stay in order of last use, for netted_keep to drop the oldest */
+    memmove(&g->delta.v[g->delta_used + 1], &g->delta.v[g->delta_used],
+            (at - g->delta_used) * sizeof d);
+    g->delta.v[g->delta_used] = d;
+    return &g->delta.v[g->delta_used++];
+}
+
+/* After the views have seen the commit: its entries are emptied and kept, but not those
+ * beyond KEPT_NETTED nor those of a relation that has since been dropped (its deletions
+ * were this commit's; it may come back with another arity). */
+static void netted_keep(kg_graph *g) {
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < g->delta.n; i++) {
+        kg_delta_rel *d = &g->delta.v[i];
+        bool dropped = i < g->delta_used && rel_count(d->minus) &&
+                       !view_cat_stored(g, d->name); /* only a commit that deleted asks */
+        if (dropped || n == KEPT_NETTED) {
+            netted_free(d);
+            continue;
+        }
+        if (i < g->delta_used) {
+            rel_clear(d->plus);
+            rel_clear(d->minus);
+        }
+        g->delta.v[n++] = *d;
+    }
+    g->delta.n = n;
+    g->delta_used = 0;
 }
 
 /* Nets the commit's changes of g that happened while it had views, per relation, in
@@ -127,8 +182,8 @@ void kg_views_commit(il_engine *e) {
         if (!g->views.n) continue;
         if (g->view_pending) net_for_views(&e->delta, g);
         g->view_pending = 0; /* the views are current once maintained */
-        view_graph_commit(g->views.v, g->views.n, g->delta.v, g->delta.n);
-        kg_delta_clear(g);
+        view_graph_commit(g->views.v, g->views.n, g->delta.v, g->delta_used);
+        netted_keep(g);
     }
 }
 
