@@ -1124,16 +1124,20 @@ void srv_exec_job(srv_job *j) {
 
 bool srv_exec_pinnable(const srv_req *rq) {
     return rq->access == SRV_SHARED && !rq->has_expect && !rq->identity &&
-           rq->kind == SRV_RK_EXECUTE;
+           (rq->kind == SRV_RK_EXECUTE || rq->kind == SRV_RK_READ);
 }
 
 bool srv_exec_pin(srv_job *j) {
     srv_req *rq = (srv_req *)j;
     il_session *s = rq->conn->session;
     if (!srv_exec_pinnable(rq)) return false;
-    if (!rq->stmts) rq->stmts = srv_exec_split(rq->program, rq->len, &rq->nstmts);
-    for (size_t i = 0; i < rq->nstmts; i++)
-        if (!il_prepared_pinnable(s, rq->stmts[i].prep, rq->stmts[i].index)) return false;
+    if (rq->kind == SRV_RK_READ) {
+        if (!srv_read_pinnable(rq)) return false;
+    } else {
+        if (!rq->stmts) rq->stmts = srv_exec_split(rq->program, rq->len, &rq->nstmts);
+        for (size_t i = 0; i < rq->nstmts; i++)
+            if (!il_prepared_pinnable(s, rq->stmts[i].prep, rq->stmts[i].index)) return false;
+    }
     if (!il_session_pin(s)) return false;
     rq->pinned_revision = srv_revision(rq->conn->srv, il_session_graph(s));
     srv_count(rq->conn->srv->counters.reads_pinned);

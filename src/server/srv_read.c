@@ -195,6 +195,26 @@ static bool check_query(read_ctx *x, size_t i) {
     return false;
 }
 
+bool srv_read_pinnable(srv_req *rq) {
+    const char *p = rq->program, *end = p + rq->len;
+    size_t n = 0;
+    for (const char *q = p; q < end; q += strlen(q) + 1) n++;
+    n /= 2;
+    if (!rq->reads) {
+        rq->reads = calloc(n ? n : 1, sizeof *rq->reads);
+        rq->nreads = n;
+    }
+    for (size_t i = 0; i < n && i < rq->nreads; i++) {
+        p += strlen(p) + 1; /* the name */
+        if (!rq->reads[i]) rq->reads[i] = il_prepare(p, strlen(p));
+        p += strlen(p) + 1;
+        if (il_prepared_count(rq->reads[i]) == 1 &&
+            !il_prepared_pinnable(rq->conn->session, rq->reads[i], 0))
+            return false;
+    }
+    return true;
+}
+
 /* ---- evaluation ---- */
 
 /* Runs every query under the request's guards; the first failure fails the read. False

@@ -18,7 +18,11 @@
  * request's program. False with err (the `invalid_request` message) when the array or a
  * member is malformed; an empty array packs to nothing and is refused when the read runs. */
 bool srv_read_pack(json_t *queries, char **packed, size_t *len, char *err, size_t errlen);
-/* Runs a read request in its job (engine lock held): checks, evaluation, the reply. */
+/* Runs a read request in its job (engine lock held, or its session pinned): checks,
+ * evaluation, the reply. */
 void srv_read_run(srv_req *rq);
+/* Engine lock held: whether none of the read's queries would make a maintained view
+ * (il_prepared_pinnable), so that it may run pinned. Prepares them for srv_read_run. */
+bool srv_read_pinnable(srv_req *rq);
 
 #endif
