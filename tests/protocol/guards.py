@@ -27,6 +27,13 @@ def rss_kib(pid, field="VmRSS"):
     raise AssertionError("no %s for %d" % (field, pid))
 
 
+async def hold_engine(c):
+    """A session fact of c's own: c's reads then hold the engine lock while they run, as
+    a read that cannot pin its session does (docs/server.md, Reads beside writes)."""
+    f = await c.call({"type": "execute", "program": "own_fact(1)"})
+    assert f["type"] == "result" and not f["errors"], f
+
+
 async def load_abc(c, n=2000):
     for rel in "abc":
         rows = ", ".join("(%d)" % i for i in range(n))
@@ -215,6 +222,9 @@ async def t_overloaded(binary):
     with Server(binary, env=env) as srv:
         a, b, c = await connect(srv), await connect(srv), await connect(srv)
         await load_abc(a)
+        # a's session holds a fact of its own, so its long read runs serialized (a pinned
+        # read would leave the engine free, and the writes would run inline).
+        await hold_engine(a)
         # Sessions are open (they open in jobs of their own): b's write takes the one
         # queue slot behind the running read, and c's finds the queue full.
         for x in (b, c):
@@ -238,6 +248,7 @@ async def t_overloaded(binary):
     with Server(binary, env=env) as srv:
         a = await connect(srv)
         await load_abc(a)
+        await hold_engine(a)
         await a.send({"type": "execute", "id": "long", "program": SLOW})
         await asyncio.sleep(0.3)
         b = await connect(srv)
