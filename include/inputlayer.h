@@ -196,9 +196,10 @@ il_result *il_session_use(il_session *s, const char *graph);
  * copy of each rule. Until il_session_unpin (again where statements are serialized), the
  * session may execute queries (`?...` statements only) on another thread while other
  * sessions execute anything; what the queries read is the pinned revision, and its memory
- * stays until the unpin. False (nothing pinned) when the session has facts or rules of its
- * own, a transaction is open, or the graph has vector indexes: such reads run serialized,
- * as before. A statement other than a query executed while pinned is refused. */
+ * stays until the unpin. The session's own facts and rules are read with it, as ever.
+ * False (nothing pinned) when a transaction is open or the graph has vector indexes: such
+ * reads run serialized, as before. A statement other than a query executed while pinned is refused.
+ */
 bool il_session_pin(il_session *s);
 /* Ends the pin: the session reads its graph as it is again (the graph named now: one
  * dropped meanwhile left the session on `default`, its session state cleared, as for any

@@ -164,7 +164,7 @@ static void pin_graph_free(kg_graph *g) {
 bool il_session_pin(il_session *s) {
     if (s->pinned_live) return true;
     kg_graph *live = s->kg;
-    if (s->facts.n || s->rules.n || s->schemas.n || s->e->txn || live->indexes.n) return false;
+    if (s->e->txn || live->indexes.n) return false;
     s->kg = pin_graph(live);
     s->pinned_live = live;
     return true;

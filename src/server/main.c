@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <openssl/rand.h>
 #include <signal.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -272,6 +273,10 @@ int main(int argc, char **argv) {
         srv_deliver_start(&s);
         unsigned permits =
             cfg.compute_permits > 0 ? (unsigned)cfg.compute_permits : srv_pool_default_permits();
+        cpu_set_t affinity;
+        s.cpus = sched_getaffinity(0, sizeof affinity, &affinity) == 0
+                     ? (unsigned)CPU_COUNT(&affinity)
+                     : 1;
         printf("Storage engine initialized (data dir %s)\nHTTP Server\n-----------\n"
                "Address: %s:%lld\nCompute permits: %u\n",
                data_dir, cfg.host, (long long)cfg.port, permits);

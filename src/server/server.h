@@ -173,6 +173,7 @@ typedef struct srv_server {
     const struct srv_conn
         *last_writer;              /* srv_pipeline.c lone_writer: compared, never dereferenced */
     uint64_t last_writer_since_ns; /* when it became the last writer */
+    unsigned cpus; /* the CPUs the process may run on (its affinity), at the start */
     const struct srv_conn *last_reader; /* srv_pipeline.c share_read: never dereferenced */
     uint64_t last_read_ns;              /* when it started its read */
     struct srv_quick_writer {           /* srv_pipeline.c quick_writers: busy polling only */

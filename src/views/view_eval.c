@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "exec/expr.h"
+#include "exec/snapidx.h"
 
 /* Tuples walked on this thread; every TICK_MASK + 1 of them the run's `spent` is asked. */
 static _Thread_local uint32_t g_ticks;
@@ -112,10 +113,15 @@ static inline uint32_t width(uint32_t arity) {
     return arity ? arity : 1;
 }
 
-static int pick_index(const rel_t *rel, const plan_op *op, const vcolplan *cp) {
-    if (!rel || rel_count(rel) == 0 || width(rel_arity(rel)) != width(op->arity)) return -1;
+/* The index step k reads *rel by; *rel may become a copy holding it when it is a snapshot
+ * without it (a pinned session's query, exec/snapidx.h). */
+static int pick_index(const rel_t **rel, const plan_op *op, const vcolplan *cp) {
+    if (!*rel || rel_count(*rel) == 0 || width(rel_arity(*rel)) != width(op->arity)) return -1;
     if (cp->np == 0) return 0;
-    return rel_index((rel_t *)rel, cp->pcol, cp->np);
+    rel_t *r = (rel_t *)*rel;
+    int idx = exec_rel_index(&r, cp->pcol, cp->np);
+    *rel = r;
+    return idx;
 }
 
 static void run_step(vrun *r, uint32_t k);
@@ -346,8 +352,8 @@ void vx_run(vexec *x, const val_t *pre, const bool *prebound) {
         sp->idx_a = sp->idx_extra = -1;
         if (s->seed || op->kind == POP_SCAN || op->kind == POP_NEG) {
             plan_columns(op, s->seed, bound, &sp->cp);
-            sp->idx_a = pick_index(s->src.a, op, &sp->cp);
-            sp->idx_extra = pick_index(s->src.extra, op, &sp->cp);
+            sp->idx_a = pick_index(&steps[k].src.a, op, &sp->cp);
+            sp->idx_extra = pick_index(&steps[k].src.extra, op, &sp->cp);
         } else if (op->kind == POP_ASSIGN) {
             sp->assign_check = bound[op->slot];
             bound[op->slot] = true;

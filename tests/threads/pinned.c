@@ -4,7 +4,8 @@
  * dropped, transactions of several writes), each committed one a revision of its own, in
  * a log. Reader threads pin their session under the mutex, note the revision, and run
  * their queries without it, over the graph's rules (recursion, an aggregate, a negation)
- * and the maintained views earlier locked reads made; some reads run locked instead, to
+ * and the maintained views earlier locked reads made, every other reader with a session
+ * rule and fact of its own layered on its pin; some reads run locked instead, to
  * make and read those views. Afterwards the log is replayed into a fresh engine with
  * maintained views off, and at each revision some read reported, every read of it must
  * equal the evaluation there, row for row. Built under ThreadSanitizer too (make
@@ -166,6 +167,7 @@ static void *write_loop(void *p) {
 typedef struct reader_arg {
     uint64_t seed;
     volatile int *stop;
+    bool session_data;
 } reader_arg;
 
 static void *read_loop(void *p) {
@@ -173,6 +175,12 @@ static void *read_loop(void *p) {
     uint64_t rng = ra->seed;
     pthread_mutex_lock(&engine_mu);
     il_session *s = il_session_open(engine);
+    if (ra->session_data) {
+        /* a rule and a fact of the session's own, which the queries do not read: they run
+           with the session layered on the pin (and row provenance's delta) */
+        il_result_free(il_execute(s, "mine(X) <- edge(X, _)", 21));
+        il_result_free(il_execute(s, "other(1)", 8));
+    }
     pthread_mutex_unlock(&engine_mu);
     while (!__atomic_load_n(ra->stop, __ATOMIC_ACQUIRE)) {
         int q = (int)(next_rand(&rng) % NQUERIES);
@@ -229,7 +237,7 @@ int main(int argc, char **argv) {
     reader_arg ra[MAX_READERS];
     volatile int stop = 0;
     for (int i = 0; i < nreaders; i++) {
-        ra[i] = (reader_arg){seed * 7919 + (uint64_t)i * 104729 + 1, &stop};
+        ra[i] = (reader_arg){seed * 7919 + (uint64_t)i * 104729 + 1, &stop, i % 2 == 1};
         pthread_create(&rt[i], NULL, read_loop, &ra[i]);
     }
     for (int i = 0; i < WRITERS; i++) {

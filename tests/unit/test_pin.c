@@ -101,9 +101,6 @@ Test(pin, an_index_the_relation_lacks_is_built_for_the_pin_and_added_at_the_unpi
 
 Test(pin, what_cannot_be_pinned_runs_serialized) {
     ok(unit_session, "+edge(1, 2)");
-    ok(unit_session, "mine(1)");
-    cr_expect(!il_session_pin(unit_session), "a session with facts of its own");
-    ok(unit_session, ".session clear");
     cr_assert(il_txn_begin(unit_session));
     il_session *other = il_session_open(unit_engine);
     cr_expect(!il_session_pin(other), "a transaction is open");
@@ -143,4 +140,22 @@ Test(pin, which_queries_may_run_pinned) {
     cr_expect(il_prepared_pinnable(unit_session, u, 0), "once made, it is read as pinned rows");
     il_prepared_free(u);
     il_prepared_free(b);
+}
+
+Test(pin, the_session_layers_its_own_facts_and_rules_on_the_pin) {
+    il_session *w = il_session_open(unit_engine);
+    chain(w);
+    ok(unit_session, "edge(3, 4)");
+    ok(unit_session, "far(X) <- reach(1, X), X > 2");
+    cr_assert(il_session_pin(unit_session));
+    ok(w, "+edge(4, 5)");
+    ok(w, "-edge(2, 3)");
+    EXPECT_ANSWER(unit_session, "?reach(1, Y)", "(1, 2) (1, 3) (1, 4)");
+    EXPECT_ANSWER(unit_session, "?far(X)", "(3) (4)");
+    EXPECT_ANSWER(unit_session, "?reach(X, 4)", "(1, 4) (2, 4) (3, 4)");
+    /* the other session sees none of it */
+    EXPECT_ANSWER(w, "?reach(1, Y)", "(1, 2)");
+    il_session_unpin(unit_session);
+    EXPECT_ANSWER(unit_session, "?reach(1, Y)", "(1, 2)");
+    il_session_close(w);
 }
