@@ -8,19 +8,23 @@
 #  2. Idle: one client times `?edge(1, Y)` (cheap_query) REQUESTS times, one client times
 #     REQUESTS single inserts `+side(<n>, 1)` (each a new fact, acknowledged once durable),
 #     and 1 and 8 clients time `?reach(1, Y)` (bound_query, 1,582 rows).
-#  3. Beside: one connection loops the long query of the issue that named this
-#     (`?edge(A, B), edge(C, D), edge(E, F), A < 3, A + C + E = B + D + F`, seconds each,
-#     15,218 rows), and meanwhile the cheap query and the inserts are timed again.
+#  3. Beside: one connection loops the long query
+#     `?edge(A, B), edge(C, D), edge(E, F), A < 3, A + C + E = B + D + F` (seconds each,
+#     15,218 rows), and meanwhile the cheap query and the inserts are timed again; the
+#     long query must hold a worker before and after each of those runs (the metrics), or
+#     the run fails.
 #  4. Prints Markdown: p50 / p99 of each, idle and beside, and the 8-client / 1-client rate
 #     of bound_query. Every reply is checked (the long query's rows too).
-# Environment: BENCH_BESIDE_REQUESTS (2000), BENCH_BESIDE_WARMUP (200).
+# Environment: BENCH_BESIDE_REQUESTS (2000), BENCH_BESIDE_WARMUP (200), BENCH_BESIDE_SERVER
+# (another server binary, to measure an older one; with reads that wait for the long query,
+# give it few requests).
 # Exits 3 when a reply was wrong (the run is INVALID), 1 on any other failure.
 set -euo pipefail
 
 # shellcheck source=bench/server-lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/server-lib.sh"
 bench_init "$@"
-SERVER=$BUILD/inputlayer-server
+SERVER=${BENCH_BESIDE_SERVER:-$BUILD/inputlayer-server}
 LOAD=$BUILD/inputlayer-load
 CLIENT=$BUILD/inputlayer-client
 GEN=$BUILD/gen_graph_main
@@ -126,9 +130,27 @@ echo "run-beside.sh: beside the long query" >&2
     --expect-rows-file "$TMP/long.json" --clients 1 --warmup 0 --requests 1000000 \
     --timeout-ms 600000 >"$TMP/long.out" 2>"$TMP/long.err" &
 LONG_PID=$!
+# running: a worker of the interactive lane is busy (the long query: nothing else runs)
+long_running() {
+    curl -s -H "Authorization: Bearer $API_KEY" "http://127.0.0.1:$PORT/metrics/prometheus" |
+        awk '/^inputlayer_admission_lane_running\{lane="interactive"\}/ { print ($2 >= 1) }'
+}
 sleep 2 # the long query runs
-load cheap_beside 1 "$TMP/cheap.json" '?edge(1, Y)'
-load insert_beside 1 "$TMP/insert.json" '+side({n}, 1)' --serial-base 500000000
+for phase in cheap insert; do
+    if [ "$(long_running)" != 1 ]; then
+        echo "run-beside.sh: the long query was not running before the $phase run" >&2
+        exit 1
+    fi
+    if [ "$phase" = cheap ]; then
+        load cheap_beside 1 "$TMP/cheap.json" '?edge(1, Y)'
+    else
+        load insert_beside 1 "$TMP/insert.json" '+side({n}, 1)' --serial-base 500000000
+    fi
+    if [ "$(long_running)" != 1 ]; then
+        echo "run-beside.sh: the long query ended during the $phase run: measure again" >&2
+        exit 1
+    fi
+done
 if ! kill -0 "$LONG_PID" 2>/dev/null; then
     echo "run-beside.sh: the long query's client stopped early:" >&2
     cat "$TMP/long.out" "$TMP/long.err" >&2

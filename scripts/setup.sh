@@ -7,7 +7,7 @@ set -eu
 PKGS="build-essential cmake pkg-config clang libclang-rt-14-dev clang-format python3 sqlite3 \
 libedit-dev libcriterion-dev libxxhash-dev libzstd-dev \
 libuv1-dev libhttp-parser-dev libwslay-dev libjansson-dev libargon2-dev libssl-dev libjemalloc-dev \
-python3-websockets"
+python3-websockets curl"
 missing=""
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
