@@ -109,6 +109,19 @@ static void print_pushes(cli *c) {
     free(text);
 }
 
+/* The same at the prompt: its line is cleared, the deltas printed, and the prompt with
+ * what was typed drawn again below them. (Deltas read while the loop checked the
+ * connection were once printed after the prompt and left it undrawn.) */
+static void print_pushes_at_prompt(cli *c) {
+    char *text = c->remote ? cli_remote_take_pushes(c->remote) : NULL;
+    if (!text) return;
+    fputs("\r\033[K", c->out);
+    fputs(text, c->out);
+    fflush(c->out);
+    free(text);
+    rl_forced_update_display();
+}
+
 /* Before a statement goes to the server: a connection found lost is opened again, in
  * the session's graph; what the session held (its rules and facts) is gone with it and
  * said so. False when it cannot be opened (the statement is not sent). */
@@ -253,7 +266,7 @@ int cli_repl(cli *c) {
         struct pollfd pf[2] = {{.fd = STDIN_FILENO, .events = POLLIN}, {.fd = -1}};
         if (c->remote && cli_remote_fd(c->remote) >= 0 && cli_remote_poll(c->remote))
             pf[1] = (struct pollfd){.fd = cli_remote_fd(c->remote), .events = POLLIN};
-        print_pushes(c);
+        print_pushes_at_prompt(c);
         int k = -1;
         if (interrupted)
             errno = EINTR;
@@ -281,16 +294,7 @@ int cli_repl(cli *c) {
         if (k < 0) break;
         if (pf[1].fd >= 0 && (pf[1].revents & (POLLIN | POLLHUP | POLLERR))) {
             cli_remote_poll(c->remote);
-            char *text = cli_remote_take_pushes(c->remote);
-            if (text) {
-                /* Between prompts: the prompt line is cleared, the deltas printed, and the
-                   prompt with what was typed drawn again below them. */
-                fputs("\r\033[K", c->out);
-                fputs(text, c->out);
-                fflush(c->out);
-                free(text);
-                rl_forced_update_display();
-            }
+            print_pushes_at_prompt(c);
         }
         int avail = 0;
         if ((pf[0].revents & POLLIN) && ioctl(STDIN_FILENO, FIONREAD, &avail) == 0 && avail == 0) {
