@@ -32,12 +32,7 @@ int main(int argc, char **argv) {
     const char *const *queries = argc > first ? (const char *const *)&argv[first] : defaults;
     int nqueries = argc > first ? argc - first : 2;
     ib_db db = ib_db_open("pin");
-    gg_edge *edges = gg_random_graph(2000, 4000, 42);
-    if (!edges) ib_die("out of memory");
-    ib_load_edges(&db, edges, 4000);
-    free(edges);
-    ib_exec_str(db.s, "+reach(X, Y) <- edge(X, Y)");
-    ib_exec_str(db.s, "+reach(X, Z) <- reach(X, Y), edge(Y, Z)");
+    ib_load_reach_graph(&db);
     ib_run_query(db.s, "?reach(X, Y)", 12);
     double *plain = malloc((size_t)runs * sizeof *plain);
     double *pinned = malloc((size_t)runs * sizeof *pinned);

@@ -88,12 +88,7 @@ int main(int argc, char **argv) {
 
     ib_db db = ib_db_open("bench");
     il_engine_set_maintained_views(db.e, false);
-    gg_edge *edges = gg_random_graph(2000, 4000, 42);
-    if (!edges) ib_die("out of memory");
-    ib_load_edges(&db, edges, 4000);
-    free(edges);
-    ib_exec_str(db.s, "+reach(X, Y) <- edge(X, Y)");
-    ib_exec_str(db.s, "+reach(X, Z) <- reach(X, Y), edge(Y, Z)");
+    ib_load_reach_graph(&db);
     ib_exec_str(db.s, "+n(count<X>) <- reach(X, Y)");
     const char *q = "?n(C)";
     for (unsigned w = 1; w <= 2; w++) { /* warm: the program cached, the memory touched */

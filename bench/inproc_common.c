@@ -90,6 +90,15 @@ void ib_load_edges(ib_db *db, const gg_edge *edges, size_t n) {
         ib_die("out of memory writing statements");
 }
 
+void ib_load_reach_graph(ib_db *db) {
+    gg_edge *edges = gg_random_graph(2000, 4000, 42);
+    if (!edges) ib_die("out of memory");
+    ib_load_edges(db, edges, 4000);
+    free(edges);
+    ib_exec_str(db->s, "+reach(X, Y) <- edge(X, Y)");
+    ib_exec_str(db->s, "+reach(X, Z) <- reach(X, Y), edge(Y, Z)");
+}
+
 void ib_load_hot_labels(ib_db *db, size_t hot) {
     if (gg_emit_hot_labels("label", "hot", hot, GG_CHUNK, ib_exec_stmt_cb, db->s) != 0)
         ib_die("out of memory writing statements");

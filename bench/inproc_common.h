@@ -35,6 +35,8 @@ void ib_exec_str(il_session *s, const char *text);
 /* For gg_emit_* (ctx: the il_session). */
 int ib_exec_stmt_cb(void *ctx, const char *stmt, size_t len);
 void ib_load_edges(ib_db *db, const gg_edge *edges, size_t n);
+/* The seed-42 random 2,000 / 4,000 graph as `edge`, and the two `reach` rules. */
+void ib_load_reach_graph(ib_db *db);
 void ib_load_hot_labels(ib_db *db, size_t hot);
 
 /* One run of a query: execute, read every row, free. Returns the rows of its table (0 for

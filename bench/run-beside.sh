@@ -46,18 +46,7 @@ bench_start_server "$SERVER" "$TMP/server" "$API_KEY"
 PORT=$(bench_wait_listening "$TMP/server.out" "$SERVER_PID" inputlayer-server "$STARTUP_SECS")
 URL="ws://127.0.0.1:$PORT/ws?kg=$KG"
 
-{
-    echo ".kg create $KG"
-    "$GEN" --iql random 2000 4000
-    echo "+reach(X, Y) <- edge(X, Y)"
-    echo "+reach(X, Z) <- reach(X, Y), edge(Y, Z)"
-} >"$TMP/load.iql"
-if ! timeout 600 "$CLIENT" --server "http://127.0.0.1:$PORT" --api-key "$API_KEY" \
-    --script "$TMP/load.iql" >"$TMP/load.out" 2>&1; then
-    echo "run-beside.sh: loading the graph through the server failed; the output ends:" >&2
-    tail -n 15 "$TMP/load.out" | cut -c1-300 >&2
-    exit 1
-fi
+bench_load_reach_graph "$CLIENT" "$GEN" "$PORT" "$API_KEY" "$KG"
 
 # The expected answers, from the generated edges.
 "$GEN" random 2000 4000 >"$TMP/edges.txt"

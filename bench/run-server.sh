@@ -65,26 +65,7 @@ ECHO_PORT=$(bench_wait_listening "$TMP/echo.out" "$ECHO_PID" ws_echo_server "$ST
 
 # --- 2. The data and the expected answer ------------------------------------------------
 
-{
-    echo ".kg create $KG"
-    "$GEN" --iql random 2000 4000
-    echo "+reach(X, Y) <- edge(X, Y)"
-    echo "+reach(X, Z) <- reach(X, Y), edge(Y, Z)"
-} >"$TMP/load.iql"
-if ! timeout 600 "$CLIENT" --server "http://127.0.0.1:$PORT" --api-key "$API_KEY" \
-    --script "$TMP/load.iql" >"$TMP/load.out" 2>&1; then
-    echo "run-server.sh: loading the graph through the server failed; the output ends:" >&2
-    tail -n 15 "$TMP/load.out" | cut -c1-300 >&2
-    exit 1
-fi
-inserted=$(awk '/^Inserted [0-9]+ fact\(s\) into .edge.\.$/ { n += $2 } END { print n + 0 }' \
-    "$TMP/load.out")
-rules=$(grep -c "^Rule 'reach' registered\.$" "$TMP/load.out" || true)
-if [ "$inserted" != 4000 ] || [ "$rules" != 2 ]; then
-    echo "run-server.sh: the server took $inserted of 4000 edges and $rules of 2 rules:" >&2
-    grep -v '^> ' "$TMP/load.out" | cut -c1-300 | tail -n 15 >&2
-    exit 1
-fi
+bench_load_reach_graph "$CLIENT" "$GEN" "$PORT" "$API_KEY" "$KG"
 # Rows in the server's order: sorted, as the generator prints the edges.
 EXPECT=$("$GEN" random 2000 4000 | awk '$1 == 1 { printf "%s[%s,%s]", n++ ? "," : "", $1, $2 }')
 if [ -z "$EXPECT" ]; then

@@ -201,3 +201,31 @@ bench_run_client() {
     bench_stop_process "$SERVER_PID"
     SERVER_PID=""
 }
+
+# bench_load_reach_graph CLIENT GEN PORT KEY KG: loads the seed-42 random 2,000 / 4,000
+# graph and the two `reach` rules into knowledge graph KG through the server on PORT
+# (the client CLIENT, the generator GEN); exits with the end of the client's output when
+# that fails or the server took fewer edges or rules. Uses $TMP.
+bench_load_reach_graph() {
+    local client=$1 gen=$2 port=$3 key=$4 kg=$5 inserted rules
+    {
+        echo ".kg create $kg"
+        "$gen" --iql random 2000 4000
+        echo "+reach(X, Y) <- edge(X, Y)"
+        echo "+reach(X, Z) <- reach(X, Y), edge(Y, Z)"
+    } >"$TMP/load.iql"
+    if ! timeout 600 "$client" --server "http://127.0.0.1:$port" --api-key "$key" \
+        --script "$TMP/load.iql" >"$TMP/load.out" 2>&1; then
+        echo "$BENCH_SCRIPT: loading the graph through the server failed; the output ends:" >&2
+        tail -n 15 "$TMP/load.out" | cut -c1-300 >&2
+        exit 1
+    fi
+    inserted=$(awk '/^Inserted [0-9]+ fact\(s\) into .edge.\.$/ { n += $2 } END { print n + 0 }' \
+        "$TMP/load.out")
+    rules=$(grep -c "^Rule 'reach' registered\.$" "$TMP/load.out" || true)
+    if [ "$inserted" != 4000 ] || [ "$rules" != 2 ]; then
+        echo "$BENCH_SCRIPT: the server took $inserted of 4000 edges and $rules of 2 rules:" >&2
+        grep -v '^> ' "$TMP/load.out" | cut -c1-300 | tail -n 15 >&2
+        exit 1
+    fi
+}

@@ -33,16 +33,13 @@ void kg_rule_free(kg_rule *r) {
     free(r);
 }
 
-void kg_graph_drop(il_engine *e, kg_graph *g) {
-    for (uint32_t i = 0; i < e->graphs.n; i++) {
-        if (e->graphs.v[i] != g) continue;
-        memmove(&e->graphs.v[i], &e->graphs.v[i + 1], (e->graphs.n - i - 1) * sizeof(kg_graph *));
-        e->graphs.n--;
-        break;
-    }
+void kg_catalog_free(kg_graph *g) {
     for (uint32_t i = 0; i < g->rels.n; i++) {
         kg_relation *r = g->rels.v[i];
-        if (r->data) rel_free(r->data);
+        if (r->data && rel_is_snapshot(r->data))
+            rel_snapshot_release(r->data);
+        else if (r->data)
+            rel_free(r->data);
         free(r->name);
         free(r);
     }
@@ -51,6 +48,16 @@ void kg_graph_drop(il_engine *e, kg_graph *g) {
     for (uint32_t i = 0; i < g->rules.n; i++) kg_rule_free(g->rules.v[i]);
     il_vec_free(g->rules);
     il_strmap_free(&g->rule_names);
+}
+
+void kg_graph_drop(il_engine *e, kg_graph *g) {
+    for (uint32_t i = 0; i < e->graphs.n; i++) {
+        if (e->graphs.v[i] != g) continue;
+        memmove(&e->graphs.v[i], &e->graphs.v[i + 1], (e->graphs.n - i - 1) * sizeof(kg_graph *));
+        e->graphs.n--;
+        break;
+    }
+    kg_catalog_free(g);
     read_policy_graph_free(g);
     kg_indexes_free(g);
     kg_plan_cache_free(g);

@@ -286,6 +286,9 @@ void kg_provenance(il_result *r, kg_split *split);
 kg_graph *kg_graph_find(il_engine *e, const char *name);
 kg_graph *kg_graph_create(il_engine *e, const char *name);
 void kg_graph_drop(il_engine *e, kg_graph *g);
+/* Frees the graph's relations (their data, or the snapshots a pinned copy holds) and its
+ * rules, and the maps that name them. */
+void kg_catalog_free(kg_graph *g);
 kg_relation *kg_rel_find(kg_graph *g, const char *name);
 kg_relation *kg_rel_get(kg_graph *g, const char *name); /* creates an empty entry */
 /* The relation's stored facts, created with this arity when missing. */

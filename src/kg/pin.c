@@ -132,17 +132,7 @@ static kg_graph *pin_graph(kg_graph *live) {
 
 static void pin_graph_free(kg_graph *g) {
     kg_pin *p = g->pin;
-    for (uint32_t i = 0; i < g->rels.n; i++) {
-        kg_relation *r = g->rels.v[i];
-        rel_snapshot_release(r->data);
-        free(r->name);
-        free(r);
-    }
-    il_vec_free(g->rels);
-    il_strmap_free(&g->rel_names);
-    for (uint32_t i = 0; i < g->rules.n; i++) kg_rule_free(g->rules.v[i]);
-    il_vec_free(g->rules);
-    il_strmap_free(&g->rule_names);
+    kg_catalog_free(g);
     kg_plan_cache_free(g);
     for (uint32_t i = 0; i < p->row_names.n; i++) {
         free(p->row_names.v[i]);
