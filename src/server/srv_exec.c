@@ -731,7 +731,7 @@ static void execute_atomic(srv_req *rq, srv_stmt *sts, size_t n, const il_txn_pa
         last = i;
     }
     bool was_dirty = c->dirty;
-    uint64_t writes_before = rq->job.pinned ? 0 : c->srv->revision_stmt;
+    uint64_t writes_before = c->srv->revision_stmt;
     il_result **res = calloc(n, sizeof *res);
     char *failure = NULL;
     const char *code = "validation";
@@ -817,7 +817,7 @@ static void execute_atomic(srv_req *rq, srv_stmt *sts, size_t n, const il_txn_pa
         rp.lines = lines;
         rp.nlines = nlines;
         if (rp.table) put_proof_trees(&rp.ext, rp.table);
-        if (!rq->job.pinned) srv_revision_put_if_changed(c->srv, writes_before, &rp.ext);
+        srv_revision_put_if_changed(c->srv, writes_before, &rp.ext);
         rp.ms = srv_now_ms() - t0;
         send_reply(c, id, &rp);
         reply_free(&rp);

@@ -100,10 +100,28 @@ static size_t first_duplicate(read_ctx *x) {
     return first;
 }
 
+/* How many queries the packed read holds: a name and a text each. */
+static size_t packed_count(const srv_req *rq) {
+    const char *p = rq->program, *end = p + rq->len;
+    size_t n = 0;
+    for (const char *q = p; q < end; q += strlen(q) + 1) n++;
+    return n / 2;
+}
+
+/* Query i (of n) of the read, text `given`, prepared once per request: a run after a
+ * spill, or after the pin's check (srv_read_pinnable), finds it prepared. */
+static il_prepared *prepared(srv_req *rq, size_t n, size_t i, const char *given) {
+    if (!rq->reads) {
+        rq->reads = calloc(n ? n : 1, sizeof *rq->reads);
+        rq->nreads = n;
+    }
+    if (!rq->reads[i]) rq->reads[i] = il_prepare(given, strlen(given));
+    return rq->reads[i];
+}
+
 static bool unpack(read_ctx *x) {
-    const char *p = x->rq->program, *end = p + x->rq->len;
-    for (const char *q = p; q < end; q += strlen(q) + 1) x->n++;
-    x->n /= 2;
+    const char *p = x->rq->program;
+    x->n = packed_count(x->rq);
     x->qs = calloc(x->n + 1, sizeof *x->qs);
     for (size_t i = 0; i < x->n; i++) {
         x->qs[i].name = p;
@@ -160,13 +178,7 @@ static bool may_read(read_ctx *x) {
  * request: a run after a spill finds it prepared. */
 static bool check_query(read_ctx *x, size_t i) {
     read_query *q = &x->qs[i];
-    srv_req *rq = x->rq;
-    if (!rq->reads) {
-        rq->reads = calloc(x->n, sizeof *rq->reads);
-        rq->nreads = x->n;
-    }
-    if (!rq->reads[i]) rq->reads[i] = il_prepare(q->given, strlen(q->given));
-    q->prep = rq->reads[i];
+    q->prep = prepared(x->rq, x->n, i, q->given);
     il_buf msg;
     il_buf_init(&msg);
     size_t count = il_prepared_count(q->prep);
@@ -196,20 +208,13 @@ static bool check_query(read_ctx *x, size_t i) {
 }
 
 bool srv_read_pinnable(srv_req *rq) {
-    const char *p = rq->program, *end = p + rq->len;
-    size_t n = 0;
-    for (const char *q = p; q < end; q += strlen(q) + 1) n++;
-    n /= 2;
-    if (!rq->reads) {
-        rq->reads = calloc(n ? n : 1, sizeof *rq->reads);
-        rq->nreads = n;
-    }
-    for (size_t i = 0; i < n && i < rq->nreads; i++) {
+    const char *p = rq->program;
+    size_t n = packed_count(rq);
+    for (size_t i = 0; i < n; i++) {
         p += strlen(p) + 1; /* the name */
-        if (!rq->reads[i]) rq->reads[i] = il_prepare(p, strlen(p));
+        il_prepared *q = prepared(rq, n, i, p);
         p += strlen(p) + 1;
-        if (il_prepared_count(rq->reads[i]) == 1 &&
-            !il_prepared_pinnable(rq->conn->session, rq->reads[i], 0))
+        if (il_prepared_count(q) == 1 && !il_prepared_pinnable(rq->conn->session, q, 0))
             return false;
     }
     return true;

@@ -219,6 +219,13 @@ static void run_ok(il_session *s, const char *text) {
     il_result_free(r);
 }
 
+/* What the graph holds before the first write: the rules and three edges (for the
+ * threads' engine and the oracle's alike). */
+static void load_start(il_session *s) {
+    for (size_t i = 0; i < sizeof RULES / sizeof RULES[0]; i++) run_ok(s, RULES[i]);
+    run_ok(s, "+edge[(1, 2), (2, 3), (3, 4)]");
+}
+
 int main(int argc, char **argv) {
     uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 10) : 1;
     int writes = argc > 2 ? atoi(argv[2]) : 200;
@@ -228,8 +235,7 @@ int main(int argc, char **argv) {
     engine = il_engine_open(NULL, &err);
     if (!engine) die("engine", err);
     il_session *setup = il_session_open(engine);
-    for (size_t i = 0; i < sizeof RULES / sizeof RULES[0]; i++) run_ok(setup, RULES[i]);
-    run_ok(setup, "+edge[(1, 2), (2, 3), (3, 4)]");
+    load_start(setup);
     il_session_close(setup);
 
     pthread_t wt[WRITERS], rt[MAX_READERS];
@@ -255,8 +261,7 @@ int main(int argc, char **argv) {
     if (!oracle) die("oracle", err);
     il_engine_set_maintained_views(oracle, false);
     il_session *o = il_session_open(oracle);
-    for (size_t i = 0; i < sizeof RULES / sizeof RULES[0]; i++) run_ok(o, RULES[i]);
-    run_ok(o, "+edge[(1, 2), (2, 3), (3, 4)]");
+    load_start(o);
     uint64_t at = 0;
     size_t revisions = 0;
     char *expected[NQUERIES] = {0};
