@@ -8,6 +8,7 @@ import random
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import tempfile
 import time
@@ -122,11 +123,19 @@ def source_addr(source):
     return {"local_addr": (source, 0)} if source else {}
 
 
-async def connect(srv, auth=True, key=KEY, kg=None, source=None):
+async def connect(srv, auth=True, key=KEY, kg=None, source=None, holds_little=False):
+    """holds_little: a client that, when it stops reading, takes in little more: its
+    library queues one message, and its socket's receive buffer is fixed at 64 KiB (left to
+    itself, the kernel grows it to tens of MB over loopback and soaks up what a test means
+    the server to hold back)."""
     url = srv.ws + ("?kg=" + kg if kg else "")
     # No client keepalive: tests stop reading on purpose (the server then stops reading
     # too, and would never see the client's pings).
-    ws = await websockets.connect(url, max_size=None, ping_interval=None, **source_addr(source))
+    ws = await websockets.connect(url, max_size=None, ping_interval=None,
+                                  max_queue=1 if holds_little else 32, **source_addr(source))
+    if holds_little:
+        ws.transport.get_extra_info("socket").setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF,
+                                                         65536)
     c = Conn(ws)
     if auth:
         f = await c.call({"type": "authenticate", "api_key": key, "id": "auth"})

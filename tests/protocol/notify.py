@@ -199,12 +199,12 @@ async def t_slow_consumer(binary):
     env = {"INPUTLAYER_HTTP__RATE_LIMIT__NOTIFICATION_BUFFER_SIZE": "5",
            "INPUTLAYER_HTTP__RATE_LIMIT__WS_MAX_MESSAGES_PER_SEC": "0"}
     with OwnServer(binary, env=env) as srv:
-        w, s = await connect(srv), await connect(srv)
+        w, s = await connect(srv), await connect(srv, holds_little=True)
         await load_big(w, 5000, 100)
         for _ in range(4):
             assert (await frame(s))["type"] == "persistent_update"
-        # s asks for 35 MB of results and reads nothing; the kernel's socket buffers take
-        # some, the server stops at 8 MiB queued.
+        # s asks for 35 MB of results and reads nothing; its socket buffers take a little,
+        # the server stops at 8 MiB queued.
         for i in range(14):
             await s.send({"type": "execute", "id": "b%d" % i, "program": "?big(X, Y)"})
         await backpressured(srv)
@@ -356,7 +356,7 @@ async def t_slow_subscriber(binary):
     env = {"INPUTLAYER_HTTP__RATE_LIMIT__WS_MAX_MESSAGES_PER_SEC": "0",
            "INPUTLAYER_STORAGE__PERFORMANCE__MAX_RESULT_ROWS": "50"}
     with OwnServer(binary, env=env) as srv:
-        w, s = await connect(srv), await connect(srv)
+        w, s = await connect(srv), await connect(srv, holds_little=True)
         await load_big(w, 12, 50000)
         await write(w, "+t(0)")
         for name, q in (("t1", "?t(X)"), ("t2", "?u(X)")):
