@@ -193,21 +193,42 @@ il_result *il_session_use(il_session *s, const char *graph);
  * engine's statements are serialized (the engine is not safe for concurrent statements),
  * fixes the session's graph as it is now: its stored relations, its rules, and the rows
  * of its maintained rules, at the cost of a copy-on-write snapshot of each relation and a
- * copy of each rule. Until il_session_unpin (again where statements are serialized), the
- * session may execute queries (`?...` statements only) on another thread while other
- * sessions execute anything; what the queries read is the pinned revision, and its memory
- * stays until the unpin. The session's own facts and rules are read with it, as ever.
- * False (nothing pinned) when a transaction is open or the graph has vector indexes: such
- * reads run serialized, as before. A statement other than a query executed while pinned is refused.
- */
+ * copy of each rule. Until il_session_unpin, the session may execute queries (`?...`
+ * statements only) on another thread while other sessions execute anything; what the
+ * queries read is the pinned revision, and its memory stays until the unpin. The
+ * session's own facts and rules are read with it, as ever. False (nothing pinned) when a
+ * transaction is open or the graph has vector indexes: such reads run serialized, as
+ * before. A statement other than a query executed while pinned is refused. */
 bool il_session_pin(il_session *s);
 /* Ends the pin: the session reads its graph as it is again (the graph named now: one
  * dropped meanwhile left the session on `default`, its session state cleared, as for any
- * session on a dropped graph). Indexes a pinned query had to build for itself are added
- * to the stored relations here, so that the next pinned read finds them. */
+ * session on a dropped graph). Any thread, serialized or not (beside other sessions'
+ * statements; never beside the session's own): it releases what the pin held, and leaves
+ * the rest to the next serialized call (a statement, a pin): freeing the pinned copy,
+ * clearing that session state, and adding to the stored relations the indexes pinned
+ * queries had to build for themselves, so that the next pinned read finds them. */
 void il_session_unpin(il_session *s);
 /* Whether the session is pinned. */
 bool il_session_pinned(const il_session *s);
+/* Pins the session without being serialized (any thread, beside a statement running; the
+ * session itself not in use) on the revision its graph published: a write publishes the
+ * latest committed revision before it changes anything, when pinned reads ran in the last
+ * second, and a commit withdraws it. So a reader that finds the engine busy with a write
+ * need not wait for it. False (nothing pinned) when nothing is published now: pin where
+ * statements are serialized instead. Unpin as any pin. */
+bool il_session_pin_published(il_session *s);
+/* Whether no write has committed since the revision the session pinned (any thread; a
+ * write that failed may count). A reader that reports a revision it took from elsewhere
+ * after pinning asks this afterwards: true, and the revision it took is the pinned one. */
+bool il_session_pin_current(const il_session *s);
+/* The bound on the memory old versions hold for pinned reads (nodes the writers replaced
+ * while a pin could reach them, relations cleared or dropped under one), 0 = none (the
+ * default). Past it, the oldest pinned read stops with IL_STOP_SNAPSHOT_TOO_OLD at its
+ * next check, its unpin frees what only it held, and so on while still past it. The
+ * memory is counted for the whole process (il_snapshot_memory_bytes); any thread. */
+void il_engine_set_snapshot_memory(il_engine *e, uint64_t bytes);
+/* Bytes that old versions hold in the process now; any thread. */
+uint64_t il_snapshot_memory_bytes(void);
 
 /* Executes one statement (see il_next_statement for splitting a script). Never NULL. */
 il_result *il_execute(il_session *s, const char *text, size_t len);
@@ -498,6 +519,8 @@ typedef enum il_stop {
     IL_STOP_DEADLINE,
     IL_STOP_MEMORY, /* over max_memory_bytes */
     IL_STOP_BUDGET, /* the shared budget was used up */
+    /* a pinned read, the oldest, while old versions held over il_engine_set_snapshot_memory */
+    IL_STOP_SNAPSHOT_TOO_OLD,
 } il_stop;
 /* Why a statement was stopped (its result is an ERROR and nothing was applied), else NONE. */
 il_stop il_result_stop(const il_result *r);

@@ -26,6 +26,22 @@ _Static_assert(sizeof(bt_chunk) <= CHUNK_HDR, "a chunk's header fits its cache l
  * ever carved-but-unused) up to this many bytes. */
 #define CHUNK_MAX (256 * 1024)
 
+/* The sum of every pool's `held`. */
+static _Atomic size_t snapshot_bytes;
+
+size_t bt_snapshot_bytes(void) {
+    return atomic_load_explicit(&snapshot_bytes, memory_order_relaxed);
+}
+
+/* Under p->mu: the pool's share of snapshot_bytes becomes `held`. */
+static void set_held(bt_pool *p, size_t held) {
+    if (held >= p->held)
+        atomic_fetch_add_explicit(&snapshot_bytes, held - p->held, memory_order_relaxed);
+    else
+        atomic_fetch_sub_explicit(&snapshot_bytes, p->held - held, memory_order_relaxed);
+    p->held = held;
+}
+
 void bt_pool_init(bt_pool *p, size_t node_bytes) {
     memset(p, 0, sizeof *p);
     p->node_bytes = node_bytes;
@@ -55,6 +71,7 @@ void bt_pool_clear(bt_pool *p) {
 }
 
 void bt_pool_destroy(bt_pool *p) {
+    set_held(p, 0);
     bt_pool_clear(p);
     free(p->live);
     free(p->retired);
@@ -75,6 +92,16 @@ void bt_pool_unref(bt_pool *p) {
     if (atomic_fetch_sub_explicit(&p->refs, 1, memory_order_acq_rel) != 1) return;
     bt_pool_destroy(p);
     free(p);
+}
+
+void bt_pool_leave(bt_pool *p) {
+    if (bt_pool_held(p)) {
+        pthread_mutex_lock(&p->mu);
+        p->left = true;
+        set_held(p, bt_pool_bytes(p));
+        pthread_mutex_unlock(&p->mu);
+    }
+    bt_pool_unref(p);
 }
 
 static void *grow(void *a, size_t *cap, size_t need, size_t elem) {
@@ -141,6 +168,7 @@ void bt_pool_unpin(bt_pool *p, uint64_t tag) {
         head = rt->node;
         if (!tail) tail = head;
         *rt = p->retired[--p->nretired];
+        if (!p->left) set_held(p, p->held - p->node_bytes);
     }
     pthread_mutex_unlock(&p->mu);
     if (head) {
@@ -220,6 +248,7 @@ static void node_drop(bt_pool *p, void *node) {
     if (seen_by_live(p, n->ver, p->ver)) {
         p->retired = grow(p->retired, &p->retired_cap, p->nretired + 1, sizeof *p->retired);
         p->retired[p->nretired++] = (bt_retired){n, n->ver, p->ver};
+        set_held(p, p->held + p->node_bytes);
         n = NULL;
     }
     pthread_mutex_unlock(&p->mu);

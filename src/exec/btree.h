@@ -105,6 +105,10 @@ typedef struct bt_pool {
     size_t nlive, live_cap;
     bt_retired *retired; /* nodes waiting for the snapshots that can reach them */
     size_t nretired, retired_cap;
+    /* Bytes only snapshots keep (under mu): the retired nodes, and all of the pool once
+       its owner left it while pinned (bt_pool_leave); counted in bt_snapshot_bytes. */
+    size_t held;
+    bool left;
 } bt_pool;
 
 typedef struct btree {
@@ -134,6 +138,13 @@ void bt_pool_clear(bt_pool *p);
  * bt_pool_unref (the owner's or a snapshot's unpin, on any thread) destroys it. */
 bt_pool *bt_pool_new(size_t node_bytes);
 void bt_pool_unref(bt_pool *p);
+/* The owner's bt_pool_unref (writer): a pool still pinned is from then on memory that
+ * only its snapshots keep, and counted so. */
+void bt_pool_leave(bt_pool *p);
+/* Bytes of node memory in the process that only snapshots keep: nodes the writers
+ * replaced while a snapshot could reach them, and pools left while pinned (any thread;
+ * the bound on old versions, docs/engine.md "Concurrency"). */
+size_t bt_snapshot_bytes(void);
 /* Writer: registers a snapshot of the trees as they are now (the caller copies their
  * btree structs) and takes a reference for it; returns its tag. */
 uint64_t bt_pool_pin(bt_pool *p);

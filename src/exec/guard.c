@@ -3,6 +3,8 @@
 
 #include <time.h>
 
+#include "exec/btree.h"
+
 _Thread_local exec_guard *exec_guard_installed;
 
 void exec_guard_init(exec_guard *g, const volatile int *cancel, uint64_t deadline_ns,
@@ -11,6 +13,8 @@ void exec_guard_init(exec_guard *g, const volatile int *cancel, uint64_t deadlin
     g->deadline_ns = deadline_ns;
     g->stop = IL_STOP_NONE;
     g->threads = 1;
+    g->pin = 0;
+    g->snap = NULL;
     il_meter_begin(&g->meter, max_bytes, budget);
 }
 
@@ -25,6 +29,14 @@ uint64_t exec_clock_ns(void) {
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* Whether old versions hold more than the bound and this read's pin is the oldest: the
+ * one that keeps the most of them (everything replaced since it began). */
+static bool too_old(const exec_guard *g) {
+    uint64_t limit = atomic_load_explicit(&g->snap->limit, memory_order_relaxed);
+    return limit && bt_snapshot_bytes() > limit &&
+           atomic_load_explicit(&g->snap->oldest, memory_order_relaxed) == g->pin;
+}
+
 il_stop exec_guard_check_conditions(exec_guard *g) {
     if (g->stop) return g->stop;
     /* the flag is written by another thread: an atomic load keeps the read honest */
@@ -34,6 +46,8 @@ il_stop exec_guard_check_conditions(exec_guard *g) {
         g->stop = IL_STOP_DEADLINE;
     else if (g->meter.over)
         g->stop = g->meter.over;
+    else if (g->pin && too_old(g))
+        g->stop = IL_STOP_SNAPSHOT_TOO_OLD;
     return g->stop;
 }
 

@@ -7,11 +7,20 @@
 #ifndef IL_EXEC_GUARD_H
 #define IL_EXEC_GUARD_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "base/meter.h"
 #include "inputlayer.h"
+
+/* The bound on old versions' memory (il_engine_set_snapshot_memory), set and read on any
+ * thread: past `limit` bytes of bt_snapshot_bytes, the pinned read numbered `oldest`
+ * stops. */
+typedef struct exec_snap_watch {
+    _Atomic uint64_t limit;  /* 0: none */
+    _Atomic uint64_t oldest; /* the oldest live pin's number; 0: none */
+} exec_snap_watch;
 
 typedef struct exec_guard {
     const volatile int *cancel; /* may be NULL */
@@ -19,6 +28,9 @@ typedef struct exec_guard {
     il_meter meter;
     il_stop stop;     /* why it stopped, once a check found a reason (it stays) */
     uint32_t threads; /* threads one evaluation may use, the calling one included (>= 1) */
+    /* a pinned read's: its pin's number (0: not pinned) and the bound it answers to */
+    uint64_t pin;
+    const exec_snap_watch *snap;
 } exec_guard;
 
 /* Starts the guard's meter; max_bytes 0 and budget NULL mean no memory limit. */
@@ -51,7 +63,7 @@ il_stop exec_guard_check_conditions(exec_guard *g);
 /* Checks every condition now (one clock read when there is a deadline); records and
  * returns the first reason to stop, IL_STOP_NONE when there is none. */
 static inline il_stop exec_guard_check(exec_guard *g) {
-    if (!g->stop && !g->cancel && !g->deadline_ns && !g->meter.over) return IL_STOP_NONE;
+    if (!g->stop && !g->cancel && !g->deadline_ns && !g->meter.over && !g->pin) return IL_STOP_NONE;
     return exec_guard_check_conditions(g);
 }
 

@@ -82,7 +82,7 @@ rel_t *rel_new_counted(uint32_t arity) {
 void rel_free(rel_t *r) {
     if (!r) return;
     if (r->snap) return rel_snapshot_release(r);
-    bt_pool_unref(r->pool); /* live snapshots keep it */
+    bt_pool_leave(r->pool); /* live snapshots keep it */
     for (int i = 1; i < r->nidx; i++) free(r->idx[i].order);
     free(r);
 }
@@ -92,7 +92,7 @@ void rel_clear(rel_t *r) {
     r->changes++;
     if (bt_pool_held(r->pool)) { /* the snapshots keep the old nodes; start anew */
         size_t ns = r->pool->node_bytes;
-        bt_pool_unref(r->pool);
+        bt_pool_leave(r->pool);
         r->pool = bt_pool_new(ns);
     } else
         bt_pool_clear(r->pool);

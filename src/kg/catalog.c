@@ -57,6 +57,7 @@ void kg_graph_drop(il_engine *e, kg_graph *g) {
         e->graphs.n--;
         break;
     }
+    kg_unpublish(g);
     kg_catalog_free(g);
     read_policy_graph_free(g);
     kg_indexes_free(g);

@@ -22,6 +22,7 @@ il_engine *il_engine_open_recover(const char *data_dir, il_recover_mode mode, ch
     il_engine *e = calloc(1, sizeof *e);
     if (!e) return NULL;
     e->started = time(NULL);
+    pthread_mutex_init(&e->pins_mu, NULL);
     il_engine_set_eval_threads(e, 0);
     e->families = view_families_new();
     kg_graph_create(e, "default");
@@ -127,6 +128,7 @@ void il_engine_close(il_engine *e) {
     if (!e) return;
     view_families_free(e->families); /* their views, before the graphs they read */
     while (e->sessions.n) il_session_close(e->sessions.v[e->sessions.n - 1]);
+    kg_pins_collect(e);
     while (e->graphs.n) kg_graph_drop(e, e->graphs.v[e->graphs.n - 1]);
     il_vec_free(e->graphs);
     il_vec_free(e->sessions);
@@ -135,6 +137,8 @@ void il_engine_close(il_engine *e) {
     store_close(e->store);
     kg_rec_free(e);
     kg_delta_free(e);
+    il_vec_free(e->pins);
+    pthread_mutex_destroy(&e->pins_mu);
     free(e);
 }
 
@@ -150,7 +154,9 @@ il_session *il_session_open(il_engine *e) {
 void il_session_close(il_session *s) {
     if (!s) return;
     il_engine *e = s->e;
-    il_txn_rollback(s); /* a transaction left open commits nothing */
+    il_session_unpin(s); /* a pinned reader's caller may close it before unpinning */
+    kg_pins_collect(e);  /* what the unpin left of s goes before s */
+    il_txn_rollback(s);  /* a transaction left open commits nothing */
     for (uint32_t i = 0; i < e->sessions.n; i++) {
         if (e->sessions.v[i] != s) continue;
         e->sessions.v[i] = e->sessions.v[--e->sessions.n];
@@ -162,8 +168,9 @@ void il_session_close(il_session *s) {
 }
 
 const char *il_session_graph(const il_session *s) {
-    /* while pinned, the pinned copy's: the same name, and one that no writer changes */
-    return s->kg->name;
+    /* while pinned, the pinned copy's: the same name, and one that no writer changes; read
+       by other threads where statements are serialized while an unpin swaps it (pin.c) */
+    return __atomic_load_n(&s->kg, __ATOMIC_ACQUIRE)->name;
 }
 
 bool il_engine_has_graph(il_engine *e, const char *name) {
@@ -199,6 +206,7 @@ static bool reads_only(const iql_stmt *st) {
 static il_result *statement(il_session *s, const char *text, size_t len, const iql_stmt *pre,
                             const char *pre_err, uint64_t pre_ns, bool stored, size_t max_rows) {
     exec_guard guard;
+    if (!s->pinned_live) kg_pins_collect(s->e); /* a pinned session's runs beside others */
     kg_guard_begin(s, &guard);
     il_result *r = NULL;
     /* The strings only a query makes (its constants, compiled from the text, and what its
@@ -222,13 +230,17 @@ static il_result *statement(il_session *s, const char *text, size_t len, const i
         if (!st)
             r = res_parse_error(err ? err : "Parse error");
         else {
-            if (reads_only(st)) strings = il_intern_scope_new();
+            bool reads = reads_only(st);
+            if (reads) strings = il_intern_scope_new();
+            /* readers that cannot wait for this write read the revision before it */
+            if (!reads && !s->pinned_live) kg_publish(s->e, s->kg);
             s->text = text;
             s->text_len = len;
             s->strings = strings;
             r = stored ? kg_exec_stored_query(s, st, max_rows) : kg_exec_stmt(s, st, &a);
             s->strings = NULL;
             s->text = NULL;
+            if (!reads && !s->pinned_live) kg_unpublish_all(s->e);
         }
         il_arena_destroy(&a);
     }

@@ -16,6 +16,10 @@ void kg_guard_begin(il_session *s, exec_guard *g) {
     const il_limits *l = &s->limits;
     exec_guard_init(g, l->cancel, l->deadline_ns, l->max_memory_bytes, l->budget);
     g->threads = l->threads ? l->threads : s->e->eval_threads;
+    if (s->pinned_live) {
+        g->pin = s->pin_seq;
+        g->snap = &s->e->snap_watch;
+    }
     s->guard = g;
 }
 
@@ -45,6 +49,10 @@ const char *il_stop_message(il_stop why) {
         return "Request stopped: the queries running on the server hold their whole memory "
                "budget (storage.performance.max_total_query_memory_bytes); it was stopped "
                "before it began committing and nothing was applied. Retry later";
+    case IL_STOP_SNAPSHOT_TOO_OLD:
+        return "Request stopped: it read a revision that writes have since replaced past the "
+               "memory kept for old revisions (storage.performance.max_snapshot_memory_bytes); "
+               "nothing was applied. Retry: it will read the current revision";
     case IL_STOP_NONE:
         break;
     }

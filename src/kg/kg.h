@@ -4,6 +4,7 @@
 #ifndef IL_KG_KG_H
 #define IL_KG_KG_H
 
+#include <pthread.h>
 #include <time.h>
 
 #include "base/arena.h"
@@ -110,6 +111,10 @@ typedef struct kg_delta {
 struct kg_graph {
     char *name;
     il_engine *e; /* the engine it belongs to (its durable store) */
+    /* its latest committed revision, pinned for readers that cannot wait for the engine
+       (pin.c, kg_publish), or NULL; set where statements are serialized, read under
+       e->pins_mu */
+    struct kg_published *published;
     IL_VEC(kg_relation *) rels;
     IL_VEC(kg_rule *) rules; /* catalog order: by first registration */
     il_strmap rel_names;     /* name -> kg_relation *, of every entry of rels */
@@ -168,6 +173,16 @@ struct il_engine {
     uint32_t eval_threads;     /* il_engine_set_eval_threads (>= 1) */
     /* the families of standing queries (views/family.h, subscribe.c) */
     struct view_families *families;
+    /* Pinned reads (pin.c): the numbers of the live pins, ascending, under pins_mu, and
+       the bound on what old versions hold that their guards answer to. */
+    pthread_mutex_t pins_mu;
+    IL_VEC(uint64_t) pins;
+    uint64_t pin_next;
+    exec_snap_watch snap_watch;
+    struct kg_pin_later *pins_later; /* unpins' work left for kg_pins_collect, under pins_mu */
+    _Atomic bool pins_later_any;
+    _Atomic uint64_t commits;     /* commits so far (kg_unpublish_all counts them) */
+    _Atomic uint64_t last_pin_ns; /* when a pin last began or ended (exec_clock_ns) */
 };
 
 /* Session facts of one relation: distinct tuples in insertion order. */
@@ -202,8 +217,10 @@ struct il_session {
        makes, done at the unpin (the pinned reader still uses the session's state). */
     kg_graph *pinned_live;
     bool reset_at_unpin;
-    uint64_t eval_ns;  /* the running statement's time in its programs' evaluation so far */
-    uint64_t prove_ns; /* and in proving rows (`.why`, `.why_not`) */
+    uint64_t pin_seq;     /* the pin's number (engine pins) while pinned */
+    uint64_t pin_commits; /* engine commits as of the revision pinned */
+    uint64_t eval_ns;     /* the running statement's time in its programs' evaluation so far */
+    uint64_t prove_ns;    /* and in proving rows (`.why`, `.why_not`) */
 };
 
 /* A query's evaluation runs inside its scope of strings, when it has one (engine.c). */
@@ -443,6 +460,18 @@ void kg_plan_cache_free(kg_graph *g);
  * graph, from what it held at the pin. */
 void kg_pin_enter(kg_graph *g);
 void kg_pin_leave(kg_graph *g);
+/* Serialized: does what unpins left (frees their copies, adds the indexes their queries
+ * built, clears a session whose graph was dropped under its pin). */
+void kg_pins_collect(il_engine *e);
+/* Serialized, before a write: pins g as it is (its latest committed revision) for
+ * il_session_pin_published, when pinned reads ran lately and nothing is pinned for it yet
+ * and no transaction is open. */
+void kg_publish(il_engine *e, kg_graph *g);
+/* Serialized, at a commit before anyone is told of it (the change hook), and after every
+ * write: no published revision stays once a newer one is committed; counts the commit. */
+void kg_unpublish_all(il_engine *e);
+/* Serialized: g's published revision goes (g is being dropped). */
+void kg_unpublish(kg_graph *g);
 bool kg_maintained_active(kg_graph *g);
 const rel_t *kg_maintained_rows(kg_graph *g, const char *rel);
 

@@ -103,6 +103,8 @@ static il_result *meta_kg(il_session *s, const iql_meta *m) {
             return res_error("Drop failed: Cannot drop the default knowledge graph");
         kg_graph *g = kg_graph_find(e, n);
         if (!g) return res_error("Drop failed: Knowledge graph not found: %s", n);
+        /* under pins_mu: a pinned session's unpin may run meanwhile (pin.c) */
+        pthread_mutex_lock(&e->pins_mu);
         for (uint32_t i = 0; i < e->sessions.n; i++) {
             il_session *o = e->sessions.v[i];
             if (o->pinned_live == g) {
@@ -114,6 +116,7 @@ static il_result *meta_kg(il_session *s, const iql_meta *m) {
                 session_reset(o);
             }
         }
+        pthread_mutex_unlock(&e->pins_mu);
         kg_graph_drop(e, g);
         kg_rec_kg_drop(e, n);
         kg_change_note(e, IL_CHANGE_GRAPH, n, NULL, "dropped");

@@ -9,7 +9,14 @@
  * that would make a rule maintained evaluates it instead, and the writer's next read makes
  * the view. A snapshot lacking an index a query needs is copied, once per pin, into a
  * private relation holding it (exec/snapidx.h); the index is added to the stored relation
- * at the unpin, so the next pinned read of that shape finds it. */
+ * at the unpin, so the next pinned read of that shape finds it.
+ *
+ * The unpin may run on any thread, beside serialized statements: it releases the
+ * snapshots and puts the session back on its graph, and leaves the rest (freeing the
+ * copy, which another thread may still be naming through il_session_graph; adding the
+ * indexes; clearing a session whose graph was dropped) to the next serialized call that
+ * collects (kg_pins_collect). So a pinned read that ends while a long write runs does not
+ * wait for it. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,6 +24,9 @@
 #include "iql/parser.h"
 #include "kg/kg.h"
 #include "views/read_policy.h"
+
+/* A write publishes the revision before it when a pin began or ended this recently. */
+#define PUBLISH_AFTER_PIN_NS 1000000000u
 
 typedef struct pin_copy {
     const rel_t *snap;
@@ -29,9 +39,18 @@ typedef struct pin_want {
     uint32_t cols[REL_MAX_ARITY];
 } pin_want;
 
+/* A graph's latest committed revision pinned for readers that cannot take the engine
+ * lock (kg_publish): the pinned copy, whose snapshots pins made from it borrow. */
+typedef struct kg_published {
+    _Atomic uint32_t refs; /* the graph's (until unpublished) plus one per pin made from it */
+    uint64_t commits;      /* engine commits as of the revision */
+    kg_graph *copy;
+} kg_published;
+
 typedef struct kg_pin {
-    il_strmap rows;                  /* maintained rule -> snapshot of its rows */
-    IL_VEC(char *) row_names;        /* the keys of rows, owned */
+    kg_published *from;       /* the publication whose snapshots it borrows, or NULL: its own */
+    il_strmap rows;           /* maintained rule -> snapshot of its rows */
+    IL_VEC(char *) row_names; /* the keys of rows, owned */
     IL_VEC(const rel_t *) row_snaps; /* their snapshots */
     IL_VEC(pin_copy) copies;         /* private copies with indexes snapshots lack */
     IL_VEC(pin_want) wants;          /* indexes to add to the stored relations */
@@ -84,7 +103,10 @@ static rel_t *copy_with_index(void *ctx, const rel_t *snap, const uint32_t *cols
     return copy;
 }
 
-static kg_graph *pin_graph(kg_graph *live) {
+/* A pinned copy of `live`, or with `from`, of the published copy from->copy: its
+ * snapshots borrowed, not taken (any thread: a published copy never changes). */
+static kg_graph *pin_graph(kg_graph *live, kg_published *from) {
+    if (from) live = from->copy;
     kg_graph *g = calloc(1, sizeof *g);
     g->name = strdup(live->name);
     g->e = live->e;
@@ -96,7 +118,7 @@ static kg_graph *pin_graph(kg_graph *live) {
         const kg_relation *lr = live->rels.v[i];
         kg_relation *r = calloc(1, sizeof *r);
         r->name = strdup(lr->name);
-        r->data = lr->data ? (rel_t *)rel_snapshot(lr->data) : NULL;
+        r->data = !lr->data ? NULL : from ? lr->data : (rel_t *)rel_snapshot(lr->data);
         r->schema = lr->schema ? (iql_schema *)schema_copy(&g->arena, lr->schema) : NULL;
         il_vec_push(g->rels, r);
         il_strmap_put(&g->rel_names, r->name, r);
@@ -114,8 +136,16 @@ static kg_graph *pin_graph(kg_graph *live) {
         il_vec_push(g->rules, r);
         il_strmap_put(&g->rule_names, r->name, r);
     }
-    /* What the read policy would read now, as of now. */
-    if (read_policy_active(live))
+    p->from = from;
+    if (from) { /* what the publication's pin read of the read policy */
+        kg_pin *fp = live->pin;
+        for (uint32_t i = 0; i < fp->row_names.n; i++) {
+            char *key = strdup(fp->row_names.v[i]);
+            il_vec_push(p->row_names, key);
+            il_vec_push(p->row_snaps, fp->row_snaps.v[i]);
+            il_strmap_put(&p->rows, key, (void *)fp->row_snaps.v[i]);
+        }
+    } else if (read_policy_active(live)) /* what the read policy would read now, as of now */
         for (uint32_t i = 0; i < live->rules.n; i++) {
             const char *name = live->rules.v[i]->name;
             const rel_t *rows = read_policy_rows(live, name);
@@ -151,33 +181,205 @@ static void pin_graph_free(kg_graph *g) {
     free(g);
 }
 
+/* The oldest live pin's number, for the guards (under pins_mu). */
+static void publish_oldest(il_engine *e) {
+    atomic_store_explicit(&e->snap_watch.oldest, e->pins.n ? e->pins.v[0] : 0,
+                          memory_order_relaxed);
+}
+
+static uint64_t pins_add(il_engine *e) {
+    atomic_store_explicit(&e->last_pin_ns, exec_clock_ns(), memory_order_relaxed);
+    pthread_mutex_lock(&e->pins_mu);
+    uint64_t seq = ++e->pin_next;
+    il_vec_push(e->pins, seq); /* numbers only grow: the vector stays ascending */
+    publish_oldest(e);
+    pthread_mutex_unlock(&e->pins_mu);
+    return seq;
+}
+
+static void pins_remove(il_engine *e, uint64_t seq) {
+    atomic_store_explicit(&e->last_pin_ns, exec_clock_ns(), memory_order_relaxed);
+    pthread_mutex_lock(&e->pins_mu);
+    for (uint32_t i = 0; i < e->pins.n; i++) {
+        if (e->pins.v[i] != seq) continue;
+        memmove(e->pins.v + i, e->pins.v + i + 1, (e->pins.n - i - 1) * sizeof *e->pins.v);
+        e->pins.n--;
+        break;
+    }
+    publish_oldest(e);
+    pthread_mutex_unlock(&e->pins_mu);
+}
+
+void il_engine_set_snapshot_memory(il_engine *e, uint64_t bytes) {
+    atomic_store_explicit(&e->snap_watch.limit, bytes, memory_order_relaxed);
+}
+
+uint64_t il_snapshot_memory_bytes(void) {
+    return bt_snapshot_bytes();
+}
+
+/* What an unpin leaves to the next serialized call (kg_pins_collect): the pinned copy,
+ * its snapshots already released, to free, with the indexes its queries built to add to
+ * the live relations; and a session whose graph was dropped under the pin, to clear. */
+typedef struct kg_pin_later {
+    struct kg_pin_later *next;
+    kg_graph *pinned;
+    il_session *reset;
+} kg_pin_later;
+
+void kg_pins_collect(il_engine *e) {
+    if (!atomic_load_explicit(&e->pins_later_any, memory_order_acquire)) return;
+    pthread_mutex_lock(&e->pins_mu);
+    kg_pin_later *l = e->pins_later;
+    e->pins_later = NULL;
+    atomic_store_explicit(&e->pins_later_any, false, memory_order_relaxed);
+    pthread_mutex_unlock(&e->pins_mu);
+    while (l) {
+        kg_graph *g = l->pinned, *live = kg_graph_find(e, g->name);
+        /* The indexes pinned queries built for themselves go to the relations, when they
+           still exist (a graph dropped and made again under the same name is harmless:
+           an index that no longer fits is refused). */
+        for (uint32_t i = 0; live && i < g->pin->wants.n; i++) {
+            const pin_want *w = &g->pin->wants.v[i];
+            kg_relation *r = kg_rel_find(live, w->rel);
+            if (r && r->data) rel_index(r->data, w->cols, w->ncols); /* -1: no longer fits */
+        }
+        if (l->reset) sess_clear(l->reset, NULL, NULL);
+        pin_graph_free(g);
+        kg_pin_later *next = l->next;
+        free(l);
+        l = next;
+    }
+}
+
 bool il_session_pin(il_session *s) {
     if (s->pinned_live) return true;
+    kg_pins_collect(s->e);
     kg_graph *live = s->kg;
     if (s->e->txn || live->indexes.n) return false;
-    s->kg = pin_graph(live);
+    s->pin_commits = atomic_load_explicit(&s->e->commits, memory_order_acquire);
+    kg_graph *g = pin_graph(live, NULL);
+    pthread_mutex_lock(&s->e->pins_mu);
+    __atomic_store_n(&s->kg, g, __ATOMIC_RELEASE);
     s->pinned_live = live;
+    pthread_mutex_unlock(&s->e->pins_mu);
+    s->pin_seq = pins_add(s->e);
     return true;
+}
+
+static void published_unref(kg_published *pub);
+
+/* Releases the pinned copy's snapshots, or drops its publication's (any thread): what
+ * only they kept goes now. */
+static void release_snapshots(kg_graph *g) {
+    kg_pin *p = g->pin;
+    bool own = !p->from;
+    for (uint32_t i = 0; i < g->rels.n; i++) {
+        if (own) rel_free(g->rels.v[i]->data);
+        g->rels.v[i]->data = NULL;
+    }
+    for (uint32_t i = 0; i < p->row_snaps.n; i++) {
+        if (own) rel_snapshot_release(p->row_snaps.v[i]);
+        p->row_snaps.v[i] = NULL;
+    }
+    if (!own) published_unref(p->from);
+    p->from = NULL;
+}
+
+/* Any thread: the last reference frees the publication. */
+static void published_unref(kg_published *pub) {
+    if (!pub || atomic_fetch_sub_explicit(&pub->refs, 1, memory_order_acq_rel) != 1) return;
+    release_snapshots(pub->copy);
+    pin_graph_free(pub->copy);
+    free(pub);
+}
+
+bool il_session_pin_published(il_session *s) {
+    il_engine *e = s->e;
+    if (s->pinned_live) return false;
+    pthread_mutex_lock(&e->pins_mu);
+    kg_graph *live = s->kg;
+    kg_published *pub = live->published;
+    if (pub) atomic_fetch_add_explicit(&pub->refs, 1, memory_order_relaxed);
+    pthread_mutex_unlock(&e->pins_mu);
+    if (!pub) return false;
+    kg_graph *g = pin_graph(live, pub);
+    pthread_mutex_lock(&e->pins_mu);
+    bool still = s->kg == live; /* else a drop of its graph moved it meanwhile */
+    if (still) {
+        __atomic_store_n(&s->kg, g, __ATOMIC_RELEASE);
+        s->pinned_live = live;
+    }
+    pthread_mutex_unlock(&e->pins_mu);
+    if (!still) {
+        release_snapshots(g);
+        pin_graph_free(g);
+        return false;
+    }
+    s->pin_commits = pub->commits;
+    s->pin_seq = pins_add(e);
+    return true;
+}
+
+bool il_session_pin_current(const il_session *s) {
+    return s->pinned_live &&
+           atomic_load_explicit(&s->e->commits, memory_order_acquire) == s->pin_commits;
+}
+
+static bool pins_recent(il_engine *e) {
+    uint64_t at = atomic_load_explicit(&e->last_pin_ns, memory_order_relaxed);
+    return atomic_load_explicit(&e->snap_watch.oldest, memory_order_relaxed) ||
+           (at && exec_clock_ns() - at < PUBLISH_AFTER_PIN_NS);
+}
+
+void kg_publish(il_engine *e, kg_graph *g) {
+    if (g->published || e->txn || g->indexes.n || !pins_recent(e)) return;
+    kg_published *pub = calloc(1, sizeof *pub);
+    atomic_init(&pub->refs, 1);
+    pub->commits = atomic_load_explicit(&e->commits, memory_order_relaxed);
+    pub->copy = pin_graph(g, NULL);
+    pthread_mutex_lock(&e->pins_mu);
+    g->published = pub;
+    pthread_mutex_unlock(&e->pins_mu);
+}
+
+void kg_unpublish(kg_graph *g) {
+    if (!g->published) return;
+    pthread_mutex_lock(&g->e->pins_mu);
+    kg_published *pub = g->published;
+    g->published = NULL;
+    pthread_mutex_unlock(&g->e->pins_mu);
+    published_unref(pub);
+}
+
+void kg_unpublish_all(il_engine *e) {
+    /* Counted before the publications go, and so before the revision moves (the change
+       hook comes after): a reader that pinned one and then read a moved revision sees the
+       count moved too (il_session_pin_current). */
+    atomic_fetch_add_explicit(&e->commits, 1, memory_order_acq_rel);
+    for (uint32_t i = 0; i < e->graphs.n; i++) kg_unpublish(e->graphs.v[i]);
 }
 
 void il_session_unpin(il_session *s) {
     kg_graph *g = s->kg;
-    kg_graph *live = s->pinned_live;
-    if (!live) return;
-    /* The indexes pinned queries built for themselves go to the relations, when they
-       still exist. */
-    for (uint32_t i = 0; i < g->pin->wants.n; i++) {
-        const pin_want *w = &g->pin->wants.v[i];
-        kg_relation *r = kg_rel_find(live, w->rel);
-        if (r && r->data) rel_index(r->data, w->cols, w->ncols); /* -1 when they no longer fit */
-    }
-    s->kg = live;
+    if (!s->pinned_live) return;
+    il_engine *e = s->e;
+    release_snapshots(g);
+    kg_pin_later *l = calloc(1, sizeof *l);
+    l->pinned = g;
+    /* pins_mu orders this with a drop of the live graph (meta.c), which moves the
+       session to `default` and asks for the reset that move makes */
+    pthread_mutex_lock(&e->pins_mu);
+    __atomic_store_n(&s->kg, s->pinned_live, __ATOMIC_RELEASE);
     s->pinned_live = NULL;
-    if (s->reset_at_unpin) {
-        s->reset_at_unpin = false;
-        sess_clear(s, NULL, NULL);
-    }
-    pin_graph_free(g);
+    if (s->reset_at_unpin) l->reset = s;
+    s->reset_at_unpin = false;
+    l->next = e->pins_later;
+    e->pins_later = l;
+    atomic_store_explicit(&e->pins_later_any, true, memory_order_release);
+    pthread_mutex_unlock(&e->pins_mu);
+    pins_remove(e, s->pin_seq);
+    s->pin_seq = 0;
 }
 
 bool il_session_pinned(const il_session *s) {

@@ -233,8 +233,9 @@ const char *kg_query_rows(il_session *s, const iql_rule *q, bool with_session, v
     *arity = 0;
     exec_guard *guard = s->guard;
     /* stopped in an earlier evaluation of the statement (`.why_not` runs several): the
-       rest would be thrown away */
-    if (guard && guard->stop) return il_stop_message(guard->stop);
+       rest would be thrown away; or to stop before it begins (a query too small for the
+       evaluator's periodic checks still answers to them) */
+    if (guard && exec_guard_check(guard)) return il_stop_message(guard->stop);
     /* the merged relations of session facts below count as the query's memory */
     exec_guard *outer = exec_guard_enter(guard);
     kg_graph *g = s->kg;
@@ -372,7 +373,7 @@ const char *kg_query_rows_delta(il_session *s, const iql_rule *q, val_t **rows, 
     *arity = 0;
     split->kind = KG_SPLIT_PERSISTENT;
     exec_guard *guard = s->guard;
-    if (guard && guard->stop) return il_stop_message(guard->stop);
+    if (guard && exec_guard_check(guard)) return il_stop_message(guard->stop);
     exec_guard *outer = exec_guard_enter(guard);
     /* the session's rules planned in, its facts left for the delta */
     stored_ctx ctx = {.s = s, .with_session = true, .facts_apart = true};

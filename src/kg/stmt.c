@@ -767,6 +767,9 @@ il_result *kg_exec_stmt(il_session *s, const iql_stmt *st, il_arena *a) {
        rules); graphs without views are skipped at once. Then the vector indexes. */
     kg_views_commit(s->e);
     kg_indexes_commit(s->e);
+    /* Readers that could not wait read the revision before it up to here (nobody was
+       told of it yet), then wait for it. */
+    kg_unpublish_all(s->e);
     /* Last, so that whoever the hook tells can already see the change everywhere. A
        statement that failed, its log record included, reports nothing. */
     kg_changes_end(s->e, r->kind != IL_RESULT_ERROR && r->kind != IL_RESULT_PARSE_ERROR);

@@ -41,6 +41,7 @@ static char **headers(il_session *ses, const char *q, size_t len, uint32_t arity
 
 il_sub *il_subscribe(il_session *s, const char *query, size_t len, void *ctx, char **err) {
     if (err) *err = NULL;
+    if (!s->pinned_live) kg_pins_collect(s->e); /* what an unpin left of s goes first */
     const char *why = NULL;
     il_sub *sub = view_member_join(s->e->families, s, il_session_graph(s), query, len, &why);
     if (!sub) {

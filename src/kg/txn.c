@@ -323,6 +323,7 @@ bool il_txn_commit_or_undo(il_session *s, bool *undone, char **err) {
     txn_free(e, true);
     kg_views_commit(e);
     kg_indexes_commit(e);
+    kg_unpublish_all(e); /* as after a statement (kg_exec_stmt) */
     kg_changes_end(e, ok);
     kg_delta_reset(e);
     return ok;

@@ -264,6 +264,7 @@ int main(int argc, char **argv) {
         il_engine_set_view_budget(s.engine, (uint64_t)cfg.query_timeout_ms * 1000000u);
         il_engine_set_maintained_views(s.engine, cfg.maintained_views != 0);
         il_engine_set_eval_threads(s.engine, (unsigned)cfg.eval_threads);
+        il_engine_set_snapshot_memory(s.engine, (uint64_t)cfg.max_snapshot_memory_bytes);
         srv_backup_attach(&s, backup_dir);
         if (backup_dir) printf("Backups: .backup writes to %s\n", backup_dir);
         s.query_budget = il_mem_budget_new((uint64_t)cfg.max_total_query_memory_bytes);

@@ -90,6 +90,8 @@ static const key_desc KEYS[SRV_CFG_NKEYS] = {
     [SRV_K_MAX_TOTAL_QUERY_MEMORY] = {"storage.performance.max_total_query_memory_bytes", KT_INT,
                                       offsetof(srv_config, max_total_query_memory_bytes), 0,
                                       INT64_MAX},
+    [SRV_K_MAX_SNAPSHOT_MEMORY] = {"storage.performance.max_snapshot_memory_bytes", KT_INT,
+                                   offsetof(srv_config, max_snapshot_memory_bytes), 0, INT64_MAX},
     [SRV_K_MAINTAINED_VIEWS] = {"storage.performance.maintained_views", KT_BOOL,
                                 offsetof(srv_config, maintained_views), 0, 1},
     [SRV_K_EVAL_THREADS] = {"storage.performance.eval_threads", KT_INT,
@@ -257,6 +259,7 @@ void srv_config_init(srv_config *c) {
     c->batch_sync_ms = 10;
     c->query_timeout_ms = 30000;
     c->max_query_memory_bytes = (int64_t)4 << 30;
+    c->max_snapshot_memory_bytes = (int64_t)1 << 30;
     c->maintained_views = 1;
     c->ws_max_in_flight_requests = 16;
     c->max_queued = 1024;

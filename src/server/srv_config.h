@@ -51,6 +51,7 @@ typedef enum srv_cfg_key {
     SRV_K_QUERY_TIMEOUT,
     SRV_K_MAX_QUERY_MEMORY,
     SRV_K_MAX_TOTAL_QUERY_MEMORY,
+    SRV_K_MAX_SNAPSHOT_MEMORY,
     SRV_K_MAINTAINED_VIEWS,
     SRV_K_EVAL_THREADS,
     SRV_K_WS_MAX_IN_FLIGHT,
@@ -85,6 +86,7 @@ typedef struct srv_config {
     int64_t query_timeout_ms;             /* the request deadline */
     int64_t max_query_memory_bytes;       /* per statement */
     int64_t max_total_query_memory_bytes; /* all statements running at once */
+    int64_t max_snapshot_memory_bytes;    /* old versions kept for pinned reads */
     int64_t maintained_views; /* 1: reads make rules maintained (il_engine_set_maintained_views) */
     int64_t eval_threads;     /* il_engine_set_eval_threads; 0: the CPUs online */
     char *timing_mode;        /* off | summary | detailed: timing_breakdown on query results */

@@ -303,6 +303,8 @@ static const char *stop_code(il_stop why) {
     case IL_STOP_MEMORY:
     case IL_STOP_BUDGET:
         return "resource_exhausted";
+    case IL_STOP_SNAPSHOT_TOO_OLD:
+        return "snapshot_too_old";
     case IL_STOP_NONE:
         break;
     }
@@ -367,6 +369,7 @@ il_result *srv_exec_guarded(srv_req *rq, const il_prepared *p, size_t i, bool st
             if (why == IL_STOP_DEADLINE) srv_count(s->counters.deadline_exceeded);
             if (why == IL_STOP_MEMORY || why == IL_STOP_BUDGET)
                 srv_count(s->counters.memory_refused);
+            if (why == IL_STOP_SNAPSHOT_TOO_OLD) srv_count(s->counters.snapshot_too_old);
             stop_request(rq, stop_code(why), il_result_nlines(r) ? il_result_line(r, 0) : "");
         }
         il_result_free(r);
@@ -1141,6 +1144,22 @@ bool srv_exec_pin(srv_job *j) {
     if (!il_session_pin(s)) return false;
     rq->pinned_revision = srv_revision(rq->conn->srv, il_session_graph(s));
     srv_count(rq->conn->srv->counters.reads_pinned);
+    return true;
+}
+
+bool srv_exec_pin_published(srv_job *j) {
+    srv_req *rq = (srv_req *)j;
+    il_session *s = rq->conn->session;
+    /* A query that would make a rule maintained evaluates it on the pin instead: the
+       view is for a serialized read to make. */
+    if (!srv_exec_pinnable(rq) || !il_session_pin_published(s)) return false;
+    rq->pinned_revision = srv_revision(rq->conn->srv, il_session_graph(s));
+    if (!il_session_pin_current(s)) { /* a commit since: that revision may be a later one */
+        il_session_unpin(s);
+        return false;
+    }
+    srv_count(rq->conn->srv->counters.reads_pinned);
+    srv_count(rq->conn->srv->counters.reads_published);
     return true;
 }
 

@@ -27,6 +27,9 @@ void srv_exec_job(srv_job *j);
 bool srv_exec_pinnable(const srv_req *rq);
 /* The pool's `pin` and `unpin` for those. */
 bool srv_exec_pin(srv_job *j);
+/* The job's pin_published: a pinnable read pins the revision a write published, and
+ * notes that revision (engine lock busy, not held). */
+bool srv_exec_pin_published(srv_job *j);
 void srv_exec_unpin(srv_job *j);
 
 /* For the request kinds that run statements (srv_read.c too), in their job: */

@@ -192,6 +192,11 @@ void srv_metrics_prometheus(srv_conn *c) {
            "Pooled reads that pinned their session and ran without the engine lock.");
     il_buf_printf(&b, "inputlayer_reads_pinned_total %llu\n",
                   (unsigned long long)LOAD(s->counters.reads_pinned));
+    family(&b, "inputlayer_reads_published_total", "counter",
+           "Of those, reads that found the engine busy with a write and pinned the revision "
+           "it published before it began.");
+    il_buf_printf(&b, "inputlayer_reads_published_total %llu\n",
+                  (unsigned long long)LOAD(s->counters.reads_published));
     family(&b, "inputlayer_statements_parsed_total", "counter",
            "Statements parsed by the process since the start (each statement of a request once).");
     il_buf_printf(&b, "inputlayer_statements_parsed_total %llu\n",
@@ -285,12 +290,17 @@ void srv_metrics_prometheus(srv_conn *c) {
     gauge(&b, "inputlayer_subscriptions_active", "Open standing-query subscriptions.",
           (long long)subs_active);
     static const char *const GUARDS[] = {"overloaded", "deadline_exceeded", "cancelled",
-                                         "memory_limit"};
+                                         "memory_limit", "snapshot_too_old"};
     const uint64_t guard_counts[] = {LOAD(s->counters.overloaded),
                                      LOAD(s->counters.deadline_exceeded),
-                                     LOAD(s->counters.cancelled), LOAD(s->counters.memory_refused)};
+                                     LOAD(s->counters.cancelled), LOAD(s->counters.memory_refused),
+                                     LOAD(s->counters.snapshot_too_old)};
     labelled(&b, "inputlayer_requests_stopped_total",
-             "Requests refused or stopped by a guard, by guard.", "guard", GUARDS, guard_counts, 4);
+             "Requests refused or stopped by a guard, by guard.", "guard", GUARDS, guard_counts, 5);
+    gauge(&b, "inputlayer_snapshot_memory_bytes",
+          "Memory that old versions hold for pinned reads "
+          "(storage.performance.max_snapshot_memory_bytes bounds it).",
+          (long long)il_snapshot_memory_bytes());
     static const char *const REASONS[SRV_REJ_N] = {
         "http_connection_limit", "ws_connection_limit", "per_ip_rate", "ws_preauth_limit",
         "ws_rate_limit",         "login_backoff",       "ws_origin"};

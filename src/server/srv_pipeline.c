@@ -398,6 +398,7 @@ static void submit(srv_req *r) {
     r->job.node.lane = r->access == SRV_EXCLUSIVE ? SRV_LANE_WRITE : SRV_LANE_INTERACTIVE;
     if (srv_exec_pinnable(r)) {
         r->job.pin = srv_exec_pin;
+        r->job.pin_published = srv_exec_pin_published;
         r->job.unpin = srv_exec_unpin;
     }
     if (!srv_pool_submit(&s->pool, &r->job, false)) {

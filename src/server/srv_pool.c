@@ -128,23 +128,35 @@ static void *worker(void *arg) {
         /* Finished jobs are listed before the engine lock goes, so that the loop sees
          * them in the order they ran: a job's pushes to a connection always precede the
          * job that closes that connection's session. */
-        pthread_mutex_lock(&p->engine);
-        j->pinned = j->pin && j->pin(j);
+        /* A read that finds the engine busy (a write, most likely) pins the revision the
+           write published before it began, if any, and need not wait at all. */
+        bool published = false;
+        if (pthread_mutex_trylock(&p->engine) != 0) {
+            published = j->pin_published && j->pin_published(j);
+            if (!published) pthread_mutex_lock(&p->engine);
+        }
+        j->pinned = published || (j->pin && j->pin(j));
+        /* held: a copy, for once it is listed as finished, the job is the loop's, which may
+           free it */
+        srv_lane_node held;
+        bool wake;
         if (j->pinned) {
-            /* It reads the revision pinned now: its reply waits for no later sync. */
+            /* It reads the revision pinned now: its reply waits for no later sync. Its
+               unpin and its listing need no engine lock (it pushes nothing; docs/engine.md,
+               "Concurrency"), so a long write that took the lock meanwhile holds up
+               neither its reply nor this worker. */
             j->pin_lsn = p->log_engine ? il_engine_log_written(p->log_engine) : 0;
-            pthread_mutex_unlock(&p->engine);
+            if (!published) pthread_mutex_unlock(&p->engine);
             j->run(j);
-            pthread_mutex_lock(&p->engine);
             j->unpin(j);
+            held = j->node;
+            after_run(p, j, true, &wake);
         } else {
             j->run(j);
+            held = j->node;
+            after_run(p, j, true, &wake);
+            pthread_mutex_unlock(&p->engine);
         }
-        /* a copy: once listed as finished, the job is the loop's, which may free it */
-        srv_lane_node held = j->node;
-        bool wake;
-        after_run(p, j, true, &wake);
-        pthread_mutex_unlock(&p->engine);
         if (wake) signal_loop(p);
         pthread_mutex_lock(&p->mu);
         srv_lanes_finish(&p->lanes, &held, srv_mono_ns());

@@ -1,7 +1,7 @@
 /* The compute pool: worker threads (the compute permits) that run engine work off the
  * event loop, and the engine lock. The engine is not safe for concurrent statements, so
  * every job runs holding the engine lock, but a read that pinned its session (srv_job.pin),
- * which holds it only to pin and to unpin; the loop thread never waits for it (it may
+ * which holds it only to pin; the loop thread never waits for it (it may
  * only try it, for the inline fast path). A finished job goes back to the loop thread,
  * in the order jobs finished, where its `done` runs. */
 #ifndef IL_SERVER_SRV_POOL_H
@@ -21,9 +21,12 @@ typedef struct srv_job {
     struct srv_job *next;           /* on the finished list or the list waiting for a sync */
     void (*run)(struct srv_job *j); /* on a worker, engine lock held (but see pin) */
     /* On a worker, engine lock held, before run (NULL: none): true when run may go without
-       the lock (a read on a pinned session, il_session_pin); unpin then follows run, the
-       lock held again. */
+       the lock (a read on a pinned session, il_session_pin); unpin then follows run, still
+       without the lock (il_session_unpin may run beside serialized statements). */
     bool (*pin)(struct srv_job *j);
+    /* On a worker, the engine lock busy, before pin (NULL: none): true when it pinned
+       without the lock (il_session_pin_published); run and unpin follow, as after pin. */
+    bool (*pin_published)(struct srv_job *j);
     void (*unpin)(struct srv_job *j);
     void (*done)(struct srv_job *j); /* on the loop thread, after run (or instead of it) */
     bool queued;                     /* waiting for a worker (the pool's mutex guards it) */

@@ -6,7 +6,12 @@
  * change it did not see. A dropped graph
  * keeps its counter, so that a graph created again under the name goes on from there and
  * a client never sees a revision go back. The list grows with the graphs ever changed,
- * which are few next to what each one holds. */
+ * which are few next to what each one holds.
+ *
+ * Changed only where statements are serialized; srv_revision may also be asked by a
+ * reader that pinned a published revision without the engine lock (srv_exec.c): the list
+ * only grows at its head and a graph's revision is stored atomically, with release, after
+ * the engine counted the commit (il_session_pin_current). */
 #include "server/srv_revision.h"
 
 #include <stdlib.h>
@@ -30,7 +35,7 @@ typedef struct srv_kgrev {
 } srv_kgrev;
 
 static srv_kgrev *find(srv_server *s, const char *kg, bool create) {
-    for (srv_kgrev *r = s->kgrevs; r; r = r->next)
+    for (srv_kgrev *r = __atomic_load_n(&s->kgrevs, __ATOMIC_ACQUIRE); r; r = r->next)
         if (strcmp(r->kg, kg) == 0) return r;
     if (!create) return NULL;
     size_t n = strlen(kg) + 1;
@@ -38,7 +43,7 @@ static srv_kgrev *find(srv_server *s, const char *kg, bool create) {
     memcpy(r->kg, kg, n);
     r->revision = r->rules_changed = r->graph_changed = s->revision_base;
     r->next = s->kgrevs;
-    s->kgrevs = r;
+    __atomic_store_n(&s->kgrevs, r, __ATOMIC_RELEASE);
     return r;
 }
 
@@ -60,7 +65,7 @@ void srv_revision_note(srv_server *s, const il_change *changes, size_t n) {
         srv_kgrev *r = find(s, changes[i].graph, true);
         if (r->statement != statement) {
             r->statement = statement;
-            r->revision++;
+            __atomic_store_n(&r->revision, r->revision + 1, __ATOMIC_RELEASE);
             s->revision_last = r->kg;
         }
         switch (changes[i].kind) {
@@ -100,7 +105,7 @@ void srv_revision_put_if_changed(srv_server *s, uint64_t statements_before, il_b
 
 uint64_t srv_revision(srv_server *s, const char *kg) {
     srv_kgrev *r = find(s, kg, false);
-    return r ? r->revision : s->revision_base;
+    return r ? __atomic_load_n(&r->revision, __ATOMIC_ACQUIRE) : s->revision_base;
 }
 
 void srv_revisions_free(srv_server *s) {

@@ -119,5 +119,103 @@ async def t_reads_from_several_connections_share_the_pool(binary):
             await c.ws.close()
 
 
+async def t_snapshot_too_old(binary):
+    """Old versions kept for pinned reads are bounded
+    (storage.performance.max_snapshot_memory_bytes): writes that replace more than that
+    while a long query reads its pin stop the query with snapshot_too_old, nothing
+    applied; what it kept is freed, the writes were never held up, and the query asked
+    again reads the current revision."""
+    args = NO_MESSAGE_RATE + ["--set", "admission.compute_permits=2",
+                              "--set", "storage.performance.max_snapshot_memory_bytes=65536"]
+    with OwnServer(binary, args=args) as srv:
+        a, b = await connect(srv), await connect(srv)
+        bigs = ["+big[" + ", ".join("(%d)" % (k * 10000 + i) for i in range(10000)) + "]"
+                for k in range(2)]
+        for p in [load_edges(EDGES)] + bigs:
+            f = await run(a, p)
+            assert f["type"] == "result" and not f["errors"], f
+        first = await run(a, LONG)
+        assert first["type"] == "result", first
+        # 20,000 rows deleted while the long query reads them: some 300 KB of nodes
+        # that only its pin still reaches
+        # (the delete runs while the query does: it is what stops it)
+        stopped, replies, _ = await long_query_beside(a, b, ["-big(X) <- big(X)", "?big(X)"])
+        assert replies[0]["type"] == "result" and not replies[0]["errors"], replies[0]
+        assert replies[1]["rows"] == [], replies[1]
+        assert stopped["type"] == "error" and stopped["code"] == "snapshot_too_old", stopped
+        assert "max_snapshot_memory_bytes" in stopped["message"], stopped
+        m = prometheus(srv)
+        assert m['inputlayer_requests_stopped_total{guard="snapshot_too_old"}'] == 1, m
+        assert m["inputlayer_snapshot_memory_bytes"] == 0, m["inputlayer_snapshot_memory_bytes"]
+        again = await run(a, LONG)
+        assert again["type"] == "result" and again["rows"] == first["rows"], again["type"]
+        await a.ws.close()
+        await b.ws.close()
+
+
+# A conditional delete whose body costs about twice LONG and matches nothing: a write that
+# holds the engine lock that long and changes nothing.
+LONG_WRITE = ("-edge(A, B) <- edge(A, B), edge(C, D), edge(E, F), edge(G, H), A < 60, "
+              "A + C + E + G = B + D + F + H + 100000")
+
+
+async def t_pinned_read_ends_during_a_long_write(binary):
+    """A pinned read that ends while a long write holds the engine lock answers at once:
+    its unpin needs no lock (docs/engine.md, "Concurrency"). With the unpin under the lock,
+    its reply would come after the write's."""
+    args = NO_MESSAGE_RATE + ["--set", "admission.compute_permits=2"]
+    with OwnServer(binary, args=args) as srv:
+        a, b = await connect(srv), await connect(srv)
+        f = await run(a, load_edges(EDGES))
+        assert f["type"] == "result" and not f["errors"], f
+        first = await run(a, LONG)
+        assert first["type"] == "result", first
+        await a.send({"type": "execute", "program": LONG, "id": "long"})
+        await asyncio.sleep(0.2)  # the read pins first
+        await b.send({"type": "execute", "program": LONG_WRITE, "id": "write"})
+        read = asyncio.ensure_future(a.recv(timeout=600))
+        write = asyncio.ensure_future(b.recv(timeout=600))
+        done, _ = await asyncio.wait({read, write}, return_when=asyncio.FIRST_COMPLETED)
+        assert read in done and write not in done, "the read's reply waited for the write"
+        assert read.result()["type"] == "result" and read.result()["rows"] == first["rows"]
+        f = await write
+        assert f["type"] == "result" and not f["errors"], f
+        f = await run(a, "?edge(1, Y)")
+        assert f["rows"] == [[1, 10]], f
+        await a.ws.close()
+        await b.ws.close()
+
+
+async def t_read_beside_a_long_write(binary):
+    """A read that arrives while a long write holds the engine lock answers at once, as of
+    the revision before the write: the write published it when it began, pinned reads
+    having run lately (inputlayer_reads_published_total). With every read waiting for the
+    lock, its reply would come after the write's."""
+    args = NO_MESSAGE_RATE + ["--set", "admission.compute_permits=2"]
+    with OwnServer(binary, args=args) as srv:
+        a, b = await connect(srv), await connect(srv)
+        f = await run(a, load_edges(EDGES))
+        assert f["type"] == "result" and not f["errors"], f
+        f = await run(b, LONG)  # a pinned read (it spills to the pool): pins ran lately
+        assert f["type"] == "result", f
+        # deletes the edges of LONG's rows, with twice its work
+        await a.send({"type": "execute", "id": "write", "program":
+                      LONG_WRITE.replace("100000", "150")})
+        write = asyncio.ensure_future(a.recv(timeout=600))
+        await asyncio.sleep(0.3)
+        read = asyncio.ensure_future(run(b, "?edge(X, Y)"))
+        done, _ = await asyncio.wait({read, write}, return_when=asyncio.FIRST_COMPLETED)
+        assert read in done and write not in done, "the read waited for the write"
+        assert len(read.result()["rows"]) == EDGES, read.result()
+        f = await write
+        assert f["type"] == "result" and not f["errors"], f
+        f = await run(b, "?edge(X, Y)")
+        assert len(f["rows"]) < EDGES, len(f["rows"])
+        assert prometheus(srv)["inputlayer_reads_published_total"] >= 1
+        await a.ws.close()
+        await b.ws.close()
+
+
 TESTS = [t_reads_and_writes_beside_a_long_query, t_graph_dropped_under_a_pinned_read,
-         t_reads_from_several_connections_share_the_pool]
+         t_reads_from_several_connections_share_the_pool, t_snapshot_too_old,
+         t_pinned_read_ends_during_a_long_write, t_read_beside_a_long_write]
