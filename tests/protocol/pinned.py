@@ -23,6 +23,14 @@ def load_edges(n):
     return "+edge[" + ", ".join("(%d, %d)" % (i, (i * 7 + 3) % n) for i in range(n)) + "]"
 
 
+async def two_with_edges(srv):
+    """Two connections, the edges loaded through the first."""
+    a, b = await connect(srv), await connect(srv)
+    f = await run(a, load_edges(EDGES))
+    assert f["type"] == "result" and not f["errors"], f
+    return a, b
+
+
 async def long_query_beside(c_long, c_other, other_programs):
     """Sends the long query on c_long, then each program on c_other in turn; returns the
     long query's reply, the others' replies, and whether every other reply came first."""
@@ -41,9 +49,7 @@ async def long_query_beside(c_long, c_other, other_programs):
 async def t_reads_and_writes_beside_a_long_query(binary):
     args = NO_MESSAGE_RATE + ["--set", "admission.compute_permits=2"]
     with OwnServer(binary, args=args) as srv:
-        a, b = await connect(srv), await connect(srv)
-        f = await run(a, load_edges(EDGES))
-        assert f["type"] == "result" and not f["errors"], f
+        a, b = await two_with_edges(srv)
         f = await run(a, LONG)
         assert f["type"] == "result" and len(f["rows"]) == 119, (f["type"], len(f["rows"]))
         rows = f["rows"]
@@ -165,9 +171,7 @@ async def t_pinned_read_ends_during_a_long_write(binary):
     its reply would come after the write's."""
     args = NO_MESSAGE_RATE + ["--set", "admission.compute_permits=2"]
     with OwnServer(binary, args=args) as srv:
-        a, b = await connect(srv), await connect(srv)
-        f = await run(a, load_edges(EDGES))
-        assert f["type"] == "result" and not f["errors"], f
+        a, b = await two_with_edges(srv)
         first = await run(a, LONG)
         assert first["type"] == "result", first
         await a.send({"type": "execute", "program": LONG, "id": "long"})
@@ -193,9 +197,7 @@ async def t_read_beside_a_long_write(binary):
     lock, its reply would come after the write's."""
     args = NO_MESSAGE_RATE + ["--set", "admission.compute_permits=2"]
     with OwnServer(binary, args=args) as srv:
-        a, b = await connect(srv), await connect(srv)
-        f = await run(a, load_edges(EDGES))
-        assert f["type"] == "result" and not f["errors"], f
+        a, b = await two_with_edges(srv)
         f = await run(b, LONG)  # a pinned read (it spills to the pool): pins ran lately
         assert f["type"] == "result", f
         # deletes the edges of LONG's rows, with twice its work

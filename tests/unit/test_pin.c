@@ -185,6 +185,14 @@ static void churn(il_session *w, int round) {
     il_buf_free(&b);
 }
 
+/* The session's pinned read stops for old versions past their bound. */
+static void expect_too_old(il_session *s) {
+    il_result *r = il_execute(s, "?edge(1000, Y)", strlen("?edge(1000, Y)"));
+    cr_expect_eq(il_result_stop(r), IL_STOP_SNAPSHOT_TOO_OLD);
+    cr_expect_str_eq(il_result_line(r, 0), il_stop_message(IL_STOP_SNAPSHOT_TOO_OLD));
+    il_result_free(r);
+}
+
 Test(pin, old_versions_past_the_bound_stop_the_oldest_read) {
     il_session *w = il_session_open(unit_engine), *newer = il_session_open(unit_engine);
     uint64_t base = il_snapshot_memory_bytes();
@@ -208,18 +216,13 @@ Test(pin, old_versions_past_the_bound_stop_the_oldest_read) {
     /* Past the bound: the oldest stops, the newer goes on. */
     il_engine_set_snapshot_memory(unit_engine, 1);
     EXPECT_ANSWER(newer, "?edge(1000, Y)", "(1000, 1001)");
-    il_result *r = il_execute(unit_session, "?edge(1000, Y)", strlen("?edge(1000, Y)"));
-    cr_expect_eq(il_result_stop(r), IL_STOP_SNAPSHOT_TOO_OLD);
-    cr_expect_str_eq(il_result_line(r, 0), il_stop_message(IL_STOP_SNAPSHOT_TOO_OLD));
-    il_result_free(r);
+    expect_too_old(unit_session);
     il_session_unpin(unit_session);
     uint64_t left = il_snapshot_memory_bytes() - base;
     cr_expect_lt(left, kept_by_one * 2, "what only the oldest kept is freed at its unpin");
     cr_expect_gt(left, 0, "what the newer pin reaches stays");
     /* Still past it: the newer is now the oldest. */
-    r = il_execute(newer, "?edge(1000, Y)", strlen("?edge(1000, Y)"));
-    cr_expect_eq(il_result_stop(r), IL_STOP_SNAPSHOT_TOO_OLD);
-    il_result_free(r);
+    expect_too_old(newer);
     il_session_unpin(newer);
     cr_expect_eq(il_snapshot_memory_bytes(), base);
     /* A relation dropped under a pin: its whole pool is kept for it, and counted. */
@@ -229,9 +232,7 @@ Test(pin, old_versions_past_the_bound_stop_the_oldest_read) {
     cr_expect_gt(il_snapshot_memory_bytes() - base, 400 * 2 * sizeof(val_t));
     EXPECT_ANSWER(unit_session, "?edge(1000, Y)", "(1000, 1001)");
     il_engine_set_snapshot_memory(unit_engine, 1);
-    r = il_execute(unit_session, "?edge(1000, Y)", strlen("?edge(1000, Y)"));
-    cr_expect_eq(il_result_stop(r), IL_STOP_SNAPSHOT_TOO_OLD);
-    il_result_free(r);
+    expect_too_old(unit_session);
     il_session_unpin(unit_session);
     cr_expect_eq(il_snapshot_memory_bytes(), base);
     il_engine_set_snapshot_memory(unit_engine, 0);
