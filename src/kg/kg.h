@@ -217,6 +217,7 @@ struct il_session {
        makes, done at the unpin (the pinned reader still uses the session's state). */
     kg_graph *pinned_live;
     bool reset_at_unpin;
+    bool reset_pending;   /* that reset, left by the unpin to kg_pins_collect (pins_mu) */
     uint64_t pin_seq;     /* the pin's number (engine pins) while pinned */
     uint64_t pin_commits; /* engine commits as of the revision pinned */
     uint64_t eval_ns;     /* the running statement's time in its programs' evaluation so far */

@@ -244,7 +244,12 @@ void kg_pins_collect(il_engine *e) {
             kg_relation *r = kg_rel_find(live, w->rel);
             if (r && r->data) rel_index(r->data, w->cols, w->ncols); /* -1: no longer fits */
         }
-        if (l->reset) sess_clear(l->reset, NULL, NULL);
+        if (l->reset) {
+            sess_clear(l->reset, NULL, NULL);
+            pthread_mutex_lock(&e->pins_mu);
+            l->reset->reset_pending = false;
+            pthread_mutex_unlock(&e->pins_mu);
+        }
         pin_graph_free(g);
         kg_pin_later *next = l->next;
         free(l);
@@ -299,7 +304,8 @@ bool il_session_pin_published(il_session *s) {
     if (s->pinned_live) return false;
     pthread_mutex_lock(&e->pins_mu);
     kg_graph *live = s->kg;
-    kg_published *pub = live->published;
+    /* not while its state waits to be cleared (its graph was dropped under its last pin) */
+    kg_published *pub = s->reset_pending ? NULL : live->published;
     if (pub) atomic_fetch_add_explicit(&pub->refs, 1, memory_order_relaxed);
     pthread_mutex_unlock(&e->pins_mu);
     if (!pub) return false;
@@ -373,6 +379,7 @@ void il_session_unpin(il_session *s) {
     __atomic_store_n(&s->kg, s->pinned_live, __ATOMIC_RELEASE);
     s->pinned_live = NULL;
     if (s->reset_at_unpin) l->reset = s;
+    s->reset_pending |= s->reset_at_unpin;
     s->reset_at_unpin = false;
     l->next = e->pins_later;
     e->pins_later = l;

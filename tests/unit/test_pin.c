@@ -254,8 +254,8 @@ static size_t count_rows(il_session *s, const char *q) {
     return n;
 }
 
-Test(pin, a_write_publishes_the_revision_before_it_for_readers_that_cannot_wait) {
-    il_session *w = il_session_open(unit_engine);
+/* 60 edges for long_delete to join. */
+static void sixty_edges(il_session *w) {
     il_buf b;
     il_buf_init(&b);
     il_buf_puts(&b, "+edge[");
@@ -264,16 +264,27 @@ Test(pin, a_write_publishes_the_revision_before_it_for_readers_that_cannot_wait)
     il_buf_putc(&b, ']');
     ok(w, b.data);
     il_buf_free(&b);
+}
+
+/* Until a write running on another thread has published its revision, pins s on it. */
+static bool pin_while_published(il_session *s) {
+    for (int i = 0; i < 60000; i++) {
+        if (il_session_pin_published(s)) return true;
+        usleep(500);
+    }
+    return false;
+}
+
+Test(pin, a_write_publishes_the_revision_before_it_for_readers_that_cannot_wait) {
+    il_session *w = il_session_open(unit_engine);
+    sixty_edges(w);
     cr_expect(!il_session_pin_published(unit_session), "nothing is published between writes");
     /* a pin lately: the next write publishes the revision before it */
     cr_assert(il_session_pin(unit_session));
     il_session_unpin(unit_session);
     pthread_t t;
     cr_assert_eq(pthread_create(&t, NULL, long_delete, w), 0);
-    bool pinned = false;
-    for (int i = 0; i < 60000 && !pinned; i++)
-        if (!(pinned = il_session_pin_published(unit_session))) usleep(500);
-    cr_assert(pinned, "the write published its revision before it");
+    cr_assert(pin_while_published(unit_session), "the write published its revision before it");
     cr_expect_eq(count_rows(unit_session, "?edge(X, Y)"), 60, "the revision before the write");
     pthread_join(t, NULL);
     cr_expect(!il_session_pin_current(unit_session), "the write committed since");
@@ -281,5 +292,25 @@ Test(pin, a_write_publishes_the_revision_before_it_for_readers_that_cannot_wait)
     il_session_unpin(unit_session);
     cr_expect(!il_session_pin_published(unit_session), "its commit withdrew the publication");
     cr_expect_lt(count_rows(unit_session, "?edge(X, Y)"), 60, "the write deleted edges");
+    il_session_close(w);
+}
+
+Test(pin, a_session_whose_graph_was_dropped_under_its_pin_is_cleared_before_it_reads_again) {
+    il_session *w = il_session_open(unit_engine), *probe = il_session_open(unit_engine);
+    sixty_edges(w);
+    ok(unit_session, ".kg create g2");
+    ok(unit_session, "mine(1)");
+    cr_assert(il_session_pin(unit_session));
+    ok(w, ".kg drop g2");
+    pthread_t t;
+    cr_assert_eq(pthread_create(&t, NULL, long_delete, w), 0);
+    cr_assert(pin_while_published(probe));
+    /* unpinned beside the write: on `default` now, its state to be cleared after it */
+    il_session_unpin(unit_session);
+    cr_expect(!il_session_pin_published(unit_session), "not before its state is cleared");
+    pthread_join(t, NULL);
+    il_session_unpin(probe);
+    EXPECT_ANSWER(unit_session, "?mine(X)", "");
+    il_session_close(probe);
     il_session_close(w);
 }
