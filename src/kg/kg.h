@@ -214,8 +214,9 @@ struct il_session {
     il_intern_scope *strings;
     /* While pinned (il_session_pin): the graph the session is on, kg being its pinned
        copy; a drop of that graph moves it to `default` and asks for the reset the move
-       makes, done at the unpin (the pinned reader still uses the session's state). */
-    kg_graph *pinned_live;
+       makes, done at the unpin (the pinned reader still uses the session's state).
+       Atomic: that drop writes it (under pins_mu) while the pinned read runs. */
+    kg_graph *_Atomic pinned_live;
     bool reset_at_unpin;
     bool reset_pending;   /* that reset, left by the unpin to kg_pins_collect (pins_mu) */
     uint64_t pin_seq;     /* the pin's number (engine pins) while pinned */

@@ -367,8 +367,8 @@ void kg_unpublish_all(il_engine *e) {
 }
 
 void il_session_unpin(il_session *s) {
-    kg_graph *g = s->kg;
     if (!s->pinned_live) return;
+    kg_graph *g = s->kg; /* the pinned copy: a drop moves only unpinned sessions' kg */
     il_engine *e = s->e;
     release_snapshots(g);
     kg_pin_later *l = calloc(1, sizeof *l);
