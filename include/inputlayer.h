@@ -372,9 +372,9 @@ const char *il_prepared_meta_text(const il_prepared *p, size_t i);
 const char *il_prepared_error(const il_prepared *p, size_t i);
 /* How statement i would take part in a transaction (il_statement_txn_part). */
 il_txn_part il_prepared_txn_part(const il_prepared *p, size_t i);
-/* Whether statement i of p, executed on the session now, may run pinned: a query that
- * would not make a maintained view (the first read of a persistent rule with nothing bound
- * makes one; that read runs serialized, so the view is the graph's). Call it where
+/* Whether statement i of p, executed on the session now, may run pinned: a query (the
+ * first read of a persistent rule with nothing bound, which makes the rule a maintained
+ * view, makes it on the pin; the graph adopts it after the unpin). Call it where
  * statements are serialized. */
 bool il_prepared_pinnable(il_session *s, const il_prepared *p, size_t i);
 /* The relations statement i names in its session's graph: fn(ctx, name, writes) for each

@@ -21,6 +21,7 @@ kg_graph *kg_graph_create(il_engine *e, const char *name) {
     kg_graph *g = calloc(1, sizeof *g);
     g->name = strdup(name);
     g->e = e;
+    g->serial = ++e->graph_serials;
     il_arena_init(&g->arena);
     il_vec_push(e->graphs, g);
     return g;

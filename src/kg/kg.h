@@ -121,6 +121,8 @@ struct kg_graph {
     il_strmap rule_names;    /* name -> kg_rule *, of every entry of rules */
     il_arena arena;          /* schemas */
     uint64_t version;        /* bumped by every change to rules or to which relations hold facts */
+    /* this graph's number in its engine, never reused (a pin's copy has its graph's) */
+    uint64_t serial;
     kg_plan_entry plans[KG_PLAN_CACHE_SIZE];
     uint64_t plan_clock; /* ticks of plan cache use */
     /* Maintained views (src/views) over this graph; the commit's changes they have not
@@ -182,6 +184,7 @@ struct il_engine {
     struct kg_pin_later *pins_later; /* unpins' work left for kg_pins_collect, under pins_mu */
     _Atomic bool pins_later_any;
     _Atomic uint64_t commits;     /* commits so far (kg_unpublish_all counts them) */
+    uint64_t graph_serials;       /* graphs created so far (kg_graph.serial) */
     _Atomic uint64_t last_pin_ns; /* when a pin last began or ended (exec_clock_ns) */
 };
 
@@ -474,6 +477,10 @@ void kg_publish(il_engine *e, kg_graph *g);
 void kg_unpublish_all(il_engine *e);
 /* Serialized: g's published revision goes (g is being dropped). */
 void kg_unpublish(kg_graph *g);
+/* A pinned session's query that would make its goal's rule maintained: the view is made
+ * on the pinned copy (its rows are then the query's), for the live graph to adopt at the
+ * next serialized call after the unpin (kg_pins_collect). */
+void kg_pin_note_query(il_session *s, const iql_query *q);
 bool kg_maintained_active(kg_graph *g);
 const rel_t *kg_maintained_rows(kg_graph *g, const char *rel);
 

@@ -5,11 +5,13 @@
  * stored relation a copy-on-write snapshot (exec/rel.h, O(indexes) each), each rule a
  * copy of its clauses, each maintained rule's rows a snapshot. Nothing in it is shared
  * with the live graph but what snapshots share, so a writer may change or drop anything
- * meanwhile. The copy has no views and no plan cache of its own beyond the pin: a query
- * that would make a rule maintained evaluates it instead, and the writer's next read makes
- * the view. A snapshot lacking an index a query needs is copied, once per pin, into a
- * private relation holding it (exec/snapidx.h); the index is added to the stored relation
- * at the unpin, so the next pinned read of that shape finds it.
+ * meanwhile. The copy has no plan cache of its own beyond the pin. A query that would
+ * make a rule maintained (views/read_policy.h) makes the view on the copy instead, as its
+ * own evaluation, and reads its rows; the next serialized call after the unpin hands the
+ * view to the live graph, caught up with the commits since the pin (adopt_views). A
+ * snapshot lacking an index a query needs is copied, once per pin, into a private
+ * relation holding it (exec/snapidx.h); the index is added to the stored relation at the
+ * unpin, so the next pinned read of that shape finds it.
  *
  * The unpin may run on any thread, beside serialized statements: it releases the
  * snapshots and puts the session back on its graph, and leaves the rest (freeing the
@@ -24,6 +26,7 @@
 #include "iql/parser.h"
 #include "kg/kg.h"
 #include "views/read_policy.h"
+#include "views/view.h"
 
 /* A write publishes the revision before it when a pin began or ended this recently. */
 #define PUBLISH_AFTER_PIN_NS 1000000000u
@@ -47,6 +50,12 @@ typedef struct kg_published {
     kg_graph *copy;
 } kg_published;
 
+/* A view a pinned read made, for the live graph to adopt. */
+typedef struct pin_view {
+    char *rel;
+    view_t *view;
+} pin_view;
+
 typedef struct kg_pin {
     kg_published *from;       /* the publication whose snapshots it borrows, or NULL: its own */
     il_strmap rows;           /* maintained rule -> snapshot of its rows */
@@ -54,6 +63,7 @@ typedef struct kg_pin {
     IL_VEC(const rel_t *) row_snaps; /* their snapshots */
     IL_VEC(pin_copy) copies;         /* private copies with indexes snapshots lack */
     IL_VEC(pin_want) wants;          /* indexes to add to the stored relations */
+    IL_VEC(pin_view) views; /* rows also in `rows`; the views keep the relations' snapshots */
     exec_snapidx provider;
     const exec_snapidx *previous; /* the provider installed before the pin's */
 } kg_pin;
@@ -111,6 +121,7 @@ static kg_graph *pin_graph(kg_graph *live, kg_published *from) {
     g->name = strdup(live->name);
     g->e = live->e;
     g->version = live->version;
+    g->serial = live->serial;
     il_arena_init(&g->arena);
     kg_pin *p = calloc(1, sizeof *p);
     g->pin = p;
@@ -162,6 +173,12 @@ static kg_graph *pin_graph(kg_graph *live, kg_published *from) {
 
 static void pin_graph_free(kg_graph *g) {
     kg_pin *p = g->pin;
+    for (uint32_t i = 0; i < p->views.n; i++) { /* not adopted */
+        view_close(p->views.v[i].view);
+        free(p->views.v[i].rel);
+    }
+    il_vec_free(p->views);
+    il_vec_free(g->views);
     kg_catalog_free(g);
     kg_plan_cache_free(g);
     for (uint32_t i = 0; i < p->row_names.n; i++) {
@@ -227,6 +244,81 @@ typedef struct kg_pin_later {
     il_session *reset;
 } kg_pin_later;
 
+/* Adds to out the tuples of a that b lacks (NULL: no tuples). */
+static void only_in(const rel_t *a, const rel_t *b, rel_t *out) {
+    if (!a) return;
+    rel_cursor cur;
+    rel_seek(a, 0, NULL, 0, &cur);
+    const val_t *t;
+    while ((t = rel_next(&cur, NULL)))
+        if (!b || !rel_contains(b, t)) rel_insert(out, t);
+}
+
+/* The difference between the pinned snapshot `was` and the stored relation `now` (either
+ * may be NULL: no facts), or false when there is none. */
+static bool difference(const rel_t *was, const rel_t *now, uint32_t arity, view_delta_rel *d) {
+    if ((!was || !rel_count(was)) && (!now || !rel_count(now))) return false;
+    if (was && now && rel_changes(was) == rel_changes(now)) return false; /* untouched */
+    d->plus = rel_new(arity);
+    d->minus = rel_new(arity);
+    only_in(now, was, d->plus);
+    only_in(was, now, d->minus);
+    return true;
+}
+
+/* The views pinned reads made on `copy` (kg_pin_note_query) become the live graph's
+ * maintained rules, caught up with the commits since the pin: each is handed, as one
+ * commit's delta, the difference between the snapshots it was computed from and the
+ * stored relations it reads now. One is closed instead when the live graph is another
+ * (dropped, perhaps made again), moved to another version (rules changed, a relation came
+ * or went: its view would rebuild), has uncommitted changes (an open transaction, whose
+ * writes views see at its commit), or decided on the rule meanwhile. */
+static void adopt_views(il_engine *e, kg_graph *copy, kg_graph *live) {
+    kg_pin *p = copy->pin;
+    bool current = live && live->serial == copy->serial && live->version == copy->version &&
+                   !e->txn && !live->view_pending && !e->views_unmaintained;
+    for (uint32_t i = 0; i < p->views.n; i++) {
+        pin_view *pv = &p->views.v[i];
+        if (!current || !read_policy_undecided(live, pv->rel)) continue; /* closed when freed */
+        IL_VEC(view_delta_rel) delta = {0};
+        for (uint32_t k = 0; k < copy->rels.n; k++) {
+            const kg_relation *pr = copy->rels.v[k];
+            if (!view_reads_stored(pv->view, pr->name)) continue;
+            const kg_relation *lr = kg_rel_find(live, pr->name);
+            const rel_t *now = lr ? lr->data : NULL;
+            uint32_t arity = pr->data ? rel_arity(pr->data) : now ? rel_arity(now) : 1;
+            view_delta_rel d = {.name = pr->name};
+            if (difference(pr->data, now, arity, &d)) il_vec_push(delta, d);
+        }
+        view_rehome(pv->view, live);
+        view_graph_commit(&pv->view, 1, delta.v, delta.n);
+        read_policy_adopt(live, pv->rel, pv->view);
+        for (uint32_t k = 0; k < delta.n; k++) {
+            rel_free(delta.v[k].plus);
+            rel_free(delta.v[k].minus);
+        }
+        il_vec_free(delta);
+        pv->view = NULL;
+    }
+}
+
+void kg_pin_note_query(il_session *s, const iql_query *q) {
+    kg_pin *p = s->kg->pin;
+    /* A publication's snapshots may go before the next serialized call, and its revision
+       is already behind: such a read evaluates. */
+    if (p->from || il_strmap_get(&p->rows, q->goal.rel)) return;
+    bool stopped;
+    view_t *v = read_policy_build(s, q, &stopped);
+    const rel_t *rows = v ? view_current_rows(v) : NULL;
+    if (!rows) {
+        view_close(v);
+        return;
+    }
+    pin_view pv = {strdup(q->goal.rel), v};
+    il_vec_push(p->views, pv);
+    il_strmap_put(&p->rows, pv.rel, (void *)rows);
+}
+
 void kg_pins_collect(il_engine *e) {
     if (!atomic_load_explicit(&e->pins_later_any, memory_order_acquire)) return;
     pthread_mutex_lock(&e->pins_mu);
@@ -244,6 +336,7 @@ void kg_pins_collect(il_engine *e) {
             kg_relation *r = kg_rel_find(live, w->rel);
             if (r && r->data) rel_index(r->data, w->cols, w->ncols); /* -1: no longer fits */
         }
+        adopt_views(e, g, live);
         if (l->reset) {
             sess_clear(l->reset, NULL, NULL);
             pthread_mutex_lock(&e->pins_mu);
@@ -279,7 +372,9 @@ static void published_unref(kg_published *pub);
 static void release_snapshots(kg_graph *g) {
     kg_pin *p = g->pin;
     bool own = !p->from;
-    for (uint32_t i = 0; i < g->rels.n; i++) {
+    /* the views made on the pin are caught up from them (adopt_views; pin_graph_free
+       releases them) */
+    for (uint32_t i = 0; i < g->rels.n && !p->views.n; i++) {
         if (own) rel_free(g->rels.v[i]->data);
         g->rels.v[i]->data = NULL;
     }
@@ -404,7 +499,7 @@ void kg_pin_leave(kg_graph *g) {
 }
 
 bool kg_maintained_active(kg_graph *g) {
-    return g->pin ? g->pin->row_names.n > 0 : read_policy_active(g);
+    return g->pin ? g->pin->row_names.n || g->pin->views.n : read_policy_active(g);
 }
 
 const rel_t *kg_maintained_rows(kg_graph *g, const char *rel) {

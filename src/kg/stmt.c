@@ -603,15 +603,18 @@ static il_result *check_width(const iql_stmt *st) {
  * what evaluating costs. A read the guard stops leaves the rule undecided and answers
  * with the stop (kg_query sees it). A read inside a transaction never starts maintenance:
  * it sees state that may be rolled back, and the views catch up with the transaction's
- * writes only when it commits. */
+ * writes only when it commits. A pinned read makes the view on its pin, for the live graph
+ * to adopt (kg_pin_note_query). */
 static il_result *exec_query(il_session *s, const iql_query *q, kg_query_opts o) {
     /* outside the query's string scope: the view keeps what it interns */
-    if (!(s->guard && s->guard->stop) && !s->kg->pin && !s->e->txn) read_policy_note_query(s, q);
+    bool go = !(s->guard && s->guard->stop);
+    if (go && !s->kg->pin && !s->e->txn) read_policy_note_query(s, q);
+    kg_pin_enter(s->kg); /* a view made on a pin reads its snapshots' private copies */
+    if (go && s->kg->pin) kg_pin_note_query(s, q);
     il_intern_scope *previous = kg_strings_enter(s);
-    kg_pin_enter(s->kg);
     il_result *r = kg_query(s, q, o);
-    kg_pin_leave(s->kg);
     kg_strings_leave(s, previous);
+    kg_pin_leave(s->kg);
     return r;
 }
 

@@ -1150,8 +1150,8 @@ bool srv_exec_pin(srv_job *j) {
 bool srv_exec_pin_published(srv_job *j) {
     srv_req *rq = (srv_req *)j;
     il_session *s = rq->conn->session;
-    /* A query that would make a rule maintained evaluates it on the pin instead: the
-       view is for a serialized read to make. */
+    /* On a published revision, a query that would make a rule maintained evaluates it
+       (kg_pin_note_query): the view is for a later read to make. */
     if (!srv_exec_pinnable(rq) || !il_session_pin_published(s)) return false;
     rq->pinned_revision = srv_revision(rq->conn->srv, il_session_graph(s));
     if (!il_session_pin_current(s)) { /* a commit since: that revision may be a later one */

@@ -47,45 +47,62 @@ static maintained_rule *find(read_policy *p, const char *rel) {
     return NULL;
 }
 
-/* Starts maintaining `rel` when it is a persistent rule not yet decided on. Computing the
- * view's rows is the reading statement's evaluation, under its guard: a read that is
- * stopped leaves the rule undecided. */
-static void maintain(il_session *s, const char *rel) {
-    kg_graph *g = view_cat_graph(s);
-    if (!g) return;
+/* The view of rule `rel` (of `arity` columns) over the session's graph as the read policy
+ * keeps it, or NULL when it cannot be maintained; *stopped when the statement's guard
+ * stopped computing it (its rows are the reading statement's evaluation). */
+static view_t *open_rule_view(il_session *s, const char *rel, uint32_t arity, bool own_clauses,
+                              bool *stopped) {
+    *stopped = false;
+    const rel_t *stored = view_cat_stored(view_cat_graph(s), rel);
+    /* stored facts of another width make reads of the rule quirky: leave them alone */
+    if (arity > REL_MAX_ARITY || (stored && rel_arity(stored) != arity)) return NULL;
+    il_buf text;
+    il_buf_init(&text);
+    il_buf_printf(&text, "?%s(", rel);
+    for (uint32_t i = 0; i < arity; i++) il_buf_printf(&text, "%sV%u", i ? ", " : "", i);
+    il_buf_puts(&text, ")");
+    const char *err = NULL;
+    view_opts o = {
+        .guard = view_cat_guard(s), .refuse_clock = true, .lazy = true, .own_clauses = own_clauses};
+    view_t *v = view_open_with(s, il_buf_str(&text), o, &err, stopped);
+    il_buf_free(&text);
+    if (v && view_arity(v) != arity) {
+        view_close(v);
+        v = NULL;
+    }
+    return v;
+}
+
+/* The graph's policy, emptied first when the graph's version moved since it was kept. */
+static read_policy *current_policy(kg_graph *g) {
     read_policy **slot = view_cat_policy(g);
     if (!*slot) *slot = calloc(1, sizeof **slot);
     read_policy *p = *slot;
     uint64_t version = view_cat_version(g);
     if (p->version != version) policy_clear(g);
     p->version = version;
-    if (find(p, rel)) return;
-    uint32_t arity;
-    if (!view_cat_rule_arity(g, rel, &arity)) return;
-    const rel_t *stored = view_cat_stored(g, rel);
-    /* stored facts of another width make reads of the rule quirky: leave them alone */
-    bool odd = arity > REL_MAX_ARITY || (stored && rel_arity(stored) != arity);
-    view_t *v = NULL;
-    if (!odd) {
-        il_buf text;
-        il_buf_init(&text);
-        il_buf_printf(&text, "?%s(", rel);
-        for (uint32_t i = 0; i < arity; i++) il_buf_printf(&text, "%sV%u", i ? ", " : "", i);
-        il_buf_puts(&text, ")");
-        const char *err = NULL;
-        bool stopped = false;
-        view_opts o = {.guard = view_cat_guard(s), .refuse_clock = true, .lazy = true};
-        v = view_open_with(s, il_buf_str(&text), o, &err, &stopped);
-        il_buf_free(&text);
-        if (stopped) return;
-        if (v && view_arity(v) != arity) {
-            view_close(v);
-            v = NULL;
-        }
-    }
+    return p;
+}
+
+static void keep(kg_graph *g, read_policy *p, const char *rel, view_t *v, uint32_t arity) {
     maintained_rule m = {strdup(rel), v, v && arity == 0 ? rel_new(0) : NULL};
     il_vec_push(p->rules, m);
     if (v) view_cat_flush_plans(g);
+}
+
+/* Starts maintaining `rel` when it is a persistent rule not yet decided on. Computing the
+ * view's rows is the reading statement's evaluation, under its guard: a read that is
+ * stopped leaves the rule undecided. */
+static void maintain(il_session *s, const char *rel) {
+    kg_graph *g = view_cat_graph(s);
+    if (!g) return;
+    read_policy *p = current_policy(g);
+    if (find(p, rel)) return;
+    uint32_t arity;
+    if (!view_cat_rule_arity(g, rel, &arity)) return;
+    bool stopped;
+    view_t *v = open_rule_view(s, rel, arity, false, &stopped);
+    if (!stopped) keep(g, p, rel, v, arity);
 }
 
 /* Whether the goal binds nothing: every argument a variable of its own (or `_`). */
@@ -108,15 +125,25 @@ void read_policy_note_query(il_session *s, const iql_query *q) {
     maintain(s, q->goal.rel);
 }
 
-bool read_policy_would_maintain(il_session *s, const iql_query *q) {
-    if (!view_cat_maintained(view_cat_engine(s)) || view_cat_session_involved(s) ||
-        !goal_unbound(&q->goal))
-        return false;
-    kg_graph *g = view_cat_graph(s);
+view_t *read_policy_build(il_session *s, const iql_query *q, bool *stopped) {
+    *stopped = false;
     uint32_t arity;
-    if (!g || !view_cat_rule_arity(g, q->goal.rel, &arity)) return false;
+    if (!view_cat_maintained(view_cat_engine(s)) || view_cat_session_involved(s) ||
+        !goal_unbound(&q->goal) || !view_cat_rule_arity(view_cat_graph(s), q->goal.rel, &arity))
+        return NULL;
+    /* a rule of no columns keeps its truth beside the view (maintained_rule): the
+       serialized read that decides it makes that */
+    return arity ? open_rule_view(s, q->goal.rel, arity, true, stopped) : NULL;
+}
+
+bool read_policy_undecided(kg_graph *g, const char *rel) {
     read_policy *p = *view_cat_policy(g);
-    return !p || p->version != view_cat_version(g) || !find(p, q->goal.rel);
+    return !p || p->version != view_cat_version(g) || !find(p, rel);
+}
+
+void read_policy_adopt(kg_graph *g, const char *rel, view_t *v) {
+    read_policy *p = current_policy(g);
+    keep(g, p, rel, v, view_arity(v));
 }
 
 bool read_policy_active(kg_graph *g) {

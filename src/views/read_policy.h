@@ -14,6 +14,7 @@
 #include "inputlayer.h"
 #include "iql/ast.h"
 #include "exec/rel.h"
+#include "views/view.h"
 
 typedef struct kg_graph kg_graph;
 
@@ -21,9 +22,17 @@ typedef struct kg_graph kg_graph;
  * the goal binds nothing and the rule can be maintained. */
 void read_policy_note_query(il_session *s, const iql_query *q);
 
-/* Whether read_policy_note_query would decide on the query's goal now (and so may make
- * a view): a pinned read must not, and runs serialized instead (kg/pin.c). */
-bool read_policy_would_maintain(il_session *s, const iql_query *q);
+/* A pinned read (kg/pin.c), which must not change the live graph, of a query that would
+ * make its goal's rule maintained: the rule's view, computed on the session's pinned copy
+ * as the read's own evaluation, for the writer to adopt (read_policy_adopt). NULL when
+ * none is made (the read evaluates the rule); *stopped when the guard stopped it. */
+view_t *read_policy_build(il_session *s, const iql_query *q, bool *stopped);
+/* Whether graph g has not decided on maintaining rule `rel` at its current version. */
+bool read_policy_undecided(kg_graph *g, const char *rel);
+/* Keeps v, a view of rule `rel` made by read_policy_build on a pinned copy of g, moved to
+ * g (view_rehome) and caught up with g's stored facts, as g's maintained `rel`; only
+ * while read_policy_undecided(g, rel), at the version the copy had. */
+void read_policy_adopt(kg_graph *g, const char *rel, view_t *v);
 
 /* Whether queries over the graph's own rules and facts may read maintained relations
  * now: some rule is maintained and every maintained relation is current. */

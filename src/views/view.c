@@ -103,6 +103,7 @@ struct view {
     uint64_t groups_recomputed; /* aggregate groups recomputed by writes (for tests) */
     bool refuse_clock;          /* view_opts */
     bool lazy;                  /* view_opts */
+    bool own_clauses;           /* view_opts */
 };
 
 static _Thread_local char g_err[1024];
@@ -901,6 +902,11 @@ static const char *build(view_t *v, exec_guard *guard, bool *stopped) {
     if (rule.head.nargs > REL_MAX_ARITY) return set_err("%s", "the query has too many columns");
     uint32_t nrules;
     const iql_rule **rules = view_cat_clauses(v->g, &nrules);
+    for (uint32_t i = 0; v->own_clauses && i < nrules; i++) {
+        iql_rule *c = il_arena_alloc(&v->arena, sizeof *c);
+        iql_rule_clone(&v->arena, c, rules[i]);
+        rules[i] = c;
+    }
     plan_source src = {.rules = rules, .nrules = nrules, .stored = stored_of, .ctx = v->g};
     plan_build(&v->prog, &src, &rule);
     free(rules);
@@ -1013,6 +1019,7 @@ view_t *view_open_with(il_session *s, const char *query_text, view_opts o, const
     v->text = strdup(query_text);
     v->refuse_clock = o.refuse_clock;
     v->lazy = o.lazy;
+    v->own_clauses = o.own_clauses;
     *stopped = false;
     budget_start(view_cat_budget_ns(v->e));
     const char *e = build(v, o.guard, stopped);
@@ -1087,6 +1094,18 @@ const rel_t *view_current_rows(const view_t *v) {
         view_cat_pending(v->g))
         return NULL;
     return query_vpred(v)->main;
+}
+
+bool view_reads_stored(const view_t *v, const char *rel) {
+    for (uint32_t i = 0; v->built && v->preds && i < v->prog.preds.n; i++)
+        if (v->preds[i].kind == VK_BASE && strcmp(v->prog.preds.v[i].name, rel) == 0) return true;
+    return false;
+}
+
+void view_rehome(view_t *v, kg_graph *g) {
+    if (v->g) view_cat_detach(v->g, v);
+    v->g = g;
+    view_cat_attach(g, v);
 }
 
 uint32_t view_arity(const view_t *v) {

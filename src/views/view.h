@@ -37,6 +37,9 @@ typedef struct view_opts {
        write that needs it, not now: for a view that may only be read (read_policy.h); a
        standing query's view is built whole, so that its first delta costs no more */
     bool lazy;
+    /* the program keeps copies of the graph's clauses, not the graph's: for a view made
+       on a pinned copy of a graph (kg/pin.c), which goes before the view does */
+    bool own_clauses;
 } view_opts;
 
 /* view_open with options: *stopped says the guard stopped it (*err is then the stop's
@@ -54,6 +57,12 @@ size_t view_rows(const view_t *v, val_t **rows);
  * view opened), each malloc'ed and in word order: exactly the difference between the two
  * states, so a row that came and went in between is in neither. */
 void view_take_delta(view_t *v, val_t **added, size_t *nadded, val_t **removed, size_t *nremoved);
+/* Whether the view reads the stored facts of `rel`. */
+bool view_reads_stored(const view_t *v, const char *rel);
+/* Moves the view to graph g, which has the version and the stored facts the view was
+ * computed over, or is handed their difference next (view_graph_commit): a view built on
+ * a pinned copy of g (kg/pin.c) adopted by g. */
+void view_rehome(view_t *v, kg_graph *g);
 /* Why the view has no rows any more (its graph was dropped, or a rebuild after a rule
  * change failed), or NULL. */
 const char *view_error(const view_t *v);

@@ -222,6 +222,46 @@ async def t_read_beside_a_long_write(binary):
         await b.ws.close()
 
 
+RULE_READ = "?long(A, B, C, D, E, F, G, H)"
+
+
+async def t_first_read_of_a_rule_beside_a_write(binary):
+    """The first unbound read of a persistent rule makes it a maintained view (the read
+    policy). On the pool that read is pinned: it computes the view on its pin, without the
+    engine lock, so a write beside it is answered first; the graph adopts the view after
+    it, caught up with that write, and maintains it from then on. With the view made
+    under the engine lock, the write would wait for the read."""
+    args = NO_MESSAGE_RATE + ["--set", "admission.compute_permits=2"]
+    with OwnServer(binary, args=args) as srv:
+        a, b = await two_with_edges(srv)
+        f = await run(a, "+long(A, B, C, D, E, F, G, H) <- " + LONG[1:])
+        assert f["type"] == "result" and not f["errors"], f
+        await a.send({"type": "execute", "program": RULE_READ, "id": "first"})
+        await asyncio.sleep(0.3)  # it overruns the inline budget and goes to the pool
+        first = asyncio.ensure_future(a.recv(timeout=300))
+        # (59, 0) makes three more rows
+        write = await run(b, "+edge(59, 0)")
+        read = await run(b, "?edge(59, Y)")
+        assert not first.done(), "the write waited for the rule's first read"
+        assert write["type"] == "result" and not write["errors"], write
+        assert read["rows"] == [[59, 0], [59, 56]], read
+        before = await first
+        assert before["type"] == "result" and len(before["rows"]) == 119, before["type"]
+        # the view adopted, caught up with the write: what evaluating gives now
+        evaluated = await run(b, LONG)
+        assert len(evaluated["rows"]) == 122, len(evaluated["rows"])
+        f = await run(a, RULE_READ)
+        assert sorted(f["rows"]) == sorted(evaluated["rows"]), len(f["rows"])
+        f = await run(b, "-edge(59, 0)")
+        assert f["type"] == "result" and not f["errors"], f
+        f = await run(a, RULE_READ)
+        assert sorted(f["rows"]) == sorted(before["rows"]), len(f["rows"])
+        assert prometheus(srv)["inputlayer_reads_pinned_total"] >= 1
+        await a.ws.close()
+        await b.ws.close()
+
+
 TESTS = [t_reads_and_writes_beside_a_long_query, t_graph_dropped_under_a_pinned_read,
          t_reads_from_several_connections_share_the_pool, t_snapshot_too_old,
-         t_pinned_read_ends_during_a_long_write, t_read_beside_a_long_write]
+         t_pinned_read_ends_during_a_long_write, t_read_beside_a_long_write,
+         t_first_read_of_a_rule_beside_a_write]

@@ -47,6 +47,7 @@ import asyncio
 import json
 import os
 import sys
+import time
 import traceback
 
 import websockets
@@ -281,9 +282,11 @@ TESTS = [t_http, t_auth, t_execute, t_ping_cancel, t_pipelined, t_malformed, t_s
 async def run_tests(tests, arg):
     failed = 0
     for t in tests:
+        began = time.monotonic()
         try:
             await t(arg)
-            print("ok   %s" % t.__name__)
+            # the time each takes: where a suite's minutes go, when CI's run gets long
+            print("ok   %s (%.1f s)" % (t.__name__, time.monotonic() - began))
         except Exception as e:  # report every failing check, then fail the run
             failed += 1
             print("FAIL %s: %r" % (t.__name__, e))

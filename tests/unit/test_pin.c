@@ -16,6 +16,7 @@
 #include "inputlayer.h"
 #include "kg/kg.h"
 #include "unit_fixture.h"
+#include "views/read_policy.h"
 
 TestSuite(pin, .init = unit_suite_open, .fini = unit_suite_close, .timeout = 60);
 
@@ -141,15 +142,93 @@ Test(pin, a_graph_dropped_under_a_pin) {
 
 Test(pin, which_queries_may_run_pinned) {
     chain(unit_session);
-    const char *unbound = "?reach(X, Y)", *bound = "?reach(1, Y)";
+    const char *unbound = "?reach(X, Y)", *write = "+edge(5, 6)";
     il_prepared *u = il_prepare(unbound, strlen(unbound));
-    il_prepared *b = il_prepare(bound, strlen(bound));
-    cr_expect(il_prepared_pinnable(unit_session, b, 0));
-    cr_expect(!il_prepared_pinnable(unit_session, u, 0), "the first unbound read makes a view");
-    il_result_free(il_execute(unit_session, unbound, strlen(unbound)));
-    cr_expect(il_prepared_pinnable(unit_session, u, 0), "once made, it is read as pinned rows");
+    il_prepared *w = il_prepare(write, strlen(write));
+    cr_expect(il_prepared_pinnable(unit_session, u, 0), "the first unbound read too");
+    cr_expect(!il_prepared_pinnable(unit_session, w, 0));
     il_prepared_free(u);
-    il_prepared_free(b);
+    il_prepared_free(w);
+}
+
+/* A first unbound read of a rule as a pinned read: reach's rows, its view made on the
+ * pin; the graph adopts it at the next serialized statement after the unpin, caught up
+ * with the writes made meanwhile, and maintains it from then on. */
+Test(pin, a_pinned_first_read_makes_the_view_the_graph_adopts_caught_up) {
+    il_session *w = il_session_open(unit_engine);
+    chain(w);
+    ok(w, "+edge(3, 4)");
+    kg_graph *live = w->kg;
+    cr_assert(il_session_pin(unit_session));
+    ok(w, "-edge(1, 2)"); /* before the read, which sees its pin's revision */
+    EXPECT_ANSWER(unit_session, "?reach(X, Y)", "(1, 2) (1, 3) (1, 4) (2, 3) (2, 4) (3, 4)");
+    cr_expect_eq(read_policy_count(live), 0, "the live graph is not touched");
+    ok(w, "+edge(4, 5)");
+    EXPECT_ANSWER(unit_session, "?reach(X, 4)", "(1, 4) (2, 4) (3, 4)"); /* its rows */
+    il_session_unpin(unit_session);
+    cr_expect_eq(read_policy_count(live), 0, "adopted by a serialized statement");
+    EXPECT_ANSWER(w, "?edge(1, Y)", "");
+    cr_expect_eq(read_policy_count(live), 1);
+    const rel_t *maintained = read_policy_rows(live, "reach");
+    cr_assert_not_null(maintained);
+    cr_expect_eq(rel_count(maintained), 6, "caught up with both writes");
+    EXPECT_ANSWER(w, "?reach(X, Y)", "(2, 3) (2, 4) (2, 5) (3, 4) (3, 5) (4, 5)");
+    ok(w, "+edge(5, 2)"); /* maintained from then on: a cycle */
+    EXPECT_ANSWER(unit_session, "?reach(5, Y)", "(5, 2) (5, 3) (5, 4) (5, 5)");
+    cr_expect_eq(read_policy_rows(live, "reach"), maintained, "the same view");
+    cr_expect_eq(rel_count(maintained), 16);
+    /* the same rows as evaluating them: a session with facts of its own evaluates */
+    ok(unit_session, "mine(1)");
+    char *evaluated = rows(unit_session, "?reach(X, Y)");
+    EXPECT_ANSWER(w, "?reach(X, Y)", evaluated);
+    free(evaluated);
+    il_session_close(w);
+}
+
+/* The view a pinned read made is closed, not adopted, when the rules changed meanwhile
+ * (it would be rebuilt) or when a serialized read decided on the rule first. */
+Test(pin, a_view_made_on_a_pin_is_not_adopted_when_the_graph_moved_on) {
+    il_session *w = il_session_open(unit_engine);
+    chain(w);
+    kg_graph *live = w->kg;
+    cr_assert(il_session_pin(unit_session));
+    EXPECT_ANSWER(unit_session, "?reach(X, Y)", "(1, 2) (1, 3) (2, 3)");
+    ok(w, "+reach(X, Y) <- edge(Y, X)");
+    il_session_unpin(unit_session);
+    EXPECT_ANSWER(w, "?edge(1, Y)", "(1, 2)");
+    cr_expect_eq(read_policy_count(live), 0, "another version: closed");
+
+    cr_assert(il_session_pin(unit_session));
+    const char *all = "(1, 2) (1, 3) (2, 1) (2, 2) (2, 3) (3, 2) (3, 3)";
+    EXPECT_ANSWER(unit_session, "?reach(1, Y)", "(1, 2) (1, 3)");
+    EXPECT_ANSWER(unit_session, "?reach(X, Y)", all);
+    EXPECT_ANSWER(w, "?reach(X, 1)", "(2, 1)");
+    EXPECT_ANSWER(w, "?reach(X, Y)", all);
+    const rel_t *decided = read_policy_rows(live, "reach");
+    cr_assert_not_null(decided, "a serialized read decided first");
+    il_session_unpin(unit_session);
+    EXPECT_ANSWER(w, "?edge(1, Y)", "(1, 2)");
+    cr_expect_eq(read_policy_count(live), 1);
+    cr_expect_eq(read_policy_rows(live, "reach"), decided, "its view stays");
+    il_session_close(w);
+}
+
+/* A graph dropped and made again under the same name at the same version is another
+ * graph: the view made on the old one's pin is closed. */
+Test(pin, a_view_made_on_a_pin_is_not_adopted_by_a_graph_made_again) {
+    il_session *w = il_session_open(unit_engine);
+    ok(unit_session, ".kg create g3");
+    chain(unit_session);
+    cr_assert(il_session_pin(unit_session));
+    EXPECT_ANSWER(unit_session, "?reach(X, Y)", "(1, 2) (1, 3) (2, 3)");
+    ok(w, ".kg drop g3");
+    ok(w, ".kg create g3");
+    chain(w);
+    kg_graph *again = w->kg;
+    il_session_unpin(unit_session);
+    EXPECT_ANSWER(w, "?edge(1, Y)", "(1, 2)");
+    cr_expect_eq(read_policy_count(again), 0);
+    il_session_close(w);
 }
 
 Test(pin, the_session_layers_its_own_facts_and_rules_on_the_pin) {
