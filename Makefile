@@ -118,10 +118,11 @@ protocol-tsan: build-tsan
 	  /usr/bin/python3 tests/protocol/run.py --server-bin $(BUILD_TSAN)/inputlayer-server
 
 # The functional tests run on the normal build and again under ASan+UBSan, in process
-# and through the server.
+# and through the server. The unit tests are separate processes (servers they start take
+# port 0, data in directories of their own): they run on every CPU.
 test: build build-san
-	@cd $(BUILD) && ctest --output-on-failure
-	@cd $(BUILD_SAN) && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure
+	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+	@cd $(BUILD_SAN) && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j $(JOBS)
 	@$(MAKE) --no-print-directory conformance
 	@$(MAKE) --no-print-directory conformance-server
 	@$(MAKE) --no-print-directory conformance-shared
