@@ -97,17 +97,28 @@ conformance-shared: build
 	  --server-bin $(BUILD)/inputlayer-server --cases $(CONFORMANCE_DIR) \
 	  --shared --clients $(CONFORMANCE_CLIENTS)
 
+# Under ASan+UBSan, through one server as conformance-shared runs them (a server per case
+# is the normal build's conformance-server): every case's requests in one process, whose
+# leak check at exit covers them all.
 conformance-server-san: build-san
 	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  python3 tests/conformance/run.py --client $(BUILD_SAN)/inputlayer-client \
-	  --server-bin $(BUILD_SAN)/inputlayer-server --cases $(CONFORMANCE_DIR)
+	  --server-bin $(BUILD_SAN)/inputlayer-server --cases $(CONFORMANCE_DIR) \
+	  --shared --clients $(CONFORMANCE_CLIENTS)
 
 # Protocol tests need Debian's python3-websockets, hence /usr/bin/python3.
 protocol: build
 	@/usr/bin/python3 tests/protocol/run.py --server-bin $(BUILD)/inputlayer-server
 
+# Under the sanitizers the randomized differential tests run shorter, a third or so of
+# their rounds (the normal build runs them whole): what a sanitizer finds, it finds in the
+# paths they take, not in how many times they take them.
+SAN_TEST_SIZES = INPUTLAYER_TEST_SUBS_STEPS=40 INPUTLAYER_TEST_EVAL_ROUNDS=40 \
+  INPUTLAYER_TEST_EVAL_WRITE_ROUNDS=15 INPUTLAYER_TEST_CHAOS_OPS=75
+
 protocol-san: build-san
 	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  $(SAN_TEST_SIZES) \
 	  /usr/bin/python3 tests/protocol/run.py --server-bin $(BUILD_SAN)/inputlayer-server
 
 # A data race reported by ThreadSanitizer makes the server exit non-zero, which fails
@@ -115,6 +126,7 @@ protocol-san: build-san
 # uninstrumented socket closes.
 protocol-tsan: build-tsan
 	@TSAN_OPTIONS=halt_on_error=0:exitcode=66:suppressions=$(CURDIR)/tests/protocol/tsan.supp \
+	  $(SAN_TEST_SIZES) \
 	  /usr/bin/python3 tests/protocol/run.py --server-bin $(BUILD_TSAN)/inputlayer-server
 
 # The functional tests run on the normal build and again under ASan+UBSan, in process
@@ -136,39 +148,41 @@ test: build build-san
 	@$(MAKE) --no-print-directory bench-smoke
 	@$(MAKE) --no-print-directory gate-smoke
 
-# The parser under libFuzzer (clang, ASan, UBSan). FUZZ_SECONDS bounds the run.
+# The fuzzers under libFuzzer (clang, ASan, UBSan). FUZZ_SECONDS bounds each run. Their
+# sources are compiled once each, into $(BUILD)/fuzz-obj (coverage instrumented), and the
+# four fuzzers link what they need: `make -j` compiles them on every CPU.
 FUZZ_SECONDS ?= 600
-FUZZ_SOURCES = src/base/*.c src/value/*.c src/iql/*.c tests/fuzz/fuzz_parser.c
+FUZZ_OBJ = $(BUILD)/fuzz-obj
+FUZZ_CFLAGS = -std=c11 -D_GNU_SOURCE -g -O1 -Wall -Wextra -Werror \
+  -fsanitize=fuzzer-no-link,address,undefined -Isrc -Iinclude
+FUZZ_LINK = clang -fsanitize=fuzzer,address,undefined
+fuzz_objs = $(patsubst %.c,$(FUZZ_OBJ)/%.o,$(wildcard $(1)))
 
-$(BUILD)/fuzz_parser: setup $(wildcard src/base/*.c src/value/*.c src/iql/*.c src/*/*.h) tests/fuzz/fuzz_parser.c
-	@mkdir -p $(BUILD)
-	@clang -std=c11 -D_GNU_SOURCE -g -O1 -Wall -Wextra -Werror -fsanitize=fuzzer,address,undefined \
-	  -Isrc -Iinclude $(FUZZ_SOURCES) -o $@ -lxxhash -lm -lpthread
+$(FUZZ_OBJ)/%.o: %.c $(wildcard src/*/*.h include/*.h tests/fuzz/*.h) | setup
+	@mkdir -p $(dir $@)
+	@clang $(FUZZ_CFLAGS) -c $< -o $@
+
+# The parser.
+FUZZ_SOURCES = src/base/*.c src/value/*.c src/iql/*.c tests/fuzz/fuzz_parser.c
+$(BUILD)/fuzz_parser: $(call fuzz_objs,$(FUZZ_SOURCES))
+	@$(FUZZ_LINK) $^ -o $@ -lxxhash -lm -lpthread
 
 # The request frame reader against jansson (differential: see tests/fuzz/fuzz_jsonflat.c).
-$(BUILD)/fuzz_jsonflat: setup src/server/srv_jsonflat.c src/server/srv_jsonflat.h $(wildcard src/base/*.c src/base/*.h) tests/fuzz/fuzz_jsonflat.c
-	@mkdir -p $(BUILD)
-	@clang -std=c11 -D_GNU_SOURCE -g -O1 -Wall -Wextra -Werror -fsanitize=fuzzer,address,undefined \
-	  -Isrc -Iinclude src/server/srv_jsonflat.c src/base/*.c tests/fuzz/fuzz_jsonflat.c \
-	  -o $@ -ljansson -lxxhash -lm -lpthread
+$(BUILD)/fuzz_jsonflat: $(call fuzz_objs,src/server/srv_jsonflat.c src/base/*.c tests/fuzz/fuzz_jsonflat.c)
+	@$(FUZZ_LINK) $^ -o $@ -ljansson -lxxhash -lm -lpthread
 
 # The engine: scripts run statement by statement in an in-memory engine (tests/fuzz/fuzz_engine.c).
 ENGINE_SOURCES = src/base/*.c src/value/*.c src/iql/*.c src/plan/*.c src/exec/*.c src/views/*.c \
   src/kg/*.c src/store/*.c
-$(BUILD)/fuzz_engine: setup $(wildcard src/*/*.c src/*/*.h include/*.h) tests/fuzz/fuzz_engine.c tests/fuzz/syntax_oracle.h
-	@mkdir -p $(BUILD)
-	@clang -std=c11 -D_GNU_SOURCE -g -O1 -Wall -Wextra -Werror -fsanitize=fuzzer,address,undefined \
-	  -Isrc -Iinclude $(ENGINE_SOURCES) tests/fuzz/fuzz_engine.c -o $@ \
-	  -lxxhash -lzstd -lcrypto -ljansson -lm -lpthread
+$(BUILD)/fuzz_engine: $(call fuzz_objs,$(ENGINE_SOURCES) tests/fuzz/fuzz_engine.c)
+	@$(FUZZ_LINK) $^ -o $@ -lxxhash -lzstd -lcrypto -ljansson -lm -lpthread
 
 # The server's request path: a frame's strings, NUL and control bytes included, through the
 # frame reader, the program's split, classification and authorization, the engine, the
 # credential look-ups and the URL's query (tests/fuzz/fuzz_request.c).
 REQUEST_SOURCES = $(ENGINE_SOURCES) $(filter-out src/server/main.c,$(wildcard src/server/*.c))
-$(BUILD)/fuzz_request: setup $(wildcard src/*/*.c src/*/*.h include/*.h) tests/fuzz/fuzz_request.c
-	@mkdir -p $(BUILD)
-	@clang -std=c11 -D_GNU_SOURCE -g -O1 -Wall -Wextra -Werror -fsanitize=fuzzer,address,undefined \
-	  -Isrc -Iinclude $(REQUEST_SOURCES) tests/fuzz/fuzz_request.c -o $@ \
+$(BUILD)/fuzz_request: $(call fuzz_objs,$(REQUEST_SOURCES) tests/fuzz/fuzz_request.c)
+	@$(FUZZ_LINK) $^ -o $@ \
 	  -luv -lwslay -lhttp_parser -largon2 -lxxhash -lzstd -lcrypto -ljansson -lm -lpthread
 
 # FUZZ_REQUEST_SECONDS bounds the request-path fuzzer alone (fuzz-short keeps it short).
@@ -186,6 +200,8 @@ fuzz: $(BUILD)/fuzz_parser $(BUILD)/fuzz_jsonflat $(BUILD)/fuzz_engine $(BUILD)/
 	  -print_final_stats=1 $(BUILD)/fuzz-corpus-request tests/fuzz/corpus-request
 
 fuzz-short:
+	@$(MAKE) --no-print-directory -j $(JOBS) $(BUILD)/fuzz_parser $(BUILD)/fuzz_jsonflat \
+	  $(BUILD)/fuzz_engine $(BUILD)/fuzz_request
 	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=20 FUZZ_REQUEST_SECONDS=20
 
 bench-engine: build

@@ -348,10 +348,15 @@ async def t_lone_writer_syncs_on_io_thread(binary):
     restart. On a disk whose syncs take over 2 ms (INPUTLAYER_TEST_SYNC_DELAY_US) the
     syncer keeps them: the I/O thread must not stall on a slow disk. Nor while several
     connections write: it reads their requests meanwhile, for the syncer's group commit."""
-    data = tempfile.mkdtemp(prefix="il-lone-writer-")
-    d = await lone_writer_run(binary, data)
-    # Every sync of the ten is the I/O thread's unless one of them took over 2 ms.
-    assert d["records_total"] == 10 and d["syncs_total"] == 10, d
+    # Every sync of the ten is the I/O thread's unless one of them took over 2 ms. The
+    # machine's disk may be that slow for a while (another process syncing): up to three
+    # runs, one of which must show it.
+    for attempt in range(3):
+        data = tempfile.mkdtemp(prefix="il-lone-writer-")
+        d = await lone_writer_run(binary, data)
+        assert d["records_total"] == 10 and d["syncs_total"] == 10, d
+        if d["syncs_io_thread_total"] >= 1:
+            break
     assert d["syncs_io_thread_total"] >= 1, d
     slow = await lone_writer_run(binary, tempfile.mkdtemp(prefix="il-lone-writer-slow-"),
                                  {"INPUTLAYER_TEST_SYNC_DELAY_US": "3000"})
