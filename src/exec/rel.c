@@ -229,6 +229,14 @@ bool rel_contains(const rel_t *r, const val_t *tuple) {
     return bt_find(&r->idx[0].bt, tuple) != NULL;
 }
 
+void rel_insert_missing(rel_t *out, const rel_t *a, const rel_t *b) {
+    rel_cursor cur;
+    rel_seek(a, 0, NULL, 0, &cur);
+    const val_t *t;
+    while ((t = rel_next(&cur, NULL)))
+        if (!b || !rel_contains(b, t)) rel_insert(out, t);
+}
+
 int rel_add_count(rel_t *r, const val_t *tuple, int64_t delta) {
     assert(!r->snap);
     if (!r->counted) { /* a set: a positive delta inserts, a negative one deletes */

@@ -78,6 +78,9 @@ size_t rel_bytes(const rel_t *r);
 bool rel_insert(rel_t *r, const val_t *tuple);
 bool rel_delete(rel_t *r, const val_t *tuple);
 bool rel_contains(const rel_t *r, const val_t *tuple);
+/* Inserts into out every tuple of a that b lacks (b NULL: every tuple of a): one side of
+ * the difference of two states of a relation. */
+void rel_insert_missing(rel_t *out, const rel_t *a, const rel_t *b);
 
 /* Fills an empty, uncounted relation from n distinct tuples already in ascending word
  * order (natural column order), building full nodes bottom-up: the fast path for a

@@ -244,16 +244,6 @@ typedef struct kg_pin_later {
     il_session *reset;
 } kg_pin_later;
 
-/* Adds to out the tuples of a that b lacks (NULL: no tuples). */
-static void only_in(const rel_t *a, const rel_t *b, rel_t *out) {
-    if (!a) return;
-    rel_cursor cur;
-    rel_seek(a, 0, NULL, 0, &cur);
-    const val_t *t;
-    while ((t = rel_next(&cur, NULL)))
-        if (!b || !rel_contains(b, t)) rel_insert(out, t);
-}
-
 /* The difference between the pinned snapshot `was` and the stored relation `now` (either
  * may be NULL: no facts), or false when there is none. */
 static bool difference(const rel_t *was, const rel_t *now, uint32_t arity, view_delta_rel *d) {
@@ -261,8 +251,8 @@ static bool difference(const rel_t *was, const rel_t *now, uint32_t arity, view_
     if (was && now && rel_changes(was) == rel_changes(now)) return false; /* untouched */
     d->plus = rel_new(arity);
     d->minus = rel_new(arity);
-    only_in(now, was, d->plus);
-    only_in(was, now, d->minus);
+    if (now) rel_insert_missing(d->plus, now, was);
+    if (was) rel_insert_missing(d->minus, was, now);
     return true;
 }
 
@@ -374,10 +364,11 @@ static void release_snapshots(kg_graph *g) {
     bool own = !p->from;
     /* the views made on the pin are caught up from them (adopt_views; pin_graph_free
        releases them) */
-    for (uint32_t i = 0; i < g->rels.n && !p->views.n; i++) {
-        if (own) rel_free(g->rels.v[i]->data);
-        g->rels.v[i]->data = NULL;
-    }
+    if (!p->views.n)
+        for (uint32_t i = 0; i < g->rels.n; i++) {
+            if (own) rel_free(g->rels.v[i]->data);
+            g->rels.v[i]->data = NULL;
+        }
     for (uint32_t i = 0; i < p->row_snaps.n; i++) {
         if (own) rel_snapshot_release(p->row_snaps.v[i]);
         p->row_snaps.v[i] = NULL;

@@ -990,12 +990,8 @@ static void rebuild(view_t *v) {
         rel_clear(v->pend_minus);
     } else {
         rel_t *plus = rel_new(rel_arity(old)), *minus = rel_new(rel_arity(old));
-        FOR_TUPLES(now, t) {
-            if (!rel_contains(old, t)) rel_insert(plus, t);
-        }
-        FOR_TUPLES(old, t) {
-            if (!rel_contains(now, t)) rel_insert(minus, t);
-        }
+        rel_insert_missing(plus, now, old);
+        rel_insert_missing(minus, old, now);
         note_pending(v, plus, minus);
         rel_free(plus);
         rel_free(minus);
