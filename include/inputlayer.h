@@ -217,6 +217,14 @@ bool il_session_pinned(const il_session *s);
  * need not wait for it. False (nothing pinned) when nothing is published now: pin where
  * statements are serialized instead. Unpin as any pin. */
 bool il_session_pin_published(il_session *s);
+/* Whether the session's writes publish the revision before them whoever reads: on, each
+ * write statement, and each transaction when it begins (its revision stays published
+ * until it commits or rolls back), publishes, so that a read beside it never waits for it
+ * (il_session_pin_published); off (the default), a write publishes only when pinned reads
+ * ran in the last second. Publishing costs the write a pin (docs/engine.md). An embedder
+ * that takes reads while a write runs on another thread turns it on for writes that may
+ * be long; serialized. */
+void il_session_set_publish(il_session *s, bool on);
 /* Whether no write has committed since the revision the session pinned (any thread; a
  * write that failed may count). A reader that reports a revision it took from elsewhere
  * after pinning asks this afterwards: true, and the revision it took is the pinned one. */

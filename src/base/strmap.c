@@ -66,6 +66,14 @@ void il_strmap_del(il_strmap *m, const char *key) {
     m->slots[i].key = NULL;
 }
 
+void il_strmap_copy(il_strmap *dst, const il_strmap *src) {
+    *dst = (il_strmap){.cap = src->cap, .n = src->n};
+    if (!src->cap) return;
+    dst->slots = malloc(src->cap * sizeof *dst->slots);
+    if (!dst->slots) abort();
+    memcpy(dst->slots, src->slots, src->cap * sizeof *dst->slots);
+}
+
 void il_strmap_free(il_strmap *m) {
     free(m->slots);
     memset(m, 0, sizeof *m);

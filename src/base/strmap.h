@@ -23,6 +23,8 @@ void *il_strmap_get(const il_strmap *m, const char *key);
 /* Sets key's value (adding the entry, or replacing the value of an equal key, whose
  * borrowed pointer then becomes key). */
 void il_strmap_put(il_strmap *m, const char *key, void *val);
+/* dst (empty, or freed) becomes a copy of src: the same keys and values, not copied. */
+void il_strmap_copy(il_strmap *dst, const il_strmap *src);
 /* Removes key's entry, if any. */
 void il_strmap_del(il_strmap *m, const char *key);
 /* Frees the table (not the keys or values); the map is empty and usable again. */

@@ -1,6 +1,7 @@
 /* The catalog: knowledge graphs, their stored relations and persistent rules. Relations
  * and rules are found by name through a hash map each (a graph may hold thousands, and
  * every statement looks names up); graphs, at most max_knowledge_graphs, by a scan. */
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -59,6 +60,7 @@ void kg_graph_drop(il_engine *e, kg_graph *g) {
         break;
     }
     kg_unpublish(g);
+    kg_pin_rules_release(g);
     kg_catalog_free(g);
     read_policy_graph_free(g);
     kg_indexes_free(g);
@@ -104,6 +106,11 @@ void kg_rel_drop_data(kg_graph *g, kg_relation *r) {
     g->version++;
 }
 
+void kg_rule_changed(kg_rule *r) {
+    static _Atomic uint64_t generations;
+    r->gen = atomic_fetch_add_explicit(&generations, 1, memory_order_relaxed) + 1;
+}
+
 kg_rule *kg_rule_find(kg_graph *g, const char *name) {
     return il_strmap_get(&g->rule_names, name);
 }
@@ -114,6 +121,7 @@ kg_rule *kg_rule_get(kg_graph *g, const char *name) {
     r = calloc(1, sizeof *r);
     r->name = strdup(name);
     il_arena_init(&r->arena);
+    kg_rule_changed(r);
     il_vec_push(g->rules, r);
     il_strmap_put(&g->rule_names, r->name, r);
     g->version++;
@@ -140,6 +148,7 @@ void kg_rule_add_clause(kg_graph *g, kg_rule *r, const iql_rule *clause) {
     iql_rule *c = il_arena_alloc(&r->arena, sizeof *c);
     iql_rule_clone(&r->arena, c, clause);
     il_vec_push(r->clauses, c);
+    kg_rule_changed(r);
     g->version++;
     kg_undo_clause_added(g, r);
 }

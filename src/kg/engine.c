@@ -233,14 +233,16 @@ static il_result *statement(il_session *s, const char *text, size_t len, const i
             bool reads = reads_only(st);
             if (reads) strings = il_intern_scope_new();
             /* readers that cannot wait for this write read the revision before it */
-            if (!reads && !s->pinned_live) kg_publish(s->e, s->kg);
+            if (!reads && !s->pinned_live) kg_publish(s->e, s->kg, s->publish);
             s->text = text;
             s->text_len = len;
             s->strings = strings;
             r = stored ? kg_exec_stored_query(s, st, max_rows) : kg_exec_stmt(s, st, &a);
             s->strings = NULL;
             s->text = NULL;
-            if (!reads && !s->pinned_live) kg_unpublish_all(s->e);
+            /* Inside a transaction the revision before it stays published until it
+               ends (txn.c): its statements so far are nobody's to read. */
+            if (!reads && !s->pinned_live && !s->e->txn) kg_unpublish_all(s->e);
         }
         il_arena_destroy(&a);
     }

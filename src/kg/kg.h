@@ -30,6 +30,13 @@ typedef struct kg_rule {
     char *name;
     IL_VEC(iql_rule *) clauses; /* in the rule's arena, in the order they were added */
     il_arena arena;
+    /* new at its creation and at every change of its clauses (kg_rule_changed), unique in
+       the process: a pin's copy of the rule is shared while it holds (pin.c) */
+    uint64_t gen;
+    /* pin.c: its copy in the graph's latest rules copy, valid while that copy's serial is
+       copy_serial */
+    struct kg_rule *copy;
+    uint64_t copy_serial;
 } kg_rule;
 
 typedef struct plan_program plan_program;
@@ -115,6 +122,9 @@ struct kg_graph {
        (pin.c, kg_publish), or NULL; set where statements are serialized, read under
        e->pins_mu */
     struct kg_published *published;
+    /* its rules as of one version, copied by the first pin of that version and shared by
+       the pins after it (pin.c), or NULL; serialized */
+    struct kg_rules_copy *rules_copy;
     IL_VEC(kg_relation *) rels;
     IL_VEC(kg_rule *) rules; /* catalog order: by first registration */
     il_strmap rel_names;     /* name -> kg_relation *, of every entry of rels */
@@ -224,6 +234,7 @@ struct il_session {
     bool reset_pending;   /* that reset, left by the unpin to kg_pins_collect (pins_mu) */
     uint64_t pin_seq;     /* the pin's number (engine pins) while pinned */
     uint64_t pin_commits; /* engine commits as of the revision pinned */
+    bool publish;         /* its writes publish the revision before them (il_session_set_publish) */
     uint64_t eval_ns;     /* the running statement's time in its programs' evaluation so far */
     uint64_t prove_ns;    /* and in proving rows (`.why`, `.why_not`) */
 };
@@ -319,6 +330,8 @@ rel_t *kg_rel_data(kg_graph *g, kg_relation *r, uint32_t arity);
 void kg_rel_drop_data(kg_graph *g, kg_relation *r);
 kg_rule *kg_rule_find(kg_graph *g, const char *name);
 kg_rule *kg_rule_get(kg_graph *g, const char *name); /* creates an empty rule */
+/* Its clauses changed (or it is new): a new generation. Wherever clauses change. */
+void kg_rule_changed(kg_rule *r);
 void kg_rule_drop(kg_graph *g, kg_rule *r);
 void kg_rule_add_clause(kg_graph *g, kg_rule *r, const iql_rule *clause);
 /* ---- the commit's delta (delta.c) ---- */
@@ -468,15 +481,17 @@ void kg_pin_leave(kg_graph *g);
 /* Serialized: does what unpins left (frees their copies, adds the indexes their queries
  * built, clears a session whose graph was dropped under its pin). */
 void kg_pins_collect(il_engine *e);
-/* Serialized, before a write: pins g as it is (its latest committed revision) for
- * il_session_pin_published, when pinned reads ran lately and nothing is pinned for it yet
- * and no transaction is open. */
-void kg_publish(il_engine *e, kg_graph *g);
+/* Serialized, before a write (a statement, or a transaction at its begin): pins g as it is
+ * (its latest committed revision) for il_session_pin_published, when `always` or pinned
+ * reads ran lately, nothing is published for it yet and no transaction is open. */
+void kg_publish(il_engine *e, kg_graph *g, bool always);
 /* Serialized, at a commit before anyone is told of it (the change hook), and after every
  * write: no published revision stays once a newer one is committed; counts the commit. */
 void kg_unpublish_all(il_engine *e);
 /* Serialized: g's published revision goes (g is being dropped). */
 void kg_unpublish(kg_graph *g);
+/* Serialized: g lets go of the copy of its rules that pins share (g is being dropped). */
+void kg_pin_rules_release(kg_graph *g);
 /* A pinned session's query that would make its goal's rule maintained: the view is made
  * on the pinned copy (its rows are then the query's), for the live graph to adopt at the
  * next serialized call after the unpin (kg_pins_collect). */

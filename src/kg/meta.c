@@ -341,6 +341,7 @@ static il_result *meta_rule(il_session *s, const iql_meta *m, il_arena *a) {
         memmove(&r->clauses.v[i], &r->clauses.v[i + 1],
                 (r->clauses.n - i - 1) * sizeof(iql_rule *));
         r->clauses.n--;
+        kg_rule_changed(r);
         g->version++;
         kg_rec_rule_remove(g, m->arg, i + 1);
         /* also when that was the last clause and the rule went with it */
@@ -358,6 +359,7 @@ static il_result *meta_rule(il_session *s, const iql_meta *m, il_arena *a) {
         if (r->clauses.n) kg_change_note(s->e, IL_CHANGE_RULE, g->name, m->arg, "removed");
         kg_undo_rule_cleared(g, r);
         r->clauses.n = 0;
+        kg_rule_changed(r);
         g->version++;
         kg_rec_rule_clear(g, m->arg);
         return res_message("Rule '%s' cleared.", m->arg);

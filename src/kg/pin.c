@@ -19,6 +19,7 @@
  * indexes; clearing a session whose graph was dropped) to the next serialized call that
  * collects (kg_pins_collect). So a pinned read that ends while a long write runs does not
  * wait for it. */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -50,6 +51,27 @@ typedef struct kg_published {
     kg_graph *copy;
 } kg_published;
 
+/* A copy of one rule as of one generation (kg_rule.gen), immutable, shared by the rules
+ * copies of every version in which the rule had that generation. */
+typedef struct rule_copy {
+    _Atomic uint32_t refs; /* one per kg_rules_copy holding it */
+    uint64_t gen;
+    kg_rule rule;
+} rule_copy;
+
+/* A graph's rules as of one version, immutable: a writer changes rules only by moving
+ * the version (catalog.c, txn.c), so every pin of that version may read the same copy;
+ * the next version's copy shares the rules that did not change. Copying each rule for
+ * every pin had cost a pin 0.6 ms with 1,000 rules and 5.4 ms with 3,000 (BENCHMARKS.md,
+ * "Reads beside writes"). */
+typedef struct kg_rules_copy {
+    _Atomic uint32_t refs; /* the live graph's (while its version holds) plus one per pin */
+    uint64_t version;
+    uint64_t serial;         /* unique in the process (kg_rule.copy_serial) */
+    IL_VEC(kg_rule *) rules; /* each the `rule` of a rule_copy */
+    il_strmap names;
+} kg_rules_copy;
+
 /* A view a pinned read made, for the live graph to adopt. */
 typedef struct pin_view {
     char *rel;
@@ -58,6 +80,7 @@ typedef struct pin_view {
 
 typedef struct kg_pin {
     kg_published *from;       /* the publication whose snapshots it borrows, or NULL: its own */
+    kg_rules_copy *rules;     /* the rules the copy's rules and rule_names are (a reference) */
     il_strmap rows;           /* maintained rule -> snapshot of its rows */
     IL_VEC(char *) row_names; /* the keys of rows, owned */
     IL_VEC(const rel_t *) row_snaps; /* their snapshots */
@@ -113,6 +136,99 @@ static rel_t *copy_with_index(void *ctx, const rel_t *snap, const uint32_t *cols
     return copy;
 }
 
+static rule_copy *copy_of(kg_rule *r) {
+    return (rule_copy *)((char *)r - offsetof(rule_copy, rule));
+}
+
+static void rules_unref(kg_rules_copy *c) {
+    if (!c || atomic_fetch_sub_explicit(&c->refs, 1, memory_order_acq_rel) != 1) return;
+    for (uint32_t i = 0; i < c->rules.n; i++) {
+        rule_copy *rc = copy_of(c->rules.v[i]);
+        if (atomic_fetch_sub_explicit(&rc->refs, 1, memory_order_acq_rel) != 1) continue;
+        free(rc->rule.name);
+        il_vec_free(rc->rule.clauses);
+        il_arena_destroy(&rc->rule.arena);
+        free(rc);
+    }
+    il_vec_free(c->rules);
+    il_strmap_free(&c->names);
+    free(c);
+}
+
+/* A new copy of live rule lr. */
+static kg_rule *rule_copy_new(const kg_rule *lr) {
+    rule_copy *rc = calloc(1, sizeof *rc);
+    atomic_init(&rc->refs, 1);
+    rc->gen = lr->gen;
+    kg_rule *r = &rc->rule;
+    r->name = strdup(lr->name);
+    r->gen = lr->gen;
+    il_arena_init(&r->arena);
+    for (uint32_t j = 0; j < lr->clauses.n; j++) {
+        iql_rule *clause = il_arena_alloc(&r->arena, sizeof *clause);
+        iql_rule_clone(&r->arena, clause, lr->clauses.v[j]);
+        il_vec_push(r->clauses, clause);
+    }
+    return r;
+}
+
+/* Serialized: a copy of live's rules as of now, made from prev (the latest, or NULL):
+ * each rule that did not change since is prev's copy (found through the live rule, no
+ * lookup by name), and prev's name map is taken whole when no rule went since, with the
+ * changed and new rules put into it; so a pin after one rule changed costs a pointer per
+ * rule and a copy of the map, not a copy of every rule. */
+static kg_rules_copy *rules_copy_new(kg_graph *live, const kg_rules_copy *prev) {
+    static _Atomic uint64_t serials;
+    kg_rules_copy *c = calloc(1, sizeof *c);
+    atomic_init(&c->refs, 1);
+    c->version = live->version;
+    c->serial = atomic_fetch_add_explicit(&serials, 1, memory_order_relaxed) + 1;
+    uint32_t kept = 0; /* live rules that prev has (changed or not) */
+    for (uint32_t i = 0; i < live->rules.n; i++) {
+        const kg_rule *lr = live->rules.v[i];
+        kept += prev && lr->copy_serial == prev->serial;
+    }
+    bool patch = prev && kept == prev->rules.n;
+    if (patch) il_strmap_copy(&c->names, &prev->names);
+    il_vec_reserve(c->rules, live->rules.n);
+    for (uint32_t i = 0; i < live->rules.n; i++) {
+        kg_rule *lr = live->rules.v[i];
+        bool in_prev = prev && lr->copy_serial == prev->serial;
+        kg_rule *r;
+        if (in_prev && lr->copy->gen == lr->gen) {
+            r = lr->copy;
+            atomic_fetch_add_explicit(&copy_of(r)->refs, 1, memory_order_relaxed);
+            if (!patch) il_strmap_put(&c->names, r->name, r);
+        } else {
+            r = rule_copy_new(lr);
+            il_strmap_put(&c->names, r->name, r);
+        }
+        il_vec_push(c->rules, r);
+        lr->copy = r;
+        lr->copy_serial = c->serial;
+    }
+    return c;
+}
+
+/* Serialized: a reference on live's rules as of now, copied when they changed since the
+ * last copy (only the rules that changed). */
+static kg_rules_copy *rules_of(kg_graph *live) {
+    kg_rules_copy *c = live->rules_copy;
+    if (!c || c->version != live->version) {
+        kg_rules_copy *prev = c;
+        c = rules_copy_new(live, prev);
+        rules_unref(prev);
+        live->rules_copy = c;
+    }
+    atomic_fetch_add_explicit(&c->refs, 1, memory_order_relaxed);
+    return c;
+}
+
+void kg_pin_rules_release(kg_graph *g) {
+    rules_unref(g->rules_copy);
+    g->rules_copy = NULL;
+}
+
 /* A pinned copy of `live`, or with `from`, of the published copy from->copy: its
  * snapshots borrowed, not taken (any thread: a published copy never changes). */
 static kg_graph *pin_graph(kg_graph *live, kg_published *from) {
@@ -134,19 +250,17 @@ static kg_graph *pin_graph(kg_graph *live, kg_published *from) {
         il_vec_push(g->rels, r);
         il_strmap_put(&g->rel_names, r->name, r);
     }
-    for (uint32_t i = 0; i < live->rules.n; i++) {
-        const kg_rule *lr = live->rules.v[i];
-        kg_rule *r = calloc(1, sizeof *r);
-        r->name = strdup(lr->name);
-        il_arena_init(&r->arena);
-        for (uint32_t j = 0; j < lr->clauses.n; j++) {
-            iql_rule *c = il_arena_alloc(&r->arena, sizeof *c);
-            iql_rule_clone(&r->arena, c, lr->clauses.v[j]);
-            il_vec_push(r->clauses, c);
-        }
-        il_vec_push(g->rules, r);
-        il_strmap_put(&g->rule_names, r->name, r);
+    /* The rules are the shared copy's, read only (a pinned copy changes no rule): its
+       vector and name map are borrowed, and given back before kg_catalog_free. */
+    if (from) {
+        p->rules = from->copy->pin->rules;
+        atomic_fetch_add_explicit(&p->rules->refs, 1, memory_order_relaxed);
+    } else {
+        p->rules = rules_of(live);
     }
+    g->rules.v = p->rules->rules.v;
+    g->rules.n = g->rules.cap = p->rules->rules.n;
+    g->rule_names = p->rules->names;
     p->from = from;
     if (from) { /* what the publication's pin read of the read policy */
         kg_pin *fp = live->pin;
@@ -157,9 +271,9 @@ static kg_graph *pin_graph(kg_graph *live, kg_published *from) {
             il_strmap_put(&p->rows, key, (void *)fp->row_snaps.v[i]);
         }
     } else if (read_policy_active(live)) /* what the read policy would read now, as of now */
-        for (uint32_t i = 0; i < live->rules.n; i++) {
-            const char *name = live->rules.v[i]->name;
-            const rel_t *rows = read_policy_rows(live, name);
+        for (uint32_t i = 0, n = read_policy_entries(live); i < n; i++) {
+            const char *name;
+            const rel_t *rows = read_policy_entry(live, i, &name);
             if (!rows) continue;
             char *key = strdup(name);
             const rel_t *snap = rel_snapshot((rel_t *)rows);
@@ -179,6 +293,10 @@ static void pin_graph_free(kg_graph *g) {
     }
     il_vec_free(p->views);
     il_vec_free(g->views);
+    g->rules.v = NULL;
+    g->rules.n = 0;
+    g->rule_names = (il_strmap){0};
+    rules_unref(p->rules);
     kg_catalog_free(g);
     kg_plan_cache_free(g);
     for (uint32_t i = 0; i < p->row_names.n; i++) {
@@ -424,8 +542,8 @@ static bool pins_recent(il_engine *e) {
            (at && exec_clock_ns() - at < PUBLISH_AFTER_PIN_NS);
 }
 
-void kg_publish(il_engine *e, kg_graph *g) {
-    if (g->published || e->txn || g->indexes.n || !pins_recent(e)) return;
+void kg_publish(il_engine *e, kg_graph *g, bool always) {
+    if (g->published || e->txn || g->indexes.n || !(always || pins_recent(e))) return;
     kg_published *pub = calloc(1, sizeof *pub);
     atomic_init(&pub->refs, 1);
     pub->commits = atomic_load_explicit(&e->commits, memory_order_relaxed);
@@ -473,6 +591,10 @@ void il_session_unpin(il_session *s) {
     pthread_mutex_unlock(&e->pins_mu);
     pins_remove(e, s->pin_seq);
     s->pin_seq = 0;
+}
+
+void il_session_set_publish(il_session *s, bool on) {
+    s->publish = on;
 }
 
 bool il_session_pinned(const il_session *s) {

@@ -93,12 +93,14 @@ static bool apply_rule_op(applier *a, enum kg_rec_op op) {
             kg_rule_drop(g, r);
         } else if (op == OP_RULE_CLEAR) {
             r->clauses.n = 0;
+            kg_rule_changed(r);
             g->version++;
         } else if (index >= 1 && index <= r->clauses.n) {
             uint32_t i = (uint32_t)(index - 1);
             memmove(&r->clauses.v[i], &r->clauses.v[i + 1],
                     (r->clauses.n - i - 1) * sizeof(iql_rule *));
             r->clauses.n--;
+            kg_rule_changed(r);
             g->version++;
             if (r->clauses.n == 0) kg_rule_drop(g, r); /* as `.rule remove` of the last one */
         }

@@ -170,6 +170,7 @@ static void undo_one(undo *u) {
         break;
     case U_CLAUSE_ADDED:
         if (u->rule->clauses.n) u->rule->clauses.n--;
+        kg_rule_changed(u->rule);
         g->version++;
         break;
     case U_RULE_DROPPED:
@@ -180,11 +181,13 @@ static void undo_one(undo *u) {
         break;
     case U_CLAUSE_REMOVED:
         VEC_INSERT(u->rule->clauses, u->index, u->clause);
+        kg_rule_changed(u->rule);
         g->version++;
         break;
     case U_RULE_CLEARED:
         u->rule->clauses.n = 0;
         for (size_t k = 0; k < u->count; k++) il_vec_push(u->rule->clauses, u->clauses[k]);
+        kg_rule_changed(u->rule);
         g->version++;
         break;
     }
@@ -285,6 +288,8 @@ bool il_txn_begin(il_session *s) {
     t->sess_facts = s->facts.n;
     t->sess_fact_vals = malloc((s->facts.n + 1) * sizeof *t->sess_fact_vals);
     for (uint32_t i = 0; i < s->facts.n; i++) t->sess_fact_vals[i] = s->facts.v[i]->vals.n;
+    /* readers that cannot wait for the whole transaction read the revision before it */
+    if (!s->pinned_live) kg_publish(e, s->kg, s->publish);
     e->txn = t;
     return true;
 }
@@ -346,6 +351,9 @@ void il_txn_rollback(il_session *s) {
        a graph whose version moved rebuild (to the same rows). */
     kg_delta_reset(e);
     kg_views_commit(e);
+    /* what was published before it is the state again, but its readers are told nothing
+       moved only until the next commit anyway */
+    kg_unpublish_all(e);
 }
 
 /* ---- precondition scopes ---- */

@@ -1120,7 +1120,14 @@ void srv_exec_job(srv_job *j) {
        cheap read look dear on a busy machine, and it stayed on the pool, paying two
        thread hand-offs a read: 902 of 1,100 reads of `?reach(1, Y)` did, under load. */
     uint64_t t0 = srv_thread_cpu_ns();
+    /* A write on the pool may be long, and reads arriving meanwhile go to the other
+       workers: it publishes the revision before it for them, so that none waits for it
+       (srv_pool.c). A write the I/O thread runs inline needs none: no read starts while
+       it runs. */
+    bool publish = rq->access == SRV_EXCLUSIVE && !rq->identity && !j->pinned;
+    if (publish) il_session_set_publish(rq->conn->session, true);
     srv_exec_run(rq);
+    if (publish) il_session_set_publish(rq->conn->session, false);
     rq->pool_run_ns = srv_thread_cpu_ns() - t0;
     if (!rq->pool_run_ns) rq->pool_run_ns = 1;
 }

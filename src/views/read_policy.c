@@ -174,6 +174,19 @@ const rel_t *read_policy_rows(kg_graph *g, const char *rel) {
     return rows && m->truth ? m->truth : rows;
 }
 
+uint32_t read_policy_entries(kg_graph *g) {
+    read_policy *p = *view_cat_policy(g);
+    return p ? p->rules.n : 0;
+}
+
+const rel_t *read_policy_entry(kg_graph *g, uint32_t i, const char **rel) {
+    maintained_rule *m = &(*view_cat_policy(g))->rules.v[i];
+    *rel = m->name;
+    if (!m->view) return NULL;
+    const rel_t *rows = view_current_rows(m->view);
+    return rows && m->truth ? m->truth : rows;
+}
+
 uint32_t read_policy_count(kg_graph *g) {
     read_policy *p = *view_cat_policy(g);
     uint32_t n = 0;

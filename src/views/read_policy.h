@@ -40,6 +40,11 @@ bool read_policy_active(kg_graph *g);
 /* The maintained rows of relation `rel` (a persistent rule), or NULL to evaluate it.
  * Meaningful only while read_policy_active. */
 const rel_t *read_policy_rows(kg_graph *g, const char *rel);
+/* The rules the policy decided on (a pin reads each maintained one's rows), by position:
+ * how many, and the i-th's name and rows as read_policy_rows gives them (NULL: not
+ * maintained). Meaningful only while read_policy_active. */
+uint32_t read_policy_entries(kg_graph *g);
+const rel_t *read_policy_entry(kg_graph *g, uint32_t i, const char **rel);
 /* The number of maintained rules of the graph (for tests). */
 uint32_t read_policy_count(kg_graph *g);
 /* The tuples their views hold (view_state_tuples; for tests). */

@@ -5,7 +5,9 @@
  * a log. Reader threads pin their session under the mutex, note the revision, run their
  * queries without it and unpin with or without it (half each); when a writer holds the
  * mutex they pin the revision it published instead, and note its number without the
- * mutex, checked after (il_session_pin_current). The queries run over the graph's rules
+ * mutex, checked after (il_session_pin_current); one writer publishes before each write
+ * and each transaction whoever reads (il_session_set_publish), the other only when pins
+ * ran lately. The queries run over the graph's rules
  * (recursion, an aggregate, a negation) and the maintained views earlier locked reads
  * made, every other reader with a session rule and fact of its own layered on its pin;
  * some reads run locked instead, to make and read those views. Afterwards the log is
@@ -115,6 +117,7 @@ static void program(uint64_t *rng, char *buf, size_t cap) {
 typedef struct writer_arg {
     uint64_t seed;
     int writes;
+    bool publish; /* its writes publish whether or not pins ran lately (transactions too) */
 } writer_arg;
 
 static void *write_loop(void *p) {
@@ -122,6 +125,7 @@ static void *write_loop(void *p) {
     uint64_t rng = w->seed;
     pthread_mutex_lock(&engine_mu);
     il_session *s = il_session_open(engine);
+    il_session_set_publish(s, w->publish);
     pthread_mutex_unlock(&engine_mu);
     for (int i = 0; i < w->writes; i++) {
         char text[128], logged[256];
@@ -283,7 +287,7 @@ int main(int argc, char **argv) {
         pthread_create(&rt[i], NULL, read_loop, &ra[i]);
     }
     for (int i = 0; i < WRITERS; i++) {
-        wa[i] = (writer_arg){seed * 31337 + (uint64_t)i * 65537 + 1, writes};
+        wa[i] = (writer_arg){seed * 31337 + (uint64_t)i * 65537 + 1, writes, i == 0};
         pthread_create(&wt[i], NULL, write_loop, &wa[i]);
     }
     for (int i = 0; i < WRITERS; i++) pthread_join(wt[i], NULL);

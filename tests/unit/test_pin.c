@@ -374,6 +374,89 @@ Test(pin, a_write_publishes_the_revision_before_it_for_readers_that_cannot_wait)
     il_session_close(w);
 }
 
+Test(pin, pins_of_one_version_share_its_rules_and_a_rule_change_makes_a_new_copy) {
+    il_session *w = il_session_open(unit_engine), *other = il_session_open(unit_engine);
+    chain(w);
+    kg_graph *live = w->kg;
+    cr_assert(il_session_pin(unit_session));
+    struct kg_rules_copy *first = live->rules_copy;
+    cr_assert(first, "the first pin copied the rules");
+    cr_assert(il_session_pin(other));
+    cr_expect_eq(live->rules_copy, first, "the second pin shares them");
+    /* a rule changed under both pins: they keep the rules of their revision */
+    ok(w, "+reach(X, Y) <- edge(Y, X)");
+    EXPECT_ANSWER(unit_session, "?reach(X, 1)", "");
+    il_session_unpin(unit_session);
+    EXPECT_ANSWER(unit_session, "?reach(X, 1)", "(2, 1)");
+    cr_assert(il_session_pin(unit_session));
+    cr_expect_neq(live->rules_copy, first, "a new version, a new copy");
+    EXPECT_ANSWER(unit_session, "?reach(X, 1)", "(2, 1)");
+    EXPECT_ANSWER(other, "?reach(X, 1)", "");
+    /* the rule dropped under the newer pin: it still reads it */
+    ok(w, ".rule drop reach");
+    EXPECT_ANSWER(unit_session, "?reach(X, 1)", "(2, 1)");
+    il_session_unpin(unit_session);
+    il_session_unpin(other);
+    EXPECT_ANSWER(unit_session, "?reach(X, 1)", "");
+    /* a rule added (the next copy patches the last one's names), then one dropped and
+       made again under its name (a new rule: its old copy is not taken) */
+    ok(w, "+q(X) <- edge(X, _)");
+    cr_assert(il_session_pin(unit_session));
+    EXPECT_ANSWER(unit_session, "?q(X)", "(1) (2)");
+    il_session_unpin(unit_session);
+    ok(w, ".rule drop q");
+    ok(w, "+q(X) <- edge(_, X)");
+    cr_assert(il_session_pin(unit_session));
+    EXPECT_ANSWER(unit_session, "?q(X)", "(2) (3)");
+    EXPECT_ANSWER(unit_session, "?reach(X, 1)", "");
+    il_session_unpin(unit_session);
+    il_session_close(w);
+    il_session_close(other);
+}
+
+Test(pin, a_session_set_to_publish_publishes_with_no_pin_lately) {
+    il_session *w = il_session_open(unit_engine);
+    sixty_edges(w);
+    il_session_set_publish(w, true);
+    /* no pin ever ran: only the setting makes the write publish */
+    pthread_t t;
+    cr_assert_eq(pthread_create(&t, NULL, long_delete, w), 0);
+    cr_assert(pin_while_published(unit_session), "the write published its revision before it");
+    cr_expect_eq(count_rows(unit_session, "?edge(X, Y)"), 60, "the revision before the write");
+    pthread_join(t, NULL);
+    il_session_unpin(unit_session);
+    cr_expect(!il_session_pin_published(unit_session), "its commit withdrew the publication");
+    il_session_close(w);
+}
+
+Test(pin, a_transaction_publishes_the_revision_before_it_until_it_ends) {
+    il_session *w = il_session_open(unit_engine);
+    sixty_edges(w);
+    il_session_set_publish(w, true);
+    cr_assert(il_txn_begin(w));
+    ok(w, "+edge(100, 101)");
+    ok(w, "-edge(0, 3)");
+    /* two statements of the transaction ran: a reader sees neither */
+    cr_assert(il_session_pin_published(unit_session), "published at its begin, kept");
+    cr_expect(il_session_pin_current(unit_session), "nothing committed yet");
+    EXPECT_ANSWER(unit_session, "?edge(100, Y)", "");
+    EXPECT_ANSWER(unit_session, "?edge(0, Y)", "(0, 3)");
+    il_session_unpin(unit_session);
+    cr_assert(il_txn_commit(w, NULL));
+    cr_expect(!il_session_pin_published(unit_session), "its commit withdrew the publication");
+    EXPECT_ANSWER(unit_session, "?edge(100, Y)", "(100, 101)");
+    /* rolled back: withdrawn too, and nothing of it is seen */
+    cr_assert(il_txn_begin(w));
+    ok(w, "+edge(200, 201)");
+    cr_assert(il_session_pin_published(unit_session));
+    EXPECT_ANSWER(unit_session, "?edge(200, Y)", "");
+    il_session_unpin(unit_session);
+    il_txn_rollback(w);
+    cr_expect(!il_session_pin_published(unit_session));
+    EXPECT_ANSWER(unit_session, "?edge(200, Y)", "");
+    il_session_close(w);
+}
+
 Test(pin, a_session_whose_graph_was_dropped_under_its_pin_is_cleared_before_it_reads_again) {
     il_session *w = il_session_open(unit_engine), *probe = il_session_open(unit_engine);
     sixty_edges(w);
