@@ -193,12 +193,13 @@ il_result *il_session_use(il_session *s, const char *graph);
  * engine's statements are serialized (the engine is not safe for concurrent statements),
  * fixes the session's graph as it is now: its stored relations, its rules, and the rows
  * of its maintained rules, at the cost of a copy-on-write snapshot of each relation and a
- * copy of each rule. Until il_session_unpin, the session may execute queries (`?...`
- * statements only) on another thread while other sessions execute anything; what the
- * queries read is the pinned revision, and its memory stays until the unpin. The
+ * copy of each rule. Until il_session_unpin, the session may execute queries (`?...`)
+ * and explanations (`.why`, `.why full`, `.why_not`) on another thread while other
+ * sessions execute anything; what they read is the pinned revision, and its memory stays
+ * until the unpin. The
  * session's own facts and rules are read with it, as ever. False (nothing pinned) when a
  * transaction is open or the graph has vector indexes: such reads run serialized, as
- * before. A statement other than a query executed while pinned is refused. */
+ * before. Any other statement executed while pinned is refused. */
 bool il_session_pin(il_session *s);
 /* Ends the pin: the session reads its graph as it is again (the graph named now: one
  * dropped meanwhile left the session on `default`, its session state cleared, as for any

@@ -191,9 +191,7 @@ size_t il_engine_graphs(il_engine *e, il_name_fn fn, void *ctx) {
     return n;
 }
 
-/* Statements whose strings can die with their result: queries and explanations, which
- * keep nothing (a rule a query makes maintained is built outside the query's scope). */
-static bool reads_only(const iql_stmt *st) {
+bool kg_stmt_reads_only(const iql_stmt *st) {
     if (st->kind == IQL_STMT_QUERY) return true;
     if (st->kind != IQL_STMT_META) return false;
     iql_meta_kind k = st->u.meta.kind;
@@ -230,7 +228,9 @@ static il_result *statement(il_session *s, const char *text, size_t len, const i
         if (!st)
             r = res_parse_error(err ? err : "Parse error");
         else {
-            bool reads = reads_only(st);
+            /* their strings can die with their result (a rule a query makes maintained
+               is built outside the query's scope) */
+            bool reads = kg_stmt_reads_only(st);
             if (reads) strings = il_intern_scope_new();
             /* readers that cannot wait for this write read the revision before it */
             if (!reads && !s->pinned_live) kg_publish(s->e, s->kg, s->publish);

@@ -580,8 +580,10 @@ il_result *kg_exec_meta(il_session *s, const iql_meta *m, il_arena *a) {
     case IQL_META_WHY_FULL:
     case IQL_META_WHY_NOT: {
         il_intern_scope *previous = kg_strings_enter(s);
+        kg_pin_enter(s->kg); /* on a pin, its proving queries read private copies */
         il_result *r = m->kind == IQL_META_WHY_NOT ? kg_why_not(s, m, a)
                                                    : kg_why(s, m, a, m->kind == IQL_META_WHY_FULL);
+        kg_pin_leave(s->kg);
         kg_strings_leave(s, previous);
         return r;
     }

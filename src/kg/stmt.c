@@ -714,8 +714,9 @@ il_result *kg_exec_stmt(il_session *s, const iql_stmt *st, il_arena *a) {
     /* A pinned session reads its pinned copy beside writers: none of the engine's commit
        state below is its to touch. */
     if (s->kg->pin) {
-        if (st->kind != IQL_STMT_QUERY)
-            return res_error("Only queries run on a pinned session (il_session_pin)");
+        if (!kg_stmt_reads_only(st))
+            return res_error("Only queries and explanations run on a pinned session "
+                             "(il_session_pin)");
         return exec_stmt(s, st, a);
     }
     store *log = s->e->store;

@@ -1096,17 +1096,23 @@ void srv_exec_free_stmts(srv_stmt *sts, size_t n) {
     free(sts);
 }
 
+/* Whether the statement is meta command `word` (followed by nothing or a blank). */
+static bool is_meta(const char *p, size_t k, const char *word) {
+    size_t n = strlen(word);
+    return k >= n && memcmp(p, word, n) == 0 && (k == n || p[n] == ' ' || p[n] == '\t');
+}
+
 void srv_exec_classify(const srv_stmt *sts, size_t n, bool *read_only, bool *identity,
                        bool *fact_writes) {
     bool queries = true, facts = true, user_or_key = false;
     for (size_t i = 0; i < n; i++) {
         const char *end = sts[i].text + sts[i].len, *p = stmt_start(sts[i].text, end);
         size_t k = (size_t)(end - p);
-        queries = queries && k > 0 && *p == '?';
+        /* explanations write nothing either, and run pinned beside writes as queries do */
+        queries =
+            queries && ((k > 0 && *p == '?') || is_meta(p, k, ".why") || is_meta(p, k, ".why_not"));
         facts = facts && !sts[i].unterminated && is_fact_write(p, k);
-        user_or_key = !sts[i].unterminated &&
-                      ((k >= 5 && memcmp(p, ".user", 5) == 0 && (k == 5 || p[5] == ' ')) ||
-                       (k >= 7 && memcmp(p, ".apikey", 7) == 0 && (k == 7 || p[7] == ' ')));
+        user_or_key = !sts[i].unterminated && (is_meta(p, k, ".user") || is_meta(p, k, ".apikey"));
     }
     *read_only = n > 0 && queries;
     *identity = n == 1 && user_or_key;

@@ -456,6 +456,8 @@ async def t_expect_revision(srv):
                       "expect_epoch": "0000000000000000"})
     assert f["code"] == "precondition_failed" and "stream_epoch" in f["message"], f
     for bad in ({"program": "?e(X)", "expect_revision": rev + 1},
+                {"program": ".why ?e(X)", "expect_revision": rev + 1},
+                {"program": ".why_not e(9)", "expect_revision": rev + 1},
                 {"program": "+e(7)", "expect_revision": -1},
                 {"program": "+e(7)", "expect_revision": "1"},
                 {"program": "+e(7)", "expect_epoch": "x"}):

@@ -414,6 +414,52 @@ Test(pin, pins_of_one_version_share_its_rules_and_a_rule_change_makes_a_new_copy
     il_session_close(other);
 }
 
+/* A statement's rows and its proof trees (or its lines), as one string. */
+static char *explained(il_session *s, const char *stmt) {
+    il_result *r = il_execute(s, stmt, strlen(stmt));
+    il_buf b;
+    il_buf_init(&b);
+    for (size_t i = 0; il_result_kind_of(r) == IL_RESULT_TABLE && i < il_result_nrows(r); i++) {
+        unit_row_text(r, i, &b);
+        il_buf_putc(&b, ' ');
+    }
+    const char *trees = il_result_proof_trees(r);
+    il_buf_puts(&b, trees ? trees : "");
+    for (size_t i = 0; il_result_kind_of(r) != IL_RESULT_TABLE && i < il_result_nlines(r); i++)
+        il_buf_puts(&b, il_result_line(r, i));
+    il_result_free(r);
+    return il_buf_take(&b);
+}
+
+Test(pin, explanations_run_pinned_on_the_pinned_revision) {
+    il_session *w = il_session_open(unit_engine);
+    chain(w);
+    ok(w, "+node[(1), (2), (3), (4)]");
+    ok(w, "+far(X) <- node(X), !reach(1, X)");
+    char *why = explained(unit_session, ".why ?reach(1, Y)");
+    char *why_not = explained(unit_session, ".why_not reach(1, 4)");
+    char *why_far = explained(unit_session, ".why full ?far(X)");
+    cr_assert(il_session_pin(unit_session));
+    ok(w, "+edge(3, 4)"); /* after the pin: the explanations do not see it */
+    char *got = explained(unit_session, ".why ?reach(1, Y)");
+    cr_expect_str_eq(got, why);
+    free(got);
+    got = explained(unit_session, ".why_not reach(1, 4)");
+    cr_expect_str_eq(got, why_not);
+    free(got);
+    got = explained(unit_session, ".why full ?far(X)");
+    cr_expect_str_eq(got, why_far);
+    free(got);
+    il_session_unpin(unit_session);
+    got = explained(unit_session, ".why ?reach(1, Y)");
+    cr_expect_str_neq(got, why, "the write is seen once unpinned");
+    free(got);
+    free(why);
+    free(why_not);
+    free(why_far);
+    il_session_close(w);
+}
+
 Test(pin, a_session_set_to_publish_publishes_with_no_pin_lately) {
     il_session *w = il_session_open(unit_engine);
     sixty_edges(w);
