@@ -110,7 +110,7 @@ static srv_job *job_of(srv_lane_node *n) {
 
 /* A read that found the engine busy and nothing published: the write holding the engine
  * may publish the revision before it in a moment (it does once it has parsed its
- * statement), so the read looks again a few times, for about a millisecond, before it
+ * statement), so the read looks again a few times, for about 1.5 ms in all, before it
  * waits for the lock like any job: a holder that publishes nothing (a read under the
  * lock, a write begun before this) is not waited for in a spin. Returns whether it
  * pinned the published revision; else it holds the engine lock. */
