@@ -381,11 +381,14 @@ const char *il_prepared_meta_text(const il_prepared *p, size_t i);
 const char *il_prepared_error(const il_prepared *p, size_t i);
 /* How statement i would take part in a transaction (il_statement_txn_part). */
 il_txn_part il_prepared_txn_part(const il_prepared *p, size_t i);
-/* Whether statement i of p, executed on the session now, may run pinned: a query (the
- * first read of a persistent rule with nothing bound, which makes the rule a maintained
- * view, makes it on the pin; the graph adopts it after the unpin). Call it where
- * statements are serialized. */
-bool il_prepared_pinnable(il_session *s, const il_prepared *p, size_t i);
+/* Whether statement i of p only reads and keeps nothing, and so may run pinned: a query
+ * (the first read of a persistent rule with nothing bound, which makes the rule a
+ * maintained view, makes it on the pin; the graph adopts it after the unpin), an
+ * explanation (`.why`, `.why full`, `.why_not`), or a listing of the session's graph or
+ * session (`.kg` alone, `.rel`, `.rel <name>`, `.rule`, `.rule <name>`, `.rule def
+ * <name>`, `.session`); also a statement that does not parse (its error is all it does).
+ * Any thread. */
+bool il_prepared_pinnable(const il_prepared *p, size_t i);
 /* The relations statement i names in its session's graph: fn(ctx, name, writes) for each
  * place one appears, in order (a name may come more than once), written ones (inserted into,
  * deleted from, a rule's or schema's relation) with writes true, those read (a query's or body's

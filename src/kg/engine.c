@@ -194,8 +194,23 @@ size_t il_engine_graphs(il_engine *e, il_name_fn fn, void *ctx) {
 bool kg_stmt_reads_only(const iql_stmt *st) {
     if (st->kind == IQL_STMT_QUERY) return true;
     if (st->kind != IQL_STMT_META) return false;
-    iql_meta_kind k = st->u.meta.kind;
-    return k == IQL_META_WHY || k == IQL_META_WHY_FULL || k == IQL_META_WHY_NOT;
+    switch (st->u.meta.kind) {
+    case IQL_META_WHY:
+    case IQL_META_WHY_FULL:
+    case IQL_META_WHY_NOT:
+    /* listings of the session's own graph (a pin's copy has its catalog) and session;
+       not `.kg list` or `.status`, which read the engine's list of graphs */
+    case IQL_META_KG_SHOW:
+    case IQL_META_REL_LIST:
+    case IQL_META_REL_SHOW:
+    case IQL_META_RULE_LIST:
+    case IQL_META_RULE_SHOW:
+    case IQL_META_RULE_DEF:
+    case IQL_META_SESSION_LIST:
+        return true;
+    default:
+        return false;
+    }
 }
 
 /* One statement under the session's guard; `stored`: a query over stored state only,

@@ -329,8 +329,9 @@ rel_t *kg_rel_data(kg_graph *g, kg_relation *r, uint32_t arity);
 /* Drops the relation's stored facts. */
 void kg_rel_drop_data(kg_graph *g, kg_relation *r);
 kg_rule *kg_rule_find(kg_graph *g, const char *name);
-/* Whether st only reads and keeps nothing: a query or an explanation (`.why`,
- * `.why full`, `.why_not`). Such statements run on a pinned session. */
+/* Whether st only reads and keeps nothing: a query, an explanation (`.why`, `.why full`,
+ * `.why_not`) or a listing of the session's graph or session (il_prepared_pinnable). Such
+ * statements run on a pinned session. */
 bool kg_stmt_reads_only(const iql_stmt *st);
 kg_rule *kg_rule_get(kg_graph *g, const char *name); /* creates an empty rule */
 /* Its clauses changed (or it is new): a new generation. Wherever clauses change. */

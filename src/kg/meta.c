@@ -220,7 +220,10 @@ static il_result *query_all(il_session *s, const char *rel, const char *const *v
     for (uint32_t i = 0; i < n; i++) q.goal.args[i] = new_var(a, vars[i]);
     q.limit = -1;
     kg_query_opts o = {.with_session = with_session};
-    return kg_query(s, &q, o);
+    kg_pin_enter(s->kg); /* on a pin, its evaluation reads private copies where needed */
+    il_result *r = kg_query(s, &q, o);
+    kg_pin_leave(s->kg);
+    return r;
 }
 
 static il_result *meta_rel_show(il_session *s, const char *name, il_arena *a) {

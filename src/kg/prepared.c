@@ -314,9 +314,9 @@ uint64_t il_statements_parsed(void) {
     return iql_parse_count();
 }
 
-bool il_prepared_pinnable(il_session *s, const il_prepared *p, size_t i) {
+bool il_prepared_pinnable(const il_prepared *p, size_t i) {
     const prep_stmt *ps = &p->v[i];
     if (ps->kind == IL_STATEMENT_INVALID || ps->kind == IL_STATEMENT_UNTERMINATED) return true;
-    (void)s; /* a query that would make a view makes it on the pin (kg_pin_note_query) */
+    /* a query that would make a view makes it on the pin (kg_pin_note_query) */
     return kg_stmt_reads_only(&ps->st);
 }

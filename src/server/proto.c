@@ -228,9 +228,8 @@ static bool writes_nothing(const char *prog, size_t len, srv_stmt **sts, size_t 
 
 /* An execute with its optional revision precondition (protocol-later.md 1.3): an integer
  * expect_revision >= 0, and expect_epoch (a string) and expect_relations (a non-empty array
- * of names) that need it. Programs of queries
- * and explanations only, and .subscribe / .unsubscribe, write nothing and may not carry
- * one. */
+ * of names) that need it. Programs of queries, explanations and listings only, and
+ * .subscribe / .unsubscribe, write nothing and may not carry one. */
 static void expect_check(srv_conn *c, const char *id, const char *prog, size_t len, json_t *root,
                          int64_t timeout) {
     json_t *rev = json_object_get(root, "expect_revision");

@@ -1108,9 +1108,12 @@ void srv_exec_classify(const srv_stmt *sts, size_t n, bool *read_only, bool *ide
     for (size_t i = 0; i < n; i++) {
         const char *end = sts[i].text + sts[i].len, *p = stmt_start(sts[i].text, end);
         size_t k = (size_t)(end - p);
-        /* explanations write nothing either, and run pinned beside writes as queries do */
-        queries =
-            queries && ((k > 0 && *p == '?') || is_meta(p, k, ".why") || is_meta(p, k, ".why_not"));
+        /* explanations and listings write nothing either, and run pinned beside writes as
+           queries do */
+        queries = queries && ((k > 0 && *p == '?') ||
+                              (k > 0 && *p == '.' &&
+                               il_prepared_kind(sts[i].prep, sts[i].index) == IL_STATEMENT_META &&
+                               il_prepared_pinnable(sts[i].prep, sts[i].index)));
         facts = facts && !sts[i].unterminated && is_fact_write(p, k);
         user_or_key = !sts[i].unterminated && (is_meta(p, k, ".user") || is_meta(p, k, ".apikey"));
     }
@@ -1152,7 +1155,7 @@ bool srv_exec_pin(srv_job *j) {
     } else {
         if (!rq->stmts) rq->stmts = srv_exec_split(rq->program, rq->len, &rq->nstmts);
         for (size_t i = 0; i < rq->nstmts; i++)
-            if (!il_prepared_pinnable(s, rq->stmts[i].prep, rq->stmts[i].index)) return false;
+            if (!il_prepared_pinnable(rq->stmts[i].prep, rq->stmts[i].index)) return false;
     }
     if (!il_session_pin(s)) return false;
     rq->pinned_revision = srv_revision(rq->conn->srv, il_session_graph(s));

@@ -214,8 +214,7 @@ bool srv_read_pinnable(srv_req *rq) {
         p += strlen(p) + 1; /* the name */
         il_prepared *q = prepared(rq, n, i, p);
         p += strlen(p) + 1;
-        if (il_prepared_count(q) == 1 && !il_prepared_pinnable(rq->conn->session, q, 0))
-            return false;
+        if (il_prepared_count(q) == 1 && !il_prepared_pinnable(q, 0)) return false;
     }
     return true;
 }

@@ -230,9 +230,9 @@ async def t_read_beside_a_long_write_with_no_read_before(binary):
     """A write on the pool publishes the revision before it whether or not reads ran
     lately, and a program of several statements publishes it for its whole transaction:
     a read that arrives meanwhile, on a server that had run no read yet, answers at once
-    as of that revision, and so does an explanation (`.why`). With only the writes that
-    follow pinned reads publishing, the read would wait for the write; with explanations
-    serialized, the `.why` would."""
+    as of that revision, and so do an explanation (`.why`) and a listing (`.rule`). With
+    only the writes that follow pinned reads publishing, the read would wait for the
+    write; with explanations and listings serialized, they would."""
     if is_sanitized(binary):
         # an order of replies under load, on the normal build; under the sanitizers the
         # same paths run in test_pin (ASan) and the threads test (TSan)
@@ -253,6 +253,10 @@ async def t_read_beside_a_long_write_with_no_read_before(binary):
             why = await run(b, ".why ?edge(100, Y)")
             assert not write.done(), "the explanation waited for " + program
             assert why["type"] == "result" and why["rows"] == [], why
+            # and so does a listing
+            rules = await run(b, ".rule")
+            assert not write.done(), "the listing waited for " + program
+            assert rules["type"] == "result", rules
             f = await write
             assert f["type"] == "result" and not f["errors"], f
         f = await run(b, "?edge(100, Y)")

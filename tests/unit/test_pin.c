@@ -145,10 +145,26 @@ Test(pin, which_queries_may_run_pinned) {
     const char *unbound = "?reach(X, Y)", *write = "+edge(5, 6)";
     il_prepared *u = il_prepare(unbound, strlen(unbound));
     il_prepared *w = il_prepare(write, strlen(write));
-    cr_expect(il_prepared_pinnable(unit_session, u, 0), "the first unbound read too");
-    cr_expect(!il_prepared_pinnable(unit_session, w, 0));
+    cr_expect(il_prepared_pinnable(u, 0), "the first unbound read too");
+    cr_expect(!il_prepared_pinnable(w, 0));
     il_prepared_free(u);
     il_prepared_free(w);
+    /* explanations and the session graph's listings read only; what writes or reads
+       the engine's list of graphs does not run pinned */
+    static const struct {
+        const char *text;
+        bool pinnable;
+    } metas[] = {{".why ?reach(1, Y)", true}, {".why full ?reach(1, Y)", true},
+                 {".why_not reach(1, 9)", true}, {".kg", true}, {".rel", true},
+                 {".rel edge", true}, {".rule", true}, {".rule reach", true},
+                 {".rule def reach", true}, {".session", true}, {".kg list", false},
+                 {".status", false}, {".rule drop reach", false}, {".kg create g", false},
+                 {".session clear", false}, {".rel drop edge", false}, {".compact", false}};
+    for (size_t i = 0; i < sizeof metas / sizeof metas[0]; i++) {
+        il_prepared *p = il_prepare(metas[i].text, strlen(metas[i].text));
+        cr_expect_eq(il_prepared_pinnable(p, 0), metas[i].pinnable, "%s", metas[i].text);
+        il_prepared_free(p);
+    }
 }
 
 /* A first unbound read of a rule as a pinned read: reach's rows, its view made on the
@@ -457,6 +473,33 @@ Test(pin, explanations_run_pinned_on_the_pinned_revision) {
     free(why);
     free(why_not);
     free(why_far);
+    il_session_close(w);
+}
+
+Test(pin, listings_run_pinned_on_the_pinned_revision) {
+    il_session *w = il_session_open(unit_engine);
+    chain(w);
+    ok(unit_session, "mine(X) <- edge(X, _)");
+    static const char *const listings[] = {".kg", ".rel", ".rel edge", ".rule", ".rule reach",
+                                           ".rule def reach", ".session"};
+    enum { N = sizeof listings / sizeof listings[0] };
+    char *before[N];
+    for (int i = 0; i < N; i++) before[i] = explained(unit_session, listings[i]);
+    cr_assert(il_session_pin(unit_session));
+    /* after the pin: a relation, a fact and a clause the listings do not see */
+    ok(w, "+edge(3, 4)");
+    ok(w, "+hop(X, Y) <- edge(X, Y)");
+    ok(w, "+reach(X, Y) <- edge(Y, X)");
+    for (int i = 0; i < N; i++) {
+        char *got = explained(unit_session, listings[i]);
+        cr_expect_str_eq(got, before[i], "%s", listings[i]);
+        free(got);
+    }
+    il_session_unpin(unit_session);
+    char *rules = explained(unit_session, ".rule");
+    cr_expect_str_neq(rules, before[3], "the new rule is listed once unpinned");
+    free(rules);
+    for (int i = 0; i < N; i++) free(before[i]);
     il_session_close(w);
 }
 
