@@ -48,6 +48,9 @@ typedef struct drun {
     tupleset *eph;  /* the query's new rows, or its whole answer when `whole` */
     bool whole;
     uint32_t head;
+    /* the running stratum's: its plus comes from the difference afterwards (evaluated
+       again), not from each addition; a recursion follows (new tuples go to `next`) */
+    bool diffed, rounds;
 } drun;
 
 /* How a stratum takes the session's part (see the top of the file). */
@@ -191,10 +194,14 @@ static void add_tuple(drun *r, uint32_t pred, const val_t *t) {
         return;
     }
     if (!rel_insert(h->full, t)) return;
-    if (!d->plus) d->plus = rel_new_counted(h->arity);
-    if (!d->next) d->next = rel_new_counted(h->arity);
-    rel_insert(d->plus, t);
-    rel_insert(d->next, t);
+    if (!r->diffed) {
+        if (!d->plus) d->plus = rel_new_counted(h->arity);
+        rel_insert(d->plus, t);
+    }
+    if (r->rounds) {
+        if (!d->next) d->next = rel_new_counted(h->arity);
+        rel_insert(d->next, t);
+    }
 }
 
 /* Runs clause c, seeded at op `seed` with the tuples of `from` (seed < 0: unseeded),
@@ -222,10 +229,13 @@ static void run_whole(drun *r, const plan_clause *c) {
     tupleset_init(&bindings, c->nslots ? c->nslots : 1);
     vexec x = {.emit = emit_binding, .ctx = &bindings, .spent = spent};
     vx_run_clause(&x, c, -1, (vsrc){0}, src_of, r, NULL, NULL);
-    rel_t *rows = rel_new(h->arity);
+    /* straight into the state when nothing else needs to see each row */
+    bool direct = r->diffed && !r->rounds && c->head_pred != r->p->query_pred;
+    rel_t *rows = direct ? h->full : rel_new(h->arity);
     if (!x.stop && !exec_aggregate(c, bindings.tuples, bindings.n, rows) && !g_x->error)
         g_x->error = EXEC_STOPPED;
     tupleset_free(&bindings);
+    if (direct) return;
     rel_cursor cur;
     rel_seek(rows, 0, NULL, 0, &cur);
     for (const val_t *t; !x.stop && !g_x->error && (t = rel_next(&cur, NULL));)
@@ -289,11 +299,20 @@ static void redo_end(drun *r, const plan_stratum *st, rel_t **old) {
         if (!old[i]) continue;
         plan_pred *pp = &r->p->preds.v[st->preds[i]];
         dpred *d = &r->d[st->preds[i]];
-        if (d->plus) rel_free(d->plus);
         d->plus = rel_new_counted(pp->arity);
         d->minus = rel_new_counted(pp->arity);
-        rel_insert_missing(d->plus, pp->full, old[i]);
-        rel_insert_missing(d->minus, old[i], pp->full);
+        /* both in the primary index's word order: one merged walk, no lookups */
+        rel_cursor a, b;
+        rel_seek(old[i], 0, NULL, 0, &a);
+        rel_seek(pp->full, 0, NULL, 0, &b);
+        const val_t *was = rel_next(&a, NULL), *now = rel_next(&b, NULL);
+        while (was || now) {
+            int c = !now ? -1 : !was ? 1 : kg_words_cmp(was, now, pp->arity);
+            if (c < 0) rel_insert(d->minus, was);
+            if (c > 0) rel_insert(d->plus, now);
+            if (c <= 0) was = rel_next(&a, NULL);
+            if (c >= 0) now = rel_next(&b, NULL);
+        }
         rel_free(old[i]);
     }
 }
@@ -303,6 +322,8 @@ static void run_stratum(drun *r, const plan_stratum *st, stratum_way way, exec_c
     rel_t *old_small[8];
     rel_t **old = st->npreds <= 8 ? old_small : malloc(st->npreds * sizeof *old);
     for (uint32_t i = 0; i < st->npreds; i++) r->d[st->preds[i]].in_stratum = true;
+    r->diffed = way == WAY_REDO;
+    r->rounds = st->recursive;
     if (way == WAY_REDO)
         redo_start(r, st, old, x);
     else
