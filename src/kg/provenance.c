@@ -14,10 +14,12 @@
  * persistent when the graph's answer has it, ephemeral otherwise; rows of the graph's
  * answer the session takes away are not in the answer.
  *
- * Some programs are not run that way (prov_delta_sound): a vector search over what the
- * session may change (not a step the delta runs), an unstratified program (session rules
- * in a cycle through a negation or an aggregate), session facts of a relation that also
- * has rules, a clause of the session that cannot be compiled. Then, as before, the query
+ * Some programs are not run that way (prov_delta_sound): a recursion the session may take
+ * tuples from or that reads what it changes through a negation or an aggregate
+ * (evaluating it again by the delta's clause steps is far slower than a run), a vector
+ * search over what the session may change (not a step the delta runs), an unstratified
+ * program (session rules in a cycle through a negation or an aggregate), session facts of
+ * a relation that also has rules, a clause of the session that cannot be compiled. Then, as before, the query
  * runs with the session and once more without it, and a row is persistent when the
  * second run has it too. */
 #include <stdlib.h>
