@@ -303,9 +303,10 @@ void kg_split_free(kg_split *split);
 /* kg_query_rows with the session, telling its rows apart into *split (provenance.c). */
 const char *kg_query_rows_split(il_session *s, const iql_rule *q, val_t **rows, size_t *nrows,
                                 uint32_t *arity, kg_split *split);
-/* The query's rows with the session, and the ephemeral ones (KG_SPLIT_EPHEMERAL) in one
- * evaluation (query.c, prov_delta.c); leaves split->kind KG_SPLIT_PERSISTENT with no rows
- * and runs nothing when that is not sound (prov_delta_sound). */
+/* The query's rows with the session, and the ephemeral ones (KG_SPLIT_EPHEMERAL: those
+ * the graph's own answer lacks) in one evaluation (query.c, prov_delta.c); leaves
+ * split->kind KG_SPLIT_PERSISTENT with no rows and runs nothing when that is not possible
+ * (prov_delta_sound). */
 const char *kg_query_rows_delta(il_session *s, const iql_rule *q, val_t **rows, size_t *nrows,
                                 uint32_t *arity, kg_split *split);
 /* Rows of w words compared in word order (the order tuple_sort leaves them in), and

@@ -7,16 +7,21 @@
  * persistent and the query runs as any other. Otherwise it runs once, in two steps
  * (prov_delta.c): its program, planned over the graph's rules and the session's, first
  * runs without the session's clauses and facts, which gives the graph's own answer (the
- * persistent rows); then the session's facts and rules are added to that state as an
- * insertion delta, semi-naively, and the rows this adds are the ephemeral ones.
+ * persistent candidates); then the session's facts and rules are applied to that state
+ * stratum by stratum, only to the strata they reach: as an insertion delta where they
+ * only add, and by evaluating a stratum again where it reads what they change through a
+ * negation or an aggregate, or reads a relation that lost rows. A row of the answer is
+ * persistent when the graph's answer has it, ephemeral otherwise; rows of the graph's
+ * answer the session takes away are not in the answer.
  *
- * Adding is not sound when the session's part can take rows away or is not a step the
- * delta can run: a negation or an aggregate over a relation the session may change (its
- * facts, its rules' heads, and what reads them), a vector search there, an unstratified
+ * Some programs are not run that way (prov_delta_sound): a recursion the session may take
+ * tuples from or that reads what it changes through a negation or an aggregate
+ * (evaluating it again by the delta's clause steps is far slower than a run), a vector
+ * search over what the session may change (not a step the delta runs), an unstratified
  * program (session rules in a cycle through a negation or an aggregate), session facts of
- * a relation that also has rules, a clause of the session that cannot be compiled. Then,
- * as before, the query runs with the session and once more without it, and a row is
- * persistent when the second run has it too. */
+ * a relation that also has rules, a clause of the session that cannot be compiled. Then, as before, the query
+ * runs with the session and once more without it, and a row is persistent when the
+ * second run has it too. */
 #include <stdlib.h>
 #include <string.h>
 

@@ -365,6 +365,43 @@ static void add_new_rows(val_t **rows, size_t *nrows, uint32_t w, tupleset *eph,
     eph->n = 0;
 }
 
+/* The query's answer when its stratum was evaluated again (answer, in word order): the
+   rows of the graph's answer (*rows, in word order) that it lacks are gone, those it adds
+   are the ephemeral ones, going to the split; *rows becomes the answer. */
+static void take_answer(val_t **rows, size_t *nrows, uint32_t w, tupleset *answer,
+                        kg_split *split) {
+    if (!w) {
+        bool graph_has = *nrows > 0;
+        il_mem_free(*rows);
+        *rows = NULL;
+        *nrows = 0;
+        if (!answer->n) return;
+        *rows = il_mem_alloc(sizeof **rows);
+        *nrows = 1;
+        if (graph_has) return;
+        split->rows = il_mem_alloc(sizeof **rows);
+        split->nrows = 1;
+        return;
+    }
+    val_t *eph = il_mem_alloc((answer->n ? answer->n : 1) * w * sizeof *eph);
+    size_t n = 0;
+    for (size_t i = 0; i < answer->n; i++) {
+        const val_t *t = &answer->tuples[i * w];
+        if (!kg_rows_have(*rows, *nrows, w, t)) memcpy(&eph[n++ * w], t, w * sizeof *t);
+    }
+    il_mem_free(*rows);
+    *rows = answer->tuples;
+    *nrows = answer->n;
+    answer->tuples = NULL;
+    answer->n = 0;
+    if (n) {
+        split->rows = eph;
+        split->nrows = n;
+    } else {
+        il_mem_free(eph);
+    }
+}
+
 const char *kg_query_rows_delta(il_session *s, const iql_rule *q, val_t **rows, size_t *nrows,
                                 uint32_t *arity, kg_split *split) {
     static _Thread_local char errbuf[1024];
@@ -385,7 +422,8 @@ const char *kg_query_rows_delta(il_session *s, const iql_rule *q, val_t **rows, 
         plan_pred *qp = &p->preds.v[p->query_pred];
         tupleset eph;
         tupleset_init(&eph, qp->arity);
-        if (!exec_run(p, &x) || (err = prov_delta_run(p, s, &x, &eph))) {
+        bool whole = false;
+        if (!exec_run(p, &x) || (err = prov_delta_run(p, s, &x, &eph, &whole))) {
             snprintf(errbuf, sizeof errbuf, "%s", err ? err : x.error);
             err = errbuf;
         } else {
@@ -394,7 +432,10 @@ const char *kg_query_rows_delta(il_session *s, const iql_rule *q, val_t **rows, 
             *arity = w;
             split->kind = KG_SPLIT_EPHEMERAL;
             if (!err && eph.n && w && !tuple_sort(eph.tuples, eph.n, w)) err = EXEC_STOPPED;
-            if (!err && eph.n) add_new_rows(rows, nrows, w, &eph, split);
+            if (!err && whole)
+                take_answer(rows, nrows, w, &eph, split);
+            else if (!err && eph.n)
+                add_new_rows(rows, nrows, w, &eph, split);
         }
         tupleset_free(&eph);
         if (guard && guard->stop) err = il_stop_message(guard->stop);
