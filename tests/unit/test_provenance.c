@@ -351,6 +351,20 @@ static void rows_text(il_result *r, il_buf *rows, il_buf *marks) {
     }
 }
 
+/* Statement `stmt` (a fact or a rule, without its `+`) into s, as the session's when
+ * `session`, else persistent, and into ref persistent: ref holds what s's session
+ * evaluation should give. */
+static void both_ways(il_session *s, il_session *ref, const char *stmt, bool session) {
+    il_buf b;
+    il_buf_init(&b);
+    il_buf_printf(&b, "%s%s", session ? "" : "+", stmt);
+    unit_run(s, il_buf_str(&b));
+    il_buf_clear(&b);
+    il_buf_printf(&b, "+%s", stmt);
+    unit_run(ref, il_buf_str(&b));
+    il_buf_free(&b);
+}
+
 Test(provenance, random_graphs_agree_with_a_second_run) {
     static const char *const queries[] = {"?reach(X, Y)", "?reach(3, Y)", "?reach(X, 5)",
                                           "?two(X, Y)",   "?both(X)",     "?edge(X, Y)"};
@@ -370,22 +384,14 @@ Test(provenance, random_graphs_agree_with_a_second_run) {
         for (int i = 0; i < 4; i++) {
             /* the last rules are the session's in some rounds */
             bool session = round % 3 == 1 && i >= 2;
-            il_buf_clear(&b);
-            il_buf_printf(&b, "%s%s", session ? "" : "+", rules[i]);
-            unit_run(unit_session, il_buf_str(&b));
-            il_buf_clear(&b);
-            il_buf_printf(&b, "+%s", rules[i]);
-            unit_run(ref, il_buf_str(&b));
+            both_ways(unit_session, ref, rules[i], session);
         }
         for (int i = 0; i < 30; i++) {
             int x = (int)((unit_random(&rnd) + 1) * 6), y = (int)((unit_random(&rnd) + 1) * 6);
             bool session = i % 5 == 4;
-            il_buf_clear(&b);
-            il_buf_printf(&b, "%sedge(%d, %d)", session ? "" : "+", x, y);
-            unit_run(unit_session, il_buf_str(&b));
-            il_buf_clear(&b);
-            il_buf_printf(&b, "+edge(%d, %d)", x, y);
-            unit_run(ref, il_buf_str(&b));
+            char fact[64];
+            snprintf(fact, sizeof fact, "edge(%d, %d)", x, y);
+            both_ways(unit_session, ref, fact, session);
         }
         for (size_t q = 0; q < sizeof queries / sizeof *queries; q++) {
             const char *text = queries[q];
@@ -453,47 +459,28 @@ static void random_program(il_session *s, il_session *ref, uint64_t *rnd, int ro
     snprintf(rules[n++], sizeof rules[0], "q(X) <- z(X), !e(X, X)");
     /* rules from a random one on are the session's (each reads only those before it) */
     int cut = (int)((unit_random(rnd) + 1) * 0.5 * (n + 4));
-    il_buf b;
-    il_buf_init(&b);
-    for (int i = 0; i < n; i++) {
-        il_buf_clear(&b);
-        il_buf_printf(&b, "%s%s", i >= cut ? "" : "+", rules[i]);
-        unit_run(s, il_buf_str(&b));
-        il_buf_clear(&b);
-        il_buf_printf(&b, "+%s", rules[i]);
-        unit_run(ref, il_buf_str(&b));
-    }
+    for (int i = 0; i < n; i++) both_ways(s, ref, rules[i], i >= cut);
     /* session rules beside persistent ones of the same head, under negations */
     static const char *const extra[] = {"u(X) <- v(X), X > 4", "w(X) <- v(X), X = 2",
                                         "r(X, Y) <- e(Y, X), X < 3"};
     for (size_t i = 0; i < sizeof extra / sizeof *extra; i++) {
         if (round % 4 != (int)i) continue;
-        unit_run(s, extra[i]);
-        il_buf_clear(&b);
-        il_buf_printf(&b, "+%s", extra[i]);
-        unit_run(ref, il_buf_str(&b));
+        both_ways(s, ref, extra[i], true);
     }
     for (int i = 0; i < 12; i++) {
         int x = 1 + (int)((unit_random(rnd) + 1) * 3), y = 1 + (int)((unit_random(rnd) + 1) * 3);
         bool session = unit_random(rnd) > 0.4;
-        il_buf_clear(&b);
-        il_buf_printf(&b, "%se(%d, %d)", session ? "" : "+", x, y);
-        unit_run(s, il_buf_str(&b));
-        il_buf_clear(&b);
-        il_buf_printf(&b, "+e(%d, %d)", x, y);
-        unit_run(ref, il_buf_str(&b));
+        char fact[64];
+        snprintf(fact, sizeof fact, "e(%d, %d)", x, y);
+        both_ways(s, ref, fact, session);
     }
     for (int x = 1; x <= 6; x++) {
         double p = unit_random(rnd);
         if (p < -0.6) continue;
-        il_buf_clear(&b);
-        il_buf_printf(&b, "%sv(%d)", p > 0.5 ? "" : "+", x);
-        unit_run(s, il_buf_str(&b));
-        il_buf_clear(&b);
-        il_buf_printf(&b, "+v(%d)", x);
-        unit_run(ref, il_buf_str(&b));
+        char fact[32];
+        snprintf(fact, sizeof fact, "v(%d)", x);
+        both_ways(s, ref, fact, p > 0.5);
     }
-    il_buf_free(&b);
 }
 
 Test(provenance, random_programs_with_negation_and_aggregates_agree_with_a_second_run) {
