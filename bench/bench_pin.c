@@ -26,7 +26,12 @@
  * Last, what a pin costs in a graph of many rules (`+p<i>(X, Y) <- edge(X, Y), edge(Y, i)`,
  * 100, 1,000 and 3,000 of them, in graph `pinrules`): a pin and an unpin, N rounds, and
  * the first pin after a rule changed (21 rounds of a clause added, then a pin and an
- * unpin); the medians, in µs. Pins of one version of the rules share one copy of them. */
+ * unpin); the medians, in µs. Pins of one version of the rules share one copy of them.
+ *
+ * And what publishing costs a bulk load (il_session_set_publish): statements of 5,000 new
+ * facts each into a fresh graph, in rounds of 40, alternately publishing the revision
+ * before each statement and not (a write that publishes copies each node it changes);
+ * the medians of the statements, in µs. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -168,6 +173,41 @@ int main(int argc, char **argv) {
                "changed %.1f us (median of %d)\n",
                nrules, median(plain, runs), runs, median(pinned, rounds), rounds);
     }
+    /* a bulk load, publishing before each statement and not */
+    enum { LOAD_ROUNDS = 6, LOAD_STATEMENTS = 40, LOAD_FACTS = 5000 };
+    double *load[2];
+    size_t cap = LOAD_FACTS * 32 + 16;
+    char *stmt = malloc(cap);
+    if (!stmt) ib_die("out of memory");
+    for (int pub = 0; pub < 2; pub++) {
+        load[pub] = malloc(LOAD_ROUNDS * LOAD_STATEMENTS * sizeof *load[pub]);
+        if (!load[pub]) ib_die("out of memory");
+    }
+    for (int round = 0; round < LOAD_ROUNDS; round++)
+        for (int pub = 0; pub < 2; pub++) {
+            char graph[32];
+            int n = snprintf(graph, sizeof graph, ".kg create bulk%d_%d", round, pub);
+            il_result_free(il_execute(reader, graph, (size_t)n));
+            il_session_set_publish(reader, pub);
+            for (int k = 0, i = 0; i < LOAD_STATEMENTS; i++) {
+                size_t len = (size_t)snprintf(stmt, cap, "+edge[");
+                for (int f = 0; f < LOAD_FACTS; f++, k++)
+                    len += (size_t)snprintf(stmt + len, cap - len, "%s(%d, %d)", f ? ", " : "",
+                                            k * 7919 % 1000003, k);
+                len += (size_t)snprintf(stmt + len, cap - len, "]");
+                double t0 = ib_now_us();
+                ib_exec(reader, stmt, len);
+                load[pub][round * LOAD_STATEMENTS + i] = ib_now_us() - t0;
+            }
+            il_session_set_publish(reader, false);
+        }
+    printf("a statement of %d new facts: %.1f us, publishing the revision before it %.1f us "
+           "(medians of %d)\n",
+           LOAD_FACTS, median(load[0], LOAD_ROUNDS * LOAD_STATEMENTS),
+           median(load[1], LOAD_ROUNDS * LOAD_STATEMENTS), LOAD_ROUNDS * LOAD_STATEMENTS);
+    free(load[0]);
+    free(load[1]);
+    free(stmt);
     il_session_close(reader);
     free(plain);
     free(pinned);
