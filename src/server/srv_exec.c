@@ -1133,8 +1133,8 @@ void srv_exec_job(srv_job *j) {
        workers: it publishes the revision before it for them, so that none waits for it
        (srv_pool.c). A write the I/O thread runs inline needs none: no read starts while
        it runs; nor one with no other session open to read. Publishing is not free: the
-       write then copies every node it changes (a bulk load of 5,000-fact statements
-       took a third longer), so a lone loader does not pay it. */
+       write then copies every node it changes (statements of 5,000 new facts took
+       16-22 % longer, BENCHMARKS.md), so a lone loader does not pay it. */
     bool publish = rq->access == SRV_EXCLUSIVE && !rq->identity && !j->pinned &&
                    __atomic_load_n(&rq->conn->srv->nsessions, __ATOMIC_RELAXED) > 1;
     if (publish) il_session_set_publish(rq->conn->session, true);
