@@ -229,12 +229,26 @@ bool rel_contains(const rel_t *r, const val_t *tuple) {
     return bt_find(&r->idx[0].bt, tuple) != NULL;
 }
 
-void rel_insert_missing(rel_t *out, const rel_t *a, const rel_t *b) {
-    rel_cursor cur;
-    rel_seek(a, 0, NULL, 0, &cur);
-    const val_t *t;
-    while ((t = rel_next(&cur, NULL)))
-        if (!b || !rel_contains(b, t)) rel_insert(out, t);
+void rel_difference(const rel_t *was, const rel_t *now, rel_t *plus, rel_t *minus) {
+    /* both in their primary index's natural column order: one merged walk, no lookups */
+    uint32_t arity = was ? was->arity : now ? now->arity : 0;
+    rel_cursor a, b;
+    const val_t *old = NULL, *cur = NULL;
+    if (was) {
+        rel_seek(was, 0, NULL, 0, &a);
+        old = rel_next(&a, NULL);
+    }
+    if (now) {
+        rel_seek(now, 0, NULL, 0, &b);
+        cur = rel_next(&b, NULL);
+    }
+    while (old || cur) {
+        int c = !cur ? -1 : !old ? 1 : bt_cmp(old, cur, arity);
+        if (c < 0) rel_insert(minus, old);
+        if (c > 0) rel_insert(plus, cur);
+        if (c <= 0) old = rel_next(&a, NULL);
+        if (c >= 0) cur = rel_next(&b, NULL);
+    }
 }
 
 int rel_add_count(rel_t *r, const val_t *tuple, int64_t delta) {

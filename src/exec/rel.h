@@ -78,9 +78,10 @@ size_t rel_bytes(const rel_t *r);
 bool rel_insert(rel_t *r, const val_t *tuple);
 bool rel_delete(rel_t *r, const val_t *tuple);
 bool rel_contains(const rel_t *r, const val_t *tuple);
-/* Inserts into out every tuple of a that b lacks (b NULL: every tuple of a): one side of
- * the difference of two states of a relation. */
-void rel_insert_missing(rel_t *out, const rel_t *a, const rel_t *b);
+/* The difference of two states of a relation (of one arity; either NULL: no tuples):
+ * inserts into plus every tuple of now that was lacks, into minus every tuple of was that
+ * now lacks. */
+void rel_difference(const rel_t *was, const rel_t *now, rel_t *plus, rel_t *minus);
 
 /* Fills an empty, uncounted relation from n distinct tuples already in ascending word
  * order (natural column order), building full nodes bottom-up: the fast path for a

@@ -144,10 +144,14 @@ void kg_rule_drop(kg_graph *g, kg_rule *r) {
     g->version++;
 }
 
-void kg_rule_add_clause(kg_graph *g, kg_rule *r, const iql_rule *clause) {
+void kg_rule_push_clause(kg_rule *r, const iql_rule *clause) {
     iql_rule *c = il_arena_alloc(&r->arena, sizeof *c);
     iql_rule_clone(&r->arena, c, clause);
     il_vec_push(r->clauses, c);
+}
+
+void kg_rule_add_clause(kg_graph *g, kg_rule *r, const iql_rule *clause) {
+    kg_rule_push_clause(r, clause);
     kg_rule_changed(r);
     g->version++;
     kg_undo_clause_added(g, r);

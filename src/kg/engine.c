@@ -252,7 +252,13 @@ static il_result *statement(il_session *s, const char *text, size_t len, const i
             s->text = text;
             s->text_len = len;
             s->strings = strings;
+            /* On a pin, what the statement evaluates (a query, a view it makes, the proofs
+               of an explanation, a listing's rows) reads private copies of the snapshots
+               that lack an index it needs. */
+            kg_graph *g = s->kg;
+            kg_pin_enter(g);
             r = stored ? kg_exec_stored_query(s, st, max_rows) : kg_exec_stmt(s, st, &a);
+            kg_pin_leave(g);
             s->strings = NULL;
             s->text = NULL;
             /* Inside a transaction the revision before it stays published until it

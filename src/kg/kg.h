@@ -339,6 +339,9 @@ kg_rule *kg_rule_get(kg_graph *g, const char *name); /* creates an empty rule */
 void kg_rule_changed(kg_rule *r);
 void kg_rule_drop(kg_graph *g, kg_rule *r);
 void kg_rule_add_clause(kg_graph *g, kg_rule *r, const iql_rule *clause);
+/* A copy of clause appended to r's clauses, in r's arena (no version or undo: the
+ * caller's). */
+void kg_rule_push_clause(kg_rule *r, const iql_rule *clause);
 /* ---- the commit's delta (delta.c) ---- */
 /* A stored tuple really changed (sign +1 inserted, -1 deleted): appended to the delta,
  * its values kept when a reader needs them (the log, a rollback, views, indexes, a

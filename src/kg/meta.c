@@ -220,10 +220,7 @@ static il_result *query_all(il_session *s, const char *rel, const char *const *v
     for (uint32_t i = 0; i < n; i++) q.goal.args[i] = new_var(a, vars[i]);
     q.limit = -1;
     kg_query_opts o = {.with_session = with_session};
-    kg_pin_enter(s->kg); /* on a pin, its evaluation reads private copies where needed */
-    il_result *r = kg_query(s, &q, o);
-    kg_pin_leave(s->kg);
-    return r;
+    return kg_query(s, &q, o);
 }
 
 static il_result *meta_rel_show(il_session *s, const char *name, il_arena *a) {
@@ -583,10 +580,8 @@ il_result *kg_exec_meta(il_session *s, const iql_meta *m, il_arena *a) {
     case IQL_META_WHY_FULL:
     case IQL_META_WHY_NOT: {
         il_intern_scope *previous = kg_strings_enter(s);
-        kg_pin_enter(s->kg); /* on a pin, its proving queries read private copies */
         il_result *r = m->kind == IQL_META_WHY_NOT ? kg_why_not(s, m, a)
                                                    : kg_why(s, m, a, m->kind == IQL_META_WHY_FULL);
-        kg_pin_leave(s->kg);
         kg_strings_leave(s, previous);
         return r;
     }

@@ -19,7 +19,6 @@
  * indexes; clearing a session whose graph was dropped) to the next serialized call that
  * collects (kg_pins_collect). So a pinned read that ends while a long write runs does not
  * wait for it. */
-#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -54,9 +53,8 @@ typedef struct kg_published {
 /* A copy of one rule as of one generation (kg_rule.gen), immutable, shared by the rules
  * copies of every version in which the rule had that generation. */
 typedef struct rule_copy {
+    kg_rule rule;          /* first: kg_rule_free frees the whole copy */
     _Atomic uint32_t refs; /* one per kg_rules_copy holding it */
-    uint64_t gen;
-    kg_rule rule;
 } rule_copy;
 
 /* A graph's rules as of one version, immutable: a writer changes rules only by moving
@@ -137,18 +135,15 @@ static rel_t *copy_with_index(void *ctx, const rel_t *snap, const uint32_t *cols
 }
 
 static rule_copy *copy_of(kg_rule *r) {
-    return (rule_copy *)((char *)r - offsetof(rule_copy, rule));
+    return (rule_copy *)r;
 }
 
 static void rules_unref(kg_rules_copy *c) {
     if (!c || atomic_fetch_sub_explicit(&c->refs, 1, memory_order_acq_rel) != 1) return;
     for (uint32_t i = 0; i < c->rules.n; i++) {
         rule_copy *rc = copy_of(c->rules.v[i]);
-        if (atomic_fetch_sub_explicit(&rc->refs, 1, memory_order_acq_rel) != 1) continue;
-        free(rc->rule.name);
-        il_vec_free(rc->rule.clauses);
-        il_arena_destroy(&rc->rule.arena);
-        free(rc);
+        if (atomic_fetch_sub_explicit(&rc->refs, 1, memory_order_acq_rel) == 1)
+            kg_rule_free(&rc->rule);
     }
     il_vec_free(c->rules);
     il_strmap_free(&c->names);
@@ -159,16 +154,11 @@ static void rules_unref(kg_rules_copy *c) {
 static kg_rule *rule_copy_new(const kg_rule *lr) {
     rule_copy *rc = calloc(1, sizeof *rc);
     atomic_init(&rc->refs, 1);
-    rc->gen = lr->gen;
     kg_rule *r = &rc->rule;
     r->name = strdup(lr->name);
     r->gen = lr->gen;
     il_arena_init(&r->arena);
-    for (uint32_t j = 0; j < lr->clauses.n; j++) {
-        iql_rule *clause = il_arena_alloc(&r->arena, sizeof *clause);
-        iql_rule_clone(&r->arena, clause, lr->clauses.v[j]);
-        il_vec_push(r->clauses, clause);
-    }
+    for (uint32_t j = 0; j < lr->clauses.n; j++) kg_rule_push_clause(r, lr->clauses.v[j]);
     return r;
 }
 
@@ -369,8 +359,7 @@ static bool difference(const rel_t *was, const rel_t *now, uint32_t arity, view_
     if (was && now && rel_changes(was) == rel_changes(now)) return false; /* untouched */
     d->plus = rel_new(arity);
     d->minus = rel_new(arity);
-    if (now) rel_insert_missing(d->plus, now, was);
-    if (was) rel_insert_missing(d->minus, was, now);
+    rel_difference(was, now, d->plus, d->minus);
     return true;
 }
 

@@ -306,18 +306,7 @@ static void redo_end(drun *r, const plan_stratum *st, rel_t **old) {
         dpred *d = &r->d[st->preds[i]];
         d->plus = rel_new_counted(pp->arity);
         d->minus = rel_new_counted(pp->arity);
-        /* both in the primary index's word order: one merged walk, no lookups */
-        rel_cursor a, b;
-        rel_seek(old[i], 0, NULL, 0, &a);
-        rel_seek(pp->full, 0, NULL, 0, &b);
-        const val_t *was = rel_next(&a, NULL), *now = rel_next(&b, NULL);
-        while (was || now) {
-            int c = !now ? -1 : !was ? 1 : kg_words_cmp(was, now, pp->arity);
-            if (c < 0) rel_insert(d->minus, was);
-            if (c > 0) rel_insert(d->plus, now);
-            if (c <= 0) was = rel_next(&a, NULL);
-            if (c >= 0) now = rel_next(&b, NULL);
-        }
+        rel_difference(old[i], pp->full, d->plus, d->minus);
         rel_free(old[i]);
     }
 }

@@ -609,12 +609,10 @@ static il_result *exec_query(il_session *s, const iql_query *q, kg_query_opts o)
     /* outside the query's string scope: the view keeps what it interns */
     bool go = !(s->guard && s->guard->stop);
     if (go && !s->kg->pin && !s->e->txn) read_policy_note_query(s, q);
-    kg_pin_enter(s->kg); /* a view made on a pin reads its snapshots' private copies */
     if (go && s->kg->pin) kg_pin_note_query(s, q);
     il_intern_scope *previous = kg_strings_enter(s);
     il_result *r = kg_query(s, q, o);
     kg_strings_leave(s, previous);
-    kg_pin_leave(s->kg);
     return r;
 }
 
@@ -715,8 +713,8 @@ il_result *kg_exec_stmt(il_session *s, const iql_stmt *st, il_arena *a) {
        state below is its to touch. */
     if (s->kg->pin) {
         if (!kg_stmt_reads_only(st))
-            return res_error("Only queries and explanations run on a pinned session "
-                             "(il_session_pin)");
+            return res_error("Only queries, explanations and listings run on a pinned "
+                             "session (il_session_pin)");
         return exec_stmt(s, st, a);
     }
     store *log = s->e->store;

@@ -990,8 +990,7 @@ static void rebuild(view_t *v) {
         rel_clear(v->pend_minus);
     } else {
         rel_t *plus = rel_new(rel_arity(old)), *minus = rel_new(rel_arity(old));
-        rel_insert_missing(plus, now, old);
-        rel_insert_missing(minus, old, now);
+        rel_difference(old, now, plus, minus);
         note_pending(v, plus, minus);
         rel_free(plus);
         rel_free(minus);
