@@ -425,6 +425,23 @@ typedef struct il_sub il_sub;
  * by il_sub_ctx. The subscription's rows are current at once (il_sub_rows); nothing of
  * them is a change. */
 il_sub *il_subscribe(il_session *s, const char *query, size_t len, void *ctx, char **err);
+/* How il_subscribe_beside lets other statements run while it computes: `release` lets go
+ * of what serializes the engine's calls (the embedder's lock, held when it is called),
+ * `retake` takes it again. */
+typedef struct il_serializer {
+    void (*release)(void *ctx);
+    void (*retake)(void *ctx);
+    void *ctx;
+} il_serializer;
+/* il_subscribe, for a query whose family has no view yet (the first subscription of its
+ * shape on its graph), computing that view without holding up other statements: it pins
+ * the session's graph (il_session_pin), releases the serializer, computes the view on the
+ * pinned revision, retakes it, and catches the view up with the commits made meanwhile
+ * (a rule change or a drop of the graph meanwhile: computed again, serialized). Other
+ * calls may then run on the engine while it computes, this session's excepted. The
+ * rows are current as of the return, as il_subscribe's. */
+il_sub *il_subscribe_beside(il_session *s, const char *query, size_t len, void *ctx,
+                            const il_serializer *ser, char **err);
 /* Ends the subscription (the last member of a family closes its view) and frees it,
  * with the changes it held. */
 void il_sub_close(il_sub *sub);

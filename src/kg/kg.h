@@ -504,6 +504,11 @@ void kg_pin_rules_release(kg_graph *g);
  * on the pinned copy (its rows are then the query's), for the live graph to adopt at the
  * next serialized call after the unpin (kg_pins_collect). */
 void kg_pin_note_query(il_session *s, const iql_query *q);
+/* Serialized, s still pinned: view v, computed on s's pinned copy (opened with
+ * own_clauses), goes to the live graph, caught up with the commits since the pin; false
+ * (v untouched, still the copy's) when the live graph cannot take it: dropped, its rules
+ * changed, a transaction open, or s pinned a publication. */
+bool kg_pin_adopt_view(il_session *s, view_t *v);
 bool kg_maintained_active(kg_graph *g);
 const rel_t *kg_maintained_rows(kg_graph *g, const char *rel);
 

@@ -363,40 +363,62 @@ static bool difference(const rel_t *was, const rel_t *now, uint32_t arity, view_
     return true;
 }
 
-/* The views pinned reads made on `copy` (kg_pin_note_query) become the live graph's
- * maintained rules, caught up with the commits since the pin: each is handed, as one
+/* Whether the live graph can take a view computed on the pinned copy: it is the same
+ * graph (not dropped, perhaps made again: graphs have serial numbers), at the same
+ * version (rules changed, or a relation came or went: the view would rebuild), with no
+ * uncommitted changes (an open transaction, whose writes views see at its commit). */
+static bool adoptable(const il_engine *e, const kg_graph *copy, const kg_graph *live) {
+    return live && live->serial == copy->serial && live->version == copy->version && !e->txn &&
+           !live->view_pending && !e->views_unmaintained;
+}
+
+/* Moves view v, computed on the pinned copy, to the live graph, and hands it, as one
  * commit's delta, the difference between the snapshots it was computed from and the
- * stored relations it reads now. One is closed instead when the live graph is another
- * (dropped, perhaps made again), moved to another version (rules changed, a relation came
- * or went: its view would rebuild), has uncommitted changes (an open transaction, whose
- * writes views see at its commit), or decided on the rule meanwhile. */
+ * stored relations it reads now, so that it is caught up with the commits since the
+ * pin. */
+static void catch_up(kg_graph *copy, kg_graph *live, view_t *v) {
+    IL_VEC(view_delta_rel) delta = {0};
+    for (uint32_t k = 0; k < copy->rels.n; k++) {
+        const kg_relation *pr = copy->rels.v[k];
+        if (!view_reads_stored(v, pr->name)) continue;
+        const kg_relation *lr = kg_rel_find(live, pr->name);
+        const rel_t *now = lr ? lr->data : NULL;
+        uint32_t arity = pr->data ? rel_arity(pr->data) : now ? rel_arity(now) : 1;
+        view_delta_rel d = {.name = pr->name};
+        if (difference(pr->data, now, arity, &d)) il_vec_push(delta, d);
+    }
+    view_rehome(v, live);
+    view_graph_commit(&v, 1, delta.v, delta.n);
+    for (uint32_t k = 0; k < delta.n; k++) {
+        rel_free(delta.v[k].plus);
+        rel_free(delta.v[k].minus);
+    }
+    il_vec_free(delta);
+}
+
+/* The views pinned reads made on `copy` (kg_pin_note_query) become the live graph's
+ * maintained rules, caught up with the commits since the pin; one is closed instead (when
+ * the copy is freed) when the live graph cannot take it (adoptable) or a serialized read
+ * decided on the rule meanwhile. */
 static void adopt_views(il_engine *e, kg_graph *copy, kg_graph *live) {
     kg_pin *p = copy->pin;
-    bool current = live && live->serial == copy->serial && live->version == copy->version &&
-                   !e->txn && !live->view_pending && !e->views_unmaintained;
+    bool current = adoptable(e, copy, live);
     for (uint32_t i = 0; i < p->views.n; i++) {
         pin_view *pv = &p->views.v[i];
         if (!current || !read_policy_undecided(live, pv->rel)) continue; /* closed when freed */
-        IL_VEC(view_delta_rel) delta = {0};
-        for (uint32_t k = 0; k < copy->rels.n; k++) {
-            const kg_relation *pr = copy->rels.v[k];
-            if (!view_reads_stored(pv->view, pr->name)) continue;
-            const kg_relation *lr = kg_rel_find(live, pr->name);
-            const rel_t *now = lr ? lr->data : NULL;
-            uint32_t arity = pr->data ? rel_arity(pr->data) : now ? rel_arity(now) : 1;
-            view_delta_rel d = {.name = pr->name};
-            if (difference(pr->data, now, arity, &d)) il_vec_push(delta, d);
-        }
-        view_rehome(pv->view, live);
-        view_graph_commit(&pv->view, 1, delta.v, delta.n);
+        catch_up(copy, live, pv->view);
         read_policy_adopt(live, pv->rel, pv->view);
-        for (uint32_t k = 0; k < delta.n; k++) {
-            rel_free(delta.v[k].plus);
-            rel_free(delta.v[k].minus);
-        }
-        il_vec_free(delta);
         pv->view = NULL;
     }
+}
+
+bool kg_pin_adopt_view(il_session *s, view_t *v) {
+    kg_graph *copy = s->kg;
+    if (!s->pinned_live || copy->pin->from) return false;
+    kg_graph *live = kg_graph_find(s->e, copy->name);
+    if (!adoptable(s->e, copy, live)) return false;
+    catch_up(copy, live, v);
+    return true;
 }
 
 void kg_pin_note_query(il_session *s, const iql_query *q) {

@@ -39,11 +39,52 @@ static char **headers(il_session *ses, const char *q, size_t len, uint32_t arity
     return cols;
 }
 
+/* The view of a new family of `?query`, computed on a pin of the session's graph with
+ * the serializer released, and caught up with the live graph once it is retaken; NULL
+ * when the family exists, the graph cannot be pinned or the live graph cannot take the
+ * view (*why NULL: join as usual), or the view cannot be opened (*why, malloc'ed, says
+ * why). */
+static view_t *build_beside(il_session *s, const char *query, size_t len, const il_serializer *ser,
+                            char **why) {
+    *why = NULL;
+    if (view_family_exists(s->e->families, il_session_graph(s), query, len) || !il_session_pin(s))
+        return NULL;
+    ser->release(ser->ctx);
+    kg_pin_enter(s->kg);
+    const char *failed = NULL;
+    view_t *v = view_family_build(s, query, len, &failed);
+    if (!v) *why = strdup(failed ? failed : "the view cannot be opened");
+    kg_pin_leave(s->kg);
+    ser->retake(ser->ctx);
+    if (v && !kg_pin_adopt_view(s, v)) {
+        view_close(v); /* still the pinned copy's, which goes at the unpin */
+        v = NULL;
+    }
+    il_session_unpin(s);
+    kg_pins_collect(s->e);
+    return v;
+}
+
 il_sub *il_subscribe(il_session *s, const char *query, size_t len, void *ctx, char **err) {
+    return il_subscribe_beside(s, query, len, ctx, NULL, err);
+}
+
+il_sub *il_subscribe_beside(il_session *s, const char *query, size_t len, void *ctx,
+                            const il_serializer *ser, char **err) {
     if (err) *err = NULL;
     if (!s->pinned_live) kg_pins_collect(s->e); /* what an unpin left of s goes first */
+    char *failed = NULL;
+    view_t *built = ser && !s->pinned_live ? build_beside(s, query, len, ser, &failed) : NULL;
+    if (failed) {
+        if (err)
+            *err = failed;
+        else
+            free(failed);
+        return NULL;
+    }
     const char *why = NULL;
-    il_sub *sub = view_member_join(s->e->families, s, il_session_graph(s), query, len, &why);
+    il_sub *sub =
+        view_member_join_built(s->e->families, s, il_session_graph(s), query, len, built, &why);
     if (!sub) {
         if (err && why) *err = strdup(why);
         return NULL;
