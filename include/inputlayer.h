@@ -442,6 +442,14 @@ typedef struct il_serializer {
  * rows are current as of the return, as il_subscribe's. */
 il_sub *il_subscribe_beside(il_session *s, const char *query, size_t len, void *ctx,
                             const il_serializer *ser, char **err);
+/* Subscribes to n queries at once (ser may be NULL: serialized throughout): the new
+ * families' views are computed on one pin, and every subscription's rows are current as
+ * of the return, the same revision for all. subs gets the n subscriptions; false, with
+ * *failed the index of the query refused and *err as il_subscribe's, when one cannot be
+ * made: then none is. */
+bool il_subscribe_all(il_session *s, size_t n, const char *const *queries, const size_t *lens,
+                      void *ctx, const il_serializer *ser, il_sub **subs, size_t *failed,
+                      char **err);
 /* Ends the subscription (the last member of a family closes its view) and frees it,
  * with the changes it held. */
 void il_sub_close(il_sub *sub);

@@ -389,3 +389,46 @@ Test(subscribe, beside_reports_a_failure) {
     cr_assert_not(il_session_pinned(unit_session));
     il_session_close(b.other);
 }
+
+Test(subscribe, all_at_once_on_one_pin) {
+    run("+edge[(1, 2), (2, 3)]");
+    run("+path(X, Y) <- edge(X, Y)");
+    run("+path(X, Z) <- path(X, Y), edge(Y, Z)");
+    beside_ctx b = {0};
+    b.subscriber = unit_session;
+    b.other = il_session_open(unit_engine);
+    const char *meanwhile[] = {"+edge(3, 4)", NULL};
+    b.stmts = meanwhile;
+    il_serializer ser = {beside_release, beside_retake, &b};
+    const char *queries[] = {"?path(1, Y)", "?path(2, Y)", "?edge(X, Y)"};
+    size_t lens[3];
+    for (int i = 0; i < 3; i++) lens[i] = strlen(queries[i]);
+    il_sub *subs[3] = {0};
+    size_t failed = 9;
+    char *err = NULL;
+    cr_assert(il_subscribe_all(unit_session, 3, queries, lens, NULL, &ser, subs, &failed, &err));
+    /* one pin, one release for both new families (?path(_, Y) and ?edge(X, Y)) */
+    cr_assert_eq(b.released, 1);
+    uint64_t views = 0, nsubs = 0;
+    il_engine_subscriptions(unit_engine, &views, &nsubs);
+    cr_assert_eq(views, 2);
+    cr_assert_eq(nsubs, 3);
+    expect_rows(subs[0], "(1,2) (1,3) (1,4)");
+    expect_rows(subs[1], "(2,3) (2,4)");
+    expect_rows(subs[2], "(1,2) (2,3) (3,4)");
+    for (int i = 0; i < 3; i++) il_sub_close(subs[i]);
+
+    /* a query refused: none is made, and no view stays */
+    const char *bad[] = {"?edge(X, 1)", "?edge(X, Y), Z > 1"};
+    size_t blens[] = {strlen(bad[0]), strlen(bad[1])};
+    b.stmts = NULL;
+    cr_assert_not(il_subscribe_all(unit_session, 2, bad, blens, NULL, &ser, subs, &failed, &err));
+    cr_assert_eq(failed, 1);
+    cr_assert_not_null(err);
+    free(err);
+    il_engine_subscriptions(unit_engine, &views, &nsubs);
+    cr_assert_eq(views, 0);
+    cr_assert_eq(nsubs, 0);
+    cr_assert_not(il_session_pinned(unit_session));
+    il_session_close(b.other);
+}
