@@ -78,14 +78,6 @@ static rel_t *session_plus(il_session *s, const plan_pred *pp) {
     return plus;
 }
 
-static bool has_rules(il_session *s, const char *rel) {
-    kg_rule *r = kg_rule_find(s->kg, rel);
-    if (r && r->clauses.n) return true;
-    for (uint32_t i = 0; i < s->rules.n; i++)
-        if (strcmp(s->rules.v[i]->head.rel, rel) == 0) return true;
-    return false;
-}
-
 static bool reads(const plan_op *op) {
     return op->kind == POP_SCAN || op->kind == POP_NEG;
 }
@@ -119,10 +111,6 @@ static stratum_way way_of(const plan_program *p, const plan_stratum *st, const b
 
 bool prov_delta_sound(const plan_program *p, il_session *s) {
     if (p->error || p->unstratified) return false;
-    /* session facts of a relation with rules reach it through a clause of its stored
-       facts, which the program has only when the graph holds some */
-    for (uint32_t i = 0; i < s->facts.n; i++)
-        if (rel_count(s->facts.v[i]->set) && has_rules(s, s->facts.v[i]->rel)) return false;
     uint32_t np = p->preds.n;
     bool *grows = calloc(np + 1, 1), *shrinks = calloc(np + 1, 1);
     for (uint32_t i = 0; i < np; i++) {

@@ -228,6 +228,30 @@ Test(provenance, a_recursion_the_session_takes_rows_from_runs_twice) {
     EXPECT_ONE_RUN("?reach(1, Y)", "(1, 2)p (1, 3)p (1, 4)p (1, 5)e");
 }
 
+Test(provenance, session_facts_of_a_relation_with_rules) {
+    /* stored facts of reach, made before its rules */
+    ok("+reach(8, 1)");
+    chain();
+    /* the session's reach(7, 1) joins the stored part of reach (a clause of the program
+       whether or not the graph stores any) and the recursion takes it on */
+    ok("reach(7, 1)");
+    EXPECT_ONE_RUN("?reach(7, Y)", "(7, 1)e (7, 2)e (7, 3)e");
+    EXPECT_ONE_RUN("?reach(X, Y)",
+                   "(1, 2)p (1, 3)p (2, 3)p (7, 1)e (7, 2)e (7, 3)e (8, 1)p (8, 2)p (8, 3)p");
+    EXPECT_ONE_RUN("?reach(X, 3)", "(1, 3)p (2, 3)p (7, 3)e (8, 3)p");
+    /* a session fact the graph derives anyway is persistent */
+    ok("reach(1, 3)");
+    EXPECT_ONE_RUN("?reach(1, Y)", "(1, 2)p (1, 3)p");
+    /* downstream of a negation: the session takes cut(7) away */
+    ok("+node[(1), (2), (3), (7), (8), (9)]");
+    ok("+cut(X) <- node(X), !reach(X, 3)");
+    EXPECT_ONE_RUN("?cut(X)", "(3)p (9)p");
+    /* a relation with rules and nothing stored */
+    ok("+hop(X, Y) <- edge(X, Y)");
+    ok("hop(5, 6)");
+    EXPECT_ONE_RUN("?hop(X, Y)", "(1, 2)p (2, 3)p (5, 6)e");
+}
+
 static void sales(void) {
     ok("+sale[(\"a\", 10), (\"a\", 5), (\"b\", 7), (\"c\", 1)]");
     ok("+total(S, sum<A>) <- sale(S, A)");
