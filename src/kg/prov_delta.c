@@ -56,6 +56,10 @@ typedef struct drun {
 /* How a stratum takes the session's part (see the top of the file). */
 typedef enum stratum_way { WAY_KEEP, WAY_ADD, WAY_REDO } stratum_way;
 
+/* A seed of fewer tuples than this walks a relation lacking the index it would need: a
+ * walk visits a tuple for about a tenth of what indexing it costs. */
+#define PROV_WALK_BELOW 8
+
 static _Thread_local exec_ctx *g_x;
 
 static bool spent(void) {
@@ -203,7 +207,10 @@ static void run_variant(drun *r, const plan_clause *c, int32_t seed, const rel_t
     r->head = c->head_pred;
     plan_pred *h = &r->p->preds.v[c->head_pred];
     tupleset_init(&r->found, h->arity);
-    vexec x = {.emit = emit, .ctx = r, .spent = spent};
+    /* its relations are this query's: an index built for a few seed tuples serves no
+       later run (the ?unreached(X) of BENCHMARKS.md spent 282 M instructions a query
+       indexing a 2.5M-tuple closure for three session edges) */
+    vexec x = {.emit = emit, .ctx = r, .spent = spent, .walk_below = PROV_WALK_BELOW};
     vx_run_clause(&x, c, seed, (vsrc){from, NULL, NULL}, src_of, r, NULL, NULL);
     for (uint32_t i = 0; i < r->found.n && !x.stop; i++)
         add_tuple(r, c->head_pred, &r->found.tuples[(size_t)i * r->found.arity]);
