@@ -274,10 +274,9 @@ async def t_other_graph_and_graph_listings_beside_a_long_write(binary):
     graph and on the writer's. With only the writer's graph published, the reads of the
     other graph would wait for the write; with `.kg list` and `.status` reading the
     engine's list under its lock, they would too."""
-    if is_sanitized(binary):
-        # an order of replies under load, on the normal build; under the sanitizers the
-        # same paths run in test_pin (ASan) and the threads test (TSan)
-        return
+    # an order of replies under load, on the normal build; under the sanitizers only what
+    # the replies hold (the same paths run in test_pin and the threads test)
+    ordered = not is_sanitized(binary)
     args = NO_MESSAGE_RATE + ["--set", "admission.compute_permits=2"]
     with OwnServer(binary, args=args) as srv:
         a, b = await two_with_edges(srv)
@@ -295,25 +294,26 @@ async def t_other_graph_and_graph_listings_beside_a_long_write(binary):
         await asyncio.sleep(0.3)
         read = asyncio.ensure_future(run(b, "?node(X)"))
         done, _ = await asyncio.wait({read, write}, return_when=asyncio.FIRST_COMPLETED)
-        assert read in done and write not in done, "the read of another graph waited"
+        assert not ordered or (read in done and write not in done), "the read waited"
+        await read
         assert sorted(read.result()["rows"]) == [[2], [3]], read.result()
         f = await b.call({"type": "read", "id": "r", "queries": [
             {"name": "n", "query": "?node(X)"}]})
-        assert not write.done(), "the read frame waited for the write"
+        assert not ordered or not write.done(), "the read frame waited for the write"
         assert f["type"] == "snapshot" and f["revision"] == revision, (revision, f)
         assert sorted(f["results"][0]["rows"]) == [[2], [3]], f
         for conn, current in [(b, "other"), (c, "default")]:
             f = await run(conn, ".kg list")
-            assert not write.done(), "`.kg list` waited for the write"
+            assert not ordered or not write.done(), "`.kg list` waited for the write"
             assert f["type"] == "result" and [r[0] for r in f["rows"]] == [
                 "Knowledge Graphs:"] + ["  %s%s" % (g, " *" if g == current else "")
                                         for g in ["default", "other"]], f
             f = await run(conn, ".status")
-            assert not write.done(), "`.status` waited for the write"
+            assert not ordered or not write.done(), "`.status` waited for the write"
             assert f["type"] == "result" and ["  Knowledge graphs: 2"] in f["rows"], f
         f = await write
         assert f["type"] == "result" and not f["errors"], f
-        assert prometheus(srv)["inputlayer_reads_published_total"] >= 6
+        assert not ordered or prometheus(srv)["inputlayer_reads_published_total"] >= 6
         await a.ws.close()
         await b.ws.close()
         await c.ws.close()
