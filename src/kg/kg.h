@@ -497,12 +497,13 @@ void kg_pin_leave(kg_graph *g);
 /* Serialized: does what unpins left (frees their copies, adds the indexes their queries
  * built, clears a session whose graph was dropped under its pin). */
 void kg_pins_collect(il_engine *e);
-/* Serialized, before session w writes (a statement, or a transaction at its begin), when
- * w is set to publish or pinned reads ran lately and no transaction is open: pins w's
- * graph as it is (its latest committed revision) for il_session_pin_published, and every
- * other graph a session is on (none of them changes while w writes), each unless it is
- * published already (its publication is still its latest revision: any write to it
- * withdraws it) or has vector indexes. */
+/* Serialized, before session w writes (a statement, or a transaction at its begin; not
+ * inside one), when w is set to publish or pinned reads ran lately: pins w's graph as it
+ * is (its latest committed revision) for il_session_pin_published, and every other graph
+ * a session is on (none of them changes while w writes), each unless it is published
+ * already (its publication is still its latest revision: any write to it withdraws it)
+ * or has vector indexes. Otherwise withdraws w's graph's publication, if another write
+ * made one, so that w does not copy the nodes it changes for it. */
 void kg_publish(il_session *w);
 /* Serialized, when a write to g ends (a statement, a transaction's commit or rollback),
  * before anyone is told of it (the change hook): counts it on g and withdraws g's

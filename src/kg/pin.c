@@ -639,8 +639,15 @@ static void publish(il_engine *e, kg_graph *g) {
 
 void kg_publish(il_session *w) {
     il_engine *e = w->e;
-    if (e->txn || !(w->publish || pins_recent(e))) return;
+    if (e->txn) return; /* the revision before it stays published until it ends (txn.c) */
     kg_graph *g = w->kg;
+    if (!(w->publish || pins_recent(e))) {
+        /* A write that publishes nothing withdraws what a write to another graph published
+           of its graph, before it changes anything: else it would copy each node it
+           changes for a publication nobody may read (readers pinned on it keep it). */
+        kg_unpublish(g);
+        return;
+    }
     publish(e, g);
     /* The graphs other sessions are on, so that a read of one need not wait for this
        write either. Their publications cost nothing until they are written (no node is

@@ -652,3 +652,24 @@ Test(pin, graph_listings_run_pinned_on_the_graphs_as_of_the_pin) {
     free(list);
     il_session_close(w);
 }
+
+Test(pin, a_write_that_publishes_nothing_first_withdraws_what_another_write_published) {
+    il_session *w = il_session_open(unit_engine), *x = il_session_open(unit_engine);
+    ok(x, ".kg create g2");
+    ok(x, "+node[(1), (2)]");
+    ok(unit_session, ".kg use g2");
+    il_session_set_publish(w, true);
+    ok(w, "+edge(1, 2)");
+    kg_graph *g2 = kg_graph_find(unit_engine, "g2");
+    cr_assert(g2->published, "the write to `default` published g2");
+    /* no pin in the last second: x's writes publish nothing, so a write of g2 would copy
+       each node it changes for that publication alone; it goes before the write begins */
+    usleep(1100 * 1000);
+    cr_assert(il_txn_begin(x));
+    cr_expect(!g2->published, "withdrawn before the transaction changed anything");
+    ok(x, "+node(3)");
+    cr_assert(il_txn_commit(x, NULL));
+    EXPECT_ANSWER(unit_session, "?node(X)", "(1) (2) (3)");
+    il_session_close(x);
+    il_session_close(w);
+}
