@@ -10,11 +10,10 @@
  *
  * The graph keeps its own copy of the vectors in bf16, one row per node in one array,
  * with their norms beside: a search is bound by memory once the rows outgrow the cache
- * (100,000 128-d rows take 25 MB in bf16, 51 MB in f32), and a row found from the node's
- * id alone can be prefetched for all the neighbours of a node before any distance is
- * computed. The distances to all those neighbours then come from one call of a kernel
- * that loops over them (vecdist_bf16_rows), not a call per neighbour. The heaps and the
- * buffers of an insert are kept from one insert to the next.
+ * (100,000 128-d rows take 25 MB in bf16, 51 MB in f32), and a row is found from the
+ * node's id alone. The distances to all the neighbours of a node come from one call of a
+ * kernel that loops over them (vecdist_bf16_rows), not a call per neighbour. The heaps
+ * and the buffers of an insert are kept from one insert to the next.
  *
  * Revisions: a counter of changes (`stamp`); each node holds the stamp of the change that
  * added it and of the one that removed it (HNSW_ALIVE until then). A node removed while a
@@ -446,14 +445,17 @@ walk_layer(const hnsw *h, const nav_query *nq, uint32_t entry, double dentry, ui
         cand c = heap_pop(cands);
         if (res->n >= ef && c.d > res->v[0].d) break;
         const uint32_t *ls = layer(h, c.id, level);
-        /* the unvisited neighbours' rows are requested together, then measured */
+        /* the unvisited neighbours are gathered, then measured by one kernel call. Their
+           rows are not prefetched: prefetch_row's loop compiles to nothing here with GCC 12
+           at -O2 (as it does in greedy), so every figure of BENCHMARKS.md was measured
+           without it; a prefetch that is emitted costs 7 % more instructions per insert
+           at 128-d, and whether it pays in time is for a quiet machine to tell. */
         uint32_t todo[2 * HNSW_MAX_M], ntodo = 0;
         double ds[2 * HNSW_MAX_M];
         for (uint32_t i = 1; i <= ls[0]; i++) {
             uint32_t nb = ls[i];
             if (!first_visit(vs, nb, bits)) continue;
             todo[ntodo++] = nb;
-            prefetch_row(h, nb);
         }
         nav_dists(h, todo, ntodo, nq, ds);
         for (uint32_t i = 0; i < ntodo; i++) {
