@@ -290,6 +290,7 @@ static void pin_graph_free(kg_graph *g) {
     g->rule_names = (il_strmap){0};
     rules_unref(p->rules);
     kg_catalog_free(g);
+    kg_indexes_free(g); /* drops the references on the HNSW graphs */
     kg_plan_cache_free(g);
     for (uint32_t i = 0; i < p->row_names.n; i++) {
         free(p->row_names.v[i]);
