@@ -38,8 +38,8 @@ threads-tsan: build build-tsan
 	@TSAN_OPTIONS=halt_on_error=1:exitcode=66 $(BUILD_TSAN)/snapshot_threads $(SEED) 150 3
 	@$(BUILD)/pinned_threads $(SEED) 300 3
 	@TSAN_OPTIONS=halt_on_error=1:exitcode=66 $(BUILD_TSAN)/pinned_threads $(SEED) 100 3
-	@$(BUILD)/vector_threads $(SEED) 400 3
-	@TSAN_OPTIONS=halt_on_error=1:exitcode=66 $(BUILD_TSAN)/vector_threads $(SEED) 150 3
+	@$(BUILD)/vector_threads $(SEED) 600 3
+	@TSAN_OPTIONS=halt_on_error=1:exitcode=66 $(BUILD_TSAN)/vector_threads $(SEED) 300 3
 
 # The server on ./data with the defaults (127.0.0.1:8080). ./data holds the write-ahead
 # log (data/wal/, docs/durability.md) and the generated bootstrap credentials.
