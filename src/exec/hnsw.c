@@ -448,7 +448,7 @@ walk_layer(const hnsw *h, const nav_query *nq, uint32_t entry, double dentry, ui
         /* the unvisited neighbours are gathered, then measured by one kernel call. Their
            rows are not prefetched: prefetch_row's loop compiles to nothing here with GCC 12
            at -O2 (as it does in greedy), so every figure of BENCHMARKS.md was measured
-           without it; a prefetch that is emitted costs 7 % more instructions per insert
+           without it; a prefetch that is emitted costs 7.7 % more instructions per insert
            at 128-d, and whether it pays in time is for a quiet machine to tell. */
         uint32_t todo[2 * HNSW_MAX_M], ntodo = 0;
         double ds[2 * HNSW_MAX_M];
