@@ -193,9 +193,11 @@ il_result *il_session_use(il_session *s, const char *graph);
  * engine's statements are serialized (the engine is not safe for concurrent statements),
  * fixes the session's graph as it is now: its stored relations, its rules, and the rows
  * of its maintained rules, at the cost of a copy-on-write snapshot of each relation and a
- * copy of each rule. Until il_session_unpin, the session may execute queries (`?...`)
- * and explanations (`.why`, `.why full`, `.why_not`) on another thread while other
- * sessions execute anything; what they read is the pinned revision, and its memory stays
+ * copy of each rule. Until il_session_unpin, the session may execute queries (`?...`),
+ * explanations (`.why`, `.why full`, `.why_not`) and listings (`.kg`, `.kg list`,
+ * `.status`, `.rel`, `.rule`, `.session` and their forms showing one; `.kg list` and
+ * `.status` read the graphs as of the pin) on another thread while other sessions
+ * execute anything; what they read is the pinned revision, and its memory stays
  * until the unpin. The
  * session's own facts and rules are read with it, as ever. False (nothing pinned) when a
  * transaction is open or the graph has vector indexes: such reads run serialized, as
@@ -212,11 +214,13 @@ void il_session_unpin(il_session *s);
 /* Whether the session is pinned. */
 bool il_session_pinned(const il_session *s);
 /* Pins the session without being serialized (any thread, beside a statement running; the
- * session itself not in use) on the revision its graph published: a write publishes the
- * latest committed revision before it changes anything, when pinned reads ran in the last
- * second, and a commit withdraws it. So a reader that finds the engine busy with a write
- * need not wait for it. False (nothing pinned) when nothing is published now: pin where
- * statements are serialized instead. Unpin as any pin. */
+ * session itself not in use) on the revision its graph published: a write, when pinned
+ * reads ran in the last second, publishes before it changes anything the latest
+ * committed revision of its graph and of every other graph a session is on, and a write
+ * to a graph withdraws that graph's (writes to other graphs leave it up). So a reader
+ * that finds the engine busy with a write, or with anything after one, need not wait for
+ * it. False (nothing pinned) when nothing is published now: pin where statements are
+ * serialized instead. Unpin as any pin. */
 bool il_session_pin_published(il_session *s);
 /* Whether the session's writes publish the revision before them whoever reads: on, each
  * write statement, and each transaction when it begins (its revision stays published
@@ -226,9 +230,10 @@ bool il_session_pin_published(il_session *s);
  * that takes reads while a write runs on another thread turns it on for writes that may
  * be long; serialized. */
 void il_session_set_publish(il_session *s, bool on);
-/* Whether no write has committed since the revision the session pinned (any thread; a
- * write that failed may count). A reader that reports a revision it took from elsewhere
- * after pinning asks this afterwards: true, and the revision it took is the pinned one. */
+/* Whether no write to the session's graph has committed since the revision the session
+ * pinned (any thread; a write that failed may count; writes to other graphs do not). A
+ * reader that reports a revision it took from elsewhere after pinning asks this
+ * afterwards: true, and the revision it took is the pinned one. */
 bool il_session_pin_current(const il_session *s);
 /* The bound on the memory old versions hold for pinned reads (nodes the writers replaced
  * while a pin could reach them, relations cleared or dropped under one), 0 = none (the
@@ -425,6 +430,31 @@ typedef struct il_sub il_sub;
  * by il_sub_ctx. The subscription's rows are current at once (il_sub_rows); nothing of
  * them is a change. */
 il_sub *il_subscribe(il_session *s, const char *query, size_t len, void *ctx, char **err);
+/* How il_subscribe_beside lets other statements run while it computes: `release` lets go
+ * of what serializes the engine's calls (the embedder's lock, held when it is called),
+ * `retake` takes it again. */
+typedef struct il_serializer {
+    void (*release)(void *ctx);
+    void (*retake)(void *ctx);
+    void *ctx;
+} il_serializer;
+/* il_subscribe, for a query whose family has no view yet (the first subscription of its
+ * shape on its graph), computing that view without holding up other statements: it pins
+ * the session's graph (il_session_pin), releases the serializer, computes the view on the
+ * pinned revision, retakes it, and catches the view up with the commits made meanwhile
+ * (a rule change or a drop of the graph meanwhile: computed again, serialized). Other
+ * calls may then run on the engine while it computes, this session's excepted. The
+ * rows are current as of the return, as il_subscribe's. */
+il_sub *il_subscribe_beside(il_session *s, const char *query, size_t len, void *ctx,
+                            const il_serializer *ser, char **err);
+/* Subscribes to n queries at once (ser may be NULL: serialized throughout): the new
+ * families' views are computed on one pin, and every subscription's rows are current as
+ * of the return, the same revision for all. subs gets the n subscriptions; false, with
+ * *failed the index of the query refused and *err as il_subscribe's, when one cannot be
+ * made: then none is. */
+bool il_subscribe_all(il_session *s, size_t n, const char *const *queries, const size_t *lens,
+                      void *ctx, const il_serializer *ser, il_sub **subs, size_t *failed,
+                      char **err);
 /* Ends the subscription (the last member of a family closes its view) and frees it,
  * with the changes it held. */
 void il_sub_close(il_sub *sub);

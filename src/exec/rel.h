@@ -80,7 +80,8 @@ bool rel_delete(rel_t *r, const val_t *tuple);
 bool rel_contains(const rel_t *r, const val_t *tuple);
 /* The difference of two states of a relation (of one arity; either NULL: no tuples):
  * inserts into plus every tuple of now that was lacks, into minus every tuple of was that
- * now lacks. */
+ * now lacks. When was is a live snapshot of now, it costs the leaves changed since the
+ * snapshot (the others are shared, and skipped), not the relation. */
 void rel_difference(const rel_t *was, const rel_t *now, rel_t *plus, rel_t *minus);
 
 /* Fills an empty, uncounted relation from n distinct tuples already in ascending word

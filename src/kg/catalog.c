@@ -25,6 +25,7 @@ kg_graph *kg_graph_create(il_engine *e, const char *name) {
     g->serial = ++e->graph_serials;
     il_arena_init(&g->arena);
     il_vec_push(e->graphs, g);
+    e->graphs_moved = true;
     return g;
 }
 
@@ -57,6 +58,7 @@ void kg_graph_drop(il_engine *e, kg_graph *g) {
         if (e->graphs.v[i] != g) continue;
         memmove(&e->graphs.v[i], &e->graphs.v[i + 1], (e->graphs.n - i - 1) * sizeof(kg_graph *));
         e->graphs.n--;
+        e->graphs_moved = true;
         break;
     }
     kg_unpublish(g);

@@ -37,6 +37,7 @@ il_engine *il_engine_open_recover(const char *data_dir, il_recover_mode mode, ch
         /* vector indexes are definitions in the log; their graphs come from the facts */
         for (uint32_t i = 0; i < e->graphs.n; i++) kg_indexes_build(e->graphs.v[i]);
     }
+    kg_graphs_relist(e);
     return e;
 }
 
@@ -131,6 +132,7 @@ void il_engine_close(il_engine *e) {
     kg_pins_collect(e);
     while (e->graphs.n) kg_graph_drop(e, e->graphs.v[e->graphs.n - 1]);
     il_vec_free(e->graphs);
+    kg_graphs_unlist(e);
     il_vec_free(e->sessions);
     kg_changes_end(e, false);
     il_vec_free(e->changes);
@@ -198,9 +200,11 @@ bool kg_stmt_reads_only(const iql_stmt *st) {
     case IQL_META_WHY:
     case IQL_META_WHY_FULL:
     case IQL_META_WHY_NOT:
-    /* listings of the session's own graph (a pin's copy has its catalog) and session;
-       not `.kg list` or `.status`, which read the engine's list of graphs */
+    /* listings of the session's own graph (a pin's copy has its catalog) and session,
+       and of the engine's graphs (a pin holds their list as of the pin) */
     case IQL_META_KG_SHOW:
+    case IQL_META_KG_LIST:
+    case IQL_META_STATUS:
     case IQL_META_REL_LIST:
     case IQL_META_REL_SHOW:
     case IQL_META_RULE_LIST:
@@ -248,7 +252,7 @@ static il_result *statement(il_session *s, const char *text, size_t len, const i
             bool reads = kg_stmt_reads_only(st);
             if (reads) strings = il_intern_scope_new();
             /* readers that cannot wait for this write read the revision before it */
-            if (!reads && !s->pinned_live) kg_publish(s->e, s->kg, s->publish);
+            if (!reads && !s->pinned_live) kg_publish(s);
             s->text = text;
             s->text_len = len;
             s->strings = strings;
@@ -262,8 +266,9 @@ static il_result *statement(il_session *s, const char *text, size_t len, const i
             s->strings = NULL;
             s->text = NULL;
             /* Inside a transaction the revision before it stays published until it
-               ends (txn.c): its statements so far are nobody's to read. */
-            if (!reads && !s->pinned_live && !s->e->txn) kg_unpublish_all(s->e);
+               ends (txn.c): its statements so far are nobody's to read. (The commit
+               path withdrew it already; a write that did not get there did too.) */
+            if (!reads && !s->pinned_live && !s->e->txn) kg_unpublish_written(s->e, g);
         }
         il_arena_destroy(&a);
     }

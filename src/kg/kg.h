@@ -126,6 +126,10 @@ struct kg_graph {
        (pin.c, kg_publish), or NULL; set where statements are serialized, read under
        e->pins_mu */
     struct kg_published *published;
+    /* writes that ended on it so far, each counted before anyone is told of it
+       (kg_unpublish_written): a pin of it is current while this has not moved */
+    _Atomic uint64_t commits;
+    bool to_publish; /* kg_publish: a session other than the writer's is on it (serialized) */
     /* its rules as of one version, copied by the first pin of that version and shared by
        the pins after it (pin.c), or NULL; serialized */
     struct kg_rules_copy *rules_copy;
@@ -197,8 +201,12 @@ struct il_engine {
     exec_snap_watch snap_watch;
     struct kg_pin_later *pins_later; /* unpins' work left for kg_pins_collect, under pins_mu */
     _Atomic bool pins_later_any;
-    _Atomic uint64_t commits;     /* commits so far (kg_unpublish_all counts them) */
-    uint64_t graph_serials;       /* graphs created so far (kg_graph.serial) */
+    uint64_t graph_serials; /* graphs created so far (kg_graph.serial) */
+    /* The graphs' names as of the last statement that created or dropped one, for pinned
+       listings (`.kg list`, `.status`): replaced under pins_mu, read by pins under it
+       (pin.c); graphs_moved: e->graphs changed since it was made (serialized). */
+    struct kg_names *listed;
+    bool graphs_moved;
     _Atomic uint64_t last_pin_ns; /* when a pin last began or ended (exec_clock_ns) */
 };
 
@@ -237,7 +245,7 @@ struct il_session {
     bool reset_at_unpin;
     bool reset_pending;   /* that reset, left by the unpin to kg_pins_collect (pins_mu) */
     uint64_t pin_seq;     /* the pin's number (engine pins) while pinned */
-    uint64_t pin_commits; /* engine commits as of the revision pinned */
+    uint64_t pin_commits; /* its graph's commits as of the revision pinned */
     bool publish;         /* its writes publish the revision before them (il_session_set_publish) */
     uint64_t eval_ns;     /* the running statement's time in its programs' evaluation so far */
     uint64_t prove_ns;    /* and in proving rows (`.why`, `.why_not`) */
@@ -498,21 +506,41 @@ void kg_pin_leave(kg_graph *g);
 /* Serialized: does what unpins left (frees their copies, adds the indexes their queries
  * built, clears a session whose graph was dropped under its pin). */
 void kg_pins_collect(il_engine *e);
-/* Serialized, before a write (a statement, or a transaction at its begin): pins g as it is
- * (its latest committed revision) for il_session_pin_published, when `always` or pinned
- * reads ran lately, nothing is published for it yet and no transaction is open. */
-void kg_publish(il_engine *e, kg_graph *g, bool always);
-/* Serialized, at a commit before anyone is told of it (the change hook), and after every
- * write: no published revision stays once a newer one is committed; counts the commit. */
-void kg_unpublish_all(il_engine *e);
+/* Serialized, before session w writes (a statement, or a transaction at its begin; not
+ * inside one), when w is set to publish or pinned reads ran lately: pins w's graph as it
+ * is (its latest committed revision) for il_session_pin_published, and every other graph
+ * a session is on (none of them changes while w writes), each unless it is published
+ * already (its publication is still its latest revision: any write to it withdraws it)
+ * or has vector indexes. Otherwise withdraws w's graph's publication, if another write
+ * made one, so that w does not copy the nodes it changes for it. */
+void kg_publish(il_session *w);
+/* Serialized, when a write to g ends (a statement, a transaction's commit or rollback),
+ * before anyone is told of it (the change hook): counts it on g and withdraws g's
+ * publication, which is no longer its latest revision; the other graphs' stay. Makes the
+ * list of graphs pins read anew when a graph was created or dropped. */
+void kg_unpublish_written(il_engine *e, kg_graph *g);
 /* Serialized: g's published revision goes (g is being dropped). */
 void kg_unpublish(kg_graph *g);
+/* Serialized: the list of graphs pins read (e->listed) is made anew from e->graphs when
+ * a graph was created or dropped since it was made. */
+void kg_graphs_relist(il_engine *e);
+/* The names of the engine's graphs, sorted, in a malloc'ed array (*n of them): a pinned
+ * session's as of its pin (the last list made before it), else the engine's now. Valid
+ * until the statement ends. */
+const char **kg_graph_names(il_session *s, uint32_t *n);
+/* At the engine's close: the list of graphs goes. */
+void kg_graphs_unlist(il_engine *e);
 /* Serialized: g lets go of the copy of its rules that pins share (g is being dropped). */
 void kg_pin_rules_release(kg_graph *g);
 /* A pinned session's query that would make its goal's rule maintained: the view is made
  * on the pinned copy (its rows are then the query's), for the live graph to adopt at the
  * next serialized call after the unpin (kg_pins_collect). */
 void kg_pin_note_query(il_session *s, const iql_query *q);
+/* Serialized, s still pinned: view v, computed on s's pinned copy (opened with
+ * own_clauses), goes to the live graph, caught up with the commits since the pin; false
+ * (v untouched, still the copy's) when the live graph cannot take it: dropped, its rules
+ * changed, a transaction open, or s pinned a publication. */
+bool kg_pin_adopt_view(il_session *s, view_t *v);
 bool kg_maintained_active(kg_graph *g);
 const rel_t *kg_maintained_rows(kg_graph *g, const char *rel);
 

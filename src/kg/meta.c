@@ -49,12 +49,15 @@ static il_result *meta_kg(il_session *s, const iql_meta *m) {
     case IQL_META_KG_SHOW:
         return res_message("Current knowledge graph: %s", s->kg->name);
     case IQL_META_KG_LIST: {
-        if (e->graphs.n == 0) return res_message("No knowledge graphs found.");
-        const char **names = malloc(e->graphs.n * sizeof *names);
-        for (uint32_t i = 0; i < e->graphs.n; i++) names[i] = e->graphs.v[i]->name;
-        qsort(names, e->graphs.n, sizeof *names, cmp_names);
+        /* on a pin, the graphs as of the pin (a write beside it may create or drop one) */
+        uint32_t n;
+        const char **names = kg_graph_names(s, &n);
+        if (n == 0) {
+            free(names);
+            return res_message("No knowledge graphs found.");
+        }
         il_result *r = res_message("Knowledge Graphs:");
-        for (uint32_t i = 0; i < e->graphs.n; i++) {
+        for (uint32_t i = 0; i < n; i++) {
             char line[512];
             snprintf(line, sizeof line, "  %s%s", names[i],
                      strcmp(names[i], s->kg->name) == 0 ? " *" : "");
@@ -572,7 +575,9 @@ il_result *kg_exec_meta(il_session *s, const iql_meta *m, il_arena *a) {
         snprintf(line, sizeof line, "  Total queries: %llu",
                  (unsigned long long)__atomic_load_n(&s->e->queries, __ATOMIC_RELAXED));
         res_add_line(r, line);
-        snprintf(line, sizeof line, "  Knowledge graphs: %u", s->e->graphs.n);
+        uint32_t ngraphs;
+        free(kg_graph_names(s, &ngraphs)); /* on a pin, as of the pin */
+        snprintf(line, sizeof line, "  Knowledge graphs: %u", ngraphs);
         res_add_line(r, line);
         return r;
     }

@@ -47,9 +47,18 @@ typedef struct pin_want {
  * lock (kg_publish): the pinned copy, whose snapshots pins made from it borrow. */
 typedef struct kg_published {
     _Atomic uint32_t refs; /* the graph's (until unpublished) plus one per pin made from it */
-    uint64_t commits;      /* engine commits as of the revision */
+    uint64_t commits;      /* the graph's commits as of the revision */
     kg_graph *copy;
 } kg_published;
+
+/* The names of the engine's graphs, sorted, as of one statement's end: immutable, shared
+ * by the pins made while it is the engine's latest (e->listed), so that `.kg list` and
+ * `.status` run pinned beside a write that creates or drops a graph. */
+typedef struct kg_names {
+    _Atomic uint32_t refs; /* the engine's (while it is e->listed) plus one per pin */
+    uint32_t n;
+    char *names[];
+} kg_names;
 
 /* A copy of one rule as of one generation (kg_rule.gen), immutable, shared by the rules
  * copies of every version in which the rule had that generation. */
@@ -88,6 +97,7 @@ typedef struct kg_pin {
     IL_VEC(pin_view) views; /* rows also in `rows`; the views keep the relations' snapshots */
     exec_snapidx provider;
     const exec_snapidx *previous; /* the provider installed before the pin's */
+    kg_names *graphs;             /* the engine's graphs as of the pin (a reference), or NULL */
 } kg_pin;
 
 static const iql_schema *schema_copy(il_arena *a, const iql_schema *s) {
@@ -277,8 +287,56 @@ static kg_graph *pin_graph(kg_graph *live, kg_published *from) {
     return g;
 }
 
+static void names_unref(kg_names *l) {
+    if (!l || atomic_fetch_sub_explicit(&l->refs, 1, memory_order_acq_rel) != 1) return;
+    for (uint32_t i = 0; i < l->n; i++) free(l->names[i]);
+    free(l);
+}
+
+/* Under pins_mu: a reference on the engine's latest list of graphs. */
+static kg_names *names_ref(il_engine *e) {
+    kg_names *l = e->listed;
+    if (l) atomic_fetch_add_explicit(&l->refs, 1, memory_order_relaxed);
+    return l;
+}
+
+static int cmp_names(const void *a, const void *b) {
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+void kg_graphs_relist(il_engine *e) {
+    if (e->listed && !e->graphs_moved) return;
+    kg_names *l = malloc(sizeof *l + e->graphs.n * sizeof *l->names);
+    atomic_init(&l->refs, 1);
+    l->n = e->graphs.n;
+    for (uint32_t i = 0; i < l->n; i++) l->names[i] = strdup(e->graphs.v[i]->name);
+    qsort(l->names, l->n, sizeof *l->names, cmp_names);
+    pthread_mutex_lock(&e->pins_mu);
+    kg_names *old = e->listed;
+    e->listed = l;
+    pthread_mutex_unlock(&e->pins_mu);
+    e->graphs_moved = false;
+    names_unref(old);
+}
+
+void kg_graphs_unlist(il_engine *e) {
+    names_unref(e->listed);
+    e->listed = NULL;
+}
+
+const char **kg_graph_names(il_session *s, uint32_t *n) {
+    kg_names *l = s->kg->pin ? s->kg->pin->graphs : NULL;
+    il_engine *e = s->e;
+    *n = l ? l->n : e->graphs.n;
+    const char **names = malloc((*n ? *n : 1) * sizeof *names);
+    for (uint32_t i = 0; i < *n; i++) names[i] = l ? l->names[i] : e->graphs.v[i]->name;
+    if (!l) qsort(names, *n, sizeof *names, cmp_names);
+    return names;
+}
+
 static void pin_graph_free(kg_graph *g) {
     kg_pin *p = g->pin;
+    names_unref(p->graphs);
     for (uint32_t i = 0; i < p->views.n; i++) { /* not adopted */
         view_close(p->views.v[i].view);
         free(p->views.v[i].rel);
@@ -366,40 +424,62 @@ static bool difference(const rel_t *was, const rel_t *now, uint32_t arity, view_
     return true;
 }
 
-/* The views pinned reads made on `copy` (kg_pin_note_query) become the live graph's
- * maintained rules, caught up with the commits since the pin: each is handed, as one
+/* Whether the live graph can take a view computed on the pinned copy: it is the same
+ * graph (not dropped, perhaps made again: graphs have serial numbers), at the same
+ * version (rules changed, or a relation came or went: the view would rebuild), with no
+ * uncommitted changes (an open transaction, whose writes views see at its commit). */
+static bool adoptable(const il_engine *e, const kg_graph *copy, const kg_graph *live) {
+    return live && live->serial == copy->serial && live->version == copy->version && !e->txn &&
+           !live->view_pending && !e->views_unmaintained;
+}
+
+/* Moves view v, computed on the pinned copy, to the live graph, and hands it, as one
  * commit's delta, the difference between the snapshots it was computed from and the
- * stored relations it reads now. One is closed instead when the live graph is another
- * (dropped, perhaps made again), moved to another version (rules changed, a relation came
- * or went: its view would rebuild), has uncommitted changes (an open transaction, whose
- * writes views see at its commit), or decided on the rule meanwhile. */
+ * stored relations it reads now, so that it is caught up with the commits since the
+ * pin. */
+static void catch_up(kg_graph *copy, kg_graph *live, view_t *v) {
+    IL_VEC(view_delta_rel) delta = {0};
+    for (uint32_t k = 0; k < copy->rels.n; k++) {
+        const kg_relation *pr = copy->rels.v[k];
+        if (!view_reads_stored(v, pr->name)) continue;
+        const kg_relation *lr = kg_rel_find(live, pr->name);
+        const rel_t *now = lr ? lr->data : NULL;
+        uint32_t arity = pr->data ? rel_arity(pr->data) : now ? rel_arity(now) : 1;
+        view_delta_rel d = {.name = pr->name};
+        if (difference(pr->data, now, arity, &d)) il_vec_push(delta, d);
+    }
+    view_rehome(v, live);
+    view_graph_commit(&v, 1, delta.v, delta.n);
+    for (uint32_t k = 0; k < delta.n; k++) {
+        rel_free(delta.v[k].plus);
+        rel_free(delta.v[k].minus);
+    }
+    il_vec_free(delta);
+}
+
+/* The views pinned reads made on `copy` (kg_pin_note_query) become the live graph's
+ * maintained rules, caught up with the commits since the pin; one is closed instead (when
+ * the copy is freed) when the live graph cannot take it (adoptable) or a serialized read
+ * decided on the rule meanwhile. */
 static void adopt_views(il_engine *e, kg_graph *copy, kg_graph *live) {
     kg_pin *p = copy->pin;
-    bool current = live && live->serial == copy->serial && live->version == copy->version &&
-                   !e->txn && !live->view_pending && !e->views_unmaintained;
+    bool current = adoptable(e, copy, live);
     for (uint32_t i = 0; i < p->views.n; i++) {
         pin_view *pv = &p->views.v[i];
         if (!current || !read_policy_undecided(live, pv->rel)) continue; /* closed when freed */
-        IL_VEC(view_delta_rel) delta = {0};
-        for (uint32_t k = 0; k < copy->rels.n; k++) {
-            const kg_relation *pr = copy->rels.v[k];
-            if (!view_reads_stored(pv->view, pr->name)) continue;
-            const kg_relation *lr = kg_rel_find(live, pr->name);
-            const rel_t *now = lr ? lr->data : NULL;
-            uint32_t arity = pr->data ? rel_arity(pr->data) : now ? rel_arity(now) : 1;
-            view_delta_rel d = {.name = pr->name};
-            if (difference(pr->data, now, arity, &d)) il_vec_push(delta, d);
-        }
-        view_rehome(pv->view, live);
-        view_graph_commit(&pv->view, 1, delta.v, delta.n);
+        catch_up(copy, live, pv->view);
         read_policy_adopt(live, pv->rel, pv->view);
-        for (uint32_t k = 0; k < delta.n; k++) {
-            rel_free(delta.v[k].plus);
-            rel_free(delta.v[k].minus);
-        }
-        il_vec_free(delta);
         pv->view = NULL;
     }
+}
+
+bool kg_pin_adopt_view(il_session *s, view_t *v) {
+    kg_graph *copy = s->kg;
+    if (!s->pinned_live || copy->pin->from) return false;
+    kg_graph *live = kg_graph_find(s->e, copy->name);
+    if (!adoptable(s->e, copy, live)) return false;
+    catch_up(copy, live, v);
+    return true;
 }
 
 void kg_pin_note_query(il_session *s, const iql_query *q) {
@@ -455,9 +535,10 @@ bool il_session_pin(il_session *s) {
     kg_pins_collect(s->e);
     kg_graph *live = s->kg;
     if (s->e->txn) return false;
-    s->pin_commits = atomic_load_explicit(&s->e->commits, memory_order_acquire);
+    s->pin_commits = atomic_load_explicit(&live->commits, memory_order_acquire);
     kg_graph *g = pin_graph(live, NULL);
     pthread_mutex_lock(&s->e->pins_mu);
+    g->pin->graphs = names_ref(s->e);
     __atomic_store_n(&s->kg, g, __ATOMIC_RELEASE);
     s->pinned_live = live;
     pthread_mutex_unlock(&s->e->pins_mu);
@@ -502,10 +583,15 @@ bool il_session_pin_published(il_session *s) {
     kg_graph *live = s->kg;
     /* not while its state waits to be cleared (its graph was dropped under its last pin) */
     kg_published *pub = s->reset_pending ? NULL : live->published;
+    /* the latest list of graphs: every graph created or dropped before the pin, whose log
+       record is then written before the caller reads how far the log is (the server's
+       reply waits for that much) */
+    kg_names *graphs = pub ? names_ref(e) : NULL;
     if (pub) atomic_fetch_add_explicit(&pub->refs, 1, memory_order_relaxed);
     pthread_mutex_unlock(&e->pins_mu);
     if (!pub) return false;
     kg_graph *g = pin_graph(live, pub);
+    g->pin->graphs = graphs;
     pthread_mutex_lock(&e->pins_mu);
     bool still = s->kg == live; /* else a drop of its graph moved it meanwhile */
     if (still) {
@@ -524,8 +610,15 @@ bool il_session_pin_published(il_session *s) {
 }
 
 bool il_session_pin_current(const il_session *s) {
-    return s->pinned_live &&
-           atomic_load_explicit(&s->e->commits, memory_order_acquire) == s->pin_commits;
+    /* Under pins_mu: a drop of the graph moves pinned_live to `default` under it before
+       the graph is freed. Only the session's own graph counts: writes to other graphs
+       leave its revision current. */
+    pthread_mutex_lock(&s->e->pins_mu);
+    kg_graph *live = s->pinned_live;
+    bool current = live && live->serial == s->kg->serial &&
+                   atomic_load_explicit(&live->commits, memory_order_acquire) == s->pin_commits;
+    pthread_mutex_unlock(&s->e->pins_mu);
+    return current;
 }
 
 static bool pins_recent(il_engine *e) {
@@ -534,15 +627,50 @@ static bool pins_recent(il_engine *e) {
            (at && exec_clock_ns() - at < PUBLISH_AFTER_PIN_NS);
 }
 
-void kg_publish(il_engine *e, kg_graph *g, bool always) {
-    if (g->published || e->txn || !(always || pins_recent(e))) return;
+/* Publishes g's latest committed revision, unless one is published. */
+static void publish(il_engine *e, kg_graph *g) {
+    if (g->published) return;
     kg_published *pub = calloc(1, sizeof *pub);
     atomic_init(&pub->refs, 1);
-    pub->commits = atomic_load_explicit(&e->commits, memory_order_relaxed);
+    pub->commits = atomic_load_explicit(&g->commits, memory_order_relaxed);
     pub->copy = pin_graph(g, NULL);
     pthread_mutex_lock(&e->pins_mu);
     g->published = pub;
     pthread_mutex_unlock(&e->pins_mu);
+}
+
+void kg_publish(il_session *w) {
+    il_engine *e = w->e;
+    if (e->txn) return; /* the revision before it stays published until it ends (txn.c) */
+    kg_graph *g = w->kg;
+    if (!(w->publish || pins_recent(e))) {
+        /* A write that publishes nothing withdraws what a write to another graph published
+           of its graph, before it changes anything: else it would copy each node it
+           changes for a publication nobody may read (readers pinned on it keep it). */
+        kg_unpublish(g);
+        return;
+    }
+    publish(e, g);
+    /* The graphs other sessions are on, so that a read of one need not wait for this
+       write either. Their publications cost nothing until they are written (no node is
+       replaced under them) and stay valid until then: a write to one withdraws it. Under
+       pins_mu: a pinned session's graph is pinned_live, which a read pinning a
+       publication sets beside this. */
+    IL_VEC(kg_graph *) others = {0};
+    pthread_mutex_lock(&e->pins_mu);
+    for (uint32_t i = 0; i < e->sessions.n; i++) {
+        il_session *o = e->sessions.v[i];
+        kg_graph *h = o->pinned_live ? o->pinned_live : o->kg;
+        if (o == w || h == g || h->published || h->to_publish) continue;
+        h->to_publish = true;
+        il_vec_push(others, h);
+    }
+    pthread_mutex_unlock(&e->pins_mu);
+    for (uint32_t i = 0; i < others.n; i++) {
+        others.v[i]->to_publish = false;
+        publish(e, others.v[i]);
+    }
+    il_vec_free(others);
 }
 
 void kg_unpublish(kg_graph *g) {
@@ -554,12 +682,13 @@ void kg_unpublish(kg_graph *g) {
     published_unref(pub);
 }
 
-void kg_unpublish_all(il_engine *e) {
-    /* Counted before the publications go, and so before the revision moves (the change
-       hook comes after): a reader that pinned one and then read a moved revision sees the
+void kg_unpublish_written(il_engine *e, kg_graph *g) {
+    /* Counted before the publication goes, and so before the revision moves (the change
+       hook comes after): a reader that pinned it and then read a moved revision sees the
        count moved too (il_session_pin_current). */
-    atomic_fetch_add_explicit(&e->commits, 1, memory_order_acq_rel);
-    for (uint32_t i = 0; i < e->graphs.n; i++) kg_unpublish(e->graphs.v[i]);
+    atomic_fetch_add_explicit(&g->commits, 1, memory_order_acq_rel);
+    kg_unpublish(g);
+    kg_graphs_relist(e);
 }
 
 void il_session_unpin(il_session *s) {

@@ -18,8 +18,10 @@
  * tuples from or that reads what it changes through a negation or an aggregate
  * (evaluating it again by the delta's clause steps is far slower than a run), a vector
  * search over what the session may change (not a step the delta runs), an unstratified
- * program (session rules in a cycle through a negation or an aggregate), session facts of
- * a relation that also has rules, a clause of the session that cannot be compiled. Then, as before,
+ * program (session rules in a cycle through a negation or an aggregate), a clause of the
+ * session that cannot be compiled. (Session facts of a relation that also has rules join
+ * it through the clause of its stored facts, which the program then has even while the
+ * graph stores none: plan_source.facts_apart.) Then, as before,
  * the query runs with the session and once more without it, and a row is persistent when the second
  * run has it too. */
 #include <stdlib.h>

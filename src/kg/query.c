@@ -66,6 +66,12 @@ static const rel_t *stored_lookup(void *ctx, const char *name) {
     return m;
 }
 
+static bool facts_apart(void *ctx, const char *name, uint32_t arity) {
+    stored_ctx *c = ctx;
+    sess_facts *f = c->facts_apart ? sess_facts_find(c->s, name) : NULL;
+    return f && f->arity == arity && rel_count(f->set);
+}
+
 static void stored_ctx_free(stored_ctx *c) {
     for (uint32_t i = 0; i < c->merged.n; i++) rel_free(c->merged.v[i]);
     il_vec_free(c->merged);
@@ -88,7 +94,8 @@ static bool plan_query(plan_program *p, const iql_rule *q, stored_ctx *c, rule_l
                        .stored = stored_lookup,
                        .ctx = c,
                        .index = index_lookup,
-                       .index_search = kg_index_search};
+                       .index_search = kg_index_search,
+                       .facts_apart = facts_apart};
     return plan_build(p, &src, q);
 }
 

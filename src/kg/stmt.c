@@ -717,6 +717,7 @@ il_result *kg_exec_stmt(il_session *s, const iql_stmt *st, il_arena *a) {
                              "session (il_session_pin)");
         return exec_stmt(s, st, a);
     }
+    kg_graph *written = s->kg; /* the graph a write changes (`.kg create` switches) */
     store *log = s->e->store;
     /* After a failed sync the memory may be ahead of the disk; accepting more writes
        would acknowledge what a restart cannot bring back, until the state in memory is
@@ -770,8 +771,10 @@ il_result *kg_exec_stmt(il_session *s, const iql_stmt *st, il_arena *a) {
     kg_views_commit(s->e);
     kg_indexes_commit(s->e);
     /* Readers that could not wait read the revision before it up to here (nobody was
-       told of it yet), then wait for it. */
-    kg_unpublish_all(s->e);
+       told of it yet), then wait for it. The statement changed only the graph it began
+       on (a graph it dropped withdrew its own; one it made has none); reads change
+       nothing, and leave every publication up. */
+    if (!kg_stmt_reads_only(st)) kg_unpublish_written(s->e, written);
     /* Last, so that whoever the hook tells can already see the change everywhere. A
        statement that failed, its log record included, reports nothing. */
     kg_changes_end(s->e, r->kind != IL_RESULT_ERROR && r->kind != IL_RESULT_PARSE_ERROR);

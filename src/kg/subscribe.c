@@ -39,18 +39,88 @@ static char **headers(il_session *ses, const char *q, size_t len, uint32_t arity
     return cols;
 }
 
+/* The views of the queries' new families, computed on one pin of the session's graph
+ * with the serializer released, and caught up with the live graph once it is retaken:
+ * built[i] NULL when query i's family exists, or the graph cannot be pinned or the live
+ * graph cannot take the view (the member then joins as usual). False, with *failed and
+ * *why (malloc'ed), when a view cannot be opened: nothing is kept. */
+static bool build_beside(il_session *s, size_t n, const char *const *queries, const size_t *lens,
+                         const il_serializer *ser, view_t **built, size_t *failed, char **why) {
+    bool *missing = calloc(n + 1, sizeof *missing), any = false;
+    for (size_t i = 0; i < n; i++)
+        any |= missing[i] =
+            !view_family_exists(s->e->families, il_session_graph(s), queries[i], lens[i]);
+    bool ok = true;
+    if (any && il_session_pin(s)) {
+        ser->release(ser->ctx);
+        kg_pin_enter(s->kg);
+        for (size_t i = 0; i < n && ok; i++) {
+            if (!missing[i]) continue;
+            const char *text = NULL;
+            built[i] = view_family_build(s, queries[i], lens[i], &text);
+            if (!built[i]) {
+                ok = false;
+                *failed = i;
+                *why = strdup(text ? text : "the view cannot be opened");
+            }
+        }
+        kg_pin_leave(s->kg);
+        ser->retake(ser->ctx);
+        for (size_t i = 0; i < n; i++) {
+            if (built[i] && (!ok || !kg_pin_adopt_view(s, built[i]))) {
+                view_close(built[i]); /* still the pinned copy's, which goes at the unpin */
+                built[i] = NULL;
+            }
+        }
+        il_session_unpin(s);
+        kg_pins_collect(s->e);
+    }
+    free(missing);
+    return ok;
+}
+
 il_sub *il_subscribe(il_session *s, const char *query, size_t len, void *ctx, char **err) {
+    return il_subscribe_beside(s, query, len, ctx, NULL, err);
+}
+
+il_sub *il_subscribe_beside(il_session *s, const char *query, size_t len, void *ctx,
+                            const il_serializer *ser, char **err) {
+    il_sub *sub = NULL;
+    size_t failed;
+    return il_subscribe_all(s, 1, &query, &len, ctx, ser, &sub, &failed, err) ? sub : NULL;
+}
+
+bool il_subscribe_all(il_session *s, size_t n, const char *const *queries, const size_t *lens,
+                      void *ctx, const il_serializer *ser, il_sub **subs, size_t *failed,
+                      char **err) {
     if (err) *err = NULL;
     if (!s->pinned_live) kg_pins_collect(s->e); /* what an unpin left of s goes first */
-    const char *why = NULL;
-    il_sub *sub = view_member_join(s->e->families, s, il_session_graph(s), query, len, &why);
-    if (!sub) {
-        if (err && why) *err = strdup(why);
-        return NULL;
+    view_t **built = calloc(n + 1, sizeof *built);
+    char *why = NULL;
+    bool ok = !ser || s->pinned_live || build_beside(s, n, queries, lens, ser, built, failed, &why);
+    for (size_t i = 0; i < n && ok; i++) {
+        const char *text = NULL;
+        /* a family opened by an earlier query of these closes a later one's view */
+        subs[i] = view_member_join_built(s->e->families, s, il_session_graph(s), queries[i],
+                                         lens[i], built[i], &text);
+        built[i] = NULL;
+        if (!subs[i]) {
+            ok = false;
+            *failed = i;
+            if (text) why = strdup(text);
+            for (size_t k = i + 1; k < n; k++) view_close(built[k]);
+            while (i--) il_sub_close(subs[i]);
+            break;
+        }
+        subs[i]->ctx = ctx;
+        subs[i]->cols = headers(s, queries[i], lens[i], view_member_arity(subs[i]));
     }
-    sub->ctx = ctx;
-    sub->cols = headers(s, query, len, view_member_arity(sub));
-    return sub;
+    free(built);
+    if (err)
+        *err = why;
+    else
+        free(why);
+    return ok;
 }
 
 void il_sub_close(il_sub *sub) {

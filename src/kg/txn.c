@@ -289,7 +289,7 @@ bool il_txn_begin(il_session *s) {
     t->sess_fact_vals = malloc((s->facts.n + 1) * sizeof *t->sess_fact_vals);
     for (uint32_t i = 0; i < s->facts.n; i++) t->sess_fact_vals[i] = s->facts.v[i]->vals.n;
     /* readers that cannot wait for the whole transaction read the revision before it */
-    if (!s->pinned_live) kg_publish(e, s->kg, s->publish);
+    if (!s->pinned_live) kg_publish(s);
     e->txn = t;
     return true;
 }
@@ -328,7 +328,7 @@ bool il_txn_commit_or_undo(il_session *s, bool *undone, char **err) {
     txn_free(e, true);
     kg_views_commit(e);
     kg_indexes_commit(e);
-    kg_unpublish_all(e); /* as after a statement (kg_exec_stmt) */
+    kg_unpublish_written(e, s->kg); /* as after a statement (kg_exec_stmt) */
     kg_changes_end(e, ok);
     kg_delta_reset(e);
     return ok;
@@ -352,8 +352,8 @@ void il_txn_rollback(il_session *s) {
     kg_delta_reset(e);
     kg_views_commit(e);
     /* what was published before it is the state again, but its readers are told nothing
-       moved only until the next commit anyway */
-    kg_unpublish_all(e);
+       moved only until the graph's next commit anyway */
+    kg_unpublish_written(e, s->kg);
 }
 
 /* ---- precondition scopes ---- */

@@ -762,12 +762,14 @@ static void adorn_clause(builder *b, const bclause *src, uint32_t head_pred, con
     for (uint32_t i = 0; i < src->nlits; i++) c->lits[c->nlits++] = lits[i];
 }
 
-/* The stored facts of a derived relation take part as one more clause. */
+/* The stored facts of a derived relation take part as one more clause (also when the
+ * caller holds facts of it apart, which join the stored ones as a delta). */
 static void stored_clause(builder *b, uint32_t inst, const char *rel, uint64_t mask) {
     const rel_t *st = b->src->stored(b->src->ctx, rel);
-    if (!st || rel_count(st) == 0) return;
     uint32_t arity = b->p->preds.v[inst].arity;
-    if (rel_arity(st) != arity) return;
+    bool apart = b->src->facts_apart && b->src->facts_apart(b->src->ctx, rel, arity);
+    if ((!st || rel_count(st) == 0) && !apart) return;
+    if (st && rel_arity(st) != arity) return;
     bvars *v = il_arena_calloc(b->a, sizeof *v);
     bterm *args = il_arena_alloc(b->a, (arity + 1) * sizeof *args);
     for (uint32_t i = 0; i < arity; i++) {

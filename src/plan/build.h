@@ -20,6 +20,10 @@ struct plan_source {
        index: building or dropping an index moves the graph's version. */
     void *(*index)(void *ctx, const char *name);
     plan_index_search_fn index_search;
+    /* Whether the caller holds facts of this relation apart from its stored ones, to
+       apply as a delta after the run (kg/prov_delta.c): a derived relation's stored
+       facts then take part as a clause even while it has none stored. May be NULL. */
+    bool (*facts_apart)(void *ctx, const char *rel, uint32_t arity);
 };
 
 /* Builds into *p (initialised, empty) the program whose query predicate holds the rows

@@ -132,6 +132,10 @@ static bool lock_or_pin_published(srv_pool *p, srv_job *j) {
     return false;
 }
 
+/* The pool whose engine lock this thread holds for the job it runs (srv_pool_serializer),
+ * or NULL. */
+static _Thread_local srv_pool *tl_engine_holder;
+
 static void *worker(void *arg) {
     srv_pool *p = arg;
     pthread_mutex_lock(&p->mu);
@@ -179,7 +183,9 @@ static void *worker(void *arg) {
             held = j->node;
             after_run(p, j, true, &wake);
         } else {
+            tl_engine_holder = p;
             j->run(j);
+            tl_engine_holder = NULL;
             held = j->node;
             after_run(p, j, true, &wake);
             pthread_mutex_unlock(&p->engine);
@@ -443,6 +449,24 @@ bool srv_pool_try_engine(srv_pool *p) {
 
 void srv_pool_leave_engine(srv_pool *p) {
     pthread_mutex_unlock(&p->engine);
+}
+
+static void release_engine(void *ctx) {
+    srv_pool *p = ctx;
+    tl_engine_holder = NULL;
+    pthread_mutex_unlock(&p->engine);
+}
+
+static void retake_engine(void *ctx) {
+    srv_pool *p = ctx;
+    pthread_mutex_lock(&p->engine);
+    tl_engine_holder = p;
+}
+
+bool srv_pool_serializer(srv_pool *p, il_serializer *out) {
+    if (tl_engine_holder != p) return false;
+    *out = (il_serializer){.release = release_engine, .retake = retake_engine, .ctx = p};
+    return true;
 }
 
 void srv_pool_stats(srv_pool *p, size_t *queued, unsigned *running) {

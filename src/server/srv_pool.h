@@ -101,6 +101,10 @@ void srv_pool_drained_now(srv_pool *p);
 /* The engine lock for the loop thread's inline fast path: never waits. */
 bool srv_pool_try_engine(srv_pool *p);
 void srv_pool_leave_engine(srv_pool *p);
+/* When this thread is a worker running a job under the engine lock: how that job lets
+ * other jobs take the lock while it computes without the engine (il_subscribe_beside),
+ * and true. False on the loop thread (an inline run) and for a pinned read. */
+bool srv_pool_serializer(srv_pool *p, il_serializer *out);
 /* Jobs waiting and workers busy, for metrics. */
 void srv_pool_stats(srv_pool *p, size_t *queued, unsigned *running);
 /* What the pool's threads do, for a loop that busy-polls (http.busy_poll_us). */

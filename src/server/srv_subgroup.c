@@ -298,23 +298,33 @@ static srv_group *join_all(srv_conn *c, const srv_group_spec *g, refusal *r) {
     snprintf(grp->name, sizeof grp->name, "%s", g->subscription);
     snprintf(grp->kg, sizeof grp->kg, "%s", il_session_graph(c->session));
     grp->conn = c;
+    /* The new families' views are computed on one pin of the graph with the engine lock
+       let go; every member then joins at one revision (srv_subs.c). */
+    il_sub **subs = calloc(g->n, sizeof *subs);
+    size_t *lens = calloc(g->n, sizeof *lens);
+    for (uint32_t i = 0; i < g->n && ok; i++) lens[i] = strlen(texts[i]);
+    il_serializer ser;
+    bool beside = srv_pool_serializer(&c->srv->pool, &ser);
+    size_t failed = 0;
+    char *err = NULL;
+    if (ok && !il_subscribe_all(c->session, g->n, (const char *const *)texts, lens, grp,
+                                beside ? &ser : NULL, subs, &failed, &err)) {
+        ok = false;
+        refuse(r, "validation", "Query '%.*s': Cannot subscribe to this query: %s",
+               QNAME(&g->q[failed]), err ? err : "unsupported query");
+    }
+    free(err);
+    free(lens);
     for (uint32_t i = 0; i < g->n && ok; i++) {
         const named_query *q = &g->q[i];
         gmember *gm = &grp->m[i];
-        char *err = NULL;
-        gm->member = il_subscribe(c->session, texts[i], strlen(texts[i]), grp, &err);
-        ok = gm->member != NULL;
-        if (!ok) {
-            refuse(r, "validation", "Query '%.*s': Cannot subscribe to this query: %s", QNAME(q),
-                   err ? err : "unsupported query");
-            free(err);
-            break;
-        }
+        gm->member = subs[i];
         gm->name = malloc(q->name_len + 1);
         copy(gm->name, q->name, q->name_len);
         gm->name_len = q->name_len;
         gm->ncols = il_sub_arity(gm->member);
     }
+    free(subs);
     for (uint32_t i = 0; i < g->n; i++) free(texts[i]);
     free(texts);
     if (!ok) {

@@ -161,7 +161,12 @@ static void subscribe(srv_conn *c, const char *id, const char *name, size_t nlen
     srv_sub *sb = calloc(1, sizeof *sb);
     sb->owner = SRV_SUB_SINGLE;
     sb->conn = c;
-    sb->member = il_subscribe(c->session, q, (size_t)(end - q), sb, &err);
+    /* A new family's view is computed on a pin of the graph, the engine lock let go
+       meanwhile: a first subscription of a costly query holds up no other connection. */
+    il_serializer ser;
+    bool beside = srv_pool_serializer(&c->srv->pool, &ser);
+    sb->member =
+        il_subscribe_beside(c->session, q, (size_t)(end - q), sb, beside ? &ser : NULL, &err);
     if (!sb->member) {
         snprintf(msg, sizeof msg, "Cannot subscribe to this query: %s",
                  err ? err : "unsupported query");

@@ -143,21 +143,53 @@ static view_family *find_family(view_families *fs, const char *kg, const char *t
     return NULL;
 }
 
-il_sub *view_member_join(view_families *fs, il_session *ses, const char *kg, const char *query,
-                         size_t len, const char **err) {
-    view_lifted l;
-    /* the key's strings are the member's own; the family's view interns for good */
+/* Lifts `?query` with its constants in a scope of their own (freed by the caller). */
+static il_intern_scope *lift_scoped(const char *query, size_t len, view_lifted *l) {
     il_intern_scope *strings = il_intern_scope_new();
     il_intern_scope *previous = il_intern_scope_enter(strings);
-    view_lift(query, len, &l);
+    view_lift(query, len, l);
     il_intern_scope_leave(previous);
+    return strings;
+}
+
+bool view_family_exists(view_families *fs, const char *kg, const char *query, size_t len) {
+    view_lifted l;
+    il_intern_scope *strings = lift_scoped(query, len, &l);
+    bool found = find_family(fs, kg, l.text) != NULL;
+    view_lifted_free(&l);
+    il_intern_scope_free(strings);
+    return found;
+}
+
+view_t *view_family_build(il_session *ses, const char *query, size_t len, const char **err) {
+    view_lifted l;
+    il_intern_scope *strings = lift_scoped(query, len, &l);
+    bool stopped;
+    view_t *v = view_open_with(ses, l.text, (view_opts){.own_clauses = true}, err, &stopped);
+    view_lifted_free(&l);
+    il_intern_scope_free(strings);
+    return v;
+}
+
+il_sub *view_member_join(view_families *fs, il_session *ses, const char *kg, const char *query,
+                         size_t len, const char **err) {
+    return view_member_join_built(fs, ses, kg, query, len, NULL, err);
+}
+
+il_sub *view_member_join_built(view_families *fs, il_session *ses, const char *kg,
+                               const char *query, size_t len, view_t *built, const char **err) {
+    view_lifted l;
+    /* the key's strings are the member's own; the family's view interns for good */
+    il_intern_scope *strings = lift_scoped(query, len, &l);
     view_family *f = find_family(fs, kg, l.text);
     if (f) {
+        /* another subscription opened the family while `built` was computed */
+        view_close(built);
         /* What changed before the newcomer's snapshot belongs to the members already
          * there (routing after each statement normally took it already). */
         route_family(f, &fs->touched);
     } else {
-        view_t *v = view_open(ses, l.text, err);
+        view_t *v = built ? built : view_open(ses, l.text, err);
         if (!v) {
             view_lifted_free(&l);
             il_intern_scope_free(strings);

@@ -14,6 +14,7 @@
 #include "base/intern.h"
 #include "inputlayer.h"
 #include "value/value.h"
+#include "views/view.h"
 
 typedef struct view_family view_family;
 typedef struct view_keyslot view_keyslot;
@@ -56,6 +57,18 @@ void view_families_free(view_families *fs);
  * when the view cannot be opened. */
 il_sub *view_member_join(view_families *fs, il_session *ses, const char *kg, const char *query,
                          size_t len, const char **err);
+/* Whether the family of `?query` over graph `kg` has a working view: a new member then
+ * joins it at once, else its view is computed first. */
+bool view_family_exists(view_families *fs, const char *kg, const char *query, size_t len);
+/* The view a new family of `?query` opens, computed on the session's graph now with
+ * copies of its clauses (view_opts.own_clauses): on a pinned copy of the graph (kg/pin.c),
+ * beside other statements, for kg_pin_adopt_view and then view_member_join_built. NULL
+ * with *err when it cannot be opened. */
+view_t *view_family_build(il_session *ses, const char *query, size_t len, const char **err);
+/* view_member_join with the family's view computed beforehand (view_family_build, caught
+ * up with the graph since); closed when the family has a view by now. */
+il_sub *view_member_join_built(view_families *fs, il_session *ses, const char *kg,
+                               const char *query, size_t len, view_t *built, const char **err);
 /* Leaves the family and frees m; the last member closes the family's view. */
 void view_member_leave(il_sub *m);
 /* The member's current rows (its key's part of the view), malloc'ed, arity values each. */

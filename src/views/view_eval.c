@@ -124,6 +124,16 @@ static int pick_index(const rel_t **rel, const plan_op *op, const vcolplan *cp) 
     return idx;
 }
 
+/* Whether step plan cp reads rel by walking it (walk: few probes) because rel lacks the
+ * index the step needs. */
+static bool walks(const rel_t *rel, const vcolplan *cp, bool walk) {
+    return walk && rel && cp->np && rel_find_index(rel, cp->pcol, cp->np) < 0;
+}
+
+static size_t vsrc_count(const vsrc *s) {
+    return (s->a ? rel_count(s->a) : 0) + (s->extra ? rel_count(s->extra) : 0);
+}
+
 static void run_step(vrun *r, uint32_t k);
 
 /* Walks one relation for step k: every tuple matching the prefix, not in `skip`. With
@@ -137,6 +147,11 @@ static bool walk(vrun *r, uint32_t k, const rel_t *rel, int idx, const rel_t *sk
     if (full) idx = 0;
     const uint32_t *order = rel_index_order(rel, idx);
     val_t prefix[REL_MAX_ARITY], orig[3];
+    /* where each prefix column sits in a stored tuple, for a whole walk */
+    uint32_t at[REL_MAX_ARITY];
+    for (uint32_t p = 0; full && p < cp->np; p++)
+        for (uint32_t q = 0; q < w; q++)
+            if (order[q] == cp->pcol[p]) at[p] = q;
     for (uint32_t p = 0; p < cp->np; p++)
         prefix[p] = cp->pslot[p] >= 0 ? r->regs[cp->pslot[p]] : cp->pconst[p];
     for (uint32_t a = 0; a < cp->nalt; a++) orig[a] = prefix[cp->altpos[a]];
@@ -148,19 +163,61 @@ static bool walk(vrun *r, uint32_t k, const rel_t *rel, int idx, const rel_t *sk
         rel_cursor cur;
         rel_seek(rel, idx, prefix, full ? 0 : cp->np, &cur);
         const val_t *t;
-        while ((t = rel_next(&cur, NULL))) {
-            if ((++g_ticks & TICK_MASK) == 0 && r->x->spent && r->x->spent()) {
-                r->x->stop = true;
-                return false;
+        size_t run = 0;
+        uint32_t stride = 0;
+        const val_t *next = NULL;
+        for (;;) {
+            if (full) {
+                /* a whole walk: the prefix is compared in place, a leaf's run at a time,
+                   before anything else is done for a tuple (most do not match) */
+                bool found = false;
+                while (!found) {
+                    if (!run) {
+                        next = rel_next_run(&cur, &run, &stride);
+                        if (!next) break;
+                        g_ticks += (uint32_t)run;
+                        if (g_ticks > TICK_MASK) {
+                            g_ticks = 0;
+                            if (r->x->spent && r->x->spent()) {
+                                r->x->stop = true;
+                                return false;
+                            }
+                        }
+                    }
+                    if (cp->np == 1) {
+                        const val_t want = prefix[0];
+                        const uint32_t col = at[0];
+                        while (run && next[col] != want) {
+                            next += stride;
+                            run--;
+                        }
+                        found = run > 0;
+                    } else {
+                        for (; run && !found; next += stride, run--) {
+                            found = true;
+                            for (uint32_t p = 0; p < cp->np && found; p++)
+                                found = next[at[p]] == prefix[p];
+                            if (found) break;
+                        }
+                    }
+                }
+                if (!found) break;
+                t = next;
+                next += stride;
+                run--;
+            } else {
+                if (!(t = rel_next(&cur, NULL))) break;
+                if ((++g_ticks & TICK_MASK) == 0 && r->x->spent && r->x->spent()) {
+                    r->x->stop = true;
+                    return false;
+                }
             }
             if (placeholder && t[0] != VAL_NULL) continue; /* facts of one column */
             val_t nat[REL_MAX_ARITY];
             nat[0] = VAL_NULL; /* the placeholder of no columns (vx_head) */
             for (uint32_t p = 0; p < w; p++) nat[order[p]] = t[p];
             bool ok = true;
-            if (full)
-                for (uint32_t p = 0; p < cp->np && ok; p++) ok = nat[cp->pcol[p]] == prefix[p];
-            if (!ok || (skipping && rel_contains(skip, nat))) continue;
+            if (skipping && rel_contains(skip, nat)) continue;
             if (probe) {
                 /* a negation's prefix is all it tests (other columns are wildcards) */
                 return true;
@@ -344,6 +401,8 @@ void vx_run(vexec *x, const val_t *pre, const bool *prebound) {
         regs[i] = pre && prebound && prebound[i] ? pre[i] : VAL_NULL;
         bound[i] = prebound && prebound[i];
     }
+    /* the bindings an atom is probed with: the seed's tuples, until an atom multiplies them */
+    size_t probes = x->nsteps && steps[0].seed ? vsrc_count(&steps[0].src) : SIZE_MAX;
     for (uint32_t k = 0; k < x->nsteps; k++) {
         const vstep *s = &x->steps[k];
         const plan_op *op = &c->ops[s->op];
@@ -352,8 +411,14 @@ void vx_run(vexec *x, const val_t *pre, const bool *prebound) {
         sp->idx_a = sp->idx_extra = -1;
         if (s->seed || op->kind == POP_SCAN || op->kind == POP_NEG) {
             plan_columns(op, s->seed, bound, &sp->cp);
-            sp->idx_a = pick_index(&steps[k].src.a, op, &sp->cp);
-            sp->idx_extra = pick_index(&steps[k].src.extra, op, &sp->cp);
+            bool walk_it = !s->seed && probes < x->walk_below;
+            sp->idx_a = walks(steps[k].src.a, &sp->cp, walk_it)
+                            ? -1
+                            : pick_index(&steps[k].src.a, op, &sp->cp);
+            sp->idx_extra = walks(steps[k].src.extra, &sp->cp, walk_it)
+                                ? -1
+                                : pick_index(&steps[k].src.extra, op, &sp->cp);
+            if (!s->seed && op->kind == POP_SCAN) probes = SIZE_MAX;
         } else if (op->kind == POP_ASSIGN) {
             sp->assign_check = bound[op->slot];
             bound[op->slot] = true;

@@ -45,6 +45,12 @@ struct vexec {
     /* Asked every few thousand tuples walked (may be NULL): true stops the run, as
        `stop` does (its output is then incomplete: the caller must throw it away). */
     bool (*spent)(void);
+    /* Walk rather than index: an atom that only a seed of at most this many tuples binds
+       reads a relation lacking the index it needs by walking it once per seed tuple, where
+       building the index costs several walks (0: always index). For a caller whose
+       relations live for one run (kg/prov_delta.c), not a view's, which keep the index
+       for every later commit. */
+    uint32_t walk_below;
 };
 
 /* Runs the steps. `pre` (nslots values) and `prebound` (nslots flags) give variables

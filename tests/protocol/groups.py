@@ -9,8 +9,9 @@ subscribe. Each test on the shared server runs in a knowledge graph of its own a
 with the server answering."""
 
 import asyncio
+import json
 
-from common import OwnServer, connect, prometheus, run, still_answers
+from common import NO_MESSAGE_RATE, OwnServer, connect, prometheus, run, still_answers
 from subs import next_push, no_frame, pair
 
 
@@ -344,4 +345,45 @@ async def t_group_max_result_rows(binary):
         await a.ws.close()
 
 
-OWN_SERVER_TESTS = [t_group_max_result_rows]
+async def t_group_views_beside(binary):
+    """A group's new views are computed on one pin of the graph with the engine free:
+    another connection's read and write answer before the snapshot, which includes that
+    write in every member, at one revision; and a query whose view cannot be opened
+    refuses the whole group, leaving no view behind."""
+    from subs import COSTLY
+    args = NO_MESSAGE_RATE + ["--set", "admission.compute_permits=2"]
+    with OwnServer(binary, args) as srv:
+        a, b = await pair(srv, "grp_beside")
+        edges = ", ".join("(%d, %d)" % (i, (i * 7 + 3) % 60) for i in range(60))
+        assert (await run(a, "+edge[%s]" % edges))["errors"] == []
+        queries = [("big", COSTLY), ("from59", "?edge(59, Y)")]
+        await a.ws.send(json.dumps(subscribe("g", queries, id="s")))
+        await asyncio.sleep(0.3)
+        task = asyncio.ensure_future(a.recv(timeout=300))
+        first = True
+        for p in ["?edge(1, Y)", "+edge(59, 0)"]:
+            f = await run(b, p)
+            assert f["type"] == "result" and not f["errors"], f
+            first = first and not task.done()
+        f = await task
+        assert f["type"] == "snapshot" and f["id"] == "s", f.get("message")
+        assert first, "a read or a write waited for the group's views"
+        res = members({"members": f["results"]})
+        assert sorted(res["from59"]["rows"]) == [[59, 0], [59, 56]], res["from59"]
+        q = await run(b, COSTLY)
+        assert sorted(res["big"]["rows"]) == sorted(q["rows"]) and len(q["rows"]) == 122
+        assert (await run(b, "-edge(59, 0)"))["errors"] == []
+        d = await group_delta(a)
+        m = members(d)
+        assert len(m["big"]["retracted"]) == 3 and m["from59"]["retracted"] == [[59, 0]], d
+        # refused as a whole: the first member's new view goes too
+        f = await a.call(subscribe("h", [("ok", "?edge(X, 1)"), ("bad", "?edge(X, Y), Z > 1")]))
+        assert f["type"] == "error" and "Query 'bad'" in f["message"], f
+        assert prometheus(srv)["inputlayer_subscription_views"] == 2
+        await still_answers(a)
+        await still_answers(b)
+        await a.ws.close()
+        await b.ws.close()
+
+
+OWN_SERVER_TESTS = [t_group_max_result_rows, t_group_views_beside]

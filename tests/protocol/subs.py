@@ -517,7 +517,56 @@ async def t_subs_runaway_recursion(binary):
         await b.ws.close()
 
 
-OWN_SERVER_TESTS = [t_subs_runaway_recursion]
+# A join of four edge scans over 60 edges with an arithmetic filter (as pinned.py's long
+# query): its view takes about a second to compute on a release build.
+COSTLY = ("?edge(A, B), edge(C, D), edge(E, F), edge(G, H), A < 30, "
+          "A + C + E + G = B + D + F + H + 150")
+
+
+async def t_subs_first_result_beside(binary):
+    """The first subscription of a costly query computes its view on a pin of the graph
+    with the engine free: another connection's read and write answer before it does. Its
+    snapshot includes the write made meanwhile (the view was caught up with the commits
+    since the pin) and equals the query's answer; deltas follow as for any subscription.
+    With the view computed under the engine lock, the read and the write waited for it."""
+    args = NO_MESSAGE_RATE + ["--set", "admission.compute_permits=2"]
+    with OwnServer(binary, args=args) as srv:
+        a, b = await pair(srv, "beside")
+        edges = ", ".join("(%d, %d)" % (i, (i * 7 + 3) % 60) for i in range(60))
+        assert (await run(a, "+edge[%s]" % edges))["errors"] == []
+        await a.ws.send(json.dumps({"type": "execute", "program": ".subscribe big " + COSTLY,
+                                    "id": "sub"}))
+        await asyncio.sleep(0.3)
+        sub_task = asyncio.ensure_future(a.recv(timeout=300))
+        replies = []
+        first = True
+        # edge(59, 0) adds three rows to the query's 119
+        for p in ["?edge(1, Y)", "+edge(59, 0)", "?edge(59, Y)"]:
+            replies.append(await run(b, p))
+            first = first and not sub_task.done()
+        assert [sorted(r["rows"]) for r in replies[0::2]] == [[[1, 10]], [[59, 0], [59, 56]]], \
+            replies
+        f = await sub_task
+        assert f["type"] == "result" and f["id"] == "sub" and f["subscribed"], f.get("message")
+        assert first, "a read or a write waited for the subscription's view"
+        q = await run(b, COSTLY)
+        assert len(q["rows"]) == 122 and sorted(f["rows"]) == sorted(q["rows"]), \
+            (len(f["rows"]), len(q["rows"]))
+        assert f["subscribed"]["revision"] >= 2, f["subscribed"]
+        assert (await run(b, "-edge(59, 0)"))["errors"] == []
+        d = await next_push(a, 30)
+        assert d["type"] == "subscription_delta" and d["inserted"] == [], d
+        assert len(d["retracted"]) == 3 and all(r[7] == 0 for r in d["retracted"]), d
+        # a second subscription of the family joins the view already there
+        f = await run(b, ".subscribe big2 " + COSTLY)
+        assert f["type"] == "result" and len(f["rows"]) == 119, f.get("message")
+        await still_answers(a)
+        await still_answers(b)
+        await a.ws.close()
+        await b.ws.close()
+
+
+OWN_SERVER_TESTS = [t_subs_runaway_recursion, t_subs_first_result_beside]
 
 TESTS = [t_subs_snapshot_and_deltas, t_subs_diamond, t_subs_unsubscribe_and_errors,
          t_subs_close_frees, t_subs_keyed_family, t_subs_access_revoked, t_subs_streamed,

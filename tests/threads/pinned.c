@@ -2,20 +2,21 @@
  * (il_session_pin; docs/engine.md, "Concurrency"). Writer threads run random programs
  * under the engine mutex (inserts, deletes, conditional deletes, a rule clause added and
  * dropped, transactions of several writes), each committed one a revision of its own, in
- * a log. Reader threads pin their session under the mutex, note the revision, run their
- * queries without it and unpin with or without it (half each); when a writer holds the
- * mutex they pin the revision it published instead, and note its number without the
- * mutex, checked after (il_session_pin_current); one writer publishes before each write
- * and each transaction whoever reads (il_session_set_publish), the other only when pins
- * ran lately. The queries run over the graph's rules
- * (recursion, an aggregate, a negation) and the maintained views earlier locked reads
- * made, every other reader with a session rule and fact of its own layered on its pin;
- * some reads run locked instead, to make and read those views. Afterwards the log is
+ * a log; each writer on a graph of its own, and the readers on both. Reader threads pin their
+ * session under the mutex, note the revision, run their queries without it and unpin with or
+ * without it (half each); when a writer holds the mutex they pin the revision it published instead,
+ * and note its number without the mutex, checked after (il_session_pin_current: a write to the
+ * reader's graph since its pin makes it retry, one to the other graph does not, the graph it reads
+ * being the same at both revisions); a write publishes the other graph too, so a reader of one pins
+ * its publication while the other is written. One writer publishes before each write and each
+ * transaction whoever reads (il_session_set_publish), the other only when pins ran lately. The
+ * queries run over the graph's rules (recursion, an aggregate, a negation) and the maintained views
+ * earlier locked reads made, every other reader with a session rule and fact of its own layered on
+ * its pin; some reads run locked instead, to make and read those views. Afterwards the log is
  * replayed into a fresh engine with maintained views off, and at each revision some read
- * reported, every read of it must equal the evaluation there, row for row. Built under
- * ThreadSanitizer too (make threads-tsan): a data race fails it there. Exits 0 when
- * every read matched.
- * Usage: pinned_threads [seed] [writes per writer] [readers] */
+ * reported, every read of it must equal the evaluation there, on its graph, row for row. Built
+ * under ThreadSanitizer too (make threads-tsan): a data race fails it there. Exits 0 when every
+ * read matched. Usage: pinned_threads [seed] [writes per writer] [readers] */
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
@@ -25,7 +26,10 @@
 
 #include "inputlayer.h"
 
-enum { WRITERS = 2, NODES = 7, MAX_READERS = 8 };
+enum { WRITERS = 2, NODES = 7, MAX_READERS = 8, GRAPHS = 2 };
+
+/* writer i writes graph i; reader i reads graph i % GRAPHS */
+static const char *const GRAPH_NAMES[GRAPHS] = {"default", "g2"};
 
 static const char *const QUERIES[] = {"?reach(X, Y)", "?deg(X, N)", "?leaf(X)", "?two(X, Z)",
                                       "?reach(1, Y)"};
@@ -38,10 +42,12 @@ static pthread_mutex_t engine_mu = PTHREAD_MUTEX_INITIALIZER;
 static il_engine *engine;
 static uint64_t revision; /* committed programs so far (engine_mu) */
 static char **log_programs;
+static int *log_graphs; /* the graph each program of the log wrote */
 static size_t log_n, log_cap;
 
 typedef struct read_rec {
     uint64_t revision;
+    int graph;
     int query;
     char *answer;
 } read_rec;
@@ -87,11 +93,11 @@ static char *answer_of(il_result *r) {
     return out;
 }
 
-static void add_read(uint64_t rev, int q, char *answer) {
+static void add_read(uint64_t rev, int graph, int q, char *answer) {
     pthread_mutex_lock(&reads_mu);
     if (reads_n == reads_cap)
         reads = realloc(reads, (reads_cap = reads_cap * 2 + 64) * sizeof *reads);
-    reads[reads_n++] = (read_rec){rev, q, answer};
+    reads[reads_n++] = (read_rec){rev, graph, q, answer};
     pthread_mutex_unlock(&reads_mu);
 }
 
@@ -117,6 +123,7 @@ static void program(uint64_t *rng, char *buf, size_t cap) {
 typedef struct writer_arg {
     uint64_t seed;
     int writes;
+    int graph;    /* the graph it writes */
     bool publish; /* its writes publish whether or not pins ran lately (transactions too) */
 } writer_arg;
 
@@ -125,6 +132,7 @@ static void *write_loop(void *p) {
     uint64_t rng = w->seed;
     pthread_mutex_lock(&engine_mu);
     il_session *s = il_session_open(engine);
+    il_result_free(il_session_use(s, GRAPH_NAMES[w->graph]));
     il_session_set_publish(s, w->publish);
     pthread_mutex_unlock(&engine_mu);
     for (int i = 0; i < w->writes; i++) {
@@ -158,9 +166,12 @@ static void *write_loop(void *p) {
             snprintf(logged, sizeof logged, "%s", text);
         }
         if (ok) {
-            if (log_n == log_cap)
-                log_programs =
-                    realloc(log_programs, (log_cap = log_cap * 2 + 64) * sizeof *log_programs);
+            if (log_n == log_cap) {
+                log_cap = log_cap * 2 + 64;
+                log_programs = realloc(log_programs, log_cap * sizeof *log_programs);
+                log_graphs = realloc(log_graphs, log_cap * sizeof *log_graphs);
+            }
+            log_graphs[log_n] = w->graph;
             log_programs[log_n++] = strdup(logged);
             /* after the commit counted itself: a reader on a published revision reads
                this without the mutex, then il_session_pin_current (read_loop) */
@@ -181,6 +192,7 @@ typedef struct reader_arg {
     uint64_t seed;
     volatile int *stop;
     bool session_data;
+    int graph; /* the graph it reads */
 } reader_arg;
 
 /* While a writer holds the mutex: a pin on the revision it published before it began,
@@ -207,6 +219,7 @@ static void *read_loop(void *p) {
     uint64_t rng = ra->seed;
     pthread_mutex_lock(&engine_mu);
     il_session *s = il_session_open(engine);
+    il_result_free(il_session_use(s, GRAPH_NAMES[ra->graph]));
     if (ra->session_data) {
         /* a rule and a fact of the session's own, which the queries do not read: they run
            with the session layered on the pin (and row provenance's delta) */
@@ -237,7 +250,7 @@ static void *read_loop(void *p) {
             if (!beside) il_session_unpin(s);
         }
         pthread_mutex_unlock(&engine_mu);
-        add_read(rev, q, a);
+        add_read(rev, ra->graph, q, a);
         __atomic_fetch_add(locked ? &locked_reads : &pinned_reads, 1, __ATOMIC_RELAXED);
     }
     pthread_mutex_lock(&engine_mu);
@@ -259,11 +272,15 @@ static void run_ok(il_session *s, const char *text) {
     il_result_free(r);
 }
 
-/* What the graph holds before the first write: the rules and three edges (for the
- * threads' engine and the oracle's alike). */
+/* What the graphs hold before the first write: the rules and three edges each (for the
+ * threads' engine and the oracle's alike); s is left on `default`. */
 static void load_start(il_session *s) {
-    for (size_t i = 0; i < sizeof RULES / sizeof RULES[0]; i++) run_ok(s, RULES[i]);
-    run_ok(s, "+edge[(1, 2), (2, 3), (3, 4)]");
+    for (int g = GRAPHS - 1; g >= 0; g--) {
+        if (g) run_ok(s, ".kg create g2");
+        for (size_t i = 0; i < sizeof RULES / sizeof RULES[0]; i++) run_ok(s, RULES[i]);
+        run_ok(s, g ? "+edge[(2, 1), (3, 2), (4, 3)]" : "+edge[(1, 2), (2, 3), (3, 4)]");
+        if (g) run_ok(s, ".kg use default");
+    }
 }
 
 int main(int argc, char **argv) {
@@ -283,11 +300,12 @@ int main(int argc, char **argv) {
     reader_arg ra[MAX_READERS];
     volatile int stop = 0;
     for (int i = 0; i < nreaders; i++) {
-        ra[i] = (reader_arg){seed * 7919 + (uint64_t)i * 104729 + 1, &stop, i % 2 == 1};
+        ra[i] = (reader_arg){seed * 7919 + (uint64_t)i * 104729 + 1, &stop, i / GRAPHS % 2 == 1,
+                             i % GRAPHS};
         pthread_create(&rt[i], NULL, read_loop, &ra[i]);
     }
     for (int i = 0; i < WRITERS; i++) {
-        wa[i] = (writer_arg){seed * 31337 + (uint64_t)i * 65537 + 1, writes, i == 0};
+        wa[i] = (writer_arg){seed * 31337 + (uint64_t)i * 65537 + 1, writes, i % GRAPHS, i == 0};
         pthread_create(&wt[i], NULL, write_loop, &wa[i]);
     }
     for (int i = 0; i < WRITERS; i++) pthread_join(wt[i], NULL);
@@ -300,11 +318,13 @@ int main(int argc, char **argv) {
     il_engine *oracle = il_engine_open(NULL, &err);
     if (!oracle) die("oracle", err);
     il_engine_set_maintained_views(oracle, false);
-    il_session *o = il_session_open(oracle);
-    load_start(o);
+    il_session *o[GRAPHS];
+    for (int g = 0; g < GRAPHS; g++) o[g] = il_session_open(oracle);
+    load_start(o[0]);
+    for (int g = 1; g < GRAPHS; g++) il_result_free(il_session_use(o[g], GRAPH_NAMES[g]));
     uint64_t at = 0;
     size_t revisions = 0;
-    char *expected[NQUERIES] = {0};
+    char *expected[GRAPHS][NQUERIES] = {0};
     for (size_t i = 0; i < reads_n; i++) {
         if (i == 0 || reads[i].revision != reads[i - 1].revision) {
             for (; at < reads[i].revision; at++) {
@@ -312,25 +332,26 @@ int main(int argc, char **argv) {
                 while (line && *line) {
                     char *nl = strchr(line, '\n');
                     if (nl) *nl = 0;
-                    run_ok(o, line);
+                    run_ok(o[log_graphs[at]], line);
                     line = nl ? nl + 1 : NULL;
                 }
             }
-            for (int q = 0; q < NQUERIES; q++) {
-                free(expected[q]);
-                il_result *r = il_execute(o, QUERIES[q], strlen(QUERIES[q]));
-                expected[q] = answer_of(r);
-                il_result_free(r);
-            }
+            for (int g = 0; g < GRAPHS; g++)
+                for (int q = 0; q < NQUERIES; q++) {
+                    free(expected[g][q]);
+                    il_result *r = il_execute(o[g], QUERIES[q], strlen(QUERIES[q]));
+                    expected[g][q] = answer_of(r);
+                    il_result_free(r);
+                }
             revisions++;
         }
-        if (strcmp(reads[i].answer, expected[reads[i].query]) != 0) {
+        const char *want = expected[reads[i].graph][reads[i].query];
+        if (strcmp(reads[i].answer, want) != 0) {
             fprintf(stderr,
-                    "pinned_threads: seed %llu: a read of %s at revision %llu saw\n  %s\nwhere "
-                    "the log replayed gives\n  %s\n",
-                    (unsigned long long)seed, QUERIES[reads[i].query],
-                    (unsigned long long)reads[i].revision, reads[i].answer,
-                    expected[reads[i].query]);
+                    "pinned_threads: seed %llu: a read of %s on %s at revision %llu saw\n  "
+                    "%s\nwhere the log replayed gives\n  %s\n",
+                    (unsigned long long)seed, QUERIES[reads[i].query], GRAPH_NAMES[reads[i].graph],
+                    (unsigned long long)reads[i].revision, reads[i].answer, want);
             return 1;
         }
     }
@@ -338,12 +359,14 @@ int main(int argc, char **argv) {
            "published revision, %d locked) at %zu revisions, each equal to the log replayed\n",
            (unsigned long long)seed, (unsigned long long)revision, reads_n, pinned_reads,
            published_reads, locked_reads, revisions);
-    for (int q = 0; q < NQUERIES; q++) free(expected[q]);
+    for (int g = 0; g < GRAPHS; g++)
+        for (int q = 0; q < NQUERIES; q++) free(expected[g][q]);
     for (size_t i = 0; i < reads_n; i++) free(reads[i].answer);
     free(reads);
     for (size_t i = 0; i < log_n; i++) free(log_programs[i]);
     free(log_programs);
-    il_session_close(o);
+    free(log_graphs);
+    for (int g = 0; g < GRAPHS; g++) il_session_close(o[g]);
     il_engine_close(oracle);
     return pinned_reads > 0 && revisions > 10 ? 0 : 1;
 }

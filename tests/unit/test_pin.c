@@ -150,16 +150,16 @@ Test(pin, which_queries_may_run_pinned) {
     cr_expect(!il_prepared_pinnable(w, 0));
     il_prepared_free(u);
     il_prepared_free(w);
-    /* explanations and the session graph's listings read only; what writes or reads
-       the engine's list of graphs does not run pinned */
+    /* explanations and listings (of the session's graph, and of the engine's graphs: a
+       pin holds their list) read only; what writes does not run pinned */
     static const struct {
         const char *text;
         bool pinnable;
     } metas[] = {{".why ?reach(1, Y)", true}, {".why full ?reach(1, Y)", true},
                  {".why_not reach(1, 9)", true}, {".kg", true}, {".rel", true},
                  {".rel edge", true}, {".rule", true}, {".rule reach", true},
-                 {".rule def reach", true}, {".session", true}, {".kg list", false},
-                 {".status", false}, {".rule drop reach", false}, {".kg create g", false},
+                 {".rule def reach", true}, {".session", true}, {".kg list", true},
+                 {".status", true}, {".rule drop reach", false}, {".kg create g", false},
                  {".session clear", false}, {".rel drop edge", false}, {".compact", false}};
     for (size_t i = 0; i < sizeof metas / sizeof metas[0]; i++) {
         il_prepared *p = il_prepare(metas[i].text, strlen(metas[i].text));
@@ -612,5 +612,113 @@ Test(pin, a_session_whose_graph_was_dropped_under_its_pin_is_cleared_before_it_r
     il_session_unpin(probe);
     EXPECT_ANSWER(unit_session, "?mine(X)", "");
     il_session_close(probe);
+    il_session_close(w);
+}
+
+/* A line of a statement's result that starts with `prefix`, or "". */
+static char *line_of(il_session *s, const char *stmt, const char *prefix) {
+    il_result *r = il_execute(s, stmt, strlen(stmt));
+    char *got = strdup("");
+    for (size_t i = 0; i < il_result_nlines(r); i++)
+        if (strncmp(il_result_line(r, i), prefix, strlen(prefix)) == 0) {
+            free(got);
+            got = strdup(il_result_line(r, i));
+        }
+    il_result_free(r);
+    return got;
+}
+
+Test(pin, a_write_publishes_the_graphs_other_sessions_are_on_until_each_is_written) {
+    il_session *w = il_session_open(unit_engine), *x = il_session_open(unit_engine);
+    sixty_edges(w);
+    ok(unit_session, ".kg create g2");
+    ok(unit_session, "+node[(1), (2)]");
+    ok(x, ".kg use g2");
+    uint64_t base = il_snapshot_memory_bytes();
+    cr_expect(!il_session_pin_published(unit_session), "its own write withdrew g2's");
+    /* a long write to `default`: g2, which sessions other than the writer's are on, is
+       published with it, as of its latest commit */
+    il_session_set_publish(w, true);
+    pthread_t t;
+    cr_assert_eq(pthread_create(&t, NULL, long_delete, w), 0);
+    cr_assert(pin_while_published(unit_session), "the write published the graph read");
+    EXPECT_ANSWER(unit_session, "?node(X)", "(1) (2)");
+    pthread_join(t, NULL);
+    cr_expect(il_session_pin_current(unit_session), "a commit to another graph leaves it current");
+    il_session_unpin(unit_session);
+    cr_expect_lt(count_rows(w, "?edge(X, Y)"), 60, "the write deleted edges");
+    /* the publication outlives that write, keeping nothing while g2 is not written */
+    cr_expect_eq(il_snapshot_memory_bytes(), base);
+    ok(w, "+edge(1000, 1001)");
+    cr_expect_eq(il_snapshot_memory_bytes(), base, "a write to another graph keeps nothing");
+    cr_assert(il_session_pin_published(unit_session), "published until g2 is written");
+    EXPECT_ANSWER(unit_session, "?node(X)", "(1) (2)");
+    /* a write to g2 under that pin: the pin is no longer current, and reads its revision */
+    ok(x, "+node(3)");
+    cr_expect(!il_session_pin_current(unit_session), "g2 committed since");
+    EXPECT_ANSWER(unit_session, "?node(X)", "(1) (2)");
+    il_session_unpin(unit_session);
+    cr_expect(!il_session_pin_published(unit_session), "g2's commit withdrew its publication");
+    EXPECT_ANSWER(unit_session, "?node(X)", "(1) (2) (3)");
+    cr_expect_eq(il_snapshot_memory_bytes(), base, "what the publication kept went with it");
+    il_session_close(x);
+    il_session_close(w);
+}
+
+Test(pin, graph_listings_run_pinned_on_the_graphs_as_of_the_pin) {
+    il_session *w = il_session_open(unit_engine);
+    ok(w, ".kg create g2");
+    char *list = explained(unit_session, ".kg list");
+    cr_expect_str_eq(list, "Knowledge Graphs:  default *  g2");
+    cr_assert(il_session_pin(unit_session));
+    ok(w, ".kg create g3");
+    ok(w, ".kg drop g2");
+    char *got = explained(unit_session, ".kg list");
+    cr_expect_str_eq(got, list, "the graphs as of the pin");
+    free(got);
+    got = line_of(unit_session, ".status", "  Knowledge graphs:");
+    cr_expect_str_eq(got, "  Knowledge graphs: 2");
+    free(got);
+    il_session_unpin(unit_session);
+    got = explained(unit_session, ".kg list");
+    cr_expect_str_eq(got, "Knowledge Graphs:  default *  g3");
+    free(got);
+    /* a pin on a published revision lists the graphs as of the pin too */
+    il_session_set_publish(w, true);
+    ok(w, ".kg use default");
+    sixty_edges(w);
+    pthread_t t;
+    cr_assert_eq(pthread_create(&t, NULL, long_delete, w), 0);
+    cr_assert(pin_while_published(unit_session));
+    got = explained(unit_session, ".kg list");
+    cr_expect_str_eq(got, "Knowledge Graphs:  default *  g3");
+    free(got);
+    got = line_of(unit_session, ".status", "  Knowledge graphs:");
+    cr_expect_str_eq(got, "  Knowledge graphs: 2");
+    free(got);
+    pthread_join(t, NULL);
+    il_session_unpin(unit_session);
+    free(list);
+    il_session_close(w);
+}
+
+Test(pin, a_write_that_publishes_nothing_first_withdraws_what_another_write_published) {
+    il_session *w = il_session_open(unit_engine), *x = il_session_open(unit_engine);
+    ok(x, ".kg create g2");
+    ok(x, "+node[(1), (2)]");
+    ok(unit_session, ".kg use g2");
+    il_session_set_publish(w, true);
+    ok(w, "+edge(1, 2)");
+    kg_graph *g2 = kg_graph_find(unit_engine, "g2");
+    cr_assert(g2->published, "the write to `default` published g2");
+    /* no pin in the last second: x's writes publish nothing, so a write of g2 would copy
+       each node it changes for that publication alone; it goes before the write begins */
+    usleep(1100 * 1000);
+    cr_assert(il_txn_begin(x));
+    cr_expect(!g2->published, "withdrawn before the transaction changed anything");
+    ok(x, "+node(3)");
+    cr_assert(il_txn_commit(x, NULL));
+    EXPECT_ANSWER(unit_session, "?node(X)", "(1) (2) (3)");
+    il_session_close(x);
     il_session_close(w);
 }

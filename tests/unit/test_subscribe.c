@@ -263,3 +263,172 @@ Test(subscribe, engine_close_frees_open_subscriptions) {
     subscribe("?edge(X, Y)", NULL);
     run("+edge(1, 9)");
 }
+
+/* il_subscribe_beside: while the new family's view is computed on the pin, the serializer
+ * is released, and other statements run then, here on a second session: they are what
+ * the view must be caught up with. */
+typedef struct beside_ctx {
+    il_session *other;
+    const char *const *stmts; /* run while released, NULL-terminated */
+    int released, retaken;
+    bool pinned_meanwhile; /* the subscribing session was pinned while released */
+    il_session *subscriber;
+    const char *subscribe_meanwhile; /* the other session subscribes to it while released */
+    il_sub *theirs;
+} beside_ctx;
+
+static void beside_release(void *ctx) {
+    beside_ctx *b = ctx;
+    b->released++;
+    b->pinned_meanwhile = il_session_pinned(b->subscriber);
+    for (const char *const *p = b->stmts; p && *p; p++) unit_run(b->other, *p);
+    if (b->subscribe_meanwhile) {
+        char *err = NULL;
+        b->theirs = il_subscribe(b->other, b->subscribe_meanwhile, strlen(b->subscribe_meanwhile),
+                                 NULL, &err);
+        cr_assert(b->theirs, "%s", err ? err : "");
+    }
+}
+
+static void beside_retake(void *ctx) {
+    ((beside_ctx *)ctx)->retaken++;
+}
+
+static il_sub *subscribe_beside(const char *query, beside_ctx *b) {
+    il_serializer ser = {beside_release, beside_retake, b};
+    b->subscriber = unit_session;
+    b->other = b->other ? b->other : il_session_open(unit_engine);
+    char *err = NULL;
+    il_sub *sub = il_subscribe_beside(unit_session, query, strlen(query), NULL, &ser, &err);
+    cr_assert(sub, "subscribing to %s: %s", query, err ? err : "(no reason)");
+    cr_assert_eq(b->released, b->retaken);
+    return sub;
+}
+
+Test(subscribe, beside_catches_up_with_commits_made_meanwhile) {
+    run("+edge[(1, 2), (2, 3), (3, 4)]");
+    run("+path(X, Y) <- edge(X, Y)");
+    run("+path(X, Z) <- path(X, Y), edge(Y, Z)");
+    const char *meanwhile[] = {"+edge(4, 5)", "-edge(1, 2)", "+edge(0, 1)", NULL};
+    beside_ctx b = {.stmts = meanwhile};
+    il_sub *sub = subscribe_beside("?path(X, Y)", &b);
+    cr_assert_eq(b.released, 1);
+    cr_assert(b.pinned_meanwhile);
+    cr_assert_not(il_session_pinned(unit_session));
+    /* the rows as of the return, none of them a change */
+    expect_rows(sub, "(0,1) (2,3) (2,4) (2,5) (3,4) (3,5) (4,5)");
+    bool failed = false;
+    cr_assert_null(il_subs_route(unit_engine, &failed));
+    /* and maintained from there */
+    run("+edge(1, 2)");
+    cr_assert_eq(il_subs_route(unit_engine, &failed), sub);
+    expect_delta(sub, "(0,2) (0,3) (0,4) (0,5) (1,2) (1,3) (1,4) (1,5)", "");
+    il_sub_clear(sub);
+    /* a second member of the family joins the view there: nothing to compute */
+    beside_ctx b2 = {.other = b.other};
+    il_sub *keyed = subscribe_beside("?path(X, Y)", &b2);
+    cr_assert_eq(b2.released, 0);
+    expect_rows(keyed, "(0,1) (0,2) (0,3) (0,4) (0,5) (1,2) (1,3) (1,4) (1,5) (2,3) (2,4) (2,5) "
+                       "(3,4) (3,5) (4,5)");
+    il_sub_close(keyed);
+    il_sub_close(sub);
+    il_session_close(b.other);
+}
+
+Test(subscribe, beside_computes_again_after_a_rule_change) {
+    run("+edge[(1, 2), (2, 3)]");
+    run("+path(X, Y) <- edge(X, Y)");
+    /* the view computed on the pin has the old rules: the live graph cannot take it */
+    const char *meanwhile[] = {"+path(X, Z) <- path(X, Y), edge(Y, Z)", NULL};
+    beside_ctx b = {.stmts = meanwhile};
+    il_sub *sub = subscribe_beside("?path(X, Y)", &b);
+    cr_assert_eq(b.released, 1);
+    expect_rows(sub, "(1,2) (1,3) (2,3)");
+    run("+edge(3, 4)");
+    bool failed = false;
+    cr_assert_eq(il_subs_route(unit_engine, &failed), sub);
+    expect_delta(sub, "(1,4) (2,4) (3,4)", "");
+    il_sub_close(sub);
+    il_session_close(b.other);
+}
+
+Test(subscribe, beside_joins_a_family_opened_meanwhile) {
+    run("+score[(1, \"a\"), (2, \"b\")]");
+    const char *meanwhile[] = {"+score(3, \"c\")", NULL};
+    beside_ctx b = {.stmts = meanwhile, .subscribe_meanwhile = "?score(2, S)"};
+    il_sub *mine = subscribe_beside("?score(1, S)", &b);
+    cr_assert_not_null(b.theirs);
+    /* the view computed on the pin was closed: one view, two members */
+    uint64_t views = 0, subs = 0;
+    il_engine_subscriptions(unit_engine, &views, &subs);
+    cr_assert_eq(views, 1);
+    cr_assert_eq(subs, 2);
+    expect_rows(mine, "(1,\"a\")");
+    expect_rows(b.theirs, "(2,\"b\")");
+    run("-score(1, \"a\")");
+    bool failed = false;
+    cr_assert_eq(il_subs_route(unit_engine, &failed), mine);
+    expect_delta(mine, "", "(1,\"a\")");
+    il_sub_close(b.theirs);
+    il_sub_close(mine);
+    il_session_close(b.other);
+}
+
+Test(subscribe, beside_reports_a_failure) {
+    run("+edge(1, 2)");
+    beside_ctx b = {0};
+    b.subscriber = unit_session;
+    b.other = il_session_open(unit_engine);
+    il_serializer ser = {beside_release, beside_retake, &b};
+    char *err = NULL;
+    const char *limited = "?edge(X, Y), limit(1)";
+    cr_assert_null(il_subscribe_beside(unit_session, limited, strlen(limited), NULL, &ser, &err));
+    cr_assert_not_null(err);
+    free(err);
+    cr_assert_eq(b.released, b.retaken);
+    cr_assert_not(il_session_pinned(unit_session));
+    il_session_close(b.other);
+}
+
+Test(subscribe, all_at_once_on_one_pin) {
+    run("+edge[(1, 2), (2, 3)]");
+    run("+path(X, Y) <- edge(X, Y)");
+    run("+path(X, Z) <- path(X, Y), edge(Y, Z)");
+    beside_ctx b = {0};
+    b.subscriber = unit_session;
+    b.other = il_session_open(unit_engine);
+    const char *meanwhile[] = {"+edge(3, 4)", NULL};
+    b.stmts = meanwhile;
+    il_serializer ser = {beside_release, beside_retake, &b};
+    const char *queries[] = {"?path(1, Y)", "?path(2, Y)", "?edge(X, Y)"};
+    size_t lens[3];
+    for (int i = 0; i < 3; i++) lens[i] = strlen(queries[i]);
+    il_sub *subs[3] = {0};
+    size_t failed = 9;
+    char *err = NULL;
+    cr_assert(il_subscribe_all(unit_session, 3, queries, lens, NULL, &ser, subs, &failed, &err));
+    /* one pin, one release for both new families (?path(_, Y) and ?edge(X, Y)) */
+    cr_assert_eq(b.released, 1);
+    uint64_t views = 0, nsubs = 0;
+    il_engine_subscriptions(unit_engine, &views, &nsubs);
+    cr_assert_eq(views, 2);
+    cr_assert_eq(nsubs, 3);
+    expect_rows(subs[0], "(1,2) (1,3) (1,4)");
+    expect_rows(subs[1], "(2,3) (2,4)");
+    expect_rows(subs[2], "(1,2) (2,3) (3,4)");
+    for (int i = 0; i < 3; i++) il_sub_close(subs[i]);
+
+    /* a query refused: none is made, and no view stays */
+    const char *bad[] = {"?edge(X, 1)", "?edge(X, Y), Z > 1"};
+    size_t blens[] = {strlen(bad[0]), strlen(bad[1])};
+    b.stmts = NULL;
+    cr_assert_not(il_subscribe_all(unit_session, 2, bad, blens, NULL, &ser, subs, &failed, &err));
+    cr_assert_eq(failed, 1);
+    cr_assert_not_null(err);
+    free(err);
+    il_engine_subscriptions(unit_engine, &views, &nsubs);
+    cr_assert_eq(views, 0);
+    cr_assert_eq(nsubs, 0);
+    cr_assert_not(il_session_pinned(unit_session));
+    il_session_close(b.other);
+}
