@@ -1,7 +1,7 @@
 /* bench_vectors: the HNSW index's quality and speed (src/exec/hnsw.h), HNSW forced on.
  *
  *   bench_vectors [--n N] [--queries Q] [--dim D] [--k K] [--ef EF[,EF...]] [--m M]
- *                 [--efc EFC] [--crossover] [--crossover-ef EF] [--smoke]
+ *                 [--efc EFC] [--crossover] [--crossover-ef EF] [--at] [--smoke]
  *
  * Builds an index of N random vectors (components uniform in [-1, 1], SplitMix64 seed 42,
  * bench/gen_vectors.h) with cosine distance, then asks Q query vectors (seed 43) for their
@@ -12,7 +12,9 @@
  *          brute_median_us=.. brute_p90_us=.. speedup=..      (one line per EF)
  * --crossover also times both at growing sizes (at --crossover-ef, default 50, the
  * engine's default ef_search), which is how the engine's brute-force threshold
- * (KG_INDEX_EXACT_BELOW) was chosen. --smoke runs a tiny version and exits 1
+ * (KG_INDEX_EXACT_BELOW) was chosen. --at makes the graph's searches searches at its latest
+ * revision (hnsw_search_at), as a pinned read's are: their own scratch space and the
+ * graph's reader lock (docs/engine.md, "Vector search"). --smoke runs a tiny version and exits 1
  * when recall falls under 0.9 (make test runs it so that the tool keeps working).
  * Defaults: N 100,000, Q 1,000, D 128, K 10, EF 64, M 16, EFC 200. `make bench-vectors`
  * runs the configuration of BENCHMARKS.md. The build's CPU time (this process's) is printed
@@ -52,7 +54,7 @@ static double quantile(double *v, size_t n, double p) {
 static void usage(void) {
     fprintf(stderr, "usage: bench_vectors [--n N] [--queries Q] [--dim D] [--k K] "
                     "[--ef EF[,EF...]] [--m M] [--efc EFC] [--crossover] [--crossover-ef EF] "
-                    "[--smoke]\n");
+                    "[--at] [--smoke]\n");
     exit(2);
 }
 
@@ -121,7 +123,7 @@ int main(int argc, char **argv) {
     size_t n = 100000, nq = 1000;
     uint32_t dim = 128, k = 10, m = 16, efc = 200, cross_ef = 50;
     uint32_t efs[16] = {64}, nef = 1;
-    bool smoke = false, cross = false;
+    bool smoke = false, cross = false, at = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--smoke") == 0) {
@@ -133,6 +135,10 @@ int main(int argc, char **argv) {
         }
         if (strcmp(a, "--crossover") == 0) {
             cross = true;
+            continue;
+        }
+        if (strcmp(a, "--at") == 0) {
+            at = true;
             continue;
         }
         if (i + 1 >= argc) usage();
@@ -190,7 +196,9 @@ int main(int argc, char **argv) {
         size_t found = 0, wanted = 0;
         for (size_t i = 0; i < nq; i++) {
             double t0 = now_us();
-            size_t ng = hnsw_search(h, qs[i], k, efs[e], false, got);
+            hnsw_rev rev = hnsw_now(h);
+            size_t ng = at ? hnsw_search_at(h, &rev, qs[i], k, efs[e], false, got)
+                           : hnsw_search(h, qs[i], k, efs[e], false, got);
             tg[i] = now_us() - t0;
             for (size_t a = 0; a < ng; a++)
                 for (size_t b = 0; b < ntruth[i]; b++)

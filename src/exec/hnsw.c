@@ -10,14 +10,27 @@
  *
  * The graph keeps its own copy of the vectors in bf16, one row per node in one array,
  * with their norms beside: a search is bound by memory once the rows outgrow the cache
- * (100,000 128-d rows take 25 MB in bf16, 51 MB in f32), and a row found from the node's
- * id alone can be prefetched for all the neighbours of a node before any distance is
- * computed. The distances to all those neighbours then come from one call of a kernel
- * that loops over them (vecdist_bf16_rows), not a call per neighbour. The heaps and the
- * buffers of an insert are kept from one insert to the next. */
+ * (100,000 128-d rows take 25 MB in bf16, 51 MB in f32), and a row is found from the
+ * node's id alone. The distances to all the neighbours of a node come from one call of a
+ * kernel that loops over them (vecdist_bf16_rows), not a call per neighbour. The heaps
+ * and the buffers of an insert are kept from one insert to the next.
+ *
+ * Revisions: a counter of changes (`stamp`); each node holds the stamp of the change that
+ * added it and of the one that removed it (HNSW_ALIVE until then). A node removed while a
+ * search at a revision may still hold the graph (it has more than one reference) is not
+ * revived in place when added again, which would change what such a search sees, but
+ * added anew; the old node stays a tombstone until the graph is rebuilt. A search at a
+ * revision has its own scratch space (visited bits, heaps, a prepared query) and holds the
+ * reader lock: the writer appends to arrays that move when they grow and rewrites
+ * neighbour lists in place, both under the writer lock. A lock held for one search or one
+ * node is simpler than arrays that never move plus lists published by pointer, and costs
+ * an uncontended pair of atomic operations per change or search, a fraction of a percent
+ * of an insert (docs/engine.md, "Vector search"). */
 #include "exec/hnsw.h"
 
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +40,10 @@
 
 /* The most links per node on the upper layers (`.index create ... m` allows up to it). */
 #define HNSW_MAX_M 256
+/* The removal stamp of a node present now. */
+#define HNSW_ALIVE UINT64_MAX
+/* The revision a search of the latest state reads: every node not removed. */
+#define HNSW_LATEST (UINT64_MAX - 1)
 
 typedef struct hnsw_node {
     val_t key, vec;
@@ -34,7 +51,8 @@ typedef struct hnsw_node {
     const val_vec_head *head;
     uint32_t *upper; /* the upper layers' links; NULL on level 0 */
     uint32_t level;
-    bool dead;
+    uint64_t born; /* the stamp of the change that added it */
+    uint64_t died; /* of the one that removed it; HNSW_ALIVE while present */
 } hnsw_node;
 
 /* A (distance, node) pair and binary heaps of them. */
@@ -51,7 +69,10 @@ typedef struct heap {
 
 struct hnsw {
     hnsw_params p;
-    uint32_t m0; /* links on the bottom layer: 2M */
+    atomic_uint refs;      /* references: the index's, and searches' at a revision */
+    pthread_rwlock_t lock; /* readers: searches at a revision; writer: a change */
+    uint64_t stamp;        /* changes made so far */
+    uint32_t m0;           /* links on the bottom layer: 2M */
     double level_mult;
     uint64_t rng;
     uint32_t dim;
@@ -75,6 +96,13 @@ struct hnsw {
     uint32_t *chosen; /* m0 */
     float *pq[2];     /* prepared queries (vecdist_bf16_query): an insert's and a node's */
 };
+
+/* Which nodes a walk has visited: marked with a generation in the graph's own array
+ * (serialized walks), or bits of a walk's own (searches at a revision). */
+typedef struct visits {
+    uint32_t *gen_of, gen;
+    uint64_t *bits;
+} visits;
 
 /* A query as the navigation kernels take it. */
 typedef struct nav_query {
@@ -178,6 +206,13 @@ const char *hnsw_metric_name(hnsw_metric m) {
 hnsw *hnsw_new(const hnsw_params *p) {
     hnsw *h = calloc(1, sizeof *h);
     if (!h) return NULL;
+    atomic_init(&h->refs, 1);
+    pthread_rwlockattr_t attr;
+    pthread_rwlockattr_init(&attr);
+    /* a stream of overlapping searches must not keep the writer out */
+    pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+    pthread_rwlock_init(&h->lock, &attr);
+    pthread_rwlockattr_destroy(&attr);
     h->p = *p;
     if (h->p.m < 2) h->p.m = 2;
     if (h->p.m > HNSW_MAX_M) h->p.m = HNSW_MAX_M;
@@ -191,8 +226,13 @@ hnsw *hnsw_new(const hnsw_params *p) {
     return h;
 }
 
+void hnsw_ref(hnsw *h) {
+    atomic_fetch_add_explicit(&h->refs, 1, memory_order_relaxed);
+}
+
 void hnsw_free(hnsw *h) {
-    if (!h) return;
+    if (!h || atomic_fetch_sub_explicit(&h->refs, 1, memory_order_acq_rel) != 1) return;
+    pthread_rwlock_destroy(&h->lock);
     for (uint32_t i = 0; i < h->n; i++) free(h->nodes[i].upper);
     free(h->links0);
     free(h->res.v);
@@ -245,10 +285,10 @@ static inline void prefetch_row(const hnsw *h, uint32_t id) {
 }
 
 /* The query q (of the graph's dimension) as the navigation kernels take it, prepared in
-   buffer `which` of the graph. */
-static nav_query nav_prepare(hnsw *h, const float *q, double norm, int which) {
-    if (h->p.metric != HNSW_MANHATTAN) vecdist_bf16_query(q, h->dim, h->pq[which]);
-    return (nav_query){q, h->pq[which], norm};
+   buf (2 * vecdist_bf16_words(dim) floats). */
+static nav_query nav_prepare(const hnsw *h, const float *q, double norm, float *buf) {
+    if (h->p.metric != HNSW_MANHATTAN) vecdist_bf16_query(q, h->dim, buf);
+    return (nav_query){q, buf, norm};
 }
 
 /* The navigation distances from nodes ids[0..n) (n <= 2 * HNSW_MAX_M + 1) to a query,
@@ -287,7 +327,7 @@ static inline double nav_dist(const hnsw *h, uint32_t id, const nav_query *nq) {
 
 /* Node `id` as a query, in the graph's second buffer. */
 static nav_query node_query(hnsw *h, uint32_t id) {
-    return nav_prepare(h, h->nodes[id].x, h->norms[id], 1);
+    return nav_prepare(h, h->nodes[id].x, h->norms[id], h->pq[1]);
 }
 
 /* The builtin's value for the metric: what `cosine(V, Q)` and the others return. */
@@ -338,12 +378,34 @@ static void grow_slots(hnsw *h) {
 
 /* ---- search within one layer ---- */
 
-static uint32_t next_gen(hnsw *h) {
+/* A new walk's marks in the graph's own array. */
+static visits own_visits(hnsw *h) {
     if (++h->gen == 0) { /* wrapped: forget every mark */
         memset(h->visited, 0, (size_t)h->cap * sizeof *h->visited);
         h->gen = 1;
     }
-    return h->gen;
+    return (visits){h->visited, h->gen, NULL};
+}
+
+/* Marks `id` visited; false when it was already. `bits` says which kind v is (a constant
+   where it is called, so that each walk's loop has one kind only). v is taken by value:
+   its fields stay in registers across the marks' stores. */
+static inline bool first_visit(visits v, uint32_t id, bool bits) {
+    if (bits) {
+        uint64_t bit = 1ull << (id & 63);
+        if (v.bits[id >> 6] & bit) return false;
+        v.bits[id >> 6] |= bit;
+        return true;
+    }
+    if (v.gen_of[id] == v.gen) return false;
+    v.gen_of[id] = v.gen;
+    return true;
+}
+
+/* Whether node `id` is present at revision `at`. */
+static inline bool present_at(const hnsw *h, uint32_t id, uint64_t at) {
+    const hnsw_node *nd = &h->nodes[id];
+    return nd->born <= at && at < nd->died;
 }
 
 /* Greedy descent on one layer from *cur (distance *dcur) towards q. */
@@ -367,27 +429,33 @@ static void greedy(const hnsw *h, const nav_query *nq, uint32_t level, uint32_t 
 }
 
 /* The beam search of one layer from `entry`: leaves in `res` (a max-heap) the ef nearest
- * nodes found, live ones only when live_only (dead nodes still route). */
-static void search_layer(hnsw *h, const nav_query *nq, uint32_t entry, double dentry, uint32_t ef,
-                         uint32_t level, bool live_only, heap *res, heap *cands) {
-    uint32_t gen = next_gen(h);
+ * nodes found, only those present at revision *at when `at` is given (the others still
+ * route, and are not counted towards ef: the walk goes on until ef present ones are
+ * found or nothing nearer is left). Inlined into search_layer once per kind of visits. */
+static inline __attribute__((always_inline)) void
+walk_layer(const hnsw *h, const nav_query *nq, uint32_t entry, double dentry, uint32_t ef,
+           uint32_t level, const uint64_t *at, visits vs, bool bits, heap *res, heap *cands) {
     res->n = cands->n = 0;
-    h->visited[entry] = gen;
+    bool filter = at != NULL;
+    uint64_t when = filter ? *at : 0;
+    first_visit(vs, entry, bits);
     heap_push(cands, dentry, entry);
-    if (!live_only || !h->nodes[entry].dead) heap_push(res, dentry, entry);
+    if (!filter || present_at(h, entry, when)) heap_push(res, dentry, entry);
     while (cands->n) {
         cand c = heap_pop(cands);
         if (res->n >= ef && c.d > res->v[0].d) break;
         const uint32_t *ls = layer(h, c.id, level);
-        /* the unvisited neighbours' rows are requested together, then measured */
+        /* the unvisited neighbours are gathered, then measured by one kernel call. Their
+           rows are not prefetched: prefetch_row's loop compiles to nothing here with GCC 12
+           at -O2 (as it does in greedy), so every figure of BENCHMARKS.md was measured
+           without it; a prefetch that is emitted costs 7.7 % more instructions per insert
+           at 128-d, and whether it pays in time is for a quiet machine to tell. */
         uint32_t todo[2 * HNSW_MAX_M], ntodo = 0;
         double ds[2 * HNSW_MAX_M];
         for (uint32_t i = 1; i <= ls[0]; i++) {
             uint32_t nb = ls[i];
-            if (h->visited[nb] == gen) continue;
-            h->visited[nb] = gen;
+            if (!first_visit(vs, nb, bits)) continue;
             todo[ntodo++] = nb;
-            prefetch_row(h, nb);
         }
         nav_dists(h, todo, ntodo, nq, ds);
         for (uint32_t i = 0; i < ntodo; i++) {
@@ -395,7 +463,7 @@ static void search_layer(hnsw *h, const nav_query *nq, uint32_t entry, double de
             double d = ds[i];
             if (res->n < ef || d < res->v[0].d) {
                 heap_push(cands, d, nb);
-                if (live_only && h->nodes[nb].dead) continue;
+                if (filter && !present_at(h, nb, when)) continue;
                 if (res->n < ef)
                     heap_push(res, d, nb);
                 else /* full: d beats the worst kept */
@@ -403,6 +471,15 @@ static void search_layer(hnsw *h, const nav_query *nq, uint32_t entry, double de
             }
         }
     }
+}
+
+static void search_layer(const hnsw *h, const nav_query *nq, uint32_t entry, double dentry,
+                         uint32_t ef, uint32_t level, const uint64_t *at, visits *vs, heap *res,
+                         heap *cands) {
+    if (vs->bits)
+        walk_layer(h, nq, entry, dentry, ef, level, at, *vs, true, res, cands);
+    else
+        walk_layer(h, nq, entry, dentry, ef, level, at, *vs, false, res, cands);
 }
 
 /* hnswlib's neighbour heuristic: from candidates sorted nearest first, keep one only if
@@ -459,7 +536,13 @@ static uint32_t random_level(hnsw *h) {
     return l > 30 ? 30 : (uint32_t)l;
 }
 
-bool hnsw_add(hnsw *h, val_t key, val_t vec) {
+/* Whether a search at a revision may hold the graph: some reference besides the index's.
+   (Such a reference is taken only from another, so one seen alone stays alone.) */
+static bool shared(const hnsw *h) {
+    return atomic_load_explicit(&((hnsw *)h)->refs, memory_order_acquire) > 1;
+}
+
+static bool add_locked(hnsw *h, val_t key, val_t vec) {
     if (val_type_of(vec) != VT_VEC) return false;
     uint32_t dim;
     const val_vec_head *head;
@@ -469,11 +552,15 @@ bool hnsw_add(hnsw *h, val_t key, val_t vec) {
     uint32_t *slot = slot_of(h, key, vec);
     if (*slot) {
         hnsw_node *nd = &h->nodes[*slot - 1];
-        if (nd->dead) {
-            nd->dead = false;
+        if (nd->died == HNSW_ALIVE) return true;
+        if (!shared(h)) { /* revived: no search can tell */
+            nd->born = h->stamp;
+            nd->died = HNSW_ALIVE;
             h->dead--;
+            return true;
         }
-        return true;
+        /* a search at a revision may see it removed, or present before: added anew, the
+           old node staying a tombstone (*slot moves to the new one) */
     }
     if (!h->dim) {
         h->dim = dim;
@@ -498,7 +585,8 @@ bool hnsw_add(hnsw *h, val_t key, val_t vec) {
     nd->vec = vec;
     nd->x = x;
     nd->head = head;
-    nd->dead = false;
+    nd->born = h->stamp;
+    nd->died = HNSW_ALIVE;
     vecdist_bf16_pack(x, dim, h->rows + (size_t)id * h->stride);
     h->norms[id] = head->norm;
     nd->level = random_level(h);
@@ -516,14 +604,15 @@ bool hnsw_add(hnsw *h, val_t key, val_t vec) {
         return true;
     }
     uint32_t cur = h->entry;
-    nav_query nq = nav_prepare(h, x, head->norm, 0);
+    nav_query nq = nav_prepare(h, x, head->norm, h->pq[0]);
     double dcur = nav_dist(h, cur, &nq);
     for (uint32_t l = h->top; l > nd->level; l--) greedy(h, &nq, l, &cur, &dcur);
     heap *res = &h->res;
     cand *scratch = h->scratch;
     uint32_t *chosen = h->chosen;
     for (uint32_t l = nd->level < h->top ? nd->level : h->top;; l--) {
-        search_layer(h, &nq, cur, dcur, h->p.ef_construction, l, false, res, &h->cands);
+        visits vs = own_visits(h);
+        search_layer(h, &nq, cur, dcur, h->p.ef_construction, l, NULL, &vs, res, &h->cands);
         uint32_t n = 0;
         while (res->n) scratch[n++] = heap_pop(res);
         qsort(scratch, n, sizeof *scratch, cand_cmp);
@@ -544,13 +633,25 @@ bool hnsw_add(hnsw *h, val_t key, val_t vec) {
     return true;
 }
 
+bool hnsw_add(hnsw *h, val_t key, val_t vec) {
+    pthread_rwlock_wrlock(&h->lock);
+    h->stamp++;
+    bool ok = add_locked(h, key, vec);
+    pthread_rwlock_unlock(&h->lock);
+    return ok;
+}
+
 bool hnsw_remove(hnsw *h, val_t key, val_t vec) {
     if (!h->slots) return false;
+    pthread_rwlock_wrlock(&h->lock);
     uint32_t *slot = slot_of(h, key, vec);
-    if (!*slot || h->nodes[*slot - 1].dead) return false;
-    h->nodes[*slot - 1].dead = true;
-    h->dead++;
-    return true;
+    bool found = *slot && h->nodes[*slot - 1].died == HNSW_ALIVE;
+    if (found) {
+        h->nodes[*slot - 1].died = ++h->stamp;
+        h->dead++;
+    }
+    pthread_rwlock_unlock(&h->lock);
+    return found;
 }
 
 /* Orders hits by distance, then key, then vector: a total order, so results do not
@@ -577,12 +678,37 @@ static size_t best_hits(hnsw_hit *all, size_t n, uint32_t k, hnsw_hit *out) {
     return n;
 }
 
-static size_t search_exact(const hnsw *h, const float *q, const val_vec_head *hq, uint32_t k,
-                           hnsw_hit *out) {
-    size_t live = hnsw_live(h), n = 0;
-    hnsw_hit *all = xmalloc((live ? live : 1) * sizeof *all);
+/* The space a search works in: the graph's own for its serialized searches, a search's
+ * own at a revision. */
+typedef struct search_space {
+    visits vs;
+    heap *res, *cands;
+    float *pq; /* the prepared query */
+} search_space;
+
+static size_t search_exact(const hnsw *h, uint64_t at, const float *q, const val_vec_head *hq,
+                           uint32_t k, hnsw_hit *out) {
+    size_t n = 0;
+    hnsw_hit *all = xmalloc((h->n ? h->n : 1) * sizeof *all);
     for (uint32_t i = 0; i < h->n; i++)
-        if (!h->nodes[i].dead) all[n++] = exact_hit(h, i, q, hq);
+        if (present_at(h, i, at)) all[n++] = exact_hit(h, i, q, hq);
+    return best_hits(all, n, k, out);
+}
+
+/* The k nearest to q present at revision `at`: the graph walk, or every node with exact. */
+static size_t search(const hnsw *h, uint64_t at, const float *q, const val_vec_head *hq, uint32_t k,
+                     uint32_t ef, bool exact, search_space *sp, hnsw_hit *out) {
+    if (exact) return search_exact(h, at, q, hq, k, out);
+    if (ef < k) ef = k;
+    uint32_t cur = h->entry;
+    nav_query nq = nav_prepare(h, q, hq->norm, sp->pq);
+    double dcur = nav_dist(h, cur, &nq);
+    for (uint32_t l = h->top; l > 0; l--) greedy(h, &nq, l, &cur, &dcur);
+    heap *res = sp->res;
+    search_layer(h, &nq, cur, dcur, ef, 0, &at, &sp->vs, res, sp->cands);
+    size_t n = 0;
+    hnsw_hit *all = xmalloc((res->n ? res->n : 1) * sizeof *all);
+    while (res->n) all[n++] = exact_hit(h, heap_pop(res).id, q, hq);
     return best_hits(all, n, k, out);
 }
 
@@ -594,16 +720,38 @@ size_t hnsw_search(const hnsw *hc, val_t qv, uint32_t k, uint32_t ef, bool exact
     const val_vec_head *hq;
     const float *q = val_get_vec_f32_head(qv, &dim, &hq);
     if (dim != h->dim || !hq->finite) return 0;
-    if (exact) return search_exact(h, q, hq, k, out);
-    if (ef < k) ef = k;
-    uint32_t cur = h->entry;
-    nav_query nq = nav_prepare(h, q, hq->norm, 0);
-    double dcur = nav_dist(h, cur, &nq);
-    for (uint32_t l = h->top; l > 0; l--) greedy(h, &nq, l, &cur, &dcur);
-    heap *res = &h->res;
-    search_layer(h, &nq, cur, dcur, ef, 0, true, res, &h->cands);
+    search_space sp = {.res = &h->res, .cands = &h->cands, .pq = h->pq[0]};
+    if (!exact) sp.vs = own_visits(h);
+    return search(h, HNSW_LATEST, q, hq, k, ef, exact, &sp, out);
+}
+
+hnsw_rev hnsw_now(const hnsw *h) {
+    return (hnsw_rev){h->stamp, hnsw_live(h)};
+}
+
+size_t hnsw_search_at(const hnsw *h, const hnsw_rev *at, val_t qv, uint32_t k, uint32_t ef,
+                      bool exact, hnsw_hit *out) {
+    if (k == 0 || at->live == 0 || val_type_of(qv) != VT_VEC) return 0;
+    uint32_t dim;
+    const val_vec_head *hq;
+    const float *q = val_get_vec_f32_head(qv, &dim, &hq);
+    pthread_rwlock_rdlock((pthread_rwlock_t *)&h->lock);
     size_t n = 0;
-    hnsw_hit *all = xmalloc((res->n ? res->n : 1) * sizeof *all);
-    while (res->n) all[n++] = exact_hit(h, heap_pop(res).id, q, hq);
-    return best_hits(all, n, k, out);
+    /* the dimension is fixed by the first node, which the revision has (it has some) */
+    if (dim == h->dim && hq->finite) {
+        heap res = {.max = true}, cands = {0};
+        search_space sp = {.res = &res, .cands = &cands};
+        if (!exact) {
+            sp.pq = xmalloc(2 * (size_t)vecdist_bf16_words(dim) * sizeof(float));
+            sp.vs.bits = calloc(((size_t)h->n + 63) / 64 + 1, sizeof *sp.vs.bits);
+            if (!sp.vs.bits) abort();
+        }
+        n = search(h, at->stamp, q, hq, k, ef, exact, &sp, out);
+        free(sp.pq);
+        free(sp.vs.bits);
+        free(res.v);
+        free(cands.v);
+    }
+    pthread_rwlock_unlock((pthread_rwlock_t *)&h->lock);
+    return n;
 }

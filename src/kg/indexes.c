@@ -6,7 +6,11 @@
  * (rel_changes) as of the last change it followed; when the two disagree, some change
  * reached the facts by another path (a rolled-back transaction, a clear, a replayed
  * log), and the graph is rebuilt from the facts before its next use. Removed facts
- * leave tombstones; once they outnumber the live vectors the graph is rebuilt too. */
+ * leave tombstones; once they outnumber the live vectors the graph is rebuilt too.
+ *
+ * A pinned copy of a graph reads a revision of each HNSW graph (kg_indexes_pin): it holds a
+ * reference on it, so a rebuild meanwhile makes a new graph for the live index and leaves
+ * the old one, no longer changed, to the pins that hold it; the last frees it. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -178,8 +182,31 @@ void kg_index_rel_dropped(kg_graph *g, const char *rel) {
         if (strcmp(g->indexes.v[i]->def.rel, rel) == 0) invalidate(g->indexes.v[i]);
 }
 
+void kg_indexes_pin(kg_graph *copy, kg_graph *from) {
+    for (uint32_t i = 0; i < from->indexes.n; i++) {
+        kg_index *src = from->indexes.v[i];
+        if (!src->pinned) ensure_built(src);
+        kg_index *ix = calloc(1, sizeof *ix);
+        if (!ix) abort();
+        ix->def = src->def;
+        ix->def.name = strdup(src->def.name);
+        ix->def.rel = strdup(src->def.rel);
+        ix->def.column = strdup(src->def.column);
+        ix->g = copy;
+        ix->graph = src->graph;
+        hnsw_ref(ix->graph);
+        ix->pinned = true;
+        ix->at = src->pinned ? src->at : hnsw_now(src->graph);
+        il_vec_push(copy->indexes, ix);
+    }
+}
+
 size_t kg_index_search(void *index, val_t q, uint32_t k, uint32_t ef, hnsw_hit *out) {
     kg_index *ix = index;
+    if (ix->pinned) {
+        bool exact = ix->at.live < KG_INDEX_EXACT_BELOW;
+        return hnsw_search_at(ix->graph, &ix->at, q, k, ef ? ef : ix->def.ef_search, exact, out);
+    }
     ensure_built(ix);
     bool exact = hnsw_live(ix->graph) < KG_INDEX_EXACT_BELOW;
     return hnsw_search(ix->graph, q, k, ef ? ef : ix->def.ef_search, exact, out);

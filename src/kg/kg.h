@@ -51,7 +51,9 @@ typedef struct kg_index_def {
 
 /* A vector index over one column of a relation's stored facts (indexes.c). The graph
  * mirrors the facts: kept in step with each change as it is made, and rebuilt from the
- * facts when it has missed one (a transaction rolled back, a relation cleared). */
+ * facts when it has missed one (a transaction rolled back, a relation cleared). A pinned
+ * copy of a graph (pin.c) has its own entries, each a reference on the live index's HNSW
+ * graph and the revision of it the pin reads (kg_indexes_pin). */
 typedef struct kg_graph kg_graph;
 typedef struct kg_index {
     kg_index_def def;
@@ -59,6 +61,8 @@ typedef struct kg_index {
     hnsw *graph;             /* NULL until built, and after `.index rebuild` */
     const rel_t *synced;     /* the facts the graph mirrors (NULL: none yet) */
     uint64_t synced_changes; /* their rel_changes() when the graph last matched them */
+    bool pinned;             /* a pinned copy's: searches read `at`, never build */
+    hnsw_rev at;             /* the pinned revision of `graph` */
 } kg_index;
 
 /* A compiled query program kept for the next query of the same text, or of the same
@@ -449,7 +453,12 @@ void kg_index_rel_dropped(kg_graph *g, const char *rel);
 /* At a commit: the indexes of every graph follow the commit's delta, in order (or are
  * rebuilt before their next use when they cannot). */
 void kg_indexes_commit(il_engine *e);
-/* The k nearest (plan_source.index_search): brings the graph up to date first. */
+/* The indexes of `from` (a live graph, whose graphs are brought up to date first, or a
+ * pinned copy) into the pinned copy `copy`, at the revision `from` has: serialized, or
+ * on any thread holding `from` when it is a pinned copy. */
+void kg_indexes_pin(kg_graph *copy, kg_graph *from);
+/* The k nearest (plan_source.index_search): brings the graph up to date first, or on a
+ * pinned copy searches its revision (any thread). */
 size_t kg_index_search(void *index, val_t q, uint32_t k, uint32_t ef, hnsw_hit *out);
 /* `.index list/create/drop/stats/rebuild`. */
 il_result *kg_index_meta(il_session *s, const iql_meta *m);

@@ -3,8 +3,9 @@
  *
  * The pin is a copy of the graph's catalog made where statements are serialized: each
  * stored relation a copy-on-write snapshot (exec/rel.h, O(indexes) each), each rule a
- * copy of its clauses, each maintained rule's rows a snapshot. Nothing in it is shared
- * with the live graph but what snapshots share, so a writer may change or drop anything
+ * copy of its clauses, each maintained rule's rows a snapshot, each vector index a
+ * revision of its HNSW graph (kg_indexes_pin). Nothing in it is shared with the live graph
+ * but what snapshots and those graphs share, so a writer may change or drop anything
  * meanwhile. The copy has no plan cache of its own beyond the pin. A query that would
  * make a rule maintained (views/read_policy.h) makes the view on the copy instead, as its
  * own evaluation, and reads its rows; the next serialized call after the unpin hands the
@@ -261,6 +262,7 @@ static kg_graph *pin_graph(kg_graph *live, kg_published *from) {
     g->rules.v = p->rules->rules.v;
     g->rules.n = g->rules.cap = p->rules->rules.n;
     g->rule_names = p->rules->names;
+    kg_indexes_pin(g, live); /* a reference on each HNSW graph, and its revision */
     p->from = from;
     if (from) { /* what the publication's pin read of the read policy */
         kg_pin *fp = live->pin;
@@ -346,6 +348,7 @@ static void pin_graph_free(kg_graph *g) {
     g->rule_names = (il_strmap){0};
     rules_unref(p->rules);
     kg_catalog_free(g);
+    kg_indexes_free(g); /* drops the references on the HNSW graphs */
     kg_plan_cache_free(g);
     for (uint32_t i = 0; i < p->row_names.n; i++) {
         free(p->row_names.v[i]);
@@ -531,7 +534,7 @@ bool il_session_pin(il_session *s) {
     if (s->pinned_live) return true;
     kg_pins_collect(s->e);
     kg_graph *live = s->kg;
-    if (s->e->txn || live->indexes.n) return false;
+    if (s->e->txn) return false;
     s->pin_commits = atomic_load_explicit(&live->commits, memory_order_acquire);
     kg_graph *g = pin_graph(live, NULL);
     pthread_mutex_lock(&s->e->pins_mu);
@@ -624,10 +627,9 @@ static bool pins_recent(il_engine *e) {
            (at && exec_clock_ns() - at < PUBLISH_AFTER_PIN_NS);
 }
 
-/* Publishes g's latest committed revision, unless one is published or g has vector
- * indexes (their graphs are not versioned). */
+/* Publishes g's latest committed revision, unless one is published. */
 static void publish(il_engine *e, kg_graph *g) {
-    if (g->published || g->indexes.n) return;
+    if (g->published) return;
     kg_published *pub = calloc(1, sizeof *pub);
     atomic_init(&pub->refs, 1);
     pub->commits = atomic_load_explicit(&g->commits, memory_order_relaxed);

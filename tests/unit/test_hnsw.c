@@ -1,8 +1,9 @@
 /* Unit tests of vector search: the HNSW graph (src/exec/hnsw.c) against brute force on
- * small random sets (recall, deletes by tombstone, revival, what it refuses), its
- * distances against the builtins', and the engine's indexes (src/kg/indexes.c): kept in
- * step with inserts and deletes, correct after a rolled-back transaction, and their
- * definitions surviving a restart from the log and from a checkpoint. */
+ * small random sets (recall, deletes by tombstone, revival, searches at an earlier
+ * revision, what it refuses), its distances against the builtins', and the engine's
+ * indexes (src/kg/indexes.c): kept in step with inserts and deletes, correct after a
+ * rolled-back transaction, and their definitions surviving a restart from the log and
+ * from a checkpoint. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
@@ -168,6 +169,76 @@ Test(hnsw, removed_vectors_are_never_returned_and_can_come_back) {
     /* adding a present pair changes nothing */
     cr_assert(hnsw_add(h, val_int(4), vecs[4]));
     cr_assert_eq(hnsw_live(h), N - (N + 2) / 3 + 1);
+    hnsw_free(h);
+}
+
+/* The hits of a search against brute force over the `present` nodes: same keys, same
+ * distances, in order. */
+static void expect_brute_force(const hnsw_hit *hits, size_t nh, const val_t *vecs,
+                               const bool *present, size_t n, val_t q, size_t k) {
+    ref_hit ref[16];
+    size_t nr = brute_force("euclidean", vecs, present, n, q, k, ref);
+    cr_assert_eq(nh, nr, "%zu hits where %zu are present", nh, nr);
+    for (size_t i = 0; i < nh; i++) {
+        cr_assert_eq(val_get_int(hits[i].key), ref[i].key, "hit %zu", i);
+        cr_assert(hits[i].dist == ref[i].d);
+    }
+}
+
+Test(hnsw, a_search_at_a_revision_sees_the_nodes_present_then) {
+    rng_state = 5;
+    enum { N = 300, MORE = 200, DIM = 8, K = 10 };
+    static val_t vecs[N + MORE];
+    static bool then[N + MORE], now[N + MORE];
+    hnsw *h = build(HNSW_EUCLIDEAN, vecs, N, DIM);
+    for (size_t i = 0; i < N; i++) then[i] = now[i] = i % 5 != 0;
+    for (size_t i = 0; i < N; i += 5) cr_assert(hnsw_remove(h, val_int((int64_t)i), vecs[i]));
+    /* a search at a revision holds a reference, as a pinned copy's index does */
+    hnsw_ref(h);
+    hnsw_rev rev = hnsw_now(h);
+    cr_assert_eq(rev.live, N - N / 5);
+    /* then the graph changes: removals (the nearest of some queries among them), new
+       nodes, and removed pairs added again (present now, absent at the revision) */
+    for (size_t i = 1; i < N; i += 3)
+        if (now[i]) {
+            cr_assert(hnsw_remove(h, val_int((int64_t)i), vecs[i]));
+            now[i] = false;
+        }
+    for (size_t i = N; i < N + MORE; i++) {
+        vecs[i] = random_vec(DIM);
+        cr_assert(hnsw_add(h, val_int((int64_t)i), vecs[i]));
+        now[i] = true;
+    }
+    for (size_t i = 0; i < N; i += 10) {
+        cr_assert(hnsw_add(h, val_int((int64_t)i), vecs[i]));
+        now[i] = true;
+    }
+    /* and one present at the revision, removed and added again: present at both */
+    cr_assert(hnsw_remove(h, val_int(2), vecs[2]));
+    cr_assert(hnsw_add(h, val_int(2), vecs[2]));
+    hnsw_hit hits[K];
+    for (int qi = 0; qi < 30; qi++) {
+        val_t q = qi < 10 ? vecs[1 + 3 * qi] : random_vec(DIM); /* some removed since */
+        /* a beam wider than the graph walks all of it: exact, so comparable */
+        size_t nh = hnsw_search_at(h, &rev, q, K, 2000, false, hits);
+        expect_brute_force(hits, nh, vecs, then, N + MORE, q, K);
+        nh = hnsw_search_at(h, &rev, q, K, 0, true, hits);
+        expect_brute_force(hits, nh, vecs, then, N + MORE, q, K);
+        /* the latest state, as before */
+        nh = hnsw_search(h, q, K, 2000, false, hits);
+        expect_brute_force(hits, nh, vecs, now, N + MORE, q, K);
+        nh = hnsw_search(h, q, K, 0, true, hits);
+        expect_brute_force(hits, nh, vecs, now, N + MORE, q, K);
+    }
+    /* the pairs added again while the revision was held are new nodes: their old ones stay
+       tombstones (until a rebuild): 60 removed first, 80 after, and node 2 */
+    cr_assert_eq(hnsw_tombstones(h), 141);
+    hnsw_free(h);
+    /* with no reference but the index's, a removed pair added again is revived in place */
+    size_t dead = hnsw_tombstones(h);
+    cr_assert(hnsw_remove(h, val_int(3), vecs[3]));
+    cr_assert(hnsw_add(h, val_int(3), vecs[3]));
+    cr_assert_eq(hnsw_tombstones(h), dead);
     hnsw_free(h);
 }
 

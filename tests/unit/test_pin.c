@@ -2,7 +2,8 @@
  * the revision of its pin, whole, while another session writes, drops and recreates;
  * maintained rows are read as they were; a query needing an index the stored relation
  * lacks gets a private copy, and the next serialized statement after the unpin adds the
- * index; what cannot be pinned is refused; a graph dropped under a pin moves the session
+ * index; a vector index is searched at the pinned revision; what cannot be pinned is
+ * refused; a graph dropped under a pin moves the session
  * at the unpin; old versions past their bound stop the oldest pinned read. (Threads: the
  * oracle test tests/threads/pinned.c.) */
 #include <criterion/criterion.h>
@@ -265,6 +266,54 @@ Test(pin, the_session_layers_its_own_facts_and_rules_on_the_pin) {
     il_session_close(w);
 }
 
+/* Vectors [0.5 + a/100, 0.5 + b/100, 0.5 + c/100, 0.5] for ids from..to-1, each its own. */
+static void vectors(il_session *w, int from, int to) {
+    il_buf b;
+    il_buf_init(&b);
+    il_buf_puts(&b, "+emb[");
+    for (int i = from; i < to; i++)
+        il_buf_printf(&b, "%s(%d, [%.2f, %.2f, %.2f, 0.5])", i > from ? ", " : "", i,
+                      0.5 + (i % 10) / 100.0, 0.5 + (i / 10 % 5) / 100.0,
+                      0.5 + (i / 50 % 5) / 100.0);
+    il_buf_puts(&b, "]");
+    ok(w, il_buf_str(&b));
+    il_buf_free(&b);
+}
+
+Test(pin, a_graph_with_a_vector_index_is_pinned_and_searched_at_its_revision) {
+    il_session *w = il_session_open(unit_engine);
+    ok(w, "+emb(id: int, vec: vector)");
+    ok(w, ".index create e on emb(vec) metric euclidean");
+    vectors(w, 0, 250); /* more than KG_INDEX_EXACT_BELOW: the graph is walked */
+    ok(w, "-emb(X, V) <- emb(X, V), X >= 240");
+    /* the session's own fact layers on the pin, for the distance filter */
+    ok(unit_session, "emb(2000, [0.5, 0.5, 0.51, 0.5])");
+    const char *near = "?hnsw_nearest(\"e\", [0.5, 0.5, 0.5, 0.5], 4, Id, D, 500)";
+    const char *close = "?emb(Id, V), D = euclidean(V, [0.5, 0.5, 0.5, 0.5]), D < 0.015";
+    char *near_then = rows(unit_session, near), *close_then = rows(unit_session, close);
+    cr_assert(il_session_pin(unit_session), "a graph with a vector index is pinned");
+    /* the nearest go, an exact match comes, a removed pair comes back */
+    ok(w, "-emb(X, V) <- emb(X, V), X < 125");
+    ok(w, "+emb(1000, [0.5, 0.5, 0.5, 0.5])");
+    ok(w, "+emb(245, [0.55, 0.54, 0.54, 0.5])");
+    char *near_now = rows(w, near);
+    cr_expect(strstr(near_now, "(1000, 0") && !strstr(near_now, "(0, 0"), "%s", near_now);
+    EXPECT_ANSWER(unit_session, near, near_then);
+    EXPECT_ANSWER(unit_session, close, close_then);
+    cr_expect(strstr(close_then, "(2000, "), "%s", close_then);
+    /* the live index rebuilt, then dropped: the pin keeps searching its revision */
+    ok(w, ".index rebuild e");
+    EXPECT_ANSWER(w, near, near_now);
+    ok(w, ".index drop e");
+    EXPECT_ANSWER(unit_session, near, near_then);
+    il_session_unpin(unit_session);
+    EXPECT_ANSWER(unit_session, near, "Query execution failed: hnsw_nearest: index 'e' not found");
+    free(near_then);
+    free(close_then);
+    free(near_now);
+    il_session_close(w);
+}
+
 /* Writes that replace most of edge's nodes: 400 edges deleted and 400 others inserted. */
 static void churn(il_session *w, int round) {
     il_buf b;
@@ -480,8 +529,8 @@ Test(pin, listings_run_pinned_on_the_pinned_revision) {
     il_session *w = il_session_open(unit_engine);
     chain(w);
     ok(unit_session, "mine(X) <- edge(X, _)");
-    static const char *const listings[] = {".kg", ".rel", ".rel edge", ".rule", ".rule reach",
-                                           ".rule def reach", ".session"};
+    static const char *const listings[] = {
+        ".kg", ".rel", ".rel edge", ".rule", ".rule reach", ".rule def reach", ".session"};
     enum { N = sizeof listings / sizeof listings[0] };
     char *before[N];
     for (int i = 0; i < N; i++) before[i] = explained(unit_session, listings[i]);
