@@ -376,6 +376,7 @@ static void start_round(srv_server *s) {
         return;
     }
     r->job.node.lane = SRV_LANE_BACKGROUND;
+    r->job.park_if_busy = true; /* a long write holds the lock: no worker waits with it */
     srv_pool_submit(&s->pool, &r->job, true);
 }
 

@@ -136,6 +136,51 @@ static bool lock_or_pin_published(srv_pool *p, srv_job *j) {
  * or NULL. */
 static _Thread_local srv_pool *tl_engine_holder;
 
+/* Queues the parked jobs again (mu held). */
+static void requeue_parked(srv_pool *p) {
+    __atomic_store_n(&p->any_parked, false, __ATOMIC_SEQ_CST);
+    srv_job *j = p->parked;
+    p->parked = NULL;
+    while (j) {
+        srv_job *next = j->next;
+        j->next = NULL;
+        if (srv_lanes_push(&p->lanes, &j->node, srv_mono_ns())) {
+            j->queued = true;
+        } else { /* cannot happen to a forced job; kept for the next release */
+            j->next = p->parked;
+            p->parked = j;
+            __atomic_store_n(&p->any_parked, true, __ATOMIC_SEQ_CST);
+        }
+        j = next;
+    }
+}
+
+/* After the engine lock went (mu not held): the jobs parked for it are queued again. */
+static void unpark(srv_pool *p) {
+    if (!__atomic_load_n(&p->any_parked, __ATOMIC_SEQ_CST)) return;
+    pthread_mutex_lock(&p->mu);
+    requeue_parked(p);
+    pthread_mutex_unlock(&p->mu);
+    pthread_cond_broadcast(&p->work);
+}
+
+/* A park_if_busy job that found the engine lock busy goes off the worker (mu held on
+ * return, as the worker's loop wants it). The lock may have gone between the caller's
+ * try and the parking, its release finding nothing parked: the lock is tried once more
+ * after, and a free lock queues the job again at once. */
+static void park(srv_pool *p, srv_job *j) {
+    pthread_mutex_lock(&p->mu);
+    p->running--;
+    srv_lanes_finish(&p->lanes, &j->node, srv_mono_ns());
+    j->next = p->parked;
+    p->parked = j;
+    __atomic_store_n(&p->any_parked, true, __ATOMIC_SEQ_CST);
+    if (pthread_mutex_trylock(&p->engine) == 0) {
+        pthread_mutex_unlock(&p->engine);
+        requeue_parked(p);
+    }
+}
+
 static void *worker(void *arg) {
     srv_pool *p = arg;
     pthread_mutex_lock(&p->mu);
@@ -160,6 +205,10 @@ static void *worker(void *arg) {
            write published before it began, if any, and need not wait at all. */
         bool published = false;
         if (pthread_mutex_trylock(&p->engine) != 0) {
+            if (j->park_if_busy && !__atomic_load_n(&p->stopping, __ATOMIC_RELAXED)) {
+                park(p, j);
+                continue;
+            }
             published = j->pin_published && j->pin_published(j);
             if (!published && j->pin_published)
                 published = lock_or_pin_published(p, j);
@@ -177,7 +226,10 @@ static void *worker(void *arg) {
                "Concurrency"), so a long write that took the lock meanwhile holds up
                neither its reply nor this worker. */
             j->pin_lsn = p->log_engine ? il_engine_log_written(p->log_engine) : 0;
-            if (!published) pthread_mutex_unlock(&p->engine);
+            if (!published) {
+                pthread_mutex_unlock(&p->engine);
+                unpark(p);
+            }
             j->run(j);
             j->unpin(j);
             held = j->node;
@@ -189,6 +241,7 @@ static void *worker(void *arg) {
             held = j->node;
             after_run(p, j, true, &wake);
             pthread_mutex_unlock(&p->engine);
+            unpark(p);
         }
         if (wake) signal_loop(p);
         pthread_mutex_lock(&p->mu);
@@ -449,12 +502,14 @@ bool srv_pool_try_engine(srv_pool *p) {
 
 void srv_pool_leave_engine(srv_pool *p) {
     pthread_mutex_unlock(&p->engine);
+    unpark(p);
 }
 
 static void release_engine(void *ctx) {
     srv_pool *p = ctx;
     tl_engine_holder = NULL;
     pthread_mutex_unlock(&p->engine);
+    unpark(p);
 }
 
 static void retake_engine(void *ctx) {
@@ -528,7 +583,8 @@ void srv_pool_close_when_idle(srv_pool *p) {
 
 void srv_pool_stop(srv_pool *p) {
     pthread_mutex_lock(&p->mu);
-    p->stopping = true;
+    __atomic_store_n(&p->stopping, true, __ATOMIC_RELAXED);
+    requeue_parked(p); /* they run now, waiting for the lock like any job */
     pthread_cond_broadcast(&p->work);
     pthread_mutex_unlock(&p->mu);
     for (unsigned i = 0; i < p->nthreads; i++) pthread_join(p->threads[i], NULL);

@@ -34,7 +34,11 @@ typedef struct srv_job {
     bool sync_failed;                /* group commit: the sync covering its run failed */
     uint64_t log_lsn;                /* group commit: the log position its run may have seen */
     bool pinned;                     /* pin said yes: it ran without the lock */
-    uint64_t pin_lsn;                /* the log position when it was pinned */
+    /* A forced job that only waits for the engine lock when it finds it busy (a round of
+       notifications during a long write): it is parked off the worker, its permit given
+       back, and queued again once the lock goes, so that it holds up no read. */
+    bool park_if_busy;
+    uint64_t pin_lsn; /* the log position when it was pinned */
 } srv_job;
 
 typedef struct srv_pool {
@@ -54,6 +58,8 @@ typedef struct srv_pool {
     void (*drained)(void *ctx); /* after finished jobs' `done`s ran (loop thread) */
     void *drained_ctx;
     bool close_requested, closed;
+    srv_job *parked; /* park_if_busy jobs that found the engine lock busy (mu) */
+    bool any_parked; /* parked is not empty (atomic) */
     /* Group commit (srv_pool_group_commit): jobs that ran while log records were not yet
        on disk wait here, in the order they ran, for the sync that covers them. */
     il_engine *log_engine; /* NULL: group commit off */

@@ -8,6 +8,7 @@ another connection's query and insert are answered before it. With every read ho
 engine lock, they would be answered after it."""
 
 import asyncio
+import json
 import os
 
 from common import NO_MESSAGE_RATE, OwnServer, connect, is_sanitized, prometheus, run
@@ -406,9 +407,49 @@ async def t_first_read_of_a_rule_beside_a_write(binary):
         await b.ws.close()
 
 
+async def t_read_beside_a_long_write_and_a_notification_round(binary):
+    """With more sessions than the I/O thread runs notification rounds for itself (64), a
+    round goes to the pool; one that comes due while a long write holds the engine lock
+    is parked off its worker until the lock goes, so a read arriving then still takes the
+    second worker and answers at once. With the round waiting for the lock on that worker,
+    the read queued behind it until the write ended."""
+    if is_sanitized(binary):
+        return  # an order of replies under load, on the normal build
+    args = NO_MESSAGE_RATE + ["--set", "admission.compute_permits=2"]
+    with OwnServer(binary, args=args) as srv:
+        a, b = await two_with_edges(srv)
+        others = [await connect(srv) for _ in range(70)]
+        f = await run(b, LONG)  # a pinned read: pins ran lately, writes publish
+        assert f["type"] == "result", f
+        # the first write's round runs at once; the second's comes due a window later
+        # (3 ms a session), while the long write runs
+        for p in ["+other(1)", "+other(2)"]:
+            assert (await run(b, p))["errors"] == []
+        await a.send({"type": "execute", "id": "write", "program":
+                      LONG_WRITE.replace("100000", "150")})
+        write = asyncio.ensure_future(a.recv(timeout=600))
+        await asyncio.sleep(0.6)
+        read = asyncio.ensure_future(run(b, "?edge(X, Y)"))
+        done, _ = await asyncio.wait({read, write}, return_when=asyncio.FIRST_COMPLETED)
+        assert read in done and write not in done, "the read waited for the write"
+        assert len(read.result()["rows"]) == EDGES, read.result()
+        f = await write
+        assert f["type"] == "result" and not f["errors"], f
+        # the parked round ran after the write: every connection got the notifications
+        for c in others[:3]:
+            seen = set()
+            while "other" not in seen:
+                n = json.loads(await asyncio.wait_for(c.ws.recv(), 30))
+                if n["type"] == "persistent_update":
+                    seen.add(n["relation"])
+        for c in [a, b] + others:
+            await c.ws.close()
+
+
 TESTS = [t_reads_and_writes_beside_a_long_query, t_graph_dropped_under_a_pinned_read,
          t_reads_from_several_connections_share_the_pool, t_snapshot_too_old,
          t_pinned_read_ends_during_a_long_write, t_read_beside_a_long_write,
          t_read_beside_a_long_write_with_no_read_before, t_first_read_of_a_rule_beside_a_write,
          t_other_graph_and_graph_listings_beside_a_long_write,
-         t_vector_search_beside_a_long_write]
+         t_vector_search_beside_a_long_write,
+         t_read_beside_a_long_write_and_a_notification_round]
