@@ -195,6 +195,22 @@ async def t_pinned_read_ends_during_a_long_write(binary):
         await b.ws.close()
 
 
+async def read_during_long_write(a, b, wait):
+    """Sends on `a` a write that deletes the edges of LONG's rows, with twice its work, and
+    `wait` seconds into it reads every edge on `b`: the read must answer first, with every
+    edge (the revision before the write), and then the write."""
+    await a.send({"type": "execute", "id": "write", "program":
+                  LONG_WRITE.replace("100000", "150")})
+    write = asyncio.ensure_future(a.recv(timeout=600))
+    await asyncio.sleep(wait)
+    read = asyncio.ensure_future(run(b, "?edge(X, Y)"))
+    done, _ = await asyncio.wait({read, write}, return_when=asyncio.FIRST_COMPLETED)
+    assert read in done and write not in done, "the read waited for the write"
+    assert len(read.result()["rows"]) == EDGES, read.result()
+    f = await write
+    assert f["type"] == "result" and not f["errors"], f
+
+
 async def t_read_beside_a_long_write(binary):
     """A read that arrives while a long write holds the engine lock answers at once, as of
     the revision before the write: the write published it when it began, pinned reads
@@ -209,17 +225,7 @@ async def t_read_beside_a_long_write(binary):
         a, b = await two_with_edges(srv)
         f = await run(b, LONG)  # a pinned read (it spills to the pool): pins ran lately
         assert f["type"] == "result", f
-        # deletes the edges of LONG's rows, with twice its work
-        await a.send({"type": "execute", "id": "write", "program":
-                      LONG_WRITE.replace("100000", "150")})
-        write = asyncio.ensure_future(a.recv(timeout=600))
-        await asyncio.sleep(0.3)
-        read = asyncio.ensure_future(run(b, "?edge(X, Y)"))
-        done, _ = await asyncio.wait({read, write}, return_when=asyncio.FIRST_COMPLETED)
-        assert read in done and write not in done, "the read waited for the write"
-        assert len(read.result()["rows"]) == EDGES, read.result()
-        f = await write
-        assert f["type"] == "result" and not f["errors"], f
+        await read_during_long_write(a, b, 0.3)
         f = await run(b, "?edge(X, Y)")
         assert len(f["rows"]) < EDGES, len(f["rows"])
         assert prometheus(srv)["inputlayer_reads_published_total"] >= 1
@@ -425,16 +431,7 @@ async def t_read_beside_a_long_write_and_a_notification_round(binary):
         # (3 ms a session), while the long write runs
         for p in ["+other(1)", "+other(2)"]:
             assert (await run(b, p))["errors"] == []
-        await a.send({"type": "execute", "id": "write", "program":
-                      LONG_WRITE.replace("100000", "150")})
-        write = asyncio.ensure_future(a.recv(timeout=600))
-        await asyncio.sleep(0.6)
-        read = asyncio.ensure_future(run(b, "?edge(X, Y)"))
-        done, _ = await asyncio.wait({read, write}, return_when=asyncio.FIRST_COMPLETED)
-        assert read in done and write not in done, "the read waited for the write"
-        assert len(read.result()["rows"]) == EDGES, read.result()
-        f = await write
-        assert f["type"] == "result" and not f["errors"], f
+        await read_during_long_write(a, b, 0.6)
         # the parked round ran after the write: every connection got the notifications
         for c in others[:3]:
             seen = set()

@@ -25,6 +25,7 @@
 #include <time.h>
 
 #include "inputlayer.h"
+#include "threads_common.h"
 
 enum { WRITERS = 2, NODES = 7, MAX_READERS = 8, GRAPHS = 2 };
 
@@ -38,9 +39,8 @@ static const char *const RULES[] = {
     "+reach(X, Y) <- edge(X, Y)", "+reach(X, Z) <- reach(X, Y), edge(Y, Z)",
     "+deg(X, count<Y>) <- edge(X, Y)", "+leaf(X) <- edge(_, X), !edge(X, _)"};
 
-static pthread_mutex_t engine_mu = PTHREAD_MUTEX_INITIALIZER;
 static il_engine *engine;
-static uint64_t revision; /* committed programs so far (engine_mu) */
+static uint64_t revision; /* committed programs so far (tt_engine_mu) */
 static char **log_programs;
 static int *log_graphs; /* the graph each program of the log wrote */
 static size_t log_n, log_cap;
@@ -56,18 +56,9 @@ static pthread_mutex_t reads_mu = PTHREAD_MUTEX_INITIALIZER;
 static read_rec *reads;
 static size_t reads_n, reads_cap;
 static int pinned_reads, locked_reads, published_reads;
-static int writing; /* a writer holds the mutex (atomic) */
-
-static uint64_t next_rand(uint64_t *s) {
-    *s ^= *s << 13;
-    *s ^= *s >> 7;
-    *s ^= *s << 17;
-    return *s;
-}
 
 static void die(const char *what, const char *detail) {
-    fprintf(stderr, "pinned_threads: %s: %s\n", what, detail ? detail : "");
-    exit(1);
+    tt_die("pinned_threads", what, detail);
 }
 
 /* A result as text: its rows sorted (il_execute sorts them), or "error". */
@@ -102,8 +93,8 @@ static void add_read(uint64_t rev, int graph, int q, char *answer) {
 }
 
 static void program(uint64_t *rng, char *buf, size_t cap) {
-    int k = (int)(next_rand(rng) % 20);
-    int a = 1 + (int)(next_rand(rng) % NODES), b = 1 + (int)(next_rand(rng) % NODES);
+    int k = (int)(tt_next_rand(rng) % 20);
+    int a = 1 + (int)(tt_next_rand(rng) % NODES), b = 1 + (int)(tt_next_rand(rng) % NODES);
     if (k < 8)
         snprintf(buf, cap, "+edge(%d, %d)", a, b);
     else if (k < 13)
@@ -130,20 +121,20 @@ typedef struct writer_arg {
 static void *write_loop(void *p) {
     writer_arg *w = p;
     uint64_t rng = w->seed;
-    pthread_mutex_lock(&engine_mu);
+    pthread_mutex_lock(&tt_engine_mu);
     il_session *s = il_session_open(engine);
     il_result_free(il_session_use(s, GRAPH_NAMES[w->graph]));
     il_session_set_publish(s, w->publish);
-    pthread_mutex_unlock(&engine_mu);
+    pthread_mutex_unlock(&tt_engine_mu);
     for (int i = 0; i < w->writes; i++) {
         char text[128], logged[256];
         program(&rng, text, sizeof text);
-        pthread_mutex_lock(&engine_mu);
-        __atomic_store_n(&writing, 1, __ATOMIC_RELAXED);
+        tt_write_begin();
         bool ok;
         if (strcmp(text, "txn") == 0) {
             /* two writes committed as one */
-            int a = 1 + (int)(next_rand(&rng) % NODES), b = 1 + (int)(next_rand(&rng) % NODES);
+            int a = 1 + (int)(tt_next_rand(&rng) % NODES),
+                b = 1 + (int)(tt_next_rand(&rng) % NODES);
             char one[64], two[64];
             snprintf(one, sizeof one, "+edge(%d, %d)", a, b);
             snprintf(two, sizeof two, "-edge(%d, %d)", b, a);
@@ -177,14 +168,9 @@ static void *write_loop(void *p) {
                this without the mutex, then il_session_pin_current (read_loop) */
             __atomic_store_n(&revision, revision + 1, __ATOMIC_RELEASE);
         }
-        __atomic_store_n(&writing, 0, __ATOMIC_RELAXED);
-        pthread_mutex_unlock(&engine_mu);
-        /* room for the readers between writes (a mutex is not fair) */
-        nanosleep(&(struct timespec){0, 50000}, NULL);
+        tt_write_end();
     }
-    pthread_mutex_lock(&engine_mu);
-    il_session_close(s);
-    pthread_mutex_unlock(&engine_mu);
+    tt_close_session(s);
     return NULL;
 }
 
@@ -197,27 +183,20 @@ typedef struct reader_arg {
 
 /* While a writer holds the mutex: a pin on the revision it published before it began,
  * and that revision's number, read without the mutex and checked after. */
+static bool revision_current(il_session *s, void *ctx) {
+    *(uint64_t *)ctx = __atomic_load_n(&revision, __ATOMIC_ACQUIRE);
+    /* a commit came between: the number may be a later one's */
+    return il_session_pin_current(s);
+}
+
 static bool pin_published(il_session *s, uint64_t *rev) {
-    /* tries while a writer holds the mutex: writes are short here */
-    for (int tries = 0; tries < 200 && __atomic_load_n(&writing, __ATOMIC_RELAXED); tries++) {
-        if (pthread_mutex_trylock(&engine_mu) == 0) {
-            pthread_mutex_unlock(&engine_mu);
-            return false;
-        }
-        if (il_session_pin_published(s)) {
-            *rev = __atomic_load_n(&revision, __ATOMIC_ACQUIRE);
-            if (il_session_pin_current(s)) return true;
-            il_session_unpin(s); /* a commit came between: the number may be a later one's */
-        }
-        sched_yield();
-    }
-    return false;
+    return tt_pin_published(s, revision_current, rev);
 }
 
 static void *read_loop(void *p) {
     reader_arg *ra = p;
     uint64_t rng = ra->seed;
-    pthread_mutex_lock(&engine_mu);
+    pthread_mutex_lock(&tt_engine_mu);
     il_session *s = il_session_open(engine);
     il_result_free(il_session_use(s, GRAPH_NAMES[ra->graph]));
     if (ra->session_data) {
@@ -226,36 +205,34 @@ static void *read_loop(void *p) {
         il_result_free(il_execute(s, "mine(X) <- edge(X, _)", 21));
         il_result_free(il_execute(s, "other(1)", 8));
     }
-    pthread_mutex_unlock(&engine_mu);
+    pthread_mutex_unlock(&tt_engine_mu);
     while (!__atomic_load_n(ra->stop, __ATOMIC_ACQUIRE)) {
-        int q = (int)(next_rand(&rng) % NQUERIES);
-        bool locked = next_rand(&rng) % 4 == 0;
+        int q = (int)(tt_next_rand(&rng) % NQUERIES);
+        bool locked = tt_next_rand(&rng) % 4 == 0;
         uint64_t rev = 0;
         bool published = !locked && pin_published(s, &rev);
         if (published) __atomic_fetch_add(&published_reads, 1, __ATOMIC_RELAXED);
         if (!published) {
-            pthread_mutex_lock(&engine_mu);
+            pthread_mutex_lock(&tt_engine_mu);
             rev = revision;
             if (!locked && !il_session_pin(s)) die("pin refused", QUERIES[q]);
-            if (!locked) pthread_mutex_unlock(&engine_mu);
+            if (!locked) pthread_mutex_unlock(&tt_engine_mu);
         }
         il_result *r = il_execute(s, QUERIES[q], strlen(QUERIES[q]));
         char *a = answer_of(r);
         il_result_free(r);
         if (!locked) {
             /* the unpin may run beside serialized statements: half of them do */
-            bool beside = next_rand(&rng) % 2;
+            bool beside = tt_next_rand(&rng) % 2;
             if (beside) il_session_unpin(s);
-            pthread_mutex_lock(&engine_mu);
+            pthread_mutex_lock(&tt_engine_mu);
             if (!beside) il_session_unpin(s);
         }
-        pthread_mutex_unlock(&engine_mu);
+        pthread_mutex_unlock(&tt_engine_mu);
         add_read(rev, ra->graph, q, a);
         __atomic_fetch_add(locked ? &locked_reads : &pinned_reads, 1, __ATOMIC_RELAXED);
     }
-    pthread_mutex_lock(&engine_mu);
-    il_session_close(s);
-    pthread_mutex_unlock(&engine_mu);
+    tt_close_session(s);
     return NULL;
 }
 
@@ -284,13 +261,9 @@ static void load_start(il_session *s) {
 }
 
 int main(int argc, char **argv) {
-    uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 10) : 1;
-    int writes = argc > 2 ? atoi(argv[2]) : 200;
-    int nreaders = argc > 3 ? atoi(argv[3]) : 3;
-    if (nreaders < 1 || nreaders > MAX_READERS || writes < 1) die("usage", "seed writes readers");
-    char *err = NULL;
-    engine = il_engine_open(NULL, &err);
-    if (!engine) die("engine", err);
+    uint64_t seed;
+    int writes, nreaders;
+    engine = tt_open(argc, argv, "pinned_threads", 200, MAX_READERS, &seed, &writes, &nreaders);
     il_session *setup = il_session_open(engine);
     load_start(setup);
     il_session_close(setup);
@@ -315,6 +288,7 @@ int main(int argc, char **argv) {
 
     /* The oracle: the log replayed, every revision read evaluated from scratch. */
     qsort(reads, reads_n, sizeof *reads, by_revision);
+    char *err = NULL;
     il_engine *oracle = il_engine_open(NULL, &err);
     if (!oracle) die("oracle", err);
     il_engine_set_maintained_views(oracle, false);

@@ -19,26 +19,17 @@
 #include <time.h>
 
 #include "inputlayer.h"
+#include "threads_common.h"
 
 /* Ids below START are loaded first: more than the index's exact-scan threshold (200),
  * so searches walk the graph. */
 enum { START = 400, IDS = 600, DIM = 6, K = 5, MAX_READERS = 8 };
 
-static pthread_mutex_t engine_mu = PTHREAD_MUTEX_INITIALIZER;
 static il_engine *engine;
-static int writing; /* the writer holds the mutex (atomic) */
 static int pinned_reads, published_reads, locked_reads;
 
-static uint64_t next_rand(uint64_t *s) {
-    *s ^= *s << 13;
-    *s ^= *s >> 7;
-    *s ^= *s << 17;
-    return *s;
-}
-
 static void die(const char *what, const char *detail) {
-    fprintf(stderr, "vector_threads: %s: %s\n", what, detail ? detail : "");
-    exit(1);
+    tt_die("vector_threads", what, detail);
 }
 
 /* A vector literal of three-digit elements. */
@@ -46,7 +37,7 @@ static void random_vec(uint64_t *rng, char *buf, size_t cap) {
     size_t len = (size_t)snprintf(buf, cap, "[");
     for (int i = 0; i < DIM; i++)
         len += (size_t)snprintf(buf + len, cap - len, "%s0.%03d", i ? ", " : "",
-                                (int)(next_rand(rng) % 1000));
+                                (int)(tt_next_rand(rng) % 1000));
     snprintf(buf + len, cap - len, "]");
 }
 
@@ -65,32 +56,26 @@ static bool stored[IDS];
 static void *write_loop(void *p) {
     int writes = *(int *)p;
     uint64_t rng = 0x9E3779B97F4A7C15ull;
-    pthread_mutex_lock(&engine_mu);
+    pthread_mutex_lock(&tt_engine_mu);
     il_session *s = il_session_open(engine);
     il_session_set_publish(s, true);
-    pthread_mutex_unlock(&engine_mu);
+    pthread_mutex_unlock(&tt_engine_mu);
     for (int i = 0; i < writes; i++) {
-        int id = (int)(next_rand(&rng) % IDS);
+        int id = (int)(tt_next_rand(&rng) % IDS);
         char text[160];
         if (stored[id]) {
             snprintf(text, sizeof text, "-emb(%d, %.95s)", id, vec_of[id]);
         } else {
             /* a deleted pair comes back half the time, else the id gets a new vector */
-            if (!vec_of[id][0] || next_rand(&rng) % 2) random_vec(&rng, vec_of[id], 96);
+            if (!vec_of[id][0] || tt_next_rand(&rng) % 2) random_vec(&rng, vec_of[id], 96);
             snprintf(text, sizeof text, "+emb(%d, %.95s)", id, vec_of[id]);
         }
-        pthread_mutex_lock(&engine_mu);
-        __atomic_store_n(&writing, 1, __ATOMIC_RELAXED);
+        tt_write_begin();
         run_ok(s, text);
         stored[id] = !stored[id];
-        __atomic_store_n(&writing, 0, __ATOMIC_RELAXED);
-        pthread_mutex_unlock(&engine_mu);
-        /* room for the readers between writes (a mutex is not fair) */
-        nanosleep(&(struct timespec){0, 50000}, NULL);
+        tt_write_end();
     }
-    pthread_mutex_lock(&engine_mu);
-    il_session_close(s);
-    pthread_mutex_unlock(&engine_mu);
+    tt_close_session(s);
     return NULL;
 }
 
@@ -163,15 +148,7 @@ static char *top_k(const char *all, size_t n) {
 
 /* While the writer holds the mutex: a pin on the revision it published before it began. */
 static bool pin_published(il_session *s) {
-    for (int tries = 0; tries < 200 && __atomic_load_n(&writing, __ATOMIC_RELAXED); tries++) {
-        if (pthread_mutex_trylock(&engine_mu) == 0) {
-            pthread_mutex_unlock(&engine_mu);
-            return false;
-        }
-        if (il_session_pin_published(s)) return true;
-        sched_yield();
-    }
-    return false;
+    return tt_pin_published(s, NULL, NULL);
 }
 
 typedef struct reader_arg {
@@ -183,20 +160,20 @@ typedef struct reader_arg {
 static void *read_loop(void *p) {
     reader_arg *ra = p;
     uint64_t rng = ra->seed;
-    pthread_mutex_lock(&engine_mu);
+    pthread_mutex_lock(&tt_engine_mu);
     il_session *s = il_session_open(engine);
-    pthread_mutex_unlock(&engine_mu);
+    pthread_mutex_unlock(&tt_engine_mu);
     while (!__atomic_load_n(ra->stop, __ATOMIC_ACQUIRE)) {
         char q[96], near[192], all[192];
         random_vec(&rng, q, sizeof q);
         snprintf(near, sizeof near, "?hnsw_nearest(\"e\", %s, %d, Id, D, %d)", q, K, 4 * IDS);
         snprintf(all, sizeof all, "?emb(Id, V), D = euclidean(V, %s)", q);
-        bool locked = next_rand(&rng) % 4 == 0;
+        bool locked = tt_next_rand(&rng) % 4 == 0;
         bool published = !locked && pin_published(s);
         if (!published) {
-            pthread_mutex_lock(&engine_mu);
+            pthread_mutex_lock(&tt_engine_mu);
             if (!locked && !il_session_pin(s)) die("pin refused", near);
-            if (!locked) pthread_mutex_unlock(&engine_mu);
+            if (!locked) pthread_mutex_unlock(&tt_engine_mu);
         }
         /* the brute force first: a writer commits between the two */
         il_result *r = il_execute(s, all, strlen(all));
@@ -211,7 +188,7 @@ static void *read_loop(void *p) {
         if (!locked)
             il_session_unpin(s);
         else
-            pthread_mutex_unlock(&engine_mu);
+            pthread_mutex_unlock(&tt_engine_mu);
         char *want = top_k(every, n);
         if (strcmp(got, want) != 0) {
             fprintf(stderr,
@@ -231,20 +208,14 @@ static void *read_loop(void *p) {
                                        : &pinned_reads,
                            1, __ATOMIC_RELAXED);
     }
-    pthread_mutex_lock(&engine_mu);
-    il_session_close(s);
-    pthread_mutex_unlock(&engine_mu);
+    tt_close_session(s);
     return NULL;
 }
 
 int main(int argc, char **argv) {
-    uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 10) : 1;
-    int writes = argc > 2 ? atoi(argv[2]) : 300;
-    int nreaders = argc > 3 ? atoi(argv[3]) : 3;
-    if (nreaders < 1 || nreaders > MAX_READERS || writes < 1) die("usage", "seed writes readers");
-    char *err = NULL;
-    engine = il_engine_open(NULL, &err);
-    if (!engine) die("engine", err);
+    uint64_t seed;
+    int writes, nreaders;
+    engine = tt_open(argc, argv, "vector_threads", 300, MAX_READERS, &seed, &writes, &nreaders);
     il_session *setup = il_session_open(engine);
     run_ok(setup, "+emb(id: int, vec: vector)");
     run_ok(setup, ".index create e on emb(vec) metric euclidean m 8 ef_construction 64");
