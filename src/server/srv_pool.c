@@ -136,6 +136,9 @@ static bool lock_or_pin_published(srv_pool *p, srv_job *j) {
  * or NULL. */
 static _Thread_local srv_pool *tl_engine_holder;
 
+/* How many times a park_if_busy job is parked at most. */
+#define PARK_MAX 8
+
 /* Queues the parked jobs again (mu held). */
 static void requeue_parked(srv_pool *p) {
     __atomic_store_n(&p->any_parked, false, __ATOMIC_SEQ_CST);
@@ -169,6 +172,7 @@ static void unpark(srv_pool *p) {
  * try and the parking, its release finding nothing parked: the lock is tried once more
  * after, and a free lock queues the job again at once. */
 static void park(srv_pool *p, srv_job *j) {
+    j->parks++;
     pthread_mutex_lock(&p->mu);
     p->running--;
     srv_lanes_finish(&p->lanes, &j->node, srv_mono_ns());
@@ -205,7 +209,11 @@ static void *worker(void *arg) {
            write published before it began, if any, and need not wait at all. */
         bool published = false;
         if (pthread_mutex_trylock(&p->engine) != 0) {
-            if (j->park_if_busy && !__atomic_load_n(&p->stopping, __ATOMIC_RELAXED)) {
+            /* A long write parks it once or twice; writes that follow one another
+               closely would park it at each release, each time taking the lock first:
+               after a few, it waits for the lock like any job, and gets it. */
+            if (j->park_if_busy && j->parks < PARK_MAX &&
+                !__atomic_load_n(&p->stopping, __ATOMIC_RELAXED)) {
                 park(p, j);
                 continue;
             }

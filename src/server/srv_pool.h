@@ -38,6 +38,7 @@ typedef struct srv_job {
        notifications during a long write): it is parked off the worker, its permit given
        back, and queued again once the lock goes, so that it holds up no read. */
     bool park_if_busy;
+    uint8_t parks;    /* times it was parked (a few at most: then it waits like any job) */
     uint64_t pin_lsn; /* the log position when it was pinned */
 } srv_job;
 
