@@ -124,7 +124,7 @@ bool prov_delta_sound(const plan_program *p, il_session *s) {
         if (f && rel_count(f->set)) grows[i] = true;
     }
     /* what the session may change, stratum by stratum; the clauses that would then run
-       here must be steps view_eval runs (no vector search) and compile */
+       here must compile */
     bool sound = true;
     for (uint32_t si = 0; si < p->strata.n && sound; si++) {
         const plan_stratum *st = &p->strata.v[si];
@@ -149,8 +149,6 @@ bool prov_delta_sound(const plan_program *p, il_session *s) {
                        p->preds.v[c->ops[k].pred].stratum != si;
             if (!runs) continue;
             if (c->error) sound = false;
-            for (uint32_t k = 0; k < c->nops; k++)
-                if (c->ops[k].kind == POP_HNSW) sound = false;
         }
     }
     free(grows);

@@ -16,8 +16,7 @@
  *
  * Some programs are not run that way (prov_delta_sound): a recursion the session may take
  * tuples from or that reads what it changes through a negation or an aggregate
- * (evaluating it again by the delta's clause steps is far slower than a run), a vector
- * search over what the session may change (not a step the delta runs), an unstratified
+ * (evaluating it again by the delta's clause steps is far slower than a run), an unstratified
  * program (session rules in a cycle through a negation or an aggregate), a clause of the
  * session that cannot be compiled. (Session facts of a relation that also has rules join
  * it through the clause of its stored facts, which the program then has even while the

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "exec/expr.h"
+#include "exec/hnsw.h"
 #include "exec/snapidx.h"
 
 /* Tuples walked on this thread; every TICK_MASK + 1 of them the run's `spent` is asked. */
@@ -37,6 +38,7 @@ typedef struct vstepplan {
     vcolplan cp;
     int idx_a, idx_extra; /* index ids, or -1: walk the primary and compare */
     bool assign_check;    /* an assignment to a variable bound earlier: a check */
+    bool hnsw_check[2];   /* a vector search's key, distance bound earlier: checked */
 } vstepplan;
 
 typedef struct vrun {
@@ -233,6 +235,34 @@ static bool walk(vrun *r, uint32_t k, const rel_t *rel, int idx, const rel_t *sk
     return false;
 }
 
+/* hnsw_nearest: each of the k nearest of the index binds, or must equal, the key and the
+ * distance (as the executor's search_index in exec/eval.c, with what is bound decided by
+ * this run's order of steps). */
+static void search_index(vrun *r, uint32_t k, const plan_op *op, const vstepplan *sp) {
+    hnsw_hit stack_hits[16];
+    hnsw_hit *hits = op->k <= 16 ? stack_hits : malloc((size_t)op->k * sizeof *hits);
+    size_t n = op->search(op->index, exec_eval(op->rhs, r->regs), op->k, op->ef, hits);
+    val_t saved[2];
+    for (uint32_t c = 0; c < 2; c++)
+        saved[c] = op->act_slot[c] != UINT32_MAX ? r->regs[op->act_slot[c]] : VAL_NULL;
+    for (size_t h = 0; h < n && !r->x->stop; h++) {
+        val_t got[2] = {hits[h].key, val_float(hits[h].dist)};
+        bool ok = true;
+        for (uint32_t c = 0; c < 2 && ok; c++) {
+            uint32_t slot = op->act_slot[c];
+            if (op->act[c] == PCOL_CHECK_CONST)
+                ok = exec_const_matches(got[c], op->act_const[c]);
+            else if (sp->hnsw_check[c])
+                ok = r->regs[slot] == got[c];
+            if (ok && !sp->hnsw_check[c] && slot != UINT32_MAX) r->regs[slot] = got[c];
+        }
+        if (ok) run_step(r, k + 1);
+        for (uint32_t c = 0; c < 2; c++)
+            if (op->act_slot[c] != UINT32_MAX) r->regs[op->act_slot[c]] = saved[c];
+    }
+    if (hits != stack_hits) free(hits);
+}
+
 static void run_step(vrun *r, uint32_t k) {
     vexec *x = r->x;
     if (x->stop) return;
@@ -256,6 +286,9 @@ static void run_step(vrun *r, uint32_t k) {
         return;
     case POP_FILTER:
         if (exec_filter(op, r->regs)) run_step(r, k + 1);
+        return;
+    case POP_HNSW:
+        search_index(r, k, op, sp);
         return;
     case POP_ASSIGN: {
         val_t v = exec_eval(op->rhs, r->regs);
@@ -319,10 +352,18 @@ static bool op_ready(const plan_op *op, const bool *bound) {
     case POP_FILTER:
         return expr_ready(op->lhs, bound) && expr_ready(op->rhs, bound);
     case POP_ASSIGN:
+    case POP_HNSW: /* its query vector */
         return expr_ready(op->rhs, bound);
     default:
         return true;
     }
+}
+
+/* Marks what a vector search binds: its key and distance slots. */
+static void hnsw_binds(const plan_op *op, bool *bound) {
+    for (uint32_t c = 0; c < 2; c++)
+        if (op->act[c] != PCOL_CHECK_CONST && op->act_slot[c] != UINT32_MAX)
+            bound[op->act_slot[c]] = true;
 }
 
 /* Orders the steps after the seed: the compiled order assumed a different first atom,
@@ -376,6 +417,8 @@ static void reorder(const plan_clause *c, const vstep *in, uint32_t n, vstep *ou
             plan_columns(op, false, bound, &cp);
         } else if (op->kind == POP_ASSIGN) {
             bound[op->slot] = true;
+        } else if (op->kind == POP_HNSW) {
+            hnsw_binds(op, bound);
         }
     }
     if (done != done_small) free(done);
@@ -407,7 +450,7 @@ void vx_run(vexec *x, const val_t *pre, const bool *prebound) {
         const vstep *s = &x->steps[k];
         const plan_op *op = &c->ops[s->op];
         vstepplan *sp = &plans[k];
-        sp->assign_check = false;
+        sp->assign_check = sp->hnsw_check[0] = sp->hnsw_check[1] = false;
         sp->idx_a = sp->idx_extra = -1;
         if (s->seed || op->kind == POP_SCAN || op->kind == POP_NEG) {
             plan_columns(op, s->seed, bound, &sp->cp);
@@ -422,6 +465,11 @@ void vx_run(vexec *x, const val_t *pre, const bool *prebound) {
         } else if (op->kind == POP_ASSIGN) {
             sp->assign_check = bound[op->slot];
             bound[op->slot] = true;
+        } else if (op->kind == POP_HNSW) {
+            for (uint32_t h = 0; h < 2; h++)
+                sp->hnsw_check[h] = op->act[h] != PCOL_CHECK_CONST &&
+                                    op->act_slot[h] != UINT32_MAX && bound[op->act_slot[h]];
+            hnsw_binds(op, bound);
         }
     }
     vrun r = {.x = x, .plans = plans, .regs = regs};

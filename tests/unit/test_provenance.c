@@ -281,6 +281,24 @@ Test(provenance, a_few_session_tuples_walk_a_relation_without_the_index) {
     EXPECT_ONE_RUN("?hit(A)", "(9)p (150)e (298)e");
 }
 
+/* A vector search in a clause the session's facts reach (its query vector from a session
+ * fact) runs in the delta like any step: one run, the rows it adds ephemeral. The index
+ * holds the stored vectors only, with the session's or without (as for any query). */
+Test(provenance, a_vector_search_the_session_feeds) {
+    ok("+emb(id: int, vec: vector)");
+    ok("+emb[(1, [0.0, 1.0]), (2, [1.0, 0.0]), (3, [0.7, 0.7])]");
+    ok(".index create e on emb(vec) metric euclidean");
+    ok("+probe(1, [0.0, 0.9])");
+    ok("+near(P, Id) <- probe(P, V), hnsw_nearest(\"e\", V, 2, Id, D)");
+    ok("+lonely(Id) <- emb(Id, _), !near(_, Id)");
+    ok("probe(2, [0.9, 0.1])");
+    EXPECT_ONE_RUN("?near(P, Id)", "(1, 1)p (1, 3)p (2, 2)e (2, 3)e");
+    /* and a negation above it: emb 2 is near the session's probe, no longer lonely */
+    EXPECT_ONE_RUN("?lonely(Id)", "");
+    ok("emb(4, [0.0, 0.95])");
+    EXPECT_ONE_RUN("?near(P, Id)", "(1, 1)p (1, 3)p (2, 2)e (2, 3)e");
+}
+
 static void sales(void) {
     ok("+sale[(\"a\", 10), (\"a\", 5), (\"b\", 7), (\"c\", 1)]");
     ok("+total(S, sum<A>) <- sale(S, A)");
