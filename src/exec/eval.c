@@ -18,11 +18,11 @@
 #include "exec/aggregate.h"
 #include "exec/closure.h"
 #include "exec/expr.h"
-#include "exec/hnsw.h"
 #include "exec/snapidx.h"
 #include "exec/stable_sort.h"
 #include "exec/tuplesort.h"
 #include "exec/tupleset.h"
+#include "exec/vsearch.h"
 
 enum { STOP_CHECK_MASK = 4095 };
 
@@ -377,31 +377,24 @@ static void scan_delta(runner *r, uint32_t i) {
 }
 
 /* hnsw_nearest: each of the k nearest binds (or must equal) the key and the distance. */
+typedef struct index_walk {
+    runner *r;
+    uint32_t next; /* the operation after the search */
+} index_walk;
+
+static bool index_hit(void *ctx, bool matched) {
+    index_walk *w = ctx;
+    if (poll_stop(w->r)) return false;
+    if (matched) run_from(w->r, w->next);
+    return !w->r->abort;
+}
+
 static void search_index(runner *r, uint32_t i) {
     const plan_op *op = &r->c->ops[i];
-    hnsw_hit stack_hits[16];
-    hnsw_hit *hits = op->k <= 16 ? stack_hits : il_mem_alloc((size_t)op->k * sizeof *hits);
-    size_t n = op->search(op->index, exec_eval(op->rhs, r->regs), op->k, op->ef, hits);
-    val_t saved[2];
-    for (uint32_t c = 0; c < 2; c++)
-        saved[c] = op->act_slot[c] != UINT32_MAX ? r->regs[op->act_slot[c]] : VAL_NULL;
-    for (size_t h = 0; h < n && !r->abort; h++) {
-        if (poll_stop(r)) break;
-        val_t got[2] = {hits[h].key, val_float(hits[h].dist)};
-        bool ok = true;
-        for (uint32_t c = 0; c < 2 && ok; c++) {
-            uint32_t slot = op->act_slot[c];
-            if (op->act[c] == PCOL_CHECK_SLOT)
-                ok = r->regs[slot] == got[c];
-            else if (op->act[c] == PCOL_CHECK_CONST)
-                ok = exec_const_matches(got[c], op->act_const[c]);
-            if (ok && op->act[c] != PCOL_CHECK_SLOT && slot != UINT32_MAX) r->regs[slot] = got[c];
-        }
-        if (ok) run_from(r, i + 1);
-        for (uint32_t c = 0; c < 2; c++)
-            if (op->act_slot[c] != UINT32_MAX) r->regs[op->act_slot[c]] = saved[c];
-    }
-    if (hits != stack_hits) il_mem_free(hits);
+    /* what the compiled order bound before the search is compared */
+    const bool check[2] = {op->act[0] == PCOL_CHECK_SLOT, op->act[1] == PCOL_CHECK_SLOT};
+    index_walk w = {r, i + 1};
+    exec_vsearch_each(op, r->regs, check, index_hit, &w);
 }
 
 static void run_from(runner *r, uint32_t i) {

@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "exec/expr.h"
-#include "exec/hnsw.h"
 #include "exec/snapidx.h"
+#include "exec/vsearch.h"
 
 /* Tuples walked on this thread; every TICK_MASK + 1 of them the run's `spent` is asked. */
 static _Thread_local uint32_t g_ticks;
@@ -236,31 +236,21 @@ static bool walk(vrun *r, uint32_t k, const rel_t *rel, int idx, const rel_t *sk
 }
 
 /* hnsw_nearest: each of the k nearest of the index binds, or must equal, the key and the
- * distance (as the executor's search_index in exec/eval.c, with what is bound decided by
- * this run's order of steps). */
+ * distance, what is bound decided by this run's order of steps (vstepplan.hnsw_check). */
+typedef struct index_walk {
+    vrun *r;
+    uint32_t next; /* the step after the search */
+} index_walk;
+
+static bool index_hit(void *ctx, bool matched) {
+    index_walk *w = ctx;
+    if (matched) run_step(w->r, w->next);
+    return !w->r->x->stop;
+}
+
 static void search_index(vrun *r, uint32_t k, const plan_op *op, const vstepplan *sp) {
-    hnsw_hit stack_hits[16];
-    hnsw_hit *hits = op->k <= 16 ? stack_hits : malloc((size_t)op->k * sizeof *hits);
-    size_t n = op->search(op->index, exec_eval(op->rhs, r->regs), op->k, op->ef, hits);
-    val_t saved[2];
-    for (uint32_t c = 0; c < 2; c++)
-        saved[c] = op->act_slot[c] != UINT32_MAX ? r->regs[op->act_slot[c]] : VAL_NULL;
-    for (size_t h = 0; h < n && !r->x->stop; h++) {
-        val_t got[2] = {hits[h].key, val_float(hits[h].dist)};
-        bool ok = true;
-        for (uint32_t c = 0; c < 2 && ok; c++) {
-            uint32_t slot = op->act_slot[c];
-            if (op->act[c] == PCOL_CHECK_CONST)
-                ok = exec_const_matches(got[c], op->act_const[c]);
-            else if (sp->hnsw_check[c])
-                ok = r->regs[slot] == got[c];
-            if (ok && !sp->hnsw_check[c] && slot != UINT32_MAX) r->regs[slot] = got[c];
-        }
-        if (ok) run_step(r, k + 1);
-        for (uint32_t c = 0; c < 2; c++)
-            if (op->act_slot[c] != UINT32_MAX) r->regs[op->act_slot[c]] = saved[c];
-    }
-    if (hits != stack_hits) free(hits);
+    index_walk w = {r, k + 1};
+    exec_vsearch_each(op, r->regs, sp->hnsw_check, index_hit, &w);
 }
 
 static void run_step(vrun *r, uint32_t k) {
