@@ -101,8 +101,8 @@ bool il_subscribe_all(il_session *s, size_t n, const char *const *queries, const
     for (size_t i = 0; i < n && ok; i++) {
         const char *text = NULL;
         /* a family opened by an earlier query of these closes a later one's view */
-        subs[i] = view_member_join_built(s->e->families, s, il_session_graph(s), queries[i],
-                                         lens[i], built[i], &text);
+        subs[i] = view_member_join(s->e->families, s, il_session_graph(s), queries[i], lens[i],
+                                   built[i], &text);
         built[i] = NULL;
         if (!subs[i]) {
             ok = false;

@@ -172,12 +172,7 @@ view_t *view_family_build(il_session *ses, const char *query, size_t len, const 
 }
 
 il_sub *view_member_join(view_families *fs, il_session *ses, const char *kg, const char *query,
-                         size_t len, const char **err) {
-    return view_member_join_built(fs, ses, kg, query, len, NULL, err);
-}
-
-il_sub *view_member_join_built(view_families *fs, il_session *ses, const char *kg,
-                               const char *query, size_t len, view_t *built, const char **err) {
+                         size_t len, view_t *built, const char **err) {
     view_lifted l;
     /* the key's strings are the member's own; the family's view interns for good */
     il_intern_scope *strings = lift_scoped(query, len, &l);

@@ -52,23 +52,21 @@ view_families *view_families_new(void);
 /* Closes every family and frees the members still in them. */
 void view_families_free(view_families *fs);
 
-/* A new member of the family of `?query` over the session's graph `kg`, opening its view
- * when the family has none that works. NULL with *err (thread-local text, may be NULL)
- * when the view cannot be opened. */
+/* A new member of the family of `?query` over the session's graph `kg`. When the family
+ * has no view that works, its view is `built` (view_family_build, caught up with the
+ * graph since) or, when that is NULL, opened now; `built` is closed when the family has a
+ * view by then. NULL with *err (thread-local text, may be NULL) when the view cannot be
+ * opened. */
 il_sub *view_member_join(view_families *fs, il_session *ses, const char *kg, const char *query,
-                         size_t len, const char **err);
+                         size_t len, view_t *built, const char **err);
 /* Whether the family of `?query` over graph `kg` has a working view: a new member then
  * joins it at once, else its view is computed first. */
 bool view_family_exists(view_families *fs, const char *kg, const char *query, size_t len);
 /* The view a new family of `?query` opens, computed on the session's graph now with
  * copies of its clauses (view_opts.own_clauses): on a pinned copy of the graph (kg/pin.c),
- * beside other statements, for kg_pin_adopt_view and then view_member_join_built. NULL
- * with *err when it cannot be opened. */
+ * beside other statements, for kg_pin_adopt_view and then view_member_join. NULL with
+ * *err when it cannot be opened. */
 view_t *view_family_build(il_session *ses, const char *query, size_t len, const char **err);
-/* view_member_join with the family's view computed beforehand (view_family_build, caught
- * up with the graph since); closed when the family has a view by now. */
-il_sub *view_member_join_built(view_families *fs, il_session *ses, const char *kg,
-                               const char *query, size_t len, view_t *built, const char **err);
 /* Leaves the family and frees m; the last member closes the family's view. */
 void view_member_leave(il_sub *m);
 /* The member's current rows (its key's part of the view), malloc'ed, arity values each. */
