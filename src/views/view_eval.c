@@ -132,10 +132,6 @@ static bool walks(const rel_t *rel, const vcolplan *cp, bool walk) {
     return walk && rel && cp->np && rel_find_index(rel, cp->pcol, cp->np) < 0;
 }
 
-static size_t vsrc_count(const vsrc *s) {
-    return (s->a ? rel_count(s->a) : 0) + (s->extra ? rel_count(s->extra) : 0);
-}
-
 static void run_step(vrun *r, uint32_t k);
 
 /* Walks one relation for step k: every tuple matching the prefix, not in `skip`. With
@@ -435,7 +431,7 @@ void vx_run(vexec *x, const val_t *pre, const bool *prebound) {
         bound[i] = prebound && prebound[i];
     }
     /* the bindings an atom is probed with: the seed's tuples, until an atom multiplies them */
-    size_t probes = x->nsteps && steps[0].seed ? vsrc_count(&steps[0].src) : SIZE_MAX;
+    size_t probes = x->nsteps && steps[0].seed ? source_size(&steps[0].src) : SIZE_MAX;
     for (uint32_t k = 0; k < x->nsteps; k++) {
         const vstep *s = &x->steps[k];
         const plan_op *op = &c->ops[s->op];
