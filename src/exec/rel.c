@@ -237,17 +237,20 @@ typedef struct diff_side {
     uint32_t stride;
 } diff_side;
 
+static void diff_next_run(diff_side *d) {
+    d->at = 0;
+    d->run = rel_next_run(&d->cur, &d->n, &d->stride);
+}
+
 static void diff_start(diff_side *d, const rel_t *r) {
     memset(d, 0, sizeof *d);
     if (!r) return;
     rel_seek(r, 0, NULL, 0, &d->cur);
-    d->run = rel_next_run(&d->cur, &d->n, &d->stride);
+    diff_next_run(d);
 }
 
 static void diff_step(diff_side *d) {
-    if (++d->at < d->n) return;
-    d->at = 0;
-    d->run = rel_next_run(&d->cur, &d->n, &d->stride);
+    if (++d->at == d->n) diff_next_run(d);
 }
 
 void rel_difference(const rel_t *was, const rel_t *now, rel_t *plus, rel_t *minus) {
@@ -263,10 +266,8 @@ void rel_difference(const rel_t *was, const rel_t *now, rel_t *plus, rel_t *minu
            catching up with a few commits costs the leaves they changed, not the
            relation. */
         if (a.run && a.run == b.run && a.at == 0 && b.at == 0 && a.n == b.n) {
-            a.at = a.n - 1;
-            b.at = b.n - 1;
-            diff_step(&a);
-            diff_step(&b);
+            diff_next_run(&a);
+            diff_next_run(&b);
             continue;
         }
         const val_t *old = a.run ? a.run + a.at * a.stride : NULL;
