@@ -2,12 +2,17 @@
  * writes, against re-running its query, on the 100K-edge hot chains of
  * docs/performance.md 3.2 with the views rules of 3.3.
  *
- *   bench_views [--runs N]
+ *   bench_views [--runs N] [--pace-us P]
  *
  * For each view it times N single-edge inserts and N deletes (an edge from a hot head
  * to a new node, then its removal): the statement without any view open, the same with
  * the view open (the difference is the maintenance), and one fresh run of the query.
- * Prints median microseconds. For our own checks; not a gate. */
+ * Prints median microseconds. For our own checks; not a gate.
+ *
+ * With --pace-us, each insert and delete starts P µs after the one before ended, as the
+ * server's writes come in the paced fixtures (delta_keyed writes every 5 ms): on a
+ * virtual machine a CPU left idle between two statements runs the next one on cold
+ * caches, and the medians then show what the same work costs there. */
 #include "gen_graph.h"
 #include "inputlayer.h"
 #include "views/view.h"
@@ -21,6 +26,14 @@ static double now_us(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+static int pace_us;
+
+static void pace(void) {
+    if (pace_us <= 0) return;
+    struct timespec ts = {pace_us / 1000000, (long)(pace_us % 1000000) * 1000};
+    nanosleep(&ts, NULL);
 }
 
 static void exec_ok(il_session *s, const char *text, size_t len) {
@@ -60,10 +73,12 @@ static void time_writes(il_session *s, int n, size_t hot, double *ins, double *d
     for (int i = 0; i < n; i++) {
         long long head = 400LL * (long long)((size_t)i % hot);
         snprintf(stmt, sizeof stmt, "+edge(%lld, %d)", head, 10000000 + i);
+        pace();
         double t0 = now_us();
         exec_str(s, stmt);
         ti[i] = now_us() - t0;
         stmt[0] = '-';
+        pace();
         t0 = now_us();
         exec_str(s, stmt);
         td[i] = now_us() - t0;
@@ -91,7 +106,10 @@ static double time_query(il_session *s, const char *q, int n, size_t *rows) {
 int main(int argc, char **argv) {
     int runs = 200;
     for (int i = 1; i < argc; i++)
-        if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc) runs = atoi(argv[++i]);
+        if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc)
+            runs = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--pace-us") == 0 && i + 1 < argc)
+            pace_us = atoi(argv[++i]);
     char *err = NULL;
     il_engine *e = il_engine_open(NULL, &err);
     il_session *s = il_session_open(e);
