@@ -28,12 +28,14 @@ build-tsan: setup
 	@cmake --build $(BUILD_TSAN) -j $(JOBS) --target inputlayer-server inputlayer-client snapshot_threads pinned_threads vector_threads
 
 # A full closure searched on several threads, under ThreadSanitizer and on the normal
-# build: the same rows on any number of threads, no data race. Then snapshots of a
+# build: the same rows on any number of threads, no data race; likewise recursions that
+# are not a closure (partitions and semi-naive rounds on several threads). Then snapshots of a
 # relation read on several threads beside its writer, and vector searches on pins beside a
 # writer of the indexed relation (SEED varies the run).
 SEED ?= 1
 threads-tsan: build build-tsan
 	@./tests/threads/closure.sh $(BUILD) $(BUILD_TSAN)
+	@./tests/threads/rounds.sh $(BUILD) $(BUILD_TSAN)
 	@$(BUILD)/snapshot_threads $(SEED) 400 3
 	@TSAN_OPTIONS=halt_on_error=1:exitcode=66 $(BUILD_TSAN)/snapshot_threads $(SEED) 150 3
 	@$(BUILD)/pinned_threads $(SEED) 300 3
