@@ -8,7 +8,8 @@
  * cancel, deadline, memory) is checked every few thousand ticks, a tick being a tuple
  * visited, a round run or a partition started, so that it can end long evaluations; the
  * working data (delta lists, bindings, seek caches, derived relations) is counted by the
- * guard's meter (base/meter.h). */
+ * guard's meter (base/meter.h). Big recursive work may be shared out to several threads
+ * (exec/parallel_fixpoint.h), whose workers run clauses here (exec/worker_clause.h). */
 #include "exec/eval.h"
 
 #include <stdlib.h>
@@ -16,15 +17,16 @@
 
 #include "base/meter.h"
 #include "exec/aggregate.h"
-#include "exec/btree.h"
 #include "exec/closure.h"
 #include "exec/expr.h"
 #include "exec/snapidx.h"
 #include "exec/stable_sort.h"
+#include "exec/parallel_fixpoint.h"
 #include "exec/team.h"
 #include "exec/tuplesort.h"
 #include "exec/tupleset.h"
 #include "exec/vsearch.h"
+#include "exec/worker_clause.h"
 
 enum { STOP_CHECK_MASK = 4095 };
 
@@ -39,7 +41,7 @@ typedef struct col_step {
     plan_col_action act;
 } col_step;
 
-typedef struct scan_plan {
+typedef struct exec_scan_plan {
     col_step steps[REL_MAX_ARITY]; /* binds first, then checks */
     uint32_t nbind, nsteps;
     bool numeric_prefix; /* a constant of the prefix is a number */
@@ -71,20 +73,6 @@ typedef struct runner {
     bool head_slots; /* every head column is a plain variable: copied, not evaluated */
     bool abort;
 } runner;
-
-/* Words per tuple in a flat list (delta, added) and a hash set: a tuple of no columns
- * still takes one (zero) word, so that a propositional fact counts as one entry. */
-static inline uint32_t flat_width(uint32_t arity) {
-    return arity ? arity : 1;
-}
-
-/* Appends a tuple to a flat list without a call per value. */
-static inline void push_tuple(plan_tuples *list, const val_t *t, uint32_t n) {
-    il_mvec_reserve(*list, list->n + n);
-    val_t *dst = &list->v[list->n];
-    for (uint32_t i = 0; i < n; i++) dst[i] = t[i];
-    list->n += n;
-}
 
 /* Records that the guard stopped the program. */
 static void stopped(exec_ctx *x) {
@@ -140,10 +128,11 @@ static void emit_head(runner *r) {
         if (r->tset_distinct)
             tupleset_push_distinct(r->tset, t);
         else if (tupleset_insert(r->tset, t) && r->added)
-            push_tuple(r->added, t, flat_width(c->nhead));
+            exec_push_tuple(r->added, t, exec_flat_width(c->nhead));
         return;
     }
-    if (rel_insert(r->target, t) && r->added) push_tuple(r->added, t, flat_width(c->nhead));
+    if (rel_insert(r->target, t) && r->added)
+        exec_push_tuple(r->added, t, exec_flat_width(c->nhead));
 }
 
 static void run_from(runner *r, uint32_t i);
@@ -359,7 +348,7 @@ static void scan(runner *r, uint32_t i, bool negated) {
 static void scan_delta(runner *r, uint32_t i) {
     const plan_op *op = &r->c->ops[i];
     const plan_pred *pp = &r->p->preds.v[op->pred];
-    uint32_t w = pp->arity, fw = flat_width(w);
+    uint32_t w = pp->arity, fw = exec_flat_width(w);
     if (w != op->arity) return;
     const plan_tuples *delta = r->delta && (int32_t)i == r->c->delta_op ? r->delta : &pp->delta;
     for (uint32_t k = 0; k + fw <= delta->n; k += fw) {
@@ -583,93 +572,6 @@ static void run_clause(plan_program *p, exec_ctx *x, const plan_clause *c, rel_t
     run_clause_into(p, x, c, target, check, added, NULL);
 }
 
-/* ---- clauses on a team's workers (exec/team.h) ----
- * A recursive clause's reads are resolved once on the calling thread (indexes built,
- * snapshot copies made: exec/snapidx.h is the calling thread's), then several workers
- * run it over slices of its delta, each with registers, seek caches and output of its
- * own. Nothing they read changes meanwhile. */
-
-typedef struct shared_clause {
-    const plan_clause *c;
-    rel_t **rels;
-    int *idx;
-    scan_plan *scans;
-    bool empty; /* some scan reads nothing */
-} shared_clause;
-
-/* Whether a clause may run on a helper thread: a vector index search has scratch of its
- * own that is not shared; a clause with an error reports it on the calling thread. */
-static bool runs_on_workers(const plan_clause *c) {
-    if (c->error || c->is_agg) return false;
-    for (uint32_t i = 0; i < c->nops; i++)
-        if (c->ops[i].kind == POP_HNSW) return false;
-    return true;
-}
-
-static void shared_clause_resolve(plan_program *p, const plan_clause *c, shared_clause *sc) {
-    sc->c = c;
-    sc->rels = malloc((c->nops ? c->nops : 1) * sizeof *sc->rels);
-    sc->idx = malloc((c->nops ? c->nops : 1) * sizeof *sc->idx);
-    sc->empty = !resolve_reads(p, c, sc->rels, sc->idx, &sc->scans);
-}
-
-static void shared_clause_free(shared_clause *sc) {
-    free(sc->rels);
-    free(sc->idx);
-    free(sc->scans);
-}
-
-/* Runs sc on worker `worker` of team t over `delta`: head tuples not in `check` go to
- * `out`, and those new to it to `added` too. `caches`: the worker's seek caches for the
- * clause. False when it stopped. */
-static bool run_on_worker(plan_program *p, exec_ctx *x, const shared_clause *sc, exec_team *t,
-                          uint32_t worker, plan_seek_cache *caches, const plan_tuples *delta,
-                          const rel_t *check, plan_tuples *added, tupleset *out) {
-    const plan_clause *c = sc->c;
-    if (sc->empty || delta->n == 0) return true;
-    runner r;
-    memset(&r, 0, sizeof r);
-    r.p = p;
-    r.x = x; /* not touched by a worker: its stops go to the team */
-    r.c = c;
-    r.check = check;
-    r.added = added;
-    r.tset = out;
-    r.delta = delta;
-    r.seek_caches = caches;
-    r.team = t;
-    r.worker = worker;
-    r.head_slots = heads_are_slots(c);
-    r.rels = sc->rels;
-    r.idx = sc->idx;
-    r.scans = sc->scans;
-    val_t regs_small[32];
-    r.regs = c->nslots <= 32 ? regs_small : malloc(c->nslots * sizeof *r.regs);
-    for (uint32_t s = 0; s < c->nslots; s++) r.regs[s] = VAL_NULL;
-    run_from(&r, 0);
-    if (r.regs != regs_small) free(r.regs);
-    return !r.abort;
-}
-
-/* A worker's seek caches for clause c: the clause's own on the calling thread (worker 0),
- * else a set of the worker's, made the first time. */
-static plan_seek_cache *worker_caches(plan_seek_cache **mine, const plan_clause *c,
-                                      uint32_t worker) {
-    if (worker == 0) return c->seek_caches;
-    if (!*mine) *mine = calloc(c->nops ? c->nops : 1, sizeof **mine);
-    return *mine;
-}
-
-static void free_caches(plan_seek_cache *caches, uint32_t nops) {
-    if (!caches) return;
-    for (uint32_t i = 0; i < nops; i++) il_mem_free(caches[i].e);
-    free(caches);
-}
-
-static uint64_t tupleset_bytes(const tupleset *s) {
-    return (uint64_t)s->cap * s->arity * sizeof(val_t) + (uint64_t)s->nslots * sizeof(uint32_t);
-}
-
 /* ---- partitioned recursion ----
  * When every recursive clause of a one-predicate stratum is linear and passes one
  * column through unchanged (reach(X, Z) <- reach(X, Y), edge(Y, Z) keeps X), tuples with
@@ -711,160 +613,77 @@ static int cmp_partition(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
-/* ---- partitions on several threads ----
- * Consecutive partitions are handed out in chunks; each worker runs a chunk's partitions
- * one by one with its own small set, delta and additions, and the chunk's rows (each
- * partition's sorted) are kept apart and appended in chunk order afterwards: the rows
- * are those of one thread, in the same order. */
+/* ---- clauses on a team's workers (exec/worker_clause.h) ---- */
 
-/* The partitions left after the first PARTITION_SAMPLE, when they are not tiny (those
- * run together on one thread) and the first ones promise at least PARTITION_SHARE_ROWS
- * rows more, go to several threads. */
-enum { PARTITION_SAMPLE = 32, PARTITION_SHARE_ROWS = 20000 };
-
-typedef struct chunk_rows {
-    val_t *rows;   /* malloc'ed: filled on threads that count no memory */
-    size_t n, cap; /* words */
-} chunk_rows;
-
-typedef struct part_worker {
-    tupleset local;
-    plan_tuples delta, added;
-    plan_seek_cache **caches; /* per recursive clause (worker_caches) */
-    uint64_t rows_bytes;      /* of the chunks it filled */
-} part_worker;
-
-typedef struct parallel_parts {
-    plan_program *p;
-    exec_ctx *x;
-    uint32_t w;             /* the predicate's arity */
-    shared_clause *clauses; /* the recursive clauses */
-    uint32_t nclauses;
-    const val_t *base;
-    const size_t *part_first; /* partition i: base tuples [part_first[i], part_first[i + 1]) */
-    size_t nparts, per_chunk;
-    chunk_rows *chunks;
-    part_worker *workers;
-} parallel_parts;
-
-/* One partition's fixpoint on a worker: its rows, sorted, appended to `out`. False when
- * it stopped. */
-static bool partition_on_worker(parallel_parts *pp, exec_team *t, uint32_t worker, size_t part,
-                                chunk_rows *out) {
-    part_worker *wk = &pp->workers[worker];
-    uint32_t w = pp->w;
-    tupleset_clear(&wk->local);
-    wk->added.n = 0;
-    for (size_t i = pp->part_first[part]; i < pp->part_first[part + 1]; i++)
-        if (tupleset_insert(&wk->local, &pp->base[i * w]))
-            push_tuple(&wk->added, &pp->base[i * w], w);
-    while (wk->added.n) {
-        plan_tuples d = wk->delta;
-        wk->delta = wk->added;
-        wk->added = d;
-        wk->added.n = 0;
-        for (uint32_t i = 0; i < pp->nclauses; i++) {
-            const shared_clause *sc = &pp->clauses[i];
-            plan_seek_cache *caches = worker_caches(&wk->caches[i], sc->c, worker);
-            if (!run_on_worker(pp->p, pp->x, sc, t, worker, caches, &wk->delta, NULL, &wk->added,
-                               &wk->local))
-                return false;
-        }
-    }
-    if (!tuple_sort(wk->local.tuples, wk->local.n, w)) return false;
-    size_t words = (size_t)wk->local.n * w;
-    if (out->n + words > out->cap) {
-        size_t cap = out->cap ? out->cap * 2 : 1024;
-        while (cap < out->n + words) cap *= 2;
-        val_t *rows = realloc(out->rows, cap * sizeof *rows);
-        if (!rows) abort();
-        wk->rows_bytes += (cap - out->cap) * sizeof *rows;
-        out->rows = rows;
-        out->cap = cap;
-    }
-    memcpy(&out->rows[out->n], wk->local.tuples, words * sizeof(val_t));
-    out->n += words;
+/* A vector index search has scratch of its own that is not shared; a clause with an
+ * error reports it on the calling thread. */
+static bool runs_on_workers(const plan_clause *c) {
+    if (c->error || c->is_agg) return false;
+    for (uint32_t i = 0; i < c->nops; i++)
+        if (c->ops[i].kind == POP_HNSW) return false;
     return true;
 }
 
-static void partition_chunk(void *ctx, exec_team *t, uint32_t worker, size_t chunk) {
-    parallel_parts *pp = ctx;
-    chunk_rows *out = &pp->chunks[chunk];
-    size_t from = chunk * pp->per_chunk, to = from + pp->per_chunk;
-    if (to > pp->nparts) to = pp->nparts;
-    for (size_t i = from; i < to; i++)
-        if (!partition_on_worker(pp, t, worker, i, out)) return;
-    part_worker *wk = &pp->workers[worker];
-    exec_team_bytes(t, worker,
-                    wk->rows_bytes + tupleset_bytes(&wk->local) +
-                        ((uint64_t)wk->delta.cap + wk->added.cap) * sizeof(val_t));
+void exec_shared_clause_resolve(plan_program *p, const plan_clause *c, exec_shared_clause *sc) {
+    sc->c = c;
+    sc->rels = malloc((c->nops ? c->nops : 1) * sizeof *sc->rels);
+    sc->idx = malloc((c->nops ? c->nops : 1) * sizeof *sc->idx);
+    sc->empty = !resolve_reads(p, c, sc->rels, sc->idx, &sc->scans);
 }
 
-/* Whether every recursive clause of st may run on helper threads. */
-static bool recursion_runs_on_workers(const plan_program *p, const plan_stratum *st) {
+void exec_shared_clause_free(exec_shared_clause *sc) {
+    free(sc->rels);
+    free(sc->idx);
+    free(sc->scans);
+}
+
+bool exec_run_on_worker(plan_program *p, exec_ctx *x, const exec_shared_clause *sc, exec_team *t,
+                        uint32_t worker, plan_seek_cache *caches, const plan_tuples *delta,
+                        const rel_t *check, plan_tuples *added, tupleset *out) {
+    const plan_clause *c = sc->c;
+    if (sc->empty || delta->n == 0) return true;
+    runner r;
+    memset(&r, 0, sizeof r);
+    r.p = p;
+    r.x = x; /* not touched by a worker: its stops go to the team */
+    r.c = c;
+    r.check = check;
+    r.added = added;
+    r.tset = out;
+    r.delta = delta;
+    r.seek_caches = caches;
+    r.team = t;
+    r.worker = worker;
+    r.head_slots = heads_are_slots(c);
+    r.rels = sc->rels;
+    r.idx = sc->idx;
+    r.scans = sc->scans;
+    val_t regs_small[32];
+    r.regs = c->nslots <= 32 ? regs_small : malloc(c->nslots * sizeof *r.regs);
+    for (uint32_t s = 0; s < c->nslots; s++) r.regs[s] = VAL_NULL;
+    run_from(&r, 0);
+    if (r.regs != regs_small) free(r.regs);
+    return !r.abort;
+}
+
+plan_seek_cache *exec_worker_caches(plan_seek_cache **mine, const plan_clause *c, uint32_t worker) {
+    if (worker == 0) return c->seek_caches;
+    if (!*mine) *mine = calloc(c->nops ? c->nops : 1, sizeof **mine);
+    return *mine;
+}
+
+void exec_worker_caches_free(plan_seek_cache *caches, uint32_t nops) {
+    if (!caches) return;
+    for (uint32_t i = 0; i < nops; i++) il_mem_free(caches[i].e);
+    free(caches);
+}
+
+bool exec_recursion_runs_on_workers(const plan_program *p, const plan_stratum *st) {
     for (uint32_t i = 0; i < st->nclauses; i++) {
         const plan_clause *c = &p->clauses.v[st->clauses[i]];
         if (c->delta_op >= 0 && !c->is_agg && !runs_on_workers(c)) return false;
     }
     return true;
-}
-
-/* The partitions of the nbase sorted base tuples from `first` on, on `threads` threads;
- * their rows are appended to *all in partition order. False when it stopped. */
-static bool partitions_on_threads(plan_program *p, exec_ctx *x, plan_stratum *st,
-                                  const tupleset *base, uint32_t first, uint32_t col,
-                                  uint32_t threads, plan_tuples *all) {
-    uint32_t w = base->arity;
-    size_t nparts = 0;
-    size_t *part_first = malloc(((size_t)base->n - first + 1) * sizeof *part_first);
-    for (uint32_t g = first; g < base->n; g++)
-        if (g == first ||
-            base->tuples[(size_t)g * w + col] != base->tuples[(size_t)(g - 1) * w + col])
-            part_first[nparts++] = g;
-    part_first[nparts] = base->n;
-    parallel_parts pp = {
-        .p = p, .x = x, .w = w, .base = base->tuples, .part_first = part_first, .nparts = nparts};
-    /* some chunks per thread, for balance; few enough that each is worth taking */
-    pp.per_chunk = nparts / ((size_t)threads * 16);
-    if (pp.per_chunk == 0) pp.per_chunk = 1;
-    size_t nchunks = (nparts + pp.per_chunk - 1) / pp.per_chunk;
-    pp.chunks = calloc(nchunks, sizeof *pp.chunks);
-    pp.clauses = calloc(st->nclauses, sizeof *pp.clauses);
-    for (uint32_t i = 0; i < st->nclauses; i++) {
-        const plan_clause *c = &p->clauses.v[st->clauses[i]];
-        if (c->delta_op < 0) continue;
-        shared_clause_resolve(p, c, &pp.clauses[pp.nclauses++]);
-    }
-    pp.workers = calloc(threads, sizeof *pp.workers);
-    for (uint32_t k = 0; k < threads; k++) {
-        tupleset_init(&pp.workers[k].local, w);
-        pp.workers[k].caches = calloc(pp.nclauses ? pp.nclauses : 1, sizeof *pp.workers[k].caches);
-    }
-    bool ok = exec_team_run(x, threads, nchunks, partition_chunk, &pp);
-    for (size_t c = 0; c < nchunks; c++) {
-        chunk_rows *ch = &pp.chunks[c];
-        if (ok && ch->n) {
-            il_mvec_reserve(*all, all->n + (uint32_t)ch->n);
-            memcpy(&all->v[all->n], ch->rows, ch->n * sizeof(val_t));
-            all->n += (uint32_t)ch->n;
-        }
-        free(ch->rows);
-    }
-    for (uint32_t k = 0; k < threads; k++) {
-        part_worker *wk = &pp.workers[k];
-        tupleset_free(&wk->local);
-        il_mvec_free(wk->delta);
-        il_mvec_free(wk->added);
-        for (uint32_t i = 0; i < pp.nclauses; i++)
-            free_caches(wk->caches[i], pp.clauses[i].c->nops);
-        free(wk->caches);
-    }
-    for (uint32_t i = 0; i < pp.nclauses; i++) shared_clause_free(&pp.clauses[i]);
-    free(pp.workers);
-    free(pp.clauses);
-    free(pp.chunks);
-    free(part_first);
-    return ok;
 }
 
 static void run_partitioned(plan_program *p, exec_ctx *x, plan_stratum *st, uint32_t col) {
@@ -892,10 +711,10 @@ static void run_partitioned(plan_program *p, exec_ctx *x, plan_stratum *st, uint
     uint32_t done_parts = 0, threads = exec_team_threads(x);
     for (uint32_t g = 0; g < base.n && !x->error && !tick(x); done_parts++) {
         /* partitions that are not tiny and many more rows to come: shared out */
-        if (done_parts == PARTITION_SAMPLE && threads > 1 && all.n / w >= done_parts * 16u &&
-            (uint64_t)(all.n / w) * (base.n - g) / (g ? g : 1) >= PARTITION_SHARE_ROWS &&
-            recursion_runs_on_workers(p, st)) {
-            if (!partitions_on_threads(p, x, st, &base, g, col, threads, &all)) stopped(x);
+        if (done_parts == EXEC_PARTITION_SAMPLE && threads > 1 && all.n / w >= done_parts * 16u &&
+            (uint64_t)(all.n / w) * (base.n - g) / (g ? g : 1) >= EXEC_PARTITION_SHARE_ROWS &&
+            exec_recursion_runs_on_workers(p, st)) {
+            if (!exec_partitions_on_threads(p, x, st, &base, g, col, threads, &all)) stopped(x);
             break;
         }
         uint32_t end = g + 1;
@@ -950,7 +769,7 @@ static bool advance_round(exec_ctx *x, plan_pred *pp) {
         rel_seek(pp->next, 0, NULL, 0, &cur);
         const val_t *t;
         while ((t = rel_next(&cur, NULL)) && !tick(x))
-            if (rel_insert(pp->full, t)) push_tuple(&pp->added, t, flat_width(pp->arity));
+            if (rel_insert(pp->full, t)) exec_push_tuple(&pp->added, t, exec_flat_width(pp->arity));
         rel_clear(pp->next);
     }
     pp->delta.n = 0;
@@ -969,248 +788,6 @@ static bool has_session_clause(const plan_program *p, const plan_stratum *st) {
     for (uint32_t i = 0; i < st->nclauses; i++)
         if (p->clauses.v[st->clauses[i]].session) return true;
     return false;
-}
-
-/* ---- rounds on several threads ----
- * A round whose delta is big is cut into slices, each slice of each recursive clause's
- * delta a chunk of work: workers read `full` (no one writes it meanwhile) and keep the
- * head tuples it lacks in sets of their own, which the calling thread then inserts into
- * `full`, the new ones becoming the next delta. A variant that reads `full` sees this
- * round's additions only in the next round, as a delta: the fixpoint is the same set. */
-
-/* Below this many delta tuples in a round, the round runs on one thread; slices are at
- * least ROUND_SLICE_MIN tuples. */
-enum { ROUND_SHARE_TUPLES = 4096, ROUND_SLICE_MIN = 256 };
-
-typedef struct round_slice {
-    uint32_t clause;  /* in parallel_rounds.clauses */
-    uint32_t from, n; /* delta tuples */
-} round_slice;
-
-typedef struct round_worker {
-    tupleset *out;            /* per stratum predicate: head tuples its `full` lacks */
-    plan_seek_cache **caches; /* per clause (worker_caches) */
-} round_worker;
-
-/* A recursive stratum's state for its rounds on several threads, kept from round to
- * round. */
-typedef struct parallel_rounds {
-    plan_program *p;
-    exec_ctx *x;
-    plan_stratum *st;
-    uint32_t threads;
-    uint32_t *clause_ids; /* the recursive clauses that run in rounds */
-    uint32_t *head;       /* per clause: its head's place in st->preds */
-    uint32_t nclauses;
-    shared_clause *clauses; /* resolved for this round */
-    round_slice *slices;
-    uint32_t nslices, slices_cap;
-    round_worker *workers;
-} parallel_rounds;
-
-static uint32_t stratum_place(const plan_stratum *st, uint32_t pred) {
-    uint32_t k = 0;
-    while (k < st->npreds && st->preds[k] != pred) k++;
-    return k;
-}
-
-/* The state for st's rounds on threads, or NULL when some recursive clause cannot run
- * on a helper thread. */
-static parallel_rounds *parallel_rounds_new(plan_program *p, exec_ctx *x, plan_stratum *st,
-                                            uint32_t threads) {
-    if (!recursion_runs_on_workers(p, st)) return NULL;
-    parallel_rounds *pr = calloc(1, sizeof *pr);
-    *pr = (parallel_rounds){.p = p, .x = x, .st = st, .threads = threads};
-    pr->clause_ids = calloc(st->nclauses ? st->nclauses : 1, sizeof *pr->clause_ids);
-    pr->head = calloc(st->nclauses ? st->nclauses : 1, sizeof *pr->head);
-    for (uint32_t i = 0; i < st->nclauses; i++) {
-        const plan_clause *c = &p->clauses.v[st->clauses[i]];
-        if (c->delta_op < 0 || c->is_agg || (x->skip_session && c->session)) continue;
-        pr->head[pr->nclauses] = stratum_place(st, c->head_pred);
-        pr->clause_ids[pr->nclauses++] = st->clauses[i];
-    }
-    pr->clauses = calloc(pr->nclauses ? pr->nclauses : 1, sizeof *pr->clauses);
-    pr->workers = calloc(threads, sizeof *pr->workers);
-    for (uint32_t k = 0; k < threads; k++) {
-        round_worker *wk = &pr->workers[k];
-        wk->out = calloc(st->npreds, sizeof *wk->out);
-        for (uint32_t i = 0; i < st->npreds; i++)
-            tupleset_init(&wk->out[i], p->preds.v[st->preds[i]].arity);
-        wk->caches = calloc(pr->nclauses ? pr->nclauses : 1, sizeof *wk->caches);
-    }
-    return pr;
-}
-
-static void parallel_rounds_free(parallel_rounds *pr) {
-    if (!pr) return;
-    for (uint32_t k = 0; k < pr->threads; k++) {
-        round_worker *wk = &pr->workers[k];
-        for (uint32_t i = 0; i < pr->st->npreds; i++) tupleset_free(&wk->out[i]);
-        for (uint32_t i = 0; i < pr->nclauses; i++)
-            free_caches(wk->caches[i], pr->p->clauses.v[pr->clause_ids[i]].nops);
-        free(wk->out);
-        free(wk->caches);
-    }
-    free(pr->workers);
-    free(pr->clauses);
-    free(pr->slices);
-    free(pr->head);
-    free(pr->clause_ids);
-    free(pr);
-}
-
-static void round_chunk(void *ctx, exec_team *t, uint32_t worker, size_t chunk) {
-    parallel_rounds *pr = ctx;
-    const round_slice *sl = &pr->slices[chunk];
-    const shared_clause *sc = &pr->clauses[sl->clause];
-    const plan_pred *dp = &pr->p->preds.v[sc->c->ops[sc->c->delta_op].pred];
-    uint32_t fw = flat_width(dp->arity);
-    plan_tuples slice = {.v = &dp->delta.v[(size_t)sl->from * fw], .n = sl->n * fw};
-    round_worker *wk = &pr->workers[worker];
-    uint32_t h = pr->head[sl->clause];
-    plan_seek_cache *caches = worker_caches(&wk->caches[sl->clause], sc->c, worker);
-    run_on_worker(pr->p, pr->x, sc, t, worker, caches, &slice,
-                  pr->p->preds.v[pr->st->preds[h]].full, NULL, &wk->out[h]);
-    uint64_t bytes = 0;
-    for (uint32_t i = 0; i < pr->st->npreds; i++) bytes += tupleset_bytes(&wk->out[i]);
-    exec_team_bytes(t, worker, bytes);
-}
-
-/* The delta tuples of this round, over the clauses that run in rounds. */
-static uint64_t round_work(const parallel_rounds *pr) {
-    uint64_t n = 0;
-    for (uint32_t i = 0; i < pr->nclauses; i++) {
-        const plan_clause *c = &pr->p->clauses.v[pr->clause_ids[i]];
-        const plan_pred *dp = &pr->p->preds.v[c->ops[c->delta_op].pred];
-        n += dp->delta.n / flat_width(dp->arity);
-    }
-    return n;
-}
-
-/* Cuts the round's deltas into slices for the workers. */
-static void cut_slices(parallel_rounds *pr, uint64_t total) {
-    uint64_t per = total / ((uint64_t)pr->threads * 8);
-    if (per < ROUND_SLICE_MIN) per = ROUND_SLICE_MIN;
-    pr->nslices = 0;
-    for (uint32_t i = 0; i < pr->nclauses; i++) {
-        const plan_clause *c = pr->clauses[i].c;
-        if (pr->clauses[i].empty) continue;
-        const plan_pred *dp = &pr->p->preds.v[c->ops[c->delta_op].pred];
-        uint32_t n = dp->delta.n / flat_width(dp->arity);
-        for (uint32_t from = 0; from < n; from += (uint32_t)per) {
-            if (pr->nslices == pr->slices_cap) {
-                pr->slices_cap = pr->slices_cap ? pr->slices_cap * 2 : 64;
-                pr->slices = realloc(pr->slices, pr->slices_cap * sizeof *pr->slices);
-                if (!pr->slices) abort();
-            }
-            uint32_t len = n - from < per ? n - from : (uint32_t)per;
-            pr->slices[pr->nslices++] = (round_slice){i, from, len};
-        }
-    }
-}
-
-/* Sorts worker k's sets (k = chunk / predicates): inserted in order, they touch each
- * leaf of `full` once rather than at random. */
-static void sort_chunk(void *ctx, exec_team *t, uint32_t worker, size_t chunk) {
-    (void)t;
-    (void)worker;
-    parallel_rounds *pr = ctx;
-    tupleset *out = &pr->workers[chunk / pr->st->npreds].out[chunk % pr->st->npreds];
-    tuple_sort(out->tuples, out->n, out->arity);
-}
-
-/* Merges the workers' sorted sets with `full` into a new relation built bottom-up,
- * appending the tuples it lacked to `added`: when a round adds many tuples for the size
- * of `full`, cheaper than inserting them one by one (the indexes beside the first are
- * built again when next sought). */
-static void rebuild_full(parallel_rounds *pr, uint32_t i, size_t nnew) {
-    plan_pred *pp = &pr->p->preds.v[pr->st->preds[i]];
-    uint32_t w = pp->arity, k = pr->threads;
-    size_t nfull = rel_count(pp->full), n = 0;
-    val_t *merged = il_mem_alloc((nfull + nnew) * w * sizeof *merged);
-    rel_cursor cur;
-    rel_seek(pp->full, 0, NULL, 0, &cur);
-    const val_t *old = rel_next(&cur, NULL);
-    const val_t **head = malloc(k * sizeof *head); /* per worker: its next tuple, or NULL */
-    uint32_t *at = malloc(k * sizeof *at);
-    if (!head || !at) abort();
-    for (uint32_t j = 0; j < k; j++) {
-        at[j] = 0;
-        head[j] = pr->workers[j].out[i].n ? pr->workers[j].out[i].tuples : NULL;
-    }
-    for (;;) {
-        const val_t *min = old;
-        for (uint32_t j = 0; j < k; j++)
-            if (head[j] && (!min || bt_cmp(head[j], min, w) < 0)) min = head[j];
-        if (!min) break;
-        val_t t[REL_MAX_ARITY];
-        memcpy(t, min, w * sizeof *t);
-        bool known = old && memcmp(old, t, w * sizeof *t) == 0;
-        if (known) old = rel_next(&cur, NULL);
-        for (uint32_t j = 0; j < k; j++)
-            if (head[j] && memcmp(head[j], t, w * sizeof *t) == 0) {
-                const tupleset *out = &pr->workers[j].out[i];
-                head[j] = ++at[j] < out->n ? &out->tuples[(size_t)at[j] * w] : NULL;
-            }
-        memcpy(&merged[n * w], t, w * sizeof *t);
-        n++;
-        if (!known) push_tuple(&pp->added, t, w);
-    }
-    free(head);
-    free(at);
-    rel_t *fresh = rel_new(w);
-    if (rel_load_sorted(fresh, merged, n)) {
-        rel_swap(pp->full, fresh);
-    } else { /* not expected: the words are in index order */
-        for (size_t t = 0; t < n; t++) rel_insert(pp->full, &merged[t * w]);
-    }
-    rel_free(fresh);
-    il_mem_free(merged);
-}
-
-/* The workers' tuples into `full`; those new to it are the next delta. False when it
- * stopped. */
-static bool merge_round(parallel_rounds *pr) {
-    exec_ctx *x = pr->x;
-    bool ok = true;
-    for (uint32_t i = 0; i < pr->st->npreds && ok; i++) {
-        plan_pred *pp = &pr->p->preds.v[pr->st->preds[i]];
-        size_t nnew = 0;
-        for (uint32_t k = 0; k < pr->threads; k++) nnew += pr->workers[k].out[i].n;
-        if (pp->arity && nnew && nnew * 4 >= rel_count(pp->full)) {
-            rebuild_full(pr, i, nnew);
-            ok = !exec_tick_n(x, nnew);
-        } else {
-            uint32_t fw = flat_width(pp->arity);
-            for (uint32_t k = 0; k < pr->threads && ok; k++) {
-                const tupleset *out = &pr->workers[k].out[i];
-                for (uint32_t t = 0; t < out->n && ok; t++) {
-                    const val_t *tuple = &out->tuples[(size_t)t * out->arity];
-                    if (rel_insert(pp->full, tuple)) push_tuple(&pp->added, tuple, fw);
-                    if ((t & STOP_CHECK_MASK) == STOP_CHECK_MASK)
-                        ok = !exec_tick_n(x, STOP_CHECK_MASK + 1);
-                }
-            }
-        }
-    }
-    for (uint32_t k = 0; k < pr->threads; k++)
-        for (uint32_t i = 0; i < pr->st->npreds; i++) tupleset_clear(&pr->workers[k].out[i]);
-    return ok && !x->error;
-}
-
-/* Runs the round's recursive clauses on several threads when its delta is big enough
- * (the caller runs it on one otherwise). */
-static bool round_on_threads(parallel_rounds *pr) {
-    uint64_t total = round_work(pr);
-    if (total < ROUND_SHARE_TUPLES) return false;
-    for (uint32_t i = 0; i < pr->nclauses; i++)
-        shared_clause_resolve(pr->p, &pr->p->clauses.v[pr->clause_ids[i]], &pr->clauses[i]);
-    cut_slices(pr, total);
-    if (exec_team_run(pr->x, pr->threads, pr->nslices, round_chunk, pr) &&
-        exec_team_run(pr->x, pr->threads, (size_t)pr->threads * pr->st->npreds, sort_chunk, pr))
-        merge_round(pr);
-    for (uint32_t i = 0; i < pr->nclauses; i++) shared_clause_free(&pr->clauses[i]);
-    return true;
 }
 
 static void run_stratum(plan_program *p, exec_ctx *x, plan_stratum *st) {
@@ -1259,7 +836,7 @@ static void run_stratum(plan_program *p, exec_ctx *x, plan_stratum *st) {
         run_clause(p, x, c, h->full, NULL, &h->added);
     }
     uint32_t threads = exec_team_threads(x);
-    parallel_rounds *pr = threads > 1 ? parallel_rounds_new(p, x, st, threads) : NULL;
+    exec_parallel_rounds *pr = threads > 1 ? exec_parallel_rounds_new(p, x, st, threads) : NULL;
     while (!x->error && !tick(x)) {
         bool any = false;
         for (uint32_t i = 0; i < st->npreds; i++) {
@@ -1267,7 +844,7 @@ static void run_stratum(plan_program *p, exec_ctx *x, plan_stratum *st) {
             if (pp->kind == PP_DERIVED && advance_round(x, pp)) any = true;
         }
         if (!any) break;
-        if (pr && round_on_threads(pr)) continue;
+        if (pr && exec_round_on_threads(pr)) continue;
         for (uint32_t i = 0; i < st->nclauses && !x->error; i++) {
             const plan_clause *c = &p->clauses.v[st->clauses[i]];
             if (c->delta_op < 0 || c->is_agg) continue;
@@ -1278,7 +855,7 @@ static void run_stratum(plan_program *p, exec_ctx *x, plan_stratum *st) {
                 run_clause(p, x, c, h->full, NULL, &h->added);
         }
     }
-    parallel_rounds_free(pr);
+    exec_parallel_rounds_free(pr);
 done:
     for (uint32_t i = 0; i < st->npreds; i++) {
         plan_pred *pp = &p->preds.v[st->preds[i]];
