@@ -661,7 +661,10 @@ bool exec_run_on_worker(plan_program *p, exec_ctx *x, const exec_shared_clause *
     val_t regs_small[32];
     r.regs = c->nslots <= 32 ? regs_small : malloc(c->nslots * sizeof *r.regs);
     for (uint32_t s = 0; s < c->nslots; s++) r.regs[s] = VAL_NULL;
+    uint64_t *ticks = exec_team_ticks(t, worker);
+    r.ticks = *ticks;
     run_from(&r, 0);
+    *ticks = r.ticks;
     if (r.regs != regs_small) free(r.regs);
     return !r.abort;
 }

@@ -13,6 +13,7 @@
 /* Tuples merged between two counts of work towards the guard's checks, less one. */
 enum { MERGE_TICKS_MASK = 4095 };
 
+/* The memory a set takes: its tuples and its slots. */
 static uint64_t tupleset_bytes(const tupleset *s) {
     return (uint64_t)s->cap * s->arity * sizeof(val_t) + (uint64_t)s->nslots * sizeof(uint32_t);
 }
@@ -31,7 +32,7 @@ typedef struct chunk_rows {
 typedef struct part_worker {
     tupleset local;
     plan_tuples delta, added;
-    plan_seek_cache **caches; /* per recursive clause (worker_caches) */
+    plan_seek_cache **caches; /* per recursive clause (exec_worker_caches) */
     uint64_t rows_bytes;      /* of the chunks it filled */
 } part_worker;
 
@@ -177,7 +178,7 @@ typedef struct round_slice {
 
 typedef struct round_worker {
     tupleset *out;            /* per stratum predicate: head tuples its `full` lacks */
-    plan_seek_cache **caches; /* per clause (worker_caches) */
+    plan_seek_cache **caches; /* per clause (exec_worker_caches) */
 } round_worker;
 
 /* A recursive stratum's state for its rounds on several threads, kept from round to

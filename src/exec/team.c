@@ -28,6 +28,7 @@ struct exec_team {
     size_t next_chunk;  /* atomic */
     int stop;           /* atomic: set once the step must stop */
     uint64_t *bytes;    /* atomic, per worker: what its buffers take */
+    uint64_t *ticks;    /* per worker, its own: work counted (exec_team_ticks) */
     uint64_t charged;   /* of the helpers' bytes, what the statement's meter counts */
     uint64_t meter_id;  /* the meter that counted it */
     pthread_mutex_t mu; /* with done_cv: the helpers still working */
@@ -80,6 +81,10 @@ bool exec_team_poll(exec_team *t, uint32_t worker) {
     return __atomic_load_n(&t->stop, __ATOMIC_RELAXED) != 0;
 }
 
+uint64_t *exec_team_ticks(exec_team *t, uint32_t worker) {
+    return &t->ticks[worker];
+}
+
 void exec_team_bytes(exec_team *t, uint32_t worker, uint64_t bytes) {
     if (worker) __atomic_store_n(&t->bytes[worker], bytes, __ATOMIC_RELAXED);
 }
@@ -108,8 +113,9 @@ static void wait_helpers(exec_team *t) {
 bool exec_team_run(exec_ctx *x, uint32_t threads, size_t nchunks, exec_team_work work, void *ctx) {
     exec_team t = {.x = x, .work = work, .ctx = ctx, .nchunks = nchunks, .threads = threads};
     t.bytes = calloc(threads, sizeof *t.bytes);
+    t.ticks = calloc(threads, sizeof *t.ticks);
     helper *helpers = calloc(threads, sizeof *helpers);
-    if (!t.bytes || !helpers) t.threads = threads = 1;
+    if (!t.bytes || !t.ticks || !helpers) abort();
     pthread_mutex_init(&t.mu, NULL);
     pthread_cond_init(&t.done_cv, NULL);
     bool in_scope = il_intern_in_scope();
@@ -142,6 +148,7 @@ bool exec_team_run(exec_ctx *x, uint32_t threads, size_t nchunks, exec_team_work
     pthread_cond_destroy(&t.done_cv);
     free(helpers);
     free(t.bytes);
+    free(t.ticks);
     if (x->threads_used < started + 1) x->threads_used = started + 1;
     return ok;
 }

@@ -33,6 +33,10 @@ bool exec_team_run(exec_ctx *x, uint32_t threads, size_t nchunks, exec_team_work
  * also where the helpers' memory is charged and the guard is checked. */
 bool exec_team_poll(exec_team *t, uint32_t worker);
 
+/* The work counted on a worker since the step began, which the worker keeps up to date
+ * between its polls: chunk after chunk, the polls fall every few thousand tuples. */
+uint64_t *exec_team_ticks(exec_team *t, uint32_t worker);
+
 /* A worker's buffers grew to `bytes` in all (worker 0's count by themselves: ignored). */
 void exec_team_bytes(exec_team *t, uint32_t worker, uint64_t bytes);
 
