@@ -308,45 +308,96 @@ static void sort_chunk(void *ctx, exec_team *t, uint32_t worker, size_t chunk) {
     tuple_sort(out->tuples, out->n, out->arity);
 }
 
+/* The workers' sorted sets of one predicate, merged: the smallest tuple not yet taken. */
+typedef struct heads {
+    const tupleset *sets; /* one per worker; NULL entries none */
+    const val_t **at;     /* per worker: its next tuple, or NULL once done */
+    uint32_t k, w;
+    const val_t *min; /* the smallest of `at`, or NULL */
+} heads;
+
+static void heads_min(heads *h) {
+    h->min = NULL;
+    for (uint32_t j = 0; j < h->k; j++)
+        if (h->at[j] && (!h->min || bt_cmp(h->at[j], h->min, h->w) < 0)) h->min = h->at[j];
+}
+
+/* Steps every worker past the tuple t (one equal to min, copied by the caller). */
+static void heads_skip(heads *h, const val_t *t) {
+    for (uint32_t j = 0; j < h->k; j++) {
+        if (!h->at[j] || bt_cmp(h->at[j], t, h->w) != 0) continue;
+        const tupleset *s = &h->sets[j];
+        h->at[j] += h->w;
+        if (h->at[j] == &s->tuples[(size_t)s->n * h->w]) h->at[j] = NULL;
+    }
+    heads_min(h);
+}
+
 /* Merges the workers' sorted sets with `full` into a new relation built bottom-up,
  * appending the tuples it lacked to `added`: when a round adds many tuples for the size
- * of `full`, cheaper than inserting them one by one (the indexes beside the first are
- * built again when next sought). */
+ * of `full`, cheaper than inserting them one by one. The runs of `full` between two new
+ * tuples are copied whole. (The indexes beside the first are built again when next
+ * sought.) */
 static void rebuild_full(exec_parallel_rounds *pr, uint32_t i, size_t nnew) {
     plan_pred *pp = &pr->p->preds.v[pr->st->preds[i]];
     uint32_t w = pp->arity, k = pr->threads;
     size_t nfull = rel_count(pp->full), n = 0;
     val_t *merged = il_mem_alloc((nfull + nnew) * w * sizeof *merged);
+    tupleset *sets = malloc(k * sizeof *sets);
+    heads h = {.sets = sets, .at = malloc(k * sizeof *h.at), .k = k, .w = w};
+    if (!sets || !h.at) abort();
+    for (uint32_t j = 0; j < k; j++) {
+        sets[j] = pr->workers[j].out[i];
+        h.at[j] = sets[j].n ? sets[j].tuples : NULL;
+    }
+    heads_min(&h);
     rel_cursor cur;
     rel_seek(pp->full, 0, NULL, 0, &cur);
-    const val_t *old = rel_next(&cur, NULL);
-    const val_t **head = malloc(k * sizeof *head); /* per worker: its next tuple, or NULL */
-    uint32_t *at = malloc(k * sizeof *at);
-    if (!head || !at) abort();
-    for (uint32_t j = 0; j < k; j++) {
-        at[j] = 0;
-        head[j] = pr->workers[j].out[i].n ? pr->workers[j].out[i].tuples : NULL;
-    }
-    for (;;) {
-        const val_t *min = old;
-        for (uint32_t j = 0; j < k; j++)
-            if (head[j] && (!min || bt_cmp(head[j], min, w) < 0)) min = head[j];
-        if (!min) break;
-        val_t t[REL_MAX_ARITY];
-        memcpy(t, min, w * sizeof *t);
-        bool known = old && memcmp(old, t, w * sizeof *t) == 0;
-        if (known) old = rel_next(&cur, NULL);
-        for (uint32_t j = 0; j < k; j++)
-            if (head[j] && memcmp(head[j], t, w * sizeof *t) == 0) {
-                const tupleset *out = &pr->workers[j].out[i];
-                head[j] = ++at[j] < out->n ? &out->tuples[(size_t)at[j] * w] : NULL;
+    const val_t *run;
+    size_t rn;
+    uint32_t stride;
+    while ((run = rel_next_run(&cur, &rn, &stride))) {
+        size_t a = 0;
+        while (a < rn) {
+            const val_t *t = &run[a * stride];
+            int c = h.min ? bt_cmp(t, h.min, w) : -1;
+            if (c < 0) { /* full's tuples before the next new one: copied whole */
+                size_t lo = a + 1, hi = rn;
+                while (h.min && lo < hi) {
+                    size_t mid = lo + (hi - lo) / 2;
+                    if (bt_cmp(&run[mid * stride], h.min, w) < 0)
+                        lo = mid + 1;
+                    else
+                        hi = mid;
+                }
+                if (!h.min) lo = rn;
+                if (stride == w) {
+                    memcpy(&merged[n * w], t, (lo - a) * w * sizeof *t);
+                    n += lo - a;
+                } else {
+                    for (size_t b = a; b < lo; b++, n++)
+                        memcpy(&merged[n * w], &run[b * stride], w * sizeof *t);
+                }
+                a = lo;
+                continue;
             }
-        memcpy(&merged[n * w], t, w * sizeof *t);
-        n++;
-        if (!known) exec_push_tuple(&pp->added, t, w);
+            const val_t *next = c == 0 ? t : h.min;
+            memcpy(&merged[n * w], next, w * sizeof *next);
+            if (c == 0)
+                a++;
+            else
+                exec_push_tuple(&pp->added, next, w);
+            heads_skip(&h, &merged[n * w]);
+            n++;
+        }
     }
-    free(head);
-    free(at);
+    for (; h.min; n++) {
+        memcpy(&merged[n * w], h.min, w * sizeof *merged);
+        exec_push_tuple(&pp->added, h.min, w);
+        heads_skip(&h, &merged[n * w]);
+    }
+    free(h.at);
+    free(sets);
     rel_t *fresh = rel_new(w);
     if (rel_load_sorted(fresh, merged, n)) {
         rel_swap(pp->full, fresh);
@@ -367,7 +418,7 @@ static bool merge_round(exec_parallel_rounds *pr) {
         if (!pp->full) continue;
         size_t nnew = 0;
         for (uint32_t k = 0; k < pr->threads; k++) nnew += pr->workers[k].out[i].n;
-        if (pp->arity && nnew && nnew * 4 >= rel_count(pp->full)) {
+        if (pp->arity && nnew && nnew * 8 >= rel_count(pp->full)) {
             rebuild_full(pr, i, nnew);
             ok = !exec_tick_n(x, nnew);
         } else {
