@@ -263,20 +263,20 @@ Test(parallel, a_guard_stops_recursion_on_threads) {
     const char *queries[] = {"q(X, Y, D) <- walk(X, Y, D)", "q(X, Y) <- sg(X, Y)"};
     for (int kind = 0; kind < 6; kind++) {
         const char *q = queries[kind / 3];
-        /* the stops fall halfway through one thread's run: past the part that always
-           runs on one thread */
+        /* the stops fall a third of the way through one thread's run: past the part that
+           always runs on one thread, before two threads could be done */
         uint64_t t0 = exec_clock_ns();
         outcome one = run_on(q, 1);
-        uint64_t half = (exec_clock_ns() - t0) / 2;
+        uint64_t third = (exec_clock_ns() - t0) / 3;
         free(one.words);
         static volatile int cancelled;
         cancelled = 0;
-        later canceller = {.flag = &cancelled, .ns = half};
+        later canceller = {.flag = &cancelled, .ns = third};
         exec_guard g;
         if (kind % 3 == 0) /* the rows take tens of MB */
             exec_guard_init(&g, NULL, 0, 2u << 20, NULL);
         else if (kind % 3 == 1)
-            exec_guard_init(&g, NULL, exec_clock_ns() + half, 0, NULL);
+            exec_guard_init(&g, NULL, exec_clock_ns() + third, 0, NULL);
         else {
             exec_guard_init(&g, &cancelled, 0, 0, NULL);
             cr_assert_eq(pthread_create(&canceller.thread, NULL, set_later, &canceller), 0);
