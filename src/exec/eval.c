@@ -100,7 +100,8 @@ bool exec_tick_n(exec_ctx *x, uint64_t n) {
 
 static bool poll_stop(runner *r) {
     if (r->team) {
-        if ((++r->ticks & STOP_CHECK_MASK) == 0 && exec_team_poll(r->team, r->worker))
+        if ((++r->ticks & STOP_CHECK_MASK) == 0 &&
+            exec_team_poll(r->team, r->worker, STOP_CHECK_MASK + 1))
             r->abort = true;
     } else if (tick(r->x)) {
         r->abort = true;
@@ -249,7 +250,7 @@ static bool poll_stop_many(runner *r, size_t n) {
         uint64_t before = r->ticks;
         r->ticks += n;
         if (((before ^ r->ticks) & ~(uint64_t)STOP_CHECK_MASK) &&
-            exec_team_poll(r->team, r->worker))
+            exec_team_poll(r->team, r->worker, STOP_CHECK_MASK + 1))
             r->abort = true;
         return r->abort;
     }

@@ -96,10 +96,11 @@ static void partition_chunk(void *ctx, exec_team *t, uint32_t worker, size_t chu
     if (to > pp->nparts) to = pp->nparts;
     for (size_t i = from; i < to; i++)
         if (!partition_on_worker(pp, t, worker, i, out)) return;
+    /* the rows are malloc'ed; the calling thread's sets and lists are counted already */
     part_worker *wk = &pp->workers[worker];
-    exec_team_bytes(t, worker,
-                    wk->rows_bytes + tupleset_bytes(&wk->local) +
-                        ((uint64_t)wk->delta.cap + wk->added.cap) * sizeof(val_t));
+    uint64_t sets =
+        tupleset_bytes(&wk->local) + ((uint64_t)wk->delta.cap + wk->added.cap) * sizeof(val_t);
+    exec_team_bytes(t, worker, wk->rows_bytes + (worker ? sets : 0));
 }
 
 /* The partitions of the nbase sorted base tuples from `first` on, on `threads` threads;
@@ -133,7 +134,8 @@ bool exec_partitions_on_threads(plan_program *p, exec_ctx *x, plan_stratum *st,
         tupleset_init(&pp.workers[k].local, w);
         pp.workers[k].caches = calloc(pp.nclauses ? pp.nclauses : 1, sizeof *pp.workers[k].caches);
     }
-    bool ok = exec_team_run(x, threads, nchunks, partition_chunk, &pp);
+    exec_team_charge charge = {0, 0};
+    bool ok = exec_team_run(x, threads, nchunks, partition_chunk, &pp, &charge);
     for (size_t c = 0; c < nchunks; c++) {
         chunk_rows *ch = &pp.chunks[c];
         if (ok && ch->n) {
@@ -152,6 +154,7 @@ bool exec_partitions_on_threads(plan_program *p, exec_ctx *x, plan_stratum *st,
             exec_worker_caches_free(wk->caches[i], pp.clauses[i].c->nops);
         free(wk->caches);
     }
+    if (charge.bytes) il_meter_release(charge.meter_id, charge.bytes);
     for (uint32_t i = 0; i < pp.nclauses; i++) exec_shared_clause_free(&pp.clauses[i]);
     free(pp.workers);
     free(pp.clauses);
@@ -260,8 +263,9 @@ static void round_chunk(void *ctx, exec_team *t, uint32_t worker, size_t chunk) 
     plan_seek_cache *caches = exec_worker_caches(&wk->caches[sl->clause], sc->c, worker);
     exec_run_on_worker(pr->p, pr->x, sc, t, worker, caches, &slice,
                        pr->p->preds.v[pr->st->preds[h]].full, NULL, &wk->out[h]);
+    /* the calling thread's sets are counted already */
     uint64_t bytes = 0;
-    for (uint32_t i = 0; i < pr->st->npreds; i++) bytes += tupleset_bytes(&wk->out[i]);
+    for (uint32_t i = 0; i < pr->st->npreds && worker; i++) bytes += tupleset_bytes(&wk->out[i]);
     exec_team_bytes(t, worker, bytes);
 }
 
@@ -447,8 +451,9 @@ bool exec_round_on_threads(exec_parallel_rounds *pr) {
     for (uint32_t i = 0; i < pr->nclauses; i++)
         exec_shared_clause_resolve(pr->p, &pr->p->clauses.v[pr->clause_ids[i]], &pr->clauses[i]);
     cut_slices(pr, total);
-    if (exec_team_run(pr->x, pr->threads, pr->nslices, round_chunk, pr) &&
-        exec_team_run(pr->x, pr->threads, (size_t)pr->threads * pr->st->npreds, sort_chunk, pr))
+    if (exec_team_run(pr->x, pr->threads, pr->nslices, round_chunk, pr, NULL) &&
+        exec_team_run(pr->x, pr->threads, (size_t)pr->threads * pr->st->npreds, sort_chunk, pr,
+                      NULL))
         merge_round(pr);
     for (uint32_t i = 0; i < pr->nclauses; i++) exec_shared_clause_free(&pr->clauses[i]);
     return true;

@@ -9,10 +9,6 @@
 #include "base/meter.h"
 #include "exec/guard.h"
 
-/* Work a worker does between two polls of exec_team_poll is about this many ticks; the
- * calling thread counts it towards the statement's stop checks (exec_tick_n). */
-enum { POLL_TICKS = 4096 };
-
 typedef struct helper {
     exec_team *t;
     uint32_t worker;
@@ -27,9 +23,9 @@ struct exec_team {
     size_t nchunks;
     size_t next_chunk;  /* atomic */
     int stop;           /* atomic: set once the step must stop */
-    uint64_t *bytes;    /* atomic, per worker: what its buffers take */
+    uint64_t *bytes;    /* atomic, per worker: what its uncounted buffers take */
     uint64_t *ticks;    /* per worker, its own: work counted (exec_team_ticks) */
-    uint64_t charged;   /* of the helpers' bytes, what the statement's meter counts */
+    uint64_t charged;   /* of the workers' bytes, what the statement's meter counts */
     uint64_t meter_id;  /* the meter that counted it */
     pthread_mutex_t mu; /* with done_cv: the helpers still working */
     pthread_cond_t done_cv;
@@ -60,11 +56,11 @@ static void *helper_main(void *arg) {
     return NULL;
 }
 
-/* The calling thread's watch: charges what the helpers' buffers grew by and counts
+/* The calling thread's watch: charges what the workers' buffers grew by and counts
  * `ticks` of work towards the guard's checks; raises the stop flag when it must stop. */
 static bool oversee(exec_team *t, uint64_t ticks) {
     uint64_t bytes = 0;
-    for (uint32_t w = 1; w < t->threads; w++)
+    for (uint32_t w = 0; w < t->threads; w++)
         bytes += __atomic_load_n(&t->bytes[w], __ATOMIC_RELAXED);
     if (bytes > t->charged) {
         uint64_t id = il_meter_charge(bytes - t->charged);
@@ -76,8 +72,8 @@ static bool oversee(exec_team *t, uint64_t ticks) {
     return !stop;
 }
 
-bool exec_team_poll(exec_team *t, uint32_t worker) {
-    if (worker == 0 && !oversee(t, POLL_TICKS)) return true;
+bool exec_team_poll(exec_team *t, uint32_t worker, uint64_t work) {
+    if (worker == 0 && !oversee(t, work ? work : 1)) return true;
     return __atomic_load_n(&t->stop, __ATOMIC_RELAXED) != 0;
 }
 
@@ -86,7 +82,7 @@ uint64_t *exec_team_ticks(exec_team *t, uint32_t worker) {
 }
 
 void exec_team_bytes(exec_team *t, uint32_t worker, uint64_t bytes) {
-    if (worker) __atomic_store_n(&t->bytes[worker], bytes, __ATOMIC_RELAXED);
+    __atomic_store_n(&t->bytes[worker], bytes, __ATOMIC_RELAXED);
 }
 
 /* Waits for the helpers, checking the guard every millisecond meanwhile. */
@@ -110,7 +106,8 @@ static void wait_helpers(exec_team *t) {
     pthread_mutex_unlock(&t->mu);
 }
 
-bool exec_team_run(exec_ctx *x, uint32_t threads, size_t nchunks, exec_team_work work, void *ctx) {
+bool exec_team_run(exec_ctx *x, uint32_t threads, size_t nchunks, exec_team_work work, void *ctx,
+                   exec_team_charge *keep) {
     exec_team t = {.x = x, .work = work, .ctx = ctx, .nchunks = nchunks, .threads = threads};
     t.bytes = calloc(threads, sizeof *t.bytes);
     t.ticks = calloc(threads, sizeof *t.ticks);
@@ -143,7 +140,10 @@ bool exec_team_run(exec_ctx *x, uint32_t threads, size_t nchunks, exec_team_work
     bool ok = oversee(&t, 0) && !__atomic_load_n(&t.stop, __ATOMIC_RELAXED);
     if (ok && x->error) ok = false;
     if (!ok && !x->error) x->error = EXEC_STOPPED;
-    if (t.charged) il_meter_release(t.meter_id, t.charged);
+    if (keep)
+        *keep = (exec_team_charge){t.charged, t.meter_id};
+    else if (t.charged)
+        il_meter_release(t.meter_id, t.charged);
     pthread_mutex_destroy(&t.mu);
     pthread_cond_destroy(&t.done_cv);
     free(helpers);
