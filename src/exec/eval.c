@@ -59,12 +59,12 @@ typedef struct runner {
     const rel_t *check; /* when set, tuples already here are not emitted */
     plan_tuples *added; /* when set, tuples new to `target` (or `tset`) are also appended here */
     tupleset *tset;     /* when set, head tuples go here instead of `target` */
+    bool tset_distinct; /* and no two are equal: they are appended without hashing */
     const plan_tuples *delta;     /* when set, what the clause's delta operation walks */
     plan_seek_cache *seek_caches; /* per op: the caches of its seeks into stored facts */
     exec_team *team; /* on a worker of a team (exec/team.h): its stops, not x's, are polled */
     uint32_t worker;
     uint64_t ticks;     /* a team worker's own tick count */
-    bool tset_distinct; /* and no two are equal: they are appended without hashing */
     tupleset *bindings; /* aggregating clauses: the distinct body bindings */
     IL_VEC(val_t)
     flat; /* aggregating clauses whose bindings are distinct by construction
@@ -573,47 +573,6 @@ static void run_clause(plan_program *p, exec_ctx *x, const plan_clause *c, rel_t
     run_clause_into(p, x, c, target, check, added, NULL);
 }
 
-/* ---- partitioned recursion ----
- * When every recursive clause of a one-predicate stratum is linear and passes one
- * column through unchanged (reach(X, Z) <- reach(X, Y), edge(Y, Z) keeps X), tuples with
- * different values in that column never meet: the fixpoint runs one partition at a
- * time with a small, cache-resident hash set, and each finished partition is appended
- * to the result. */
-
-static int32_t partition_column(const plan_program *p, const plan_stratum *st) {
-    if (st->npreds != 1) return -1;
-    const plan_pred *pp = &p->preds.v[st->preds[0]];
-    if (pp->kind != PP_DERIVED || pp->arity == 0) return -1;
-    for (uint32_t col = 0; col < pp->arity; col++) {
-        bool ok = true;
-        for (uint32_t i = 0; i < st->nclauses && ok; i++) {
-            const plan_clause *c = &p->clauses.v[st->clauses[i]];
-            if (c->is_agg || c->error) ok = false;
-            if (!ok || c->delta_op < 0) continue;
-            const plan_op *d = &c->ops[c->delta_op];
-            if (c->reads_stratum_full || c->delta_op != 0 || d->arity != pp->arity ||
-                c->nhead != pp->arity)
-                ok = false;
-            else if (d->act[col] != PCOL_BIND || c->head[col]->kind != PX_SLOT ||
-                     c->head[col]->slot != d->act_slot[col])
-                ok = false;
-            for (uint32_t k = 0; k < d->nprefix && ok; k++)
-                if (d->order[k] == col) ok = false;
-        }
-        if (ok) return (int32_t)col;
-    }
-    return -1;
-}
-
-static _Thread_local uint32_t part_col;
-
-static bool advance_round(exec_ctx *x, plan_pred *pp);
-
-static int cmp_partition(const void *a, const void *b) {
-    val_t x = ((const val_t *)a)[part_col], y = ((const val_t *)b)[part_col];
-    return x < y ? -1 : x > y;
-}
-
 /* ---- clauses on a team's workers (exec/worker_clause.h) ---- */
 
 /* A vector index search has scratch of its own that is not shared; a clause with an
@@ -688,6 +647,47 @@ bool exec_recursion_runs_on_workers(const plan_program *p, const plan_stratum *s
         if (c->delta_op >= 0 && !c->is_agg && !runs_on_workers(c)) return false;
     }
     return true;
+}
+
+/* ---- partitioned recursion ----
+ * When every recursive clause of a one-predicate stratum is linear and passes one
+ * column through unchanged (reach(X, Z) <- reach(X, Y), edge(Y, Z) keeps X), tuples with
+ * different values in that column never meet: the fixpoint runs one partition at a
+ * time with a small, cache-resident hash set, and each finished partition is appended
+ * to the result. */
+
+static int32_t partition_column(const plan_program *p, const plan_stratum *st) {
+    if (st->npreds != 1) return -1;
+    const plan_pred *pp = &p->preds.v[st->preds[0]];
+    if (pp->kind != PP_DERIVED || pp->arity == 0) return -1;
+    for (uint32_t col = 0; col < pp->arity; col++) {
+        bool ok = true;
+        for (uint32_t i = 0; i < st->nclauses && ok; i++) {
+            const plan_clause *c = &p->clauses.v[st->clauses[i]];
+            if (c->is_agg || c->error) ok = false;
+            if (!ok || c->delta_op < 0) continue;
+            const plan_op *d = &c->ops[c->delta_op];
+            if (c->reads_stratum_full || c->delta_op != 0 || d->arity != pp->arity ||
+                c->nhead != pp->arity)
+                ok = false;
+            else if (d->act[col] != PCOL_BIND || c->head[col]->kind != PX_SLOT ||
+                     c->head[col]->slot != d->act_slot[col])
+                ok = false;
+            for (uint32_t k = 0; k < d->nprefix && ok; k++)
+                if (d->order[k] == col) ok = false;
+        }
+        if (ok) return (int32_t)col;
+    }
+    return -1;
+}
+
+static _Thread_local uint32_t part_col;
+
+static bool advance_round(exec_ctx *x, plan_pred *pp);
+
+static int cmp_partition(const void *a, const void *b) {
+    val_t x = ((const val_t *)a)[part_col], y = ((const val_t *)b)[part_col];
+    return x < y ? -1 : x > y;
 }
 
 static void run_partitioned(plan_program *p, exec_ctx *x, plan_stratum *st, uint32_t col) {
@@ -840,7 +840,8 @@ static void run_stratum(plan_program *p, exec_ctx *x, plan_stratum *st) {
         run_clause(p, x, c, h->full, NULL, &h->added);
     }
     uint32_t threads = exec_team_threads(x);
-    exec_parallel_rounds *pr = threads > 1 ? exec_parallel_rounds_new(p, x, st, threads) : NULL;
+    bool shareable = threads > 1;
+    exec_parallel_rounds *pr = NULL; /* made for the first round big enough to share */
     while (!x->error && !tick(x)) {
         bool any = false;
         for (uint32_t i = 0; i < st->npreds; i++) {
@@ -848,7 +849,11 @@ static void run_stratum(plan_program *p, exec_ctx *x, plan_stratum *st) {
             if (pp->kind == PP_DERIVED && advance_round(x, pp)) any = true;
         }
         if (!any) break;
-        if (pr && exec_round_on_threads(pr)) continue;
+        if (shareable && exec_round_is_big(p, st)) {
+            if (!pr) pr = exec_parallel_rounds_new(p, x, st, threads);
+            shareable = pr != NULL;
+            if (pr && exec_round_on_threads(pr)) continue;
+        }
         for (uint32_t i = 0; i < st->nclauses && !x->error; i++) {
             const plan_clause *c = &p->clauses.v[st->clauses[i]];
             if (c->delta_op < 0 || c->is_agg) continue;

@@ -269,6 +269,15 @@ static void round_chunk(void *ctx, exec_team *t, uint32_t worker, size_t chunk) 
     exec_team_bytes(t, worker, bytes);
 }
 
+bool exec_round_is_big(const plan_program *p, const plan_stratum *st) {
+    uint64_t n = 0;
+    for (uint32_t i = 0; i < st->npreds; i++) {
+        const plan_pred *pp = &p->preds.v[st->preds[i]];
+        n += pp->delta.n / exec_flat_width(pp->arity);
+    }
+    return n >= ROUND_SHARE_TUPLES;
+}
+
 /* The delta tuples of this round, over the clauses that run in rounds. */
 static uint64_t round_work(const exec_parallel_rounds *pr) {
     uint64_t n = 0;

@@ -28,6 +28,11 @@ exec_parallel_rounds *exec_parallel_rounds_new(plan_program *p, exec_ctx *x, pla
                                                uint32_t threads);
 void exec_parallel_rounds_free(exec_parallel_rounds *pr);
 
+/* Whether the deltas of st's predicates, ready for a round, hold enough tuples to share
+ * the round out (checked before exec_parallel_rounds_new, so that small recursion makes
+ * nothing for threads). */
+bool exec_round_is_big(const plan_program *p, const plan_stratum *st);
+
 /* Runs the round whose deltas are ready (advanced) on several threads when they are big
  * enough: every head tuple new to `full` goes into it and into its predicate's `added`.
  * False when the round is left to the caller's one thread; x->error when it stopped. */
