@@ -25,21 +25,25 @@ build-san: setup
 # client the protocol tests of script mode run beside it.
 build-tsan: setup
 	@cmake -S . -B $(BUILD_TSAN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang -DIL_TSAN=ON >/dev/null
-	@cmake --build $(BUILD_TSAN) -j $(JOBS) --target inputlayer-server inputlayer-client snapshot_threads pinned_threads vector_threads
+	@cmake --build $(BUILD_TSAN) -j $(JOBS) --target inputlayer-server inputlayer-client snapshot_threads pinned_threads vector_threads stop_threads
 
 # A full closure searched on several threads, under ThreadSanitizer and on the normal
-# build: the same rows on any number of threads, no data race. Then snapshots of a
+# build: the same rows on any number of threads, no data race; likewise recursions that
+# are not a closure (partitions and semi-naive rounds on several threads). Then snapshots of a
 # relation read on several threads beside its writer, and vector searches on pins beside a
 # writer of the indexed relation (SEED varies the run).
 SEED ?= 1
 threads-tsan: build build-tsan
 	@./tests/threads/closure.sh $(BUILD) $(BUILD_TSAN)
+	@./tests/threads/rounds.sh $(BUILD) $(BUILD_TSAN)
 	@$(BUILD)/snapshot_threads $(SEED) 400 3
 	@TSAN_OPTIONS=halt_on_error=1:exitcode=66 $(BUILD_TSAN)/snapshot_threads $(SEED) 150 3
 	@$(BUILD)/pinned_threads $(SEED) 300 3
 	@TSAN_OPTIONS=halt_on_error=1:exitcode=66 $(BUILD_TSAN)/pinned_threads $(SEED) 100 3
 	@$(BUILD)/vector_threads $(SEED) 600 3
 	@TSAN_OPTIONS=halt_on_error=1:exitcode=66 $(BUILD_TSAN)/vector_threads $(SEED) 300 3
+	@$(BUILD)/stop_threads $(SEED)
+	@TSAN_OPTIONS=halt_on_error=1:exitcode=66 $(BUILD_TSAN)/stop_threads $(SEED)
 
 # The server on ./data with the defaults (127.0.0.1:8080). ./data holds the write-ahead
 # log (data/wal/, docs/durability.md) and the generated bootstrap credentials.

@@ -10,8 +10,12 @@
  * random 2,000 / 4,000 graph, the two `reach` rules and `+n(count<X>) <- reach(X, Y)`,
  * maintained views off (il_engine_set_maintained_views) so that every run of `?n(C)`
  * evaluates the closure afresh (its program cached); median of N runs with one worker
- * and N with two (il_engine_set_eval_threads), alternated. Prints one line per figure
- * and the two ratios. */
+ * and N with two (il_engine_set_eval_threads), alternated. Then, timed the same way, two
+ * recursions that are not a closure: same generation over a random tree of 3,000 nodes
+ * (`sg(X, Y) <- p(X, A), sg(A, B), p(Y, B)`, the general semi-naive rounds), and walks
+ * of at most 8 steps with their length over the same 2,000 / 4,000 graph
+ * (`walk(X, Z, D) <- walk(X, Y, D0), edge(Y, Z), D = D0 + 1, D < 8`, partitioned by X).
+ * Prints one line per figure and the ratios. */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -63,6 +67,35 @@ static double median(double *v, int n) {
     return ib_quantile(v, n, 0.5);
 }
 
+/* The one-row query q on one worker and on two, `runs` times each, alternated (after a
+ * run of each to warm); the medians in ms. */
+static void time_workers(ib_db *db, const char *q, int runs, double *one, double *two) {
+    double *t[2] = {malloc((size_t)runs * sizeof(double)), malloc((size_t)runs * sizeof(double))};
+    if (!t[0] || !t[1]) ib_die("out of memory");
+    for (int r = -1; r < runs; r++)
+        for (unsigned w = 1; w <= 2; w++) {
+            il_engine_set_eval_threads(db->e, w);
+            double t0 = ib_now_us();
+            if (ib_run_query(db->s, q, strlen(q)) != 1) ib_die("a count did not give one row");
+            if (r >= 0) t[w - 1][r] = (ib_now_us() - t0) / 1000.0;
+        }
+    *one = median(t[0], runs);
+    *two = median(t[1], runs);
+    free(t[0]);
+    free(t[1]);
+}
+
+/* p(child, parent): a random tree of `nodes` nodes rooted at 0. */
+static void load_tree(ib_db *db, uint64_t nodes, uint64_t seed) {
+    gg_edge *p = malloc(nodes * sizeof *p);
+    if (!p) ib_die("out of memory");
+    for (uint64_t i = 1; i < nodes; i++)
+        p[i - 1] = (gg_edge){(int64_t)i, (int64_t)(gg_splitmix64(&seed) % i)};
+    if (gg_emit_edges("p", p, nodes - 1, GG_CHUNK, ib_exec_stmt_cb, db->s) != 0)
+        ib_die("out of memory writing statements");
+    free(p);
+}
+
 int main(int argc, char **argv) {
     int runs = 11;
     for (int i = 1; i < argc; i++) {
@@ -104,6 +137,17 @@ int main(int argc, char **argv) {
             if (rows != 1) ib_die("?n(C) did not give one row");
             (w == 1 ? c1 : c2)[r] = ms;
         }
+    ib_exec_str(db.s, "+walk(X, Y, 1) <- edge(X, Y)");
+    ib_exec_str(db.s, "+walk(X, Z, D) <- walk(X, Y, D0), edge(Y, Z), D = D0 + 1, D < 8");
+    ib_exec_str(db.s, "+nwalk(count<X>) <- walk(X, Y, D)");
+    double w1, w2;
+    time_workers(&db, "?nwalk(C)", runs, &w1, &w2);
+    load_tree(&db, 3000, 7);
+    ib_exec_str(db.s, "+sg(X, X) <- p(X, _)");
+    ib_exec_str(db.s, "+sg(X, Y) <- p(X, A), sg(A, B), p(Y, B)");
+    ib_exec_str(db.s, "+nsg(count<X>) <- sg(X, Y)");
+    double s1, s2;
+    time_workers(&db, "?nsg(C)", runs, &s1, &s2);
     ib_db_close(&db);
 
     double m1 = median(l1, runs), m2 = median(l2, runs);
@@ -112,6 +156,11 @@ int main(int argc, char **argv) {
            m2 / m1, runs);
     printf("closure_1_worker_ms=%.2f closure_2_workers_ms=%.2f closure_ratio=%.3f runs=%d\n", k1,
            k2, k2 / k1, runs);
+    printf("rounds_1_worker_ms=%.2f rounds_2_workers_ms=%.2f rounds_ratio=%.3f runs=%d\n", s1, s2,
+           s2 / s1, runs);
+    printf("partitions_1_worker_ms=%.2f partitions_2_workers_ms=%.2f partitions_ratio=%.3f "
+           "runs=%d\n",
+           w1, w2, w2 / w1, runs);
     free(l1);
     free(l2);
     free(c1);

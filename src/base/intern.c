@@ -399,6 +399,25 @@ void il_intern_scope_keep(il_intern_scope *sc) {
     scope_release(sc, true);
 }
 
+void il_intern_scope_absorb(il_intern_scope *sc) {
+    il_intern_scope *into = current_scope;
+    if (!sc || !into) {
+        scope_release(sc, true);
+        return;
+    }
+    for (uint32_t i = 0; sc->ids && i <= sc->mask; i++) {
+        if (!sc->ids[i]) continue;
+        uint32_t id = sc->ids[i] - 1;
+        intern_shard *sh = &shards[id & (SHARD_COUNT - 1)];
+        pthread_mutex_lock(&sh->lock);
+        /* sc's reference becomes the scope's, or goes when the scope holds one already */
+        if (!scope_add(into, id)) entry_at(sh, id >> SHARD_BITS)->state -= ST_REF;
+        pthread_mutex_unlock(&sh->lock);
+    }
+    free(sc->ids);
+    free(sc);
+}
+
 uint32_t il_intern(const char *s, size_t len) {
     if (len >= UINT32_MAX) out_of_memory();
     uint64_t h = XXH3_64bits(len ? s : "", len);

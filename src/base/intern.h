@@ -42,6 +42,10 @@ void il_intern_scope_leave(il_intern_scope *previous);
  * there is none: for what is kept beyond the statement but not for good (a cached
  * program of a query). */
 il_intern_scope *il_intern_scope_share(void);
+/* Hands every string sc holds to the calling thread's scope (interns them for good when
+ * the thread is in none), then frees sc: for the strings a thread made on behalf of
+ * another's statement. sc must not be entered. */
+void il_intern_scope_absorb(il_intern_scope *sc);
 /* Frees sc and every string no other scope holds and nothing interned for good. Any
  * thread; sc must not be entered. */
 void il_intern_scope_free(il_intern_scope *sc);

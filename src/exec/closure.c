@@ -6,15 +6,14 @@
  * each partition is one breadth-first search with a visited stamp per node. */
 #include "exec/closure.h"
 
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "base/meter.h"
 #include "exec/guard.h"
 #include "exec/snapidx.h"
+#include "exec/team.h"
 #include "base/mix.h"
 #include "exec/tuplesort.h"
 
@@ -342,7 +341,7 @@ static bool search_all(run_state *rs, const graph *g, const val_t *base, size_t 
     return ok;
 }
 
-/* ---- the partitions on several threads ---- */
+/* ---- the partitions on several threads (exec/team.h) ---- */
 
 /* Partitions are handed out in chunks of consecutive ones, each chunk's rows kept apart
  * and the chunks taken in order at the end: the result is the same, byte for byte, as on
@@ -354,29 +353,33 @@ typedef struct parallel {
     const size_t *part_first; /* partition i: base tuples [part_first[i], part_first[i + 1]) */
     size_t nparts, per_chunk, nchunks;
     chunk_rows *chunks;
-    size_t next_chunk;  /* atomic */
-    int stop;           /* atomic: set once the evaluation must stop */
-    uint64_t bytes;     /* atomic: the chunks' rows so far */
-    pthread_mutex_t mu; /* with done_cv: the helpers still searching */
-    pthread_cond_t done_cv;
-    uint32_t searching;
+    searcher *searchers; /* per worker */
+    uint64_t *bytes;     /* per worker: the rows of the chunks it searched */
 } parallel;
 
+/* A worker's polls of its team, as search_one's `more`. */
+typedef struct team_poll {
+    exec_team *t;
+    uint32_t worker;
+} team_poll;
+
 static bool more_parallel(void *ctx, uint64_t work) {
-    (void)work;
-    return !__atomic_load_n(&((parallel *)ctx)->stop, __ATOMIC_RELAXED);
+    team_poll *tp = ctx;
+    return !exec_team_poll(tp->t, tp->worker, work);
 }
 
-/* Searches the chunk; false when it stopped. */
-static bool search_chunk(parallel *pr, searcher *s, size_t c,
-                         bool (*more)(void *ctx, uint64_t work), void *ctx) {
+/* Searches a chunk on a worker (exec_team_work). */
+static void search_chunk(void *ctx, exec_team *t, uint32_t worker, size_t c) {
+    parallel *pr = ctx;
+    team_poll tp = {t, worker};
     chunk_rows *out = &pr->chunks[c];
     size_t from = c * pr->per_chunk, to = from + pr->per_chunk;
     if (to > pr->nparts) to = pr->nparts;
     bool ok = true;
     for (size_t i = from; i < to && ok; i++) {
         size_t first = pr->part_first[i], end = pr->part_first[i + 1];
-        uint32_t found = search_one(pr->g, s, pr->base, first, end, pr->other, more, ctx, &ok);
+        uint32_t found = search_one(pr->g, &pr->searchers[worker], pr->base, first, end, pr->other,
+                                    more_parallel, &tp, &ok);
         if (!ok) break;
         if (out->n + found > out->cap) {
             size_t cap = out->cap ? out->cap * 2 : 1024;
@@ -386,71 +389,19 @@ static bool search_chunk(parallel *pr, searcher *s, size_t c,
                 fprintf(stderr, "out of memory (closure)\n");
                 abort();
             }
-            __atomic_fetch_add(&pr->bytes, (cap - out->cap) * 2 * sizeof *out->rows,
-                               __ATOMIC_RELAXED);
+            pr->bytes[worker] += (cap - out->cap) * 2 * sizeof *out->rows;
+            exec_team_bytes(t, worker, pr->bytes[worker]);
             out->cap = cap;
         }
-        put_rows(&out->rows[out->n * 2], pr->g, s, found, pr->col, pr->base[first * 2 + pr->col]);
+        put_rows(&out->rows[out->n * 2], pr->g, &pr->searchers[worker], found, pr->col,
+                 pr->base[first * 2 + pr->col]);
         out->n += found;
     }
-    return ok;
-}
-
-/* The next chunk not yet taken, or false when none is left. */
-static bool take_chunk(parallel *pr, size_t *c) {
-    if (__atomic_load_n(&pr->stop, __ATOMIC_RELAXED)) return false;
-    *c = __atomic_fetch_add(&pr->next_chunk, 1, __ATOMIC_RELAXED);
-    return *c < pr->nchunks;
-}
-
-typedef struct helper {
-    parallel *pr;
-    searcher s;
-    pthread_t thread;
-} helper;
-
-static void *helper_main(void *arg) {
-    helper *h = arg;
-    size_t c;
-    while (take_chunk(h->pr, &c))
-        if (!search_chunk(h->pr, &h->s, c, more_parallel, h->pr)) break;
-    pthread_mutex_lock(&h->pr->mu);
-    h->pr->searching--;
-    pthread_cond_signal(&h->pr->done_cv);
-    pthread_mutex_unlock(&h->pr->mu);
-    return NULL;
-}
-
-/* The calling thread's share of the guard's work: memory the helpers' rows took is
- * charged to the statement's meter as it grows, and the guard (cancel, deadline, memory)
- * is checked between chunks and while waiting, so a stop reaches every thread within a
- * chunk's work. */
-typedef struct overseer {
-    run_state *rs;
-    parallel *pr;
-    uint64_t charged, meter_id;
-} overseer;
-
-static bool oversee(overseer *o, uint64_t work) {
-    uint64_t bytes = __atomic_load_n(&o->pr->bytes, __ATOMIC_RELAXED);
-    if (bytes > o->charged) {
-        uint64_t id = il_meter_charge(bytes - o->charged);
-        if (id) o->meter_id = id;
-        o->charged = bytes;
-    }
-    bool go = work ? count_work(o->rs, work) : !exec_should_stop();
-    if (!go) __atomic_store_n(&o->pr->stop, 1, __ATOMIC_RELAXED);
-    return go;
-}
-
-static bool more_overseen(void *ctx, uint64_t work) {
-    overseer *o = ctx;
-    return oversee(o, work) && more_parallel(o->pr, work);
 }
 
 /* The partitions' searches on `threads` threads (the calling one among them); the rows
- * go to rs->chunks in partition order. False when it stopped; also false in *ran when
- * no helper thread could start (the caller then searches alone). */
+ * go to pr->chunks in partition order, charged to the statement's meter until
+ * free_chunks. False when it stopped. */
 static bool search_parallel(run_state *rs, const graph *g, const val_t *base,
                             const size_t *part_first, size_t nparts, uint32_t threads,
                             parallel *pr) {
@@ -466,58 +417,18 @@ static bool search_parallel(run_state *rs, const graph *g, const val_t *base,
     if (pr->per_chunk == 0) pr->per_chunk = 1;
     pr->nchunks = (nparts + pr->per_chunk - 1) / pr->per_chunk;
     pr->chunks = calloc(pr->nchunks, sizeof *pr->chunks);
-    pthread_mutex_init(&pr->mu, NULL);
-    pthread_cond_init(&pr->done_cv, NULL);
-    helper *helpers = calloc(threads - 1, sizeof *helpers);
-    uint32_t started = 0;
-    for (uint32_t i = 0; i < threads - 1; i++) {
-        helper *h = &helpers[started];
-        h->pr = pr;
-        searcher_init(&h->s, g->nodes.n); /* on this thread: counted */
-        pr->searching++;
-        if (pthread_create(&h->thread, NULL, helper_main, h) != 0) {
-            pr->searching--;
-            searcher_free(&h->s);
-            break;
-        }
-        started++;
-    }
-    overseer o = {.rs = rs, .pr = pr};
-    searcher s;
-    searcher_init(&s, g->nodes.n);
-    bool ok = true;
-    size_t c;
-    while (ok && take_chunk(pr, &c)) ok = search_chunk(pr, &s, c, more_overseen, &o);
-    searcher_free(&s);
-    /* the helpers finish their last chunk (or see the stop) */
-    pthread_mutex_lock(&pr->mu);
-    while (pr->searching) {
-        struct timespec until;
-        clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_nsec += 1000000;
-        if (until.tv_nsec >= 1000000000) {
-            until.tv_sec++;
-            until.tv_nsec -= 1000000000;
-        }
-        pthread_cond_timedwait(&pr->done_cv, &pr->mu, &until);
-        if (pr->searching) {
-            pthread_mutex_unlock(&pr->mu);
-            if (!oversee(&o, 0)) ok = false;
-            pthread_mutex_lock(&pr->mu);
-        }
-    }
-    pthread_mutex_unlock(&pr->mu);
-    for (uint32_t i = 0; i < started; i++) {
-        pthread_join(helpers[i].thread, NULL);
-        searcher_free(&helpers[i].s);
-    }
-    free(helpers);
-    if (!oversee(&o, 0) || __atomic_load_n(&pr->stop, __ATOMIC_RELAXED)) ok = false;
-    pthread_mutex_destroy(&pr->mu);
-    pthread_cond_destroy(&pr->done_cv);
-    if (rs->x->threads_used < started + 1) rs->x->threads_used = started + 1;
-    rs->charged = o.charged;
-    rs->meter_id = o.meter_id;
+    pr->searchers = calloc(threads, sizeof *pr->searchers);
+    pr->bytes = calloc(threads, sizeof *pr->bytes);
+    if (!pr->chunks || !pr->searchers || !pr->bytes) abort();
+    for (uint32_t k = 0; k < threads; k++)
+        searcher_init(&pr->searchers[k], g->nodes.n); /* on this thread: counted */
+    exec_team_charge charge = {0, 0};
+    bool ok = exec_team_run(rs->x, threads, pr->nchunks, search_chunk, pr, &charge);
+    for (uint32_t k = 0; k < threads; k++) searcher_free(&pr->searchers[k]);
+    free(pr->searchers);
+    free(pr->bytes);
+    rs->charged = charge.bytes;
+    rs->meter_id = charge.meter_id;
     return ok;
 }
 

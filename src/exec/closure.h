@@ -31,8 +31,4 @@ bool exec_closure_match(const plan_program *p, const plan_stratum *st, uint32_t 
 bool exec_closure_run(plan_program *p, exec_ctx *x, const plan_stratum *st, uint32_t col,
                       const exec_closure_step *step, const val_t *base, size_t nbase);
 
-/* Adds n units of work to x's count and checks its guard when a check falls due; true
- * once the evaluation must stop (x->error set). eval.c's own tick, for many at once. */
-bool exec_tick_n(exec_ctx *x, uint64_t n);
-
 #endif

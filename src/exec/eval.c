@@ -8,7 +8,8 @@
  * cancel, deadline, memory) is checked every few thousand ticks, a tick being a tuple
  * visited, a round run or a partition started, so that it can end long evaluations; the
  * working data (delta lists, bindings, seek caches, derived relations) is counted by the
- * guard's meter (base/meter.h). */
+ * guard's meter (base/meter.h). Big recursive work may be shared out to several threads
+ * (exec/parallel_fixpoint.h), whose workers run clauses here (exec/worker_clause.h). */
 #include "exec/eval.h"
 
 #include <stdlib.h>
@@ -20,9 +21,12 @@
 #include "exec/expr.h"
 #include "exec/snapidx.h"
 #include "exec/stable_sort.h"
+#include "exec/parallel_fixpoint.h"
+#include "exec/team.h"
 #include "exec/tuplesort.h"
 #include "exec/tupleset.h"
 #include "exec/vsearch.h"
+#include "exec/worker_clause.h"
 
 enum { STOP_CHECK_MASK = 4095 };
 
@@ -37,7 +41,7 @@ typedef struct col_step {
     plan_col_action act;
 } col_step;
 
-typedef struct scan_plan {
+typedef struct exec_scan_plan {
     col_step steps[REL_MAX_ARITY]; /* binds first, then checks */
     uint32_t nbind, nsteps;
     bool numeric_prefix; /* a constant of the prefix is a number */
@@ -48,15 +52,20 @@ typedef struct runner {
     exec_ctx *x;
     const plan_clause *c;
     val_t *regs;
-    rel_t **rels;        /* per op: the relation it reads (NULL: empty) */
-    scan_plan *scans;    /* per op: column steps for the index it seeks */
-    int *idx;            /* per op: the index it seeks */
-    rel_t *target;       /* where head tuples go */
-    const rel_t *check;  /* when set, tuples already here are not emitted */
-    plan_pred *added_to; /* when set, tuples new to `target` are also appended to its `added` */
-    tupleset *tset;      /* when set, head tuples go here instead of `target` */
-    bool tset_distinct;  /* and no two are equal: they are appended without hashing */
-    tupleset *bindings;  /* aggregating clauses: the distinct body bindings */
+    rel_t **rels;       /* per op: the relation it reads (NULL: empty) */
+    scan_plan *scans;   /* per op: column steps for the index it seeks */
+    int *idx;           /* per op: the index it seeks */
+    rel_t *target;      /* where head tuples go */
+    const rel_t *check; /* when set, tuples already here are not emitted */
+    plan_tuples *added; /* when set, tuples new to `target` (or `tset`) are also appended here */
+    tupleset *tset;     /* when set, head tuples go here instead of `target` */
+    bool tset_distinct; /* and no two are equal: they are appended without hashing */
+    const plan_tuples *delta;     /* when set, what the clause's delta operation walks */
+    plan_seek_cache *seek_caches; /* per op: the caches of its seeks into stored facts */
+    exec_team *team; /* on a worker of a team (exec/team.h): its stops, not x's, are polled */
+    uint32_t worker;
+    uint64_t ticks;     /* a team worker's own tick count */
+    tupleset *bindings; /* aggregating clauses: the distinct body bindings */
     IL_VEC(val_t)
     flat; /* aggregating clauses whose bindings are distinct by construction
              (counted: il_mvec_*) */
@@ -64,20 +73,6 @@ typedef struct runner {
     bool head_slots; /* every head column is a plain variable: copied, not evaluated */
     bool abort;
 } runner;
-
-/* Words per tuple in a flat list (delta, added) and a hash set: a tuple of no columns
- * still takes one (zero) word, so that a propositional fact counts as one entry. */
-static inline uint32_t flat_width(uint32_t arity) {
-    return arity ? arity : 1;
-}
-
-/* Appends a tuple to a flat list without a call per value. */
-static inline void push_tuple(plan_pred *pp, const val_t *t, uint32_t n) {
-    il_mvec_reserve(pp->added, pp->added.n + n);
-    val_t *dst = &pp->added.v[pp->added.n];
-    for (uint32_t i = 0; i < n; i++) dst[i] = t[i];
-    pp->added.n += n;
-}
 
 /* Records that the guard stopped the program. */
 static void stopped(exec_ctx *x) {
@@ -104,7 +99,13 @@ bool exec_tick_n(exec_ctx *x, uint64_t n) {
 }
 
 static bool poll_stop(runner *r) {
-    if (tick(r->x)) r->abort = true;
+    if (r->team) {
+        if ((++r->ticks & STOP_CHECK_MASK) == 0 &&
+            exec_team_poll(r->team, r->worker, STOP_CHECK_MASK + 1))
+            r->abort = true;
+    } else if (tick(r->x)) {
+        r->abort = true;
+    }
     return r->abort;
 }
 
@@ -123,15 +124,16 @@ static void emit_head(runner *r) {
         for (uint32_t i = 0; i < c->nhead; i++) t[i] = r->regs[c->head[i]->slot];
     else
         for (uint32_t i = 0; i < c->nhead; i++) t[i] = exec_eval(c->head[i], r->regs);
+    if (r->check && rel_contains(r->check, t)) return;
     if (r->tset) {
         if (r->tset_distinct)
             tupleset_push_distinct(r->tset, t);
-        else if (tupleset_insert(r->tset, t) && r->added_to)
-            push_tuple(r->added_to, t, flat_width(c->nhead));
+        else if (tupleset_insert(r->tset, t) && r->added)
+            exec_push_tuple(r->added, t, exec_flat_width(c->nhead));
         return;
     }
-    if (r->check && rel_contains(r->check, t)) return;
-    if (rel_insert(r->target, t) && r->added_to) push_tuple(r->added_to, t, flat_width(c->nhead));
+    if (rel_insert(r->target, t) && r->added)
+        exec_push_tuple(r->added, t, exec_flat_width(c->nhead));
 }
 
 static void run_from(runner *r, uint32_t i);
@@ -244,6 +246,14 @@ static bool plan_row_bounds(const runner *r, uint32_t i, const scan_plan *sp, ro
 
 /* Counts n ticks at once (poll_stop for a run of tuples). */
 static bool poll_stop_many(runner *r, size_t n) {
+    if (r->team) {
+        uint64_t before = r->ticks;
+        r->ticks += n;
+        if (((before ^ r->ticks) & ~(uint64_t)STOP_CHECK_MASK) &&
+            exec_team_poll(r->team, r->worker, STOP_CHECK_MASK + 1))
+            r->abort = true;
+        return r->abort;
+    }
     exec_ctx *x = r->x;
     uint64_t before = x->ticks;
     x->ticks += n;
@@ -312,7 +322,7 @@ static void scan(runner *r, uint32_t i, bool negated) {
             prefix[alt_pos[a]] = (combo >> a) & 1 ? alt_val[a] : orig[a];
         rel_cursor cur;
         if (nalt == 0 && op->nprefix == 1 && r->p->preds.v[op->pred].kind == PP_BASE)
-            cached_seek(&r->c->seek_caches[i], rel, idx, prefix, &cur);
+            cached_seek(&r->seek_caches[i], rel, idx, prefix, &cur);
         else
             rel_seek(rel, idx, prefix, op->nprefix, &cur);
         const val_t *t;
@@ -339,10 +349,11 @@ static void scan(runner *r, uint32_t i, bool negated) {
 static void scan_delta(runner *r, uint32_t i) {
     const plan_op *op = &r->c->ops[i];
     const plan_pred *pp = &r->p->preds.v[op->pred];
-    uint32_t w = pp->arity, fw = flat_width(w);
+    uint32_t w = pp->arity, fw = exec_flat_width(w);
     if (w != op->arity) return;
-    for (uint32_t k = 0; k + fw <= pp->delta.n; k += fw) {
-        const val_t *t = &pp->delta.v[k];
+    const plan_tuples *delta = r->delta && (int32_t)i == r->c->delta_op ? r->delta : &pp->delta;
+    for (uint32_t k = 0; k + fw <= delta->n; k += fw) {
+        const val_t *t = &delta->v[k];
         bool ok = true;
         for (uint32_t p = 0; p < op->nprefix && ok; p++) {
             uint32_t col = op->order[p];
@@ -461,8 +472,46 @@ static bool heads_distinct(const plan_clause *c) {
     return seen == (c->nslots == 64 ? ~0ull : (1ull << c->nslots) - 1);
 }
 
+/* What each operation of c reads (rels[i], NULL: nothing), through which index (idx[i])
+ * and with which column steps (*scans, allocated when some operation reads a relation;
+ * the caller frees it). Builds the indexes the seeks need, so that afterwards the reads
+ * change nothing: worker threads may share them. False when some scan reads nothing: the
+ * clause has no binding. The delta operation is left to the caller. */
+static bool resolve_reads(plan_program *p, const plan_clause *c, rel_t **rels, int *idx,
+                          scan_plan **scans) {
+    bool empty = false;
+    *scans = NULL;
+    for (uint32_t i = 0; i < c->nops; i++) {
+        const plan_op *op = &c->ops[i];
+        rels[i] = NULL;
+        if (op->kind != POP_SCAN && op->kind != POP_NEG) continue;
+        if (op->version == PV_DELTA) continue;
+        rel_t *rel = pred_rel(p, op->pred);
+        if (rel && (rel_count(rel) == 0 || rel_arity(rel) != op->arity)) rel = NULL;
+        if (!rel && op->kind == POP_SCAN) empty = true;
+        if (rel) {
+            idx[i] = op->nprefix ? exec_rel_index(&rel, op->order, op->nprefix) : 0;
+            if (idx[i] < 0) idx[i] = 0;
+            if (!*scans) *scans = malloc(c->nops * sizeof **scans);
+            plan_scan(op, rel_index_order(rel, idx[i]), &(*scans)[i]);
+        }
+        rels[i] = rel;
+    }
+    return !empty;
+}
+
+static bool delta_empty(const plan_program *p, const plan_clause *c) {
+    return c->delta_op >= 0 && p->preds.v[c->ops[c->delta_op].pred].delta.n == 0;
+}
+
+static bool heads_are_slots(const plan_clause *c) {
+    bool slots = !c->is_agg;
+    for (uint32_t i = 0; i < c->nhead && slots; i++) slots = c->head[i]->kind == PX_SLOT;
+    return slots;
+}
+
 static void run_clause_into(plan_program *p, exec_ctx *x, const plan_clause *c, rel_t *target,
-                            const rel_t *check, plan_pred *added_to, tupleset *tset) {
+                            const rel_t *check, plan_tuples *added, tupleset *tset) {
     if (x->skip_session && c->session) return;
     if (c->error) {
         if (!x->error) x->error = c->error;
@@ -475,13 +524,12 @@ static void run_clause_into(plan_program *p, exec_ctx *x, const plan_clause *c, 
     r.c = c;
     r.target = target;
     r.check = check;
-    r.added_to = added_to;
+    r.added = added;
     r.tset = tset;
+    r.seek_caches = c->seek_caches;
     /* the query's rows from one scan (`?edge(X, Y)`, `?reach(X, Y)`): nothing to hash */
-    r.tset_distinct = tset && !added_to && tset->n == 0 && heads_distinct(c);
-    r.head_slots = !c->is_agg;
-    for (uint32_t i = 0; i < c->nhead && r.head_slots; i++)
-        r.head_slots = c->head[i]->kind == PX_SLOT;
+    r.tset_distinct = tset && !added && tset->n == 0 && heads_distinct(c);
+    r.head_slots = heads_are_slots(c);
     val_t regs_small[32];
     rel_t *rels_small[32];
     int idx_small[32];
@@ -489,26 +537,7 @@ static void run_clause_into(plan_program *p, exec_ctx *x, const plan_clause *c, 
     r.rels = c->nops <= 32 ? rels_small : malloc(c->nops * sizeof *r.rels);
     r.idx = c->nops <= 32 ? idx_small : malloc(c->nops * sizeof *r.idx);
     for (uint32_t s = 0; s < c->nslots; s++) r.regs[s] = VAL_NULL;
-    bool empty = false;
-    for (uint32_t i = 0; i < c->nops; i++) {
-        const plan_op *op = &c->ops[i];
-        r.rels[i] = NULL;
-        if (op->kind != POP_SCAN && op->kind != POP_NEG) continue;
-        if (op->version == PV_DELTA) {
-            if (p->preds.v[op->pred].delta.n == 0) empty = true;
-            continue;
-        }
-        rel_t *rel = pred_rel(p, op->pred);
-        if (rel && (rel_count(rel) == 0 || rel_arity(rel) != op->arity)) rel = NULL;
-        if (!rel && op->kind == POP_SCAN) empty = true;
-        if (rel) {
-            r.idx[i] = op->nprefix ? exec_rel_index(&rel, op->order, op->nprefix) : 0;
-            if (r.idx[i] < 0) r.idx[i] = 0;
-            if (!r.scans) r.scans = malloc(c->nops * sizeof *r.scans);
-            plan_scan(op, rel_index_order(rel, r.idx[i]), &r.scans[i]);
-        }
-        r.rels[i] = rel;
-    }
+    bool empty = !resolve_reads(p, c, r.rels, r.idx, &r.scans) || delta_empty(p, c);
     if (!empty && c->is_agg && distinct_by_construction(c) && c->ops[0].version == PV_FULL &&
         r.rels[0] && exec_aggregate_counts_only(c)) {
         /* counting the tuples of one relation, no group: its size is the answer */
@@ -540,8 +569,84 @@ static void run_clause_into(plan_program *p, exec_ctx *x, const plan_clause *c, 
 }
 
 static void run_clause(plan_program *p, exec_ctx *x, const plan_clause *c, rel_t *target,
-                       const rel_t *check, plan_pred *added_to) {
-    run_clause_into(p, x, c, target, check, added_to, NULL);
+                       const rel_t *check, plan_tuples *added) {
+    run_clause_into(p, x, c, target, check, added, NULL);
+}
+
+/* ---- clauses on a team's workers (exec/worker_clause.h) ---- */
+
+/* A vector index search has scratch of its own that is not shared; a clause with an
+ * error reports it on the calling thread. */
+static bool runs_on_workers(const plan_clause *c) {
+    if (c->error || c->is_agg) return false;
+    for (uint32_t i = 0; i < c->nops; i++)
+        if (c->ops[i].kind == POP_HNSW) return false;
+    return true;
+}
+
+void exec_shared_clause_resolve(plan_program *p, const plan_clause *c, exec_shared_clause *sc) {
+    sc->c = c;
+    sc->rels = malloc((c->nops ? c->nops : 1) * sizeof *sc->rels);
+    sc->idx = malloc((c->nops ? c->nops : 1) * sizeof *sc->idx);
+    sc->empty = !resolve_reads(p, c, sc->rels, sc->idx, &sc->scans);
+}
+
+void exec_shared_clause_free(exec_shared_clause *sc) {
+    free(sc->rels);
+    free(sc->idx);
+    free(sc->scans);
+}
+
+bool exec_run_on_worker(plan_program *p, exec_ctx *x, const exec_shared_clause *sc, exec_team *t,
+                        uint32_t worker, plan_seek_cache *caches, const plan_tuples *delta,
+                        const rel_t *check, plan_tuples *added, tupleset *out) {
+    const plan_clause *c = sc->c;
+    if (sc->empty || delta->n == 0) return true;
+    runner r;
+    memset(&r, 0, sizeof r);
+    r.p = p;
+    r.x = x; /* not touched by a worker: its stops go to the team */
+    r.c = c;
+    r.check = check;
+    r.added = added;
+    r.tset = out;
+    r.delta = delta;
+    r.seek_caches = caches;
+    r.team = t;
+    r.worker = worker;
+    r.head_slots = heads_are_slots(c);
+    r.rels = sc->rels;
+    r.idx = sc->idx;
+    r.scans = sc->scans;
+    val_t regs_small[32];
+    r.regs = c->nslots <= 32 ? regs_small : malloc(c->nslots * sizeof *r.regs);
+    for (uint32_t s = 0; s < c->nslots; s++) r.regs[s] = VAL_NULL;
+    uint64_t *ticks = exec_team_ticks(t, worker);
+    r.ticks = *ticks;
+    run_from(&r, 0);
+    *ticks = r.ticks;
+    if (r.regs != regs_small) free(r.regs);
+    return !r.abort;
+}
+
+plan_seek_cache *exec_worker_caches(plan_seek_cache **mine, const plan_clause *c, uint32_t worker) {
+    if (worker == 0) return c->seek_caches;
+    if (!*mine) *mine = calloc(c->nops ? c->nops : 1, sizeof **mine);
+    return *mine;
+}
+
+void exec_worker_caches_free(plan_seek_cache *caches, uint32_t nops) {
+    if (!caches) return;
+    for (uint32_t i = 0; i < nops; i++) il_mem_free(caches[i].e);
+    free(caches);
+}
+
+bool exec_recursion_runs_on_workers(const plan_program *p, const plan_stratum *st) {
+    for (uint32_t i = 0; i < st->nclauses; i++) {
+        const plan_clause *c = &p->clauses.v[st->clauses[i]];
+        if (c->delta_op >= 0 && !c->is_agg && !runs_on_workers(c)) return false;
+    }
+    return true;
 }
 
 /* ---- partitioned recursion ----
@@ -589,7 +694,7 @@ static void run_partitioned(plan_program *p, exec_ctx *x, plan_stratum *st, uint
     plan_pred *pp = &p->preds.v[st->preds[0]];
     uint32_t w = pp->arity;
     tupleset base, local;
-    IL_VEC(val_t) all = {0}; /* every partition's tuples (counted: il_mvec_*) */
+    plan_tuples all = {0}; /* every partition's tuples (counted: il_mvec_*) */
     tupleset_init(&base, w);
     tupleset_init(&local, w);
     for (uint32_t i = 0; i < st->nclauses && !x->error; i++) {
@@ -607,8 +712,15 @@ static void run_partitioned(plan_program *p, exec_ctx *x, plan_stratum *st, uint
         tupleset_free(&local);
         return;
     }
-    uint32_t done_parts = 0;
+    uint32_t done_parts = 0, threads = exec_team_threads(x);
     for (uint32_t g = 0; g < base.n && !x->error && !tick(x); done_parts++) {
+        /* partitions that are not tiny and many more rows to come: shared out */
+        if (done_parts == EXEC_PARTITION_SAMPLE && threads > 1 && all.n / w >= done_parts * 16u &&
+            (uint64_t)(all.n / w) * (base.n - g) / (g ? g : 1) >= EXEC_PARTITION_SHARE_ROWS &&
+            exec_recursion_runs_on_workers(p, st)) {
+            if (!exec_partitions_on_threads(p, x, st, &base, g, col, threads, &all)) stopped(x);
+            break;
+        }
         uint32_t end = g + 1;
         while (end < base.n &&
                base.tuples[(size_t)end * w + col] == base.tuples[(size_t)g * w + col])
@@ -626,7 +738,7 @@ static void run_partitioned(plan_program *p, exec_ctx *x, plan_stratum *st, uint
             for (uint32_t i = 0; i < st->nclauses && !x->error; i++) {
                 const plan_clause *c = &p->clauses.v[st->clauses[i]];
                 if (c->delta_op < 0) continue;
-                run_clause_into(p, x, c, NULL, NULL, pp, &local);
+                run_clause_into(p, x, c, NULL, NULL, &pp->added, &local);
             }
         }
         /* partitions come in ascending order of their column: sorted one by one, they
@@ -661,7 +773,7 @@ static bool advance_round(exec_ctx *x, plan_pred *pp) {
         rel_seek(pp->next, 0, NULL, 0, &cur);
         const val_t *t;
         while ((t = rel_next(&cur, NULL)) && !tick(x))
-            if (rel_insert(pp->full, t)) push_tuple(pp, t, flat_width(pp->arity));
+            if (rel_insert(pp->full, t)) exec_push_tuple(&pp->added, t, exec_flat_width(pp->arity));
         rel_clear(pp->next);
     }
     pp->delta.n = 0;
@@ -725,8 +837,11 @@ static void run_stratum(plan_program *p, exec_ctx *x, plan_stratum *st) {
         const plan_clause *c = &p->clauses.v[st->clauses[i]];
         if (c->delta_op >= 0 || c->recursive_base) continue;
         plan_pred *h = &p->preds.v[c->head_pred];
-        run_clause(p, x, c, h->full, NULL, h);
+        run_clause(p, x, c, h->full, NULL, &h->added);
     }
+    uint32_t threads = exec_team_threads(x);
+    bool shareable = threads > 1;
+    exec_parallel_rounds *pr = NULL; /* made for the first round big enough to share */
     while (!x->error && !tick(x)) {
         bool any = false;
         for (uint32_t i = 0; i < st->npreds; i++) {
@@ -734,6 +849,11 @@ static void run_stratum(plan_program *p, exec_ctx *x, plan_stratum *st) {
             if (pp->kind == PP_DERIVED && advance_round(x, pp)) any = true;
         }
         if (!any) break;
+        if (shareable && exec_round_is_big(p, st)) {
+            if (!pr) pr = exec_parallel_rounds_new(p, x, st, threads);
+            shareable = pr != NULL;
+            if (pr && exec_round_on_threads(pr)) continue;
+        }
         for (uint32_t i = 0; i < st->nclauses && !x->error; i++) {
             const plan_clause *c = &p->clauses.v[st->clauses[i]];
             if (c->delta_op < 0 || c->is_agg) continue;
@@ -741,9 +861,10 @@ static void run_stratum(plan_program *p, exec_ctx *x, plan_stratum *st) {
             if (c->reads_stratum_full)
                 run_clause(p, x, c, h->next, h->full, NULL);
             else
-                run_clause(p, x, c, h->full, NULL, h);
+                run_clause(p, x, c, h->full, NULL, &h->added);
         }
     }
+    exec_parallel_rounds_free(pr);
 done:
     for (uint32_t i = 0; i < st->npreds; i++) {
         plan_pred *pp = &p->preds.v[st->preds[i]];

@@ -27,4 +27,8 @@ extern const char *const EXEC_STOPPED;
 
 bool exec_run(plan_program *p, exec_ctx *x);
 
+/* Adds n units of work to x's count and checks its guard when a check falls due; true
+ * once the evaluation must stop (x->error set). eval.c's own tick, for many at once. */
+bool exec_tick_n(exec_ctx *x, uint64_t n);
+
 #endif

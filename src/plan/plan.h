@@ -186,6 +186,9 @@ typedef enum plan_pred_kind {
     PP_DERIVED, /* computed by clauses (rule heads, magic relations, the query) */
 } plan_pred_kind;
 
+/* A flat list of tuples of one arity (a recursive predicate's delta and additions). */
+typedef IL_VEC(val_t) plan_tuples;
+
 typedef struct plan_pred {
     const char *name; /* display name: `edge`, `reach^bf`, `m_reach^bf`, `__query__` */
     plan_pred_kind kind;
@@ -193,9 +196,9 @@ typedef struct plan_pred {
     const rel_t *stored; /* PP_BASE: the facts (may be NULL: empty) */
     rel_t *full;         /* PP_DERIVED: result so far, owned */
     /* delta and added are counted (base/meter.h): grown and freed with il_mvec_* */
-    IL_VEC(val_t) delta; /* recursive stratum: last round's additions, arity words each */
-    IL_VEC(val_t) added; /* recursive stratum: this round's additions already in `full` */
-    rel_t *next;         /* recursive stratum: additions of variants that read `full` */
+    plan_tuples delta; /* recursive stratum: last round's additions, arity words each */
+    plan_tuples added; /* recursive stratum: this round's additions already in `full` */
+    rel_t *next;       /* recursive stratum: additions of variants that read `full` */
     uint32_t stratum;
     tupleset rows; /* the query predicate: its rows, deduplicated, unordered */
 } plan_pred;
