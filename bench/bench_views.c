@@ -95,7 +95,7 @@ static double time_query(il_session *s, const char *q, int n, size_t *rows) {
         double t0 = now_us();
         il_result *r = il_execute(s, q, strlen(q));
         t[i] = now_us() - t0;
-        *rows = il_result_nrows(r);
+        *rows = il_result_total_rows(r);
         il_result_free(r);
     }
     double m = median(t, n);
