@@ -51,12 +51,14 @@ void il_engine_set_view_budget(il_engine *e, uint64_t ns);
  * maintained. Standing queries (subscriptions) keep their own views either way. */
 void il_engine_set_maintained_views(il_engine *e, bool on);
 
-/* How many threads one statement's evaluation may use, the calling thread included (a
- * full linear closure searches its partitions on them; the result is the same on any
- * number). 0 sets the default: the CPUs online, at most IL_EVAL_THREADS_MAX. Per session,
- * il_limits.threads overrides it. */
+/* How many threads one statement's evaluation may use, the calling thread included (big
+ * recursion shares its work out to them: a closure's searches, a partitioned fixpoint's
+ * partitions, semi-naive rounds; the result is the same on any number). 0 sets the
+ * default: the CPUs online, at most IL_EVAL_THREADS_MAX. Per session, il_limits.threads
+ * overrides it. */
 #define IL_EVAL_THREADS_MAX 64
 void il_engine_set_eval_threads(il_engine *e, unsigned n);
+unsigned il_engine_eval_threads(const il_engine *e);
 
 /* When a write's result may be returned (docs/durability.md). IMMEDIATE (the default):
  * after its log record is on disk (fdatasync). BATCHED: the log is synced at most every
@@ -572,6 +574,9 @@ const char *il_stop_message(il_stop why);
 /* The peak of the statement's accounted live bytes (for metrics and the server's
  * release-after-peak policy); counted whether or not limits are set. */
 uint64_t il_result_peak_bytes(const il_result *r);
+/* The most threads one step of the statement's evaluation ran on, the calling thread
+ * included (il_engine_set_eval_threads, il_limits.threads): 1 when it ran on one. */
+unsigned il_result_threads(const il_result *r);
 
 typedef enum il_result_kind {
     IL_RESULT_MESSAGE,     /* lines of text */

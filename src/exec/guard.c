@@ -13,6 +13,7 @@ void exec_guard_init(exec_guard *g, const volatile int *cancel, uint64_t deadlin
     g->deadline_ns = deadline_ns;
     g->stop = IL_STOP_NONE;
     g->threads = 1;
+    g->threads_used = 0;
     g->pin = 0;
     g->snap = NULL;
     il_meter_begin(&g->meter, max_bytes, budget);

@@ -26,8 +26,9 @@ typedef struct exec_guard {
     const volatile int *cancel; /* may be NULL */
     uint64_t deadline_ns;       /* CLOCK_MONOTONIC; 0: none */
     il_meter meter;
-    il_stop stop;     /* why it stopped, once a check found a reason (it stays) */
-    uint32_t threads; /* threads one evaluation may use, the calling one included (>= 1) */
+    il_stop stop;          /* why it stopped, once a check found a reason (it stays) */
+    uint32_t threads;      /* threads one evaluation may use, the calling one included (>= 1) */
+    uint32_t threads_used; /* out: the most threads one of its steps ran on (exec/team.h) */
     /* a pinned read's: its pin's number (0: not pinned) and the bound it answers to */
     uint64_t pin;
     const exec_snap_watch *snap;

@@ -150,5 +150,6 @@ bool exec_team_run(exec_ctx *x, uint32_t threads, size_t nchunks, exec_team_work
     free(t.bytes);
     free(t.ticks);
     if (x->threads_used < started + 1) x->threads_used = started + 1;
+    if (x->guard && x->guard->threads_used < started + 1) x->guard->threads_used = started + 1;
     return ok;
 }

@@ -49,6 +49,10 @@ void il_engine_set_eval_threads(il_engine *e, unsigned n) {
     e->eval_threads = n > IL_EVAL_THREADS_MAX ? IL_EVAL_THREADS_MAX : n;
 }
 
+unsigned il_engine_eval_threads(const il_engine *e) {
+    return e->eval_threads;
+}
+
 bool il_engine_set_durability(il_engine *e, il_durability mode, unsigned batch_ms) {
     if (!e->store) return false;
     store_set_durability(e->store, mode, batch_ms);

@@ -31,6 +31,7 @@ il_result *kg_guard_end(il_session *s, exec_guard *g, il_result *r) {
         r->stop = g->stop;
     }
     r->peak_bytes = g->meter.peak;
+    r->threads_used = g->threads_used;
     exec_guard_finish(g);
     return r;
 }

@@ -272,6 +272,7 @@ struct il_result {
     il_stop stop; /* why the statement was stopped, or IL_STOP_NONE */
     char *title;
     uint64_t peak_bytes;      /* the peak of its counted working data (base/meter.h) */
+    uint32_t threads_used;    /* the most threads one step of its evaluation ran on (0: none) */
     size_t total_rows;        /* a query's table: its rows before the cut to nrows (0: not cut) */
     char *proof_json;         /* `.why`: the rows' proof trees as a JSON array (why.c), or NULL */
     il_intern_scope *strings; /* strings only this result's query made, freed with it */

@@ -130,6 +130,10 @@ uint64_t il_result_peak_bytes(const il_result *r) {
     return r->peak_bytes;
 }
 
+unsigned il_result_threads(const il_result *r) {
+    return r->threads_used ? r->threads_used : 1;
+}
+
 size_t il_value_format(il_value v, char *buf, size_t cap) {
     il_buf b;
     il_buf_init(&b);

@@ -91,10 +91,11 @@ typedef struct srv_counters {
     uint64_t delivery_rounds, notifications_delivered; /* srv_deliver.c */
     uint64_t writes_inline, writes_pooled; /* srv_pipeline.c: where writing programs ran */
     uint64_t reads_inline, reads_pooled;   /* srv_pipeline.c: where reading programs ran */
-    uint64_t reads_spilled;   /* reads that overran the inline budget and ran again pooled */
-    uint64_t reads_shared;    /* reads sent to the pool while others read (share_read) */
-    uint64_t reads_pinned;    /* pooled reads that ran pinned, without the engine lock */
-    uint64_t reads_published; /* of those, pinned on a write's published revision */
+    uint64_t reads_spilled;       /* reads that overran the inline budget and ran again pooled */
+    uint64_t reads_shared;        /* reads sent to the pool while others read (share_read) */
+    uint64_t reads_pinned;        /* pooled reads that ran pinned, without the engine lock */
+    uint64_t reads_published;     /* of those, pinned on a write's published revision */
+    uint64_t statements_threaded; /* statements whose evaluation ran on several threads */
 } srv_counters;
 #define srv_count(field) __atomic_fetch_add(&(field), 1, __ATOMIC_RELAXED)
 

@@ -331,6 +331,18 @@ static bool is_query(const srv_stmt *st) {
     return p < st->text + st->len && *p == '?';
 }
 
+/* The threads a statement's evaluation may share big recursion out to: on a worker, its
+ * own and one per permit nobody else holds or waits for (so a query alone uses the idle
+ * cores, and one among others takes no core from them), at most eval_threads; on the
+ * I/O thread (inline), that thread alone. */
+static unsigned eval_threads(srv_server *s, const srv_req *rq) {
+    if (rq->inline_budget_ns) return 1;
+    unsigned most = il_engine_eval_threads(s->engine);
+    if (most <= 1) return 1;
+    unsigned spare = srv_pool_spare_permits(&s->pool, (srv_lane_id)rq->job.node.lane);
+    return 1 + spare < most ? 1 + spare : most;
+}
+
 il_result *srv_exec_guarded(srv_req *rq, const il_prepared *p, size_t i, bool stored) {
     srv_conn *c = rq->conn;
     srv_server *s = c->srv;
@@ -353,6 +365,7 @@ il_result *srv_exec_guarded(srv_req *rq, const il_prepared *p, size_t i, bool st
     };
     if (rq->inline_budget_ns && (!lim.deadline_ns || rq->inline_budget_ns < lim.deadline_ns))
         lim.deadline_ns = rq->inline_budget_ns;
+    lim.threads = eval_threads(s, rq);
     il_session_set_limits(c->session, &lim);
     int64_t cap = s->cfg->max_result_rows;
     il_result *r = stored ? il_query_stored_prepared(c->session, p, i, cap > 0 ? (size_t)cap : 0)
@@ -375,6 +388,7 @@ il_result *srv_exec_guarded(srv_req *rq, const il_prepared *p, size_t i, bool st
         il_result_free(r);
         return NULL;
     }
+    if (il_result_threads(r) > 1) srv_count(s->counters.statements_threaded);
     if (il_result_kind_of(r) == IL_RESULT_TABLE && il_result_nrows(r) > SRV_INLINE_MAX_ROWS)
         rq->many_rows = true;
     if (rq->inline_budget_ns && rq->many_rows) {

@@ -197,6 +197,11 @@ void srv_metrics_prometheus(srv_conn *c) {
            "it published before it began.");
     il_buf_printf(&b, "inputlayer_reads_published_total %llu\n",
                   (unsigned long long)LOAD(s->counters.reads_published));
+    family(&b, "inputlayer_statements_threaded_total", "counter",
+           "Statements whose evaluation shared big recursion out to several threads (one per "
+           "compute permit nobody else held, at most storage.performance.eval_threads).");
+    il_buf_printf(&b, "inputlayer_statements_threaded_total %llu\n",
+                  (unsigned long long)LOAD(s->counters.statements_threaded));
     family(&b, "inputlayer_statements_parsed_total", "counter",
            "Statements parsed by the process since the start (each statement of a request once).");
     il_buf_printf(&b, "inputlayer_statements_parsed_total %llu\n",

@@ -136,6 +136,9 @@ static bool lock_or_pin_published(srv_pool *p, srv_job *j) {
  * or NULL. */
 static _Thread_local srv_pool *tl_engine_holder;
 
+/* The pool this thread is a worker of, or NULL. */
+static _Thread_local srv_pool *tl_worker_of;
+
 /* How many times a park_if_busy job is parked at most. */
 #define PARK_MAX 8
 
@@ -187,6 +190,7 @@ static void park(srv_pool *p, srv_job *j) {
 
 static void *worker(void *arg) {
     srv_pool *p = arg;
+    tl_worker_of = p;
     pthread_mutex_lock(&p->mu);
     for (;;) {
         srv_lane_node *n = srv_lanes_take(&p->lanes, srv_mono_ns());
@@ -530,6 +534,22 @@ bool srv_pool_serializer(srv_pool *p, il_serializer *out) {
     if (tl_engine_holder != p) return false;
     *out = (il_serializer){.release = release_engine, .retake = retake_engine, .ctx = p};
     return true;
+}
+
+unsigned srv_pool_spare_permits(srv_pool *p, srv_lane_id lane) {
+    if (tl_worker_of != p) return 0;
+    pthread_mutex_lock(&p->mu);
+    unsigned spare = 0;
+    if (!p->lanes.nqueued && p->running < p->nthreads) {
+        spare = p->nthreads - p->running;
+        const srv_lane *l = &p->lanes.lane[lane];
+        if (l->lim.max_permits) {
+            unsigned left = l->lim.max_permits > l->running ? l->lim.max_permits - l->running : 0;
+            if (left < spare) spare = left;
+        }
+    }
+    pthread_mutex_unlock(&p->mu);
+    return spare;
 }
 
 void srv_pool_stats(srv_pool *p, size_t *queued, unsigned *running) {

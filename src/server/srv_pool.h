@@ -114,6 +114,11 @@ void srv_pool_leave_engine(srv_pool *p);
 bool srv_pool_serializer(srv_pool *p, il_serializer *out);
 /* Jobs waiting and workers busy, for metrics. */
 void srv_pool_stats(srv_pool *p, size_t *queued, unsigned *running);
+/* The permits no job holds or waits for, as far as lane's max_permits lets that lane
+ * use them: 0 while any job is queued, and on a thread that is not p's worker. For the
+ * helper threads of the job the calling worker runs (a big recursion shares its work out
+ * to them, docs/server.md "Threads"). */
+unsigned srv_pool_spare_permits(srv_pool *p, srv_lane_id lane);
 /* What the pool's threads do, for a loop that busy-polls (http.busy_poll_us). */
 typedef enum {
     SRV_POOL_BUSY,    /* a job queued or running, a commit waiting for a sync, or a sync

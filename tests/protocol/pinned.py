@@ -443,10 +443,53 @@ async def t_read_beside_a_long_write_and_a_notification_round(binary):
             await c.ws.close()
 
 
+# A chain of 1,100 nodes: its closure (604,450 pairs) is big enough to be searched on
+# several threads (src/exec/closure.c: partitions times nodes at least a million).
+CHAIN = 1100
+CLOSURE_COUNT = "?n(C)"
+
+
+async def t_recursion_threads_from_spare_permits(binary):
+    """A big recursion on a worker shares its work out to one thread per compute permit
+    nobody else holds (docs/server.md, "Threads"): alone on the server it runs on two
+    threads, beside another connection's long query on one, and on two again after."""
+    args = NO_MESSAGE_RATE + ["--set", "admission.compute_permits=2",
+                              "--set", "storage.performance.eval_threads=2",
+                              "--set", "storage.performance.maintained_views=false"]
+    key = "inputlayer_statements_threaded_total"
+    with OwnServer(binary, args=args) as srv:
+        a, b = await two_with_edges(srv)
+        chain = "+e[" + ", ".join("(%d, %d)" % (i, i + 1) for i in range(CHAIN - 1)) + "]"
+        for p in [chain, "+reach(X, Y) <- e(X, Y)", "+reach(X, Z) <- reach(X, Y), e(Y, Z)",
+                  "+n(count<X>) <- reach(X, Y)"]:
+            f = await run(a, p)
+            assert f["type"] == "result" and not f["errors"], f
+        before = prometheus(srv)[key]
+        # alone: it overruns the inline budget, then runs on a worker with the other idle
+        alone = await run(a, CLOSURE_COUNT)
+        assert alone["type"] == "result" and alone["rows"], alone
+        n = prometheus(srv)[key]
+        assert n == before + 1, ("a lone big recursion on several threads", before, n)
+        # beside the long query, which holds the other permit for its whole run
+        long_reply, replies, first = await long_query_beside(b, a, [CLOSURE_COUNT])
+        assert long_reply["type"] == "result", long_reply["type"]
+        assert replies[0]["rows"] == alone["rows"], replies[0]
+        assert first, "the long query ended before the recursion ran"
+        n = prometheus(srv)[key]
+        assert n == before + 1, ("a second thread while the other permit was held", before, n)
+        again = await run(a, CLOSURE_COUNT)
+        assert again["rows"] == alone["rows"], again
+        n = prometheus(srv)[key]
+        assert n == before + 2, ("a lone big recursion on several threads again", before, n)
+        await a.ws.close()
+        await b.ws.close()
+
+
 TESTS = [t_reads_and_writes_beside_a_long_query, t_graph_dropped_under_a_pinned_read,
          t_reads_from_several_connections_share_the_pool, t_snapshot_too_old,
          t_pinned_read_ends_during_a_long_write, t_read_beside_a_long_write,
          t_read_beside_a_long_write_with_no_read_before, t_first_read_of_a_rule_beside_a_write,
          t_other_graph_and_graph_listings_beside_a_long_write,
          t_vector_search_beside_a_long_write,
-         t_read_beside_a_long_write_and_a_notification_round]
+         t_read_beside_a_long_write_and_a_notification_round,
+         t_recursion_threads_from_spare_permits]

@@ -3,7 +3,8 @@
  * query and one set before stops a statement before it starts, the per-statement memory
  * limit and the shared budget refuse a cross product, a stopped conditional delete or
  * atomic update applies nothing, the budget is back to zero after each statement, the
- * peak of counted memory is reported; and the sorts that have no tuple ticks stop too. */
+ * peak of counted memory and the threads a statement ran on are reported; and the sorts that
+ * have no tuple ticks stop too. */
 #include <criterion/criterion.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -346,6 +347,35 @@ Test(guards, the_peak_of_a_query_that_built_relations_is_reported) {
     r = run("+edge(5, 6)");
     cr_expect_eq(il_result_peak_bytes(r), 0, "an insert evaluates nothing");
     il_result_free(r);
+}
+
+/* A full closure big enough to be searched on several threads (a chain of 1,100 nodes:
+ * partitions times nodes over a million) reports the threads it ran on; its limits'
+ * `threads` bound them, and a statement that evaluates nothing reports one. */
+Test(guards, the_threads_a_statement_ran_on_are_reported) {
+    il_engine_set_maintained_views(unit_engine, false);
+    il_buf b;
+    il_buf_init(&b);
+    il_buf_puts(&b, "+e[");
+    for (int i = 0; i < 1099; i++) il_buf_printf(&b, "%s(%d, %d)", i ? ", " : "", i, i + 1);
+    il_buf_putc(&b, ']');
+    ok(il_buf_str(&b));
+    il_buf_free(&b);
+    ok("+reach(X, Y) <- e(X, Y)");
+    ok("+reach(X, Z) <- reach(X, Y), e(Y, Z)");
+    ok("+n(count<X>) <- reach(X, Y)");
+    for (unsigned threads = 1; threads <= 2; threads++) {
+        il_limits l = {.threads = threads};
+        il_session_set_limits(unit_session, &l);
+        il_result *r = run("?n(C)");
+        cr_assert_eq(il_result_kind_of(r), IL_RESULT_TABLE);
+        cr_expect_eq(il_result_threads(r), threads, "limits.threads %u", threads);
+        il_result_free(r);
+    }
+    il_result *r = run("+e(2000, 2001)");
+    cr_expect_eq(il_result_threads(r), 1, "an insert evaluates nothing");
+    il_result_free(r);
+    il_session_set_limits(unit_session, NULL);
 }
 
 /* ---- sorts stop with the statement -------------------------------------------------- */
