@@ -517,19 +517,17 @@ static void run_clause_into(plan_program *p, exec_ctx *x, const plan_clause *c, 
         if (!x->error) x->error = c->error;
         return;
     }
-    runner r;
-    memset(&r, 0, sizeof r);
-    r.p = p;
-    r.x = x;
-    r.c = c;
-    r.target = target;
-    r.check = check;
-    r.added = added;
-    r.tset = tset;
-    r.seek_caches = c->seek_caches;
+    runner r = {.p = p,
+                .x = x,
+                .c = c,
+                .target = target,
+                .check = check,
+                .added = added,
+                .tset = tset,
+                .seek_caches = c->seek_caches,
+                .head_slots = heads_are_slots(c)};
     /* the query's rows from one scan (`?edge(X, Y)`, `?reach(X, Y)`): nothing to hash */
     r.tset_distinct = tset && !added && tset->n == 0 && heads_distinct(c);
-    r.head_slots = heads_are_slots(c);
     val_t regs_small[32];
     rel_t *rels_small[32];
     int idx_small[32];
@@ -602,22 +600,21 @@ bool exec_run_on_worker(plan_program *p, exec_ctx *x, const exec_shared_clause *
                         const rel_t *check, plan_tuples *added, tupleset *out) {
     const plan_clause *c = sc->c;
     if (sc->empty || delta->n == 0) return true;
-    runner r;
-    memset(&r, 0, sizeof r);
-    r.p = p;
-    r.x = x; /* not touched by a worker: its stops go to the team */
-    r.c = c;
-    r.check = check;
-    r.added = added;
-    r.tset = out;
-    r.delta = delta;
-    r.seek_caches = caches;
-    r.team = t;
-    r.worker = worker;
-    r.head_slots = heads_are_slots(c);
-    r.rels = sc->rels;
-    r.idx = sc->idx;
-    r.scans = sc->scans;
+    /* x is not touched by a worker: its stops go to the team */
+    runner r = {.p = p,
+                .x = x,
+                .c = c,
+                .check = check,
+                .added = added,
+                .tset = out,
+                .delta = delta,
+                .seek_caches = caches,
+                .team = t,
+                .worker = worker,
+                .head_slots = heads_are_slots(c),
+                .rels = sc->rels,
+                .idx = sc->idx,
+                .scans = sc->scans};
     val_t regs_small[32];
     r.regs = c->nslots <= 32 ? regs_small : malloc(c->nslots * sizeof *r.regs);
     for (uint32_t s = 0; s < c->nslots; s++) r.regs[s] = VAL_NULL;

@@ -15,85 +15,21 @@
 #include "exec/rel.h"
 #include "iql/parser.h"
 #include "plan/build.h"
+#include "program_fixture.h"
 #include "value/value.h"
 
 /* ---- fixture ----------------------------------------------------------------------- */
 
-#define MAX_RELS  16
-#define MAX_RULES 32
-#define MAXN      40
+#define MAXN 40
 
-static il_arena A;
-static struct {
-    const char *name;
-    rel_t *rel;
-} RELS[MAX_RELS];
-static uint32_t NRELS;
-static const iql_rule *RULES[MAX_RULES];
-static uint32_t NRULES;
-
-static void setup(void) {
-    il_arena_init(&A);
-    NRELS = 0;
-    NRULES = 0;
-}
-
-static void teardown(void) {
-    for (uint32_t i = 0; i < NRELS; i++) rel_free(RELS[i].rel);
-    il_arena_destroy(&A);
-    val_shutdown();
-}
-
-TestSuite(closure, .init = setup, .fini = teardown);
-TestSuite(bound, .init = setup, .fini = teardown);
-TestSuite(recursion, .init = setup, .fini = teardown);
-TestSuite(negation, .init = setup, .fini = teardown);
-TestSuite(stop, .init = setup, .fini = teardown);
-
-static const rel_t *lookup(void *ctx, const char *name) {
-    (void)ctx;
-    for (uint32_t i = 0; i < NRELS; i++)
-        if (strcmp(RELS[i].name, name) == 0) return RELS[i].rel;
-    return NULL;
-}
-
-static rel_t *stored_rel(const char *name, uint32_t arity) {
-    for (uint32_t i = 0; i < NRELS; i++)
-        if (strcmp(RELS[i].name, name) == 0) return RELS[i].rel;
-    cr_assert(NRELS < MAX_RELS);
-    RELS[NRELS].name = name;
-    RELS[NRELS].rel = rel_new(arity);
-    return RELS[NRELS++].rel;
-}
-
-static void fact2(const char *name, int64_t a, int64_t b) {
-    val_t t[2] = {val_int(a), val_int(b)};
-    rel_insert(stored_rel(name, 2), t);
-}
-
-static void fact1(const char *name, int64_t a) {
-    val_t t[1] = {val_int(a)};
-    rel_insert(stored_rel(name, 1), t);
-}
-
-static iql_rule *parse_rule(const char *text, iql_stmt_kind want) {
-    iql_stmt st;
-    const char *err = NULL;
-    bool ok = iql_parse(&A, text, strlen(text), &st, &err);
-    cr_assert(ok, "parse of `%s` failed: %s", text, err ? err : "?");
-    cr_assert_eq(st.kind, want, "`%s` parsed as kind %d", text, (int)st.kind);
-    iql_rule *r = il_arena_alloc(&A, sizeof *r);
-    *r = st.u.rule;
-    return r;
-}
-
-static void rule(const char *text) {
-    cr_assert(NRULES < MAX_RULES);
-    RULES[NRULES++] = parse_rule(text, IQL_STMT_PERSIST_RULE);
-}
+TestSuite(closure, .init = pf_setup, .fini = pf_teardown);
+TestSuite(bound, .init = pf_setup, .fini = pf_teardown);
+TestSuite(recursion, .init = pf_setup, .fini = pf_teardown);
+TestSuite(negation, .init = pf_setup, .fini = pf_teardown);
+TestSuite(stop, .init = pf_setup, .fini = pf_teardown);
 
 static void clear_rules(void) {
-    NRULES = 0;
+    pf_nrules = 0;
 }
 
 /* The rows of one query, as a sorted array of int tuples. */
@@ -150,8 +86,8 @@ static void add_row(const val_t *t, uint32_t arity, void *ctx) {
 /* Builds and runs `query` (a rule `q(outputs) <- body`) and collects its rows. The guard
  * may be NULL. Returns the error or NULL. */
 static const char *run_stop(const char *query, rows *out, exec_guard *guard) {
-    const iql_rule *q = parse_rule(query, IQL_STMT_SESSION_RULE);
-    plan_source src = {.rules = RULES, .nrules = NRULES, .stored = lookup, .ctx = NULL};
+    const iql_rule *q = pf_parse_rule(query, IQL_STMT_SESSION_RULE);
+    plan_source src = {.rules = pf_rules, .nrules = pf_nrules, .stored = pf_lookup, .ctx = NULL};
     plan_program p;
     plan_program_init(&p);
     const char *err = NULL;
@@ -199,11 +135,11 @@ static void ref_closure(int n) {
 
 static void set_edge(int a, int b) {
     E[a][b] = true;
-    fact2("edge", a, b);
+    pf_fact2("edge", a, b);
 }
 
 static void load_nodes(int n) {
-    for (int i = 0; i < n; i++) fact1("node", i);
+    for (int i = 0; i < n; i++) pf_fact1("node", i);
 }
 
 static uint64_t rng;
@@ -218,7 +154,7 @@ static uint64_t rnd(void) {
 static void random_graph(uint64_t seed, int n, int m) {
     rng = seed * 0x9E3779B97F4A7C15ull + 1;
     memset(E, 0, sizeof E);
-    rel_t *r = stored_rel("edge", 2);
+    rel_t *r = pf_stored_rel("edge", 2);
     rel_clear(r);
     for (int i = 0; i < m; i++) set_edge((int)(rnd() % (uint64_t)n), (int)(rnd() % (uint64_t)n));
     ref_closure(n);
@@ -249,8 +185,8 @@ static const char *VARIANT_NAMES[] = {"left", "right", "nonlinear"};
 
 static void use_variant(int v) {
     clear_rules();
-    rule(VARIANTS[v][0]);
-    rule(VARIANTS[v][1]);
+    pf_rule(VARIANTS[v][0]);
+    pf_rule(VARIANTS[v][1]);
 }
 
 /* ---- closure ----------------------------------------------------------------------- */
@@ -327,8 +263,8 @@ Test(closure, query_with_join_over_closure) {
 /* Whether the recursive stratum of the program of `query` is a linear closure
  * (exec_closure_match), on either partition column; *col_out gets the column. */
 static bool closure_shape(const char *query, uint32_t *col_out) {
-    const iql_rule *q = parse_rule(query, IQL_STMT_SESSION_RULE);
-    plan_source src = {.rules = RULES, .nrules = NRULES, .stored = lookup, .ctx = NULL};
+    const iql_rule *q = pf_parse_rule(query, IQL_STMT_SESSION_RULE);
+    plan_source src = {.rules = pf_rules, .nrules = pf_nrules, .stored = pf_lookup, .ctx = NULL};
     plan_program p;
     plan_program_init(&p);
     cr_assert(plan_build(&p, &src, q), "%s", p.error);
@@ -347,8 +283,8 @@ static bool closure_shape(const char *query, uint32_t *col_out) {
 }
 
 Test(closure, graph_search_takes_linear_closures_only) {
-    fact2("edge", 1, 2);
-    fact2("start", 1, 1);
+    pf_fact2("edge", 1, 2);
+    pf_fact2("start", 1, 1);
     uint32_t col = 9;
     use_variant(0);
     cr_expect(closure_shape("q(X, Y) <- reach(X, Y)", &col), "left recursion");
@@ -360,33 +296,33 @@ Test(closure, graph_search_takes_linear_closures_only) {
     cr_expect(closure_shape("q(X, Y) <- reach(X, Y)", &col), "right recursion");
     cr_expect_eq(col, 1);
     clear_rules();
-    rule("+reach(X, Y) <- edge(X, Y)");
-    rule("+reach(X, Z) <- reach(Y, Z), edge(X, Y)");
+    pf_rule("+reach(X, Y) <- edge(X, Y)");
+    pf_rule("+reach(X, Z) <- reach(Y, Z), edge(X, Y)");
     col = 9;
     cr_expect(closure_shape("q(X, Y) <- reach(X, Y)", &col), "right-linear, the step last");
     cr_expect_eq(col, 1);
     use_variant(2);
     cr_expect(!closure_shape("q(X, Y) <- reach(X, Y)", &col), "non-linear recursion");
     clear_rules();
-    rule("+reach(X, Y) <- edge(X, Y)");
-    rule("+reach(X, Z) <- reach(X, Y), edge(Y, Z), Z != 3");
+    pf_rule("+reach(X, Y) <- edge(X, Y)");
+    pf_rule("+reach(X, Z) <- reach(X, Y), edge(Y, Z), Z != 3");
     cr_expect(!closure_shape("q(X, Y) <- reach(X, Y)", &col), "a filter in the step");
     clear_rules();
-    rule("+reach(X, Y) <- edge(X, Y)");
-    rule("+reach(X, Z) <- reach(X, Y), edge(Y, Z)");
-    rule("+reach(X, Z) <- reach(X, Y), start(Y, Z)");
+    pf_rule("+reach(X, Y) <- edge(X, Y)");
+    pf_rule("+reach(X, Z) <- reach(X, Y), edge(Y, Z)");
+    pf_rule("+reach(X, Z) <- reach(X, Y), start(Y, Z)");
     cr_expect(!closure_shape("q(X, Y) <- reach(X, Y)", &col), "two steps");
     clear_rules();
-    rule("+loop(X, Y) <- edge(X, Y)");
-    rule("+loop(X, X) <- loop(X, Y), edge(Y, X)");
+    pf_rule("+loop(X, Y) <- edge(X, Y)");
+    pf_rule("+loop(X, X) <- loop(X, Y), edge(Y, X)");
     cr_expect(!closure_shape("q(X, Y) <- loop(X, Y)", &col), "the head repeats a variable");
 }
 
 /* The rows of `query` as raw words, sorted: for comparing two programs' answers over
  * values of any type. */
 static size_t raw_rows(const char *query, val_t *out, size_t cap) {
-    const iql_rule *q = parse_rule(query, IQL_STMT_SESSION_RULE);
-    plan_source src = {.rules = RULES, .nrules = NRULES, .stored = lookup, .ctx = NULL};
+    const iql_rule *q = pf_parse_rule(query, IQL_STMT_SESSION_RULE);
+    plan_source src = {.rules = pf_rules, .nrules = pf_nrules, .stored = pf_lookup, .ctx = NULL};
     plan_program p;
     plan_program_init(&p);
     cr_assert(plan_build(&p, &src, q), "%s", p.error);
@@ -423,14 +359,14 @@ static void expect_same_closure(const char *seeds, const char *what) {
     snprintf(seed_rule, sizeof seed_rule, "+reach(X, Y) <- %s(X, Y)", seeds);
     snprintf(join_rule, sizeof join_rule, "+reach(X, Z) <- %s(X, Y), tc(Y, Z)", seeds);
     clear_rules();
-    rule(seed_rule);
-    rule("+reach(X, Z) <- reach(X, Y), edge(Y, Z)");
+    pf_rule(seed_rule);
+    pf_rule("+reach(X, Z) <- reach(X, Y), edge(Y, Z)");
     size_t na = raw_rows("q(X, Y) <- reach(X, Y)", a, 20000);
     clear_rules();
-    rule(seed_rule);
-    rule(join_rule);
-    rule("+tc(Y, Z) <- edge(Y, Z)");
-    rule("+tc(Y, Z) <- tc(Y, W), tc(W, Z)");
+    pf_rule(seed_rule);
+    pf_rule(join_rule);
+    pf_rule("+tc(Y, Z) <- edge(Y, Z)");
+    pf_rule("+tc(Y, Z) <- tc(Y, W), tc(W, Z)");
     size_t nb = raw_rows("q(X, Y) <- reach(X, Y)", b, 20000);
     cr_expect_eq(na, nb, "%s: %zu rows by graph search, %zu by the generic fixpoint", what, na, nb);
     if (na == nb) cr_expect(memcmp(a, b, 2 * na * sizeof *a) == 0, "%s: the rows differ", what);
@@ -443,7 +379,7 @@ Test(closure, graph_search_over_values_of_every_kind) {
                  val_int(-7), val_int(1ll << 60), val_bool(true),  val_float(-0.5),
                  val_int(0),  val_str("a\0b", 3)};
     size_t nv = sizeof v / sizeof v[0];
-    rel_t *edge = stored_rel("edge", 2), *start = stored_rel("start", 2);
+    rel_t *edge = pf_stored_rel("edge", 2), *start = pf_stored_rel("start", 2);
     rng = 4242;
     for (int i = 0; i < 30; i++) {
         val_t t[2] = {v[rnd() % nv], v[rnd() % nv]};
@@ -459,11 +395,11 @@ Test(closure, graph_search_over_values_of_every_kind) {
 
 Test(closure, graph_search_from_seeds_outside_the_graph) {
     /* seeds whose node has no edge, or is no node of the graph at all, are rows too */
-    for (int i = 0; i < 20; i++) fact2("edge", i, (i * 7 + 3) % 20);
-    fact2("start", 100, 5);
-    fact2("start", 100, 500);
-    fact2("start", 101, 500);
-    fact2("start", 102, 19);
+    for (int i = 0; i < 20; i++) pf_fact2("edge", i, (i * 7 + 3) % 20);
+    pf_fact2("start", 100, 5);
+    pf_fact2("start", 100, 500);
+    pf_fact2("start", 101, 500);
+    pf_fact2("start", 102, 19);
     expect_same_closure("start", "seeds outside");
 }
 
@@ -475,14 +411,15 @@ Test(closure, graph_search_over_a_derived_step_and_random_graphs) {
         snprintf(what, sizeof what, "seed %lu", (unsigned long)seed);
         expect_same_closure("edge", what); /* the whole graph built first */
         /* a few seeds: the graph read as the searches reach it */
-        rel_clear(stored_rel("start", 2));
+        rel_clear(pf_stored_rel("start", 2));
         for (int i = 0; i < 3; i++)
-            fact2("start", (int64_t)(rnd() % 4), (int64_t)(rnd() % (uint64_t)n));
+            pf_fact2("start", (int64_t)(rnd() % 4), (int64_t)(rnd() % (uint64_t)n));
         expect_same_closure("start", what);
         /* the step a relation derived in an earlier stratum */
         use_variant(0);
-        rule("+hop(X, Y) <- edge(X, Y), X != Y");
-        RULES[1] = parse_rule("+reach(X, Z) <- reach(X, Y), hop(Y, Z)", IQL_STMT_PERSIST_RULE);
+        pf_rule("+hop(X, Y) <- edge(X, Y), X != Y");
+        pf_rules[1] =
+            pf_parse_rule("+reach(X, Z) <- reach(X, Y), hop(Y, Z)", IQL_STMT_PERSIST_RULE);
         run("q(X, Y) <- reach(X, Y)", &R);
         bool want[MAXN][MAXN];
         memcpy(want, E, sizeof want);
@@ -523,7 +460,7 @@ Test(closure, right_recursion_searched_backwards_gives_the_left_rows) {
     /* values of every kind, told apart as the indexes tell them apart */
     val_t v[] = {val_int(1),     val_float(1.0),  val_str("a", 1), val_int(-7),
                  val_bool(true), val_float(-0.5), val_int(0)};
-    rel_t *edge = stored_rel("edge", 2);
+    rel_t *edge = pf_stored_rel("edge", 2);
     rel_clear(edge);
     rng = 99;
     for (int i = 0; i < 20; i++) {
@@ -535,7 +472,7 @@ Test(closure, right_recursion_searched_backwards_gives_the_left_rows) {
 
 static void fact3(const char *name, int64_t a, int64_t b, int64_t c) {
     val_t t[3] = {val_int(a), val_int(b), val_int(c)};
-    rel_insert(stored_rel(name, 3), t);
+    rel_insert(pf_stored_rel(name, 3), t);
 }
 
 /* The rows of two-column `query` under guard g, as raw words in relation order, in a
@@ -543,8 +480,8 @@ static void fact3(const char *name, int64_t a, int64_t b, int64_t c) {
  * NULL. */
 static const char *rows_under(const char *query, exec_guard *g, val_t **out, size_t *n,
                               uint32_t *used) {
-    const iql_rule *q = parse_rule(query, IQL_STMT_SESSION_RULE);
-    plan_source src = {.rules = RULES, .nrules = NRULES, .stored = lookup, .ctx = NULL};
+    const iql_rule *q = pf_parse_rule(query, IQL_STMT_SESSION_RULE);
+    plan_source src = {.rules = pf_rules, .nrules = pf_nrules, .stored = pf_lookup, .ctx = NULL};
     plan_program p;
     plan_program_init(&p);
     cr_assert(plan_build(&p, &src, q), "%s", p.error);
@@ -573,7 +510,7 @@ static const char *rows_under(const char *query, exec_guard *g, val_t **out, siz
  * 1,100 nodes. */
 static void big_random_graph(uint64_t seed) {
     rng = seed;
-    rel_t *edge = stored_rel("edge", 2);
+    rel_t *edge = pf_stored_rel("edge", 2);
     rel_clear(edge);
     for (int i = 0; i < 2200; i++) {
         val_t t[2] = {val_int((int64_t)(rnd() % 1100)), val_int((int64_t)(rnd() % 1100))};
@@ -650,13 +587,13 @@ Test(closure, labelled_reachability_random) {
     /* lreach(L, X, Y): paths using edges of one colour L only; L and X pass through */
     static bool LE[3][MAXN][MAXN], LT[3][MAXN][MAXN];
     clear_rules();
-    rule("+lreach(L, X, Y) <- ledge(L, X, Y)");
-    rule("+lreach(L, X, Z) <- lreach(L, X, Y), ledge(L, Y, Z)");
+    pf_rule("+lreach(L, X, Y) <- ledge(L, X, Y)");
+    pf_rule("+lreach(L, X, Z) <- lreach(L, X, Y), ledge(L, Y, Z)");
     for (uint64_t seed = 1; seed <= 8; seed++) {
         int n = 6 + (int)seed;
         rng = seed * 7919 + 3;
         memset(LE, 0, sizeof LE);
-        rel_clear(stored_rel("ledge", 3));
+        rel_clear(pf_stored_rel("ledge", 3));
         for (int i = 0; i < 3 * n; i++) {
             int l = (int)(rnd() % 3), a = (int)(rnd() % (uint64_t)n),
                 b = (int)(rnd() % (uint64_t)n);
@@ -697,10 +634,10 @@ Test(closure, labelled_reachability_random) {
 
 Test(closure, stored_facts_seed_the_recursion) {
     /* dist(Y, E) <- dist(X, D), edge(X, Y), E = D + 1 with stored dist(0, 0) */
-    for (int i = 0; i < 10; i++) fact2("edge", i, i + 1);
-    fact2("dist", 0, 0);
+    for (int i = 0; i < 10; i++) pf_fact2("edge", i, i + 1);
+    pf_fact2("dist", 0, 0);
     clear_rules();
-    rule("+dist(Y, E) <- dist(X, D), edge(X, Y), E = D + 1");
+    pf_rule("+dist(Y, E) <- dist(X, D), edge(X, Y), E = D + 1");
     run("q(X, D) <- dist(X, D)", &R);
     cr_expect_eq(R.n, 11);
     for (size_t k = 0; k < R.n; k++) cr_expect_eq(R.t[k][0], R.t[k][1]);
@@ -776,11 +713,11 @@ Test(bound, random_graphs) {
 Test(bound, through_a_join_rule) {
     /* hot_reach(X, Y) <- hot(X), reach(X, Y): the demand on reach comes from hot */
     random_graph(5, 12, 20);
-    fact1("hot", 3);
-    fact1("hot", 7);
+    pf_fact1("hot", 3);
+    pf_fact1("hot", 7);
     for (int v = 0; v < 3; v++) {
         use_variant(v);
-        rule("+hot_reach(X, Y) <- hot(X), reach(X, Y)");
+        pf_rule("+hot_reach(X, Y) <- hot(X), reach(X, Y)");
         bool want[MAXN][MAXN] = {{0}};
         for (int j = 0; j < 12; j++) {
             want[3][j] = TC[3][j];
@@ -801,8 +738,8 @@ Test(bound, path_with_right_recursion_and_constant_target) {
     /* path(X, Y) <- edge(X, Y); path(X, Z) <- edge(X, Y), path(Y, Z); ?path(X, 0) */
     random_graph(9, 10, 16);
     clear_rules();
-    rule("+path(X, Y) <- edge(X, Y)");
-    rule("+path(X, Z) <- edge(X, Y), path(Y, Z)");
+    pf_rule("+path(X, Y) <- edge(X, Y)");
+    pf_rule("+path(X, Z) <- edge(X, Y), path(Y, Z)");
     for (int c = 0; c < 10; c++) {
         char q[64];
         snprintf(q, sizeof q, "q(X) <- path(X, %d)", c);
@@ -819,12 +756,12 @@ Test(recursion, closure_avoiding_blocked_nodes) {
     for (uint64_t seed = 40; seed < 52; seed++) {
         int n = 8 + (int)(seed % 5);
         random_graph(seed, n, 2 * n);
-        rel_clear(stored_rel("blocked", 1));
+        rel_clear(pf_stored_rel("blocked", 1));
         bool blocked[MAXN] = {0};
         for (int i = 0; i < n; i++)
             if (rnd() % 4 == 0) {
                 blocked[i] = true;
-                fact1("blocked", i);
+                pf_fact1("blocked", i);
             }
         /* reference: closure over the edges into unblocked nodes */
         bool saved[MAXN][MAXN];
@@ -835,9 +772,9 @@ Test(recursion, closure_avoiding_blocked_nodes) {
         memcpy(E, saved, sizeof E);
         for (int v = 0; v < 2; v++) {
             clear_rules();
-            rule("+good(X, Z) <- edge(X, Z), !blocked(Z)");
-            rule(v == 0 ? "+good(X, Z) <- good(X, Y), edge(Y, Z), !blocked(Z)"
-                        : "+good(X, Z) <- edge(X, Y), !blocked(Y), good(Y, Z)");
+            pf_rule("+good(X, Z) <- edge(X, Z), !blocked(Z)");
+            pf_rule(v == 0 ? "+good(X, Z) <- good(X, Y), edge(Y, Z), !blocked(Z)"
+                           : "+good(X, Z) <- edge(X, Y), !blocked(Y), good(Y, Z)");
             char what[64];
             snprintf(what, sizeof what, "seed %lu variant %d", (unsigned long)seed, v);
             run("q(X, Y) <- good(X, Y)", &R);
@@ -861,16 +798,16 @@ Test(recursion, increasing_paths) {
         ref_closure(n);
         memcpy(E, saved, sizeof E);
         clear_rules();
-        rule("+up(X, Z) <- edge(X, Z), Z > X");
-        rule("+up(X, Z) <- up(X, Y), edge(Y, Z), Z > Y");
+        pf_rule("+up(X, Z) <- edge(X, Z), Z > X");
+        pf_rule("+up(X, Z) <- up(X, Y), edge(Y, Z), Z > Y");
         char what[64];
         snprintf(what, sizeof what, "seed %lu", (unsigned long)seed);
         run("q(X, Y) <- up(X, Y)", &R);
         expect_pairs(&R, TC, n, what);
         /* the condition may also mention the passed-through column */
         clear_rules();
-        rule("+far(X, Z) <- edge(X, Z), Z > X");
-        rule("+far(X, Z) <- far(X, Y), edge(Y, Z), Z > X");
+        pf_rule("+far(X, Z) <- edge(X, Z), Z > X");
+        pf_rule("+far(X, Z) <- far(X, Y), edge(Y, Z), Z > X");
         /* reference: reachable from X through nodes all greater than X */
         bool want[MAXN][MAXN] = {{0}};
         for (int x = 0; x < n; x++) {
@@ -896,8 +833,8 @@ Test(recursion, bounded_hop_counts) {
         int n = 7;
         random_graph(seed, n, 12);
         clear_rules();
-        rule("+hops(X, Y, H) <- edge(X, Y), H = 1");
-        rule("+hops(X, Z, H) <- hops(X, Y, H0), edge(Y, Z), H = H0 + 1, H <= 3");
+        pf_rule("+hops(X, Y, H) <- edge(X, Y), H = 1");
+        pf_rule("+hops(X, Z, H) <- hops(X, Y, H0), edge(Y, Z), H = H0 + 1, H <= 3");
         static bool W[4][MAXN][MAXN];
         memset(W, 0, sizeof W);
         memcpy(W[1], E, sizeof E);
@@ -926,11 +863,11 @@ Test(recursion, bounded_hop_counts) {
  * the demand carries the constant's exact word, so `?reach(1.0, Y)` finds nothing. */
 static void float_fact2(const char *name, double a, int64_t b) {
     val_t t[2] = {val_float(a), val_int(b)};
-    rel_insert(stored_rel(name, 2), t);
+    rel_insert(pf_stored_rel(name, 2), t);
 }
 
 Test(bound, numeric_constants_match_numerically_through_demand) {
-    for (int i = 0; i < 5; i++) fact2("edge", i, i + 1);
+    for (int i = 0; i < 5; i++) pf_fact2("edge", i, i + 1);
     use_variant(0);
     run("q(Y) <- edge(1.0, Y)", &R);
     cr_expect_eq(R.n, 1, "a base relation matches 1.0 with 1");
@@ -940,7 +877,7 @@ Test(bound, numeric_constants_match_numerically_through_demand) {
     cr_expect_eq(R.n, 3, "reach(X, 3.0): %zu rows, want 3 (0, 1, 2)", R.n);
     float_fact2("fl", 1.0, 5);
     clear_rules();
-    rule("+copy(X, Y) <- fl(X, Y)");
+    pf_rule("+copy(X, Y) <- fl(X, Y)");
     run("q(Y) <- fl(1, Y)", &R);
     cr_expect_eq(R.n, 1);
     run("q(Y) <- copy(1, Y)", &R);
@@ -950,8 +887,8 @@ Test(bound, numeric_constants_match_numerically_through_demand) {
 /* BUG (see the report): with the second argument bound by demand, `Y = X + 1` becomes a
  * numeric filter and the row carries the demanded 3.0 instead of succ's own value 3. */
 Test(bound, demanded_value_does_not_replace_the_computed_one) {
-    for (int i = 1; i <= 3; i++) fact1("num", i);
-    rule("+succ(X, Y) <- num(X), Y = X + 1");
+    for (int i = 1; i <= 3; i++) pf_fact1("num", i);
+    pf_rule("+succ(X, Y) <- num(X), Y = X + 1");
     run("q(X, Y) <- succ(X, Y), Y = 3", &R);
     cr_expect_eq(R.n, 1);
     run("q(X, Y) <- succ(X, Y), Y = 3.0", &R); /* every column must be an int */
@@ -961,11 +898,11 @@ Test(bound, demanded_value_does_not_replace_the_computed_one) {
 /* ---- other recursion ----------------------------------------------------------------- */
 
 Test(recursion, mutual_even_odd) {
-    fact1("zero", 0);
-    for (int i = 0; i < 20; i++) fact2("succ", i, i + 1);
-    rule("+even(N) <- zero(N)");
-    rule("+odd(N) <- even(M), succ(M, N)");
-    rule("+even(N) <- odd(M), succ(M, N)");
+    pf_fact1("zero", 0);
+    for (int i = 0; i < 20; i++) pf_fact2("succ", i, i + 1);
+    pf_rule("+even(N) <- zero(N)");
+    pf_rule("+odd(N) <- even(M), succ(M, N)");
+    pf_rule("+even(N) <- odd(M), succ(M, N)");
     run("q(N) <- even(N)", &R);
     cr_expect_eq(R.n, 11);
     for (size_t k = 0; k < R.n; k++) cr_expect_eq(R.t[k][0], (int64_t)(2 * k));
@@ -982,12 +919,12 @@ Test(recursion, mutual_even_odd) {
 
 Test(recursion, three_way_mutual_recursion) {
     /* a -> b -> c -> a around a cycle of succ mod 3 */
-    fact1("start", 0);
-    for (int i = 0; i < 12; i++) fact2("succ", i, i + 1);
-    rule("+ra(N) <- start(N)");
-    rule("+rb(N) <- ra(M), succ(M, N)");
-    rule("+rc(N) <- rb(M), succ(M, N)");
-    rule("+ra(N) <- rc(M), succ(M, N)");
+    pf_fact1("start", 0);
+    for (int i = 0; i < 12; i++) pf_fact2("succ", i, i + 1);
+    pf_rule("+ra(N) <- start(N)");
+    pf_rule("+rb(N) <- ra(M), succ(M, N)");
+    pf_rule("+rc(N) <- rb(M), succ(M, N)");
+    pf_rule("+ra(N) <- rc(M), succ(M, N)");
     run("q(N) <- rc(N)", &R);
     cr_expect_eq(R.n, 4); /* 2, 5, 8, 11 */
     for (size_t k = 0; k < R.n; k++) cr_expect_eq(R.t[k][0], (int64_t)(3 * k + 2));
@@ -1004,7 +941,7 @@ Test(recursion, same_generation) {
     for (int c = 2; c < n; c++) {
         int p = (int)(rnd() % (uint64_t)c) / 2; /* parents among earlier nodes */
         PAR[c][p] = true;
-        fact2("par", c, p);
+        pf_fact2("par", c, p);
     }
     for (int x = 0; x < n; x++)
         for (int y = 0; y < n; y++)
@@ -1025,8 +962,8 @@ Test(recursion, same_generation) {
                 }
             }
     }
-    rule("+sg(X, Y) <- par(X, P), par(Y, P)");
-    rule("+sg(X, Y) <- par(X, A), sg(A, B), par(Y, B)");
+    pf_rule("+sg(X, Y) <- par(X, P), par(Y, P)");
+    pf_rule("+sg(X, Y) <- par(X, A), sg(A, B), par(Y, B)");
     run("q(X, Y) <- sg(X, Y)", &R);
     expect_pairs(&R, SG, n, "sg");
     for (int c = 0; c < n; c++) {
@@ -1042,9 +979,9 @@ Test(recursion, same_generation) {
 
 Test(recursion, recursion_with_arithmetic_terminates_by_filter) {
     /* count(N) from 0 up to 50 by a bounded successor */
-    fact1("zero", 0);
-    rule("+nat(N) <- zero(N)");
-    rule("+nat(M) <- nat(N), M = N + 1, M <= 50");
+    pf_fact1("zero", 0);
+    pf_rule("+nat(N) <- zero(N)");
+    pf_rule("+nat(M) <- nat(N), M = N + 1, M <= 50");
     run("q(N) <- nat(N)", &R);
     cr_expect_eq(R.n, 51);
     for (size_t k = 0; k < R.n; k++) cr_expect_eq(R.t[k][0], (int64_t)k);
@@ -1053,7 +990,7 @@ Test(recursion, recursion_with_arithmetic_terminates_by_filter) {
 Test(recursion, aggregate_over_recursive_relation) {
     random_graph(31, 12, 22);
     use_variant(0);
-    rule("+fanout(X, count<Y>) <- reach(X, Y)");
+    pf_rule("+fanout(X, count<Y>) <- reach(X, Y)");
     run("q(X, N) <- fanout(X, N)", &R);
     size_t nonempty = 0;
     for (int i = 0; i < 12; i++) {
@@ -1090,7 +1027,7 @@ Test(negation, complement_of_closure) {
         for (int j = 0; j < n; j++) want[i][j] = !TC[i][j];
     for (int v = 0; v < 3; v++) {
         use_variant(v);
-        rule("+unreach(X, Y) <- node(X), node(Y), !reach(X, Y)");
+        pf_rule("+unreach(X, Y) <- node(X), node(Y), !reach(X, Y)");
         run("q(X, Y) <- unreach(X, Y)", &R);
         expect_pairs(&R, want, n, VARIANT_NAMES[v]);
         /* bound: the negated relation is still judged over everything */
@@ -1108,11 +1045,11 @@ Test(negation, layered_negation) {
     random_graph(21, n, 10);
     load_nodes(n);
     use_variant(1);
-    rule("+has_in(Y) <- edge(_, Y)");
-    rule("+source(X) <- node(X), !has_in(X)");
-    rule("+covered(Y) <- source(X), reach(X, Y)");
-    rule("+covered(X) <- source(X)");
-    rule("+orphan(X) <- node(X), !covered(X)");
+    pf_rule("+has_in(Y) <- edge(_, Y)");
+    pf_rule("+source(X) <- node(X), !has_in(X)");
+    pf_rule("+covered(Y) <- source(X), reach(X, Y)");
+    pf_rule("+covered(X) <- source(X)");
+    pf_rule("+orphan(X) <- node(X), !covered(X)");
     run("q(X) <- orphan(X)", &R);
     bool src[MAXN] = {0}, cov[MAXN] = {0};
     for (int y = 0; y < n; y++) {
@@ -1146,7 +1083,7 @@ Test(negation, query_negating_a_recursive_relation) {
 /* ---- stop flag -------------------------------------------------------------------------- */
 
 Test(stop, a_set_flag_stops_evaluation) {
-    for (int i = 0; i < 300; i++) fact2("edge", i, i + 1);
+    for (int i = 0; i < 300; i++) pf_fact2("edge", i, i + 1);
     use_variant(0);
     static volatile int flag = 1;
     exec_guard g;
@@ -1159,7 +1096,7 @@ Test(stop, a_set_flag_stops_evaluation) {
 }
 
 Test(stop, a_clear_flag_does_not) {
-    for (int i = 0; i < 300; i++) fact2("edge", i, i + 1);
+    for (int i = 0; i < 300; i++) pf_fact2("edge", i, i + 1);
     use_variant(0);
     static volatile int flag = 0;
     exec_guard g;
@@ -1173,7 +1110,7 @@ Test(stop, a_clear_flag_does_not) {
 }
 
 Test(stop, a_passed_deadline_stops_evaluation) {
-    for (int i = 0; i < 300; i++) fact2("edge", i, i + 1);
+    for (int i = 0; i < 300; i++) pf_fact2("edge", i, i + 1);
     use_variant(0);
     exec_guard g;
     exec_guard_init(&g, NULL, exec_clock_ns() - 1, 0, NULL);
@@ -1184,7 +1121,7 @@ Test(stop, a_passed_deadline_stops_evaluation) {
 }
 
 Test(stop, a_memory_limit_stops_evaluation) {
-    for (int i = 0; i < 300; i++) fact2("edge", i, i + 1);
+    for (int i = 0; i < 300; i++) pf_fact2("edge", i, i + 1);
     use_variant(0);
     exec_guard g;
     exec_guard_init(&g, NULL, 0, 64 * 1024, NULL);
@@ -1196,7 +1133,7 @@ Test(stop, a_memory_limit_stops_evaluation) {
 
 Test(stop, counting_a_relation_holds_no_memory_per_row) {
     /* 20,000 bindings would take 320 KB: the count is the relation's size */
-    for (int i = 0; i < 20000; i++) fact2("edge", i, i + 1);
+    for (int i = 0; i < 20000; i++) pf_fact2("edge", i, i + 1);
     exec_guard g;
     exec_guard_init(&g, NULL, 0, 64 * 1024, NULL);
     const char *err = run_stop("q(count<X>) <- edge(X, Y)", &R, &g);
@@ -1212,7 +1149,7 @@ Test(stop, counting_a_relation_holds_no_memory_per_row) {
 
 Test(stop, a_passed_deadline_stops_a_bound_closure) {
     /* one seed, a long chain: the search reads the graph as it goes, and still stops */
-    for (int i = 0; i < 20000; i++) fact2("edge", i, i + 1);
+    for (int i = 0; i < 20000; i++) pf_fact2("edge", i, i + 1);
     use_variant(0);
     const char *err = run_stop("q(Y) <- reach(0, Y)", &R, NULL);
     cr_assert_null(err, "%s", err);

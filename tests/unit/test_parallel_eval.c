@@ -17,34 +17,12 @@
 #include "exec/rel.h"
 #include "iql/parser.h"
 #include "plan/build.h"
+#include "program_fixture.h"
 #include "value/value.h"
 
-#define MAX_RELS  8
-#define MAX_RULES 8
-
-static il_arena A;
-static struct {
-    const char *name;
-    rel_t *rel;
-} RELS[MAX_RELS];
-static uint32_t NRELS;
-static const iql_rule *RULES[MAX_RULES];
-static uint32_t NRULES;
 static uint64_t rng;
 
-static void setup(void) {
-    il_arena_init(&A);
-    NRELS = 0;
-    NRULES = 0;
-}
-
-static void teardown(void) {
-    for (uint32_t i = 0; i < NRELS; i++) rel_free(RELS[i].rel);
-    il_arena_destroy(&A);
-    val_shutdown();
-}
-
-TestSuite(parallel, .init = setup, .fini = teardown);
+TestSuite(parallel, .init = pf_setup, .fini = pf_teardown);
 
 static uint64_t rnd(void) {
     uint64_t z = (rng += 0x9E3779B97F4A7C15ull);
@@ -53,54 +31,17 @@ static uint64_t rnd(void) {
     return z ^ (z >> 31);
 }
 
-static const rel_t *lookup(void *ctx, const char *name) {
-    (void)ctx;
-    for (uint32_t i = 0; i < NRELS; i++)
-        if (strcmp(RELS[i].name, name) == 0) return RELS[i].rel;
-    return NULL;
-}
-
-static rel_t *stored_rel(const char *name, uint32_t arity) {
-    for (uint32_t i = 0; i < NRELS; i++)
-        if (strcmp(RELS[i].name, name) == 0) return RELS[i].rel;
-    cr_assert(NRELS < MAX_RELS);
-    RELS[NRELS].name = name;
-    RELS[NRELS].rel = rel_new(arity);
-    return RELS[NRELS++].rel;
-}
-
-static void fact2(const char *name, int64_t a, int64_t b) {
-    val_t t[2] = {val_int(a), val_int(b)};
-    rel_insert(stored_rel(name, 2), t);
-}
-
-static iql_rule *parse_rule(const char *text, iql_stmt_kind want) {
-    iql_stmt st;
-    const char *err = NULL;
-    bool ok = iql_parse(&A, text, strlen(text), &st, &err);
-    cr_assert(ok, "parse of `%s` failed: %s", text, err ? err : "?");
-    cr_assert_eq(st.kind, want, "`%s` parsed as kind %d", text, (int)st.kind);
-    iql_rule *r = il_arena_alloc(&A, sizeof *r);
-    *r = st.u.rule;
-    return r;
-}
-
-static void rule(const char *text) {
-    cr_assert(NRULES < MAX_RULES);
-    RULES[NRULES++] = parse_rule(text, IQL_STMT_PERSIST_RULE);
-}
-
 /* edge: `edges` random edges over `nodes` nodes. */
 static void random_graph(uint64_t seed, int nodes, int edges) {
     rng = seed;
     for (int i = 0; i < edges; i++)
-        fact2("edge", (int64_t)(rnd() % (uint64_t)nodes), (int64_t)(rnd() % (uint64_t)nodes));
+        pf_fact2("edge", (int64_t)(rnd() % (uint64_t)nodes), (int64_t)(rnd() % (uint64_t)nodes));
 }
 
 /* p(child, parent): a random tree of `nodes` nodes rooted at 0. */
 static void random_tree(uint64_t seed, int nodes) {
     rng = seed;
-    for (int i = 1; i < nodes; i++) fact2("p", i, (int64_t)(rnd() % (uint64_t)i));
+    for (int i = 1; i < nodes; i++) pf_fact2("p", i, (int64_t)(rnd() % (uint64_t)i));
 }
 
 /* What a run of a query gave: its rows as raw words in relation order (malloc'ed), or
@@ -113,8 +54,8 @@ typedef struct outcome {
 } outcome;
 
 static outcome run_under(const char *query, exec_guard *g) {
-    const iql_rule *q = parse_rule(query, IQL_STMT_SESSION_RULE);
-    plan_source src = {.rules = RULES, .nrules = NRULES, .stored = lookup, .ctx = NULL};
+    const iql_rule *q = pf_parse_rule(query, IQL_STMT_SESSION_RULE);
+    plan_source src = {.rules = pf_rules, .nrules = pf_nrules, .stored = pf_lookup, .ctx = NULL};
     plan_program p;
     plan_program_init(&p);
     cr_assert(plan_build(&p, &src, q), "%s", p.error);
@@ -171,54 +112,48 @@ static void expect_same_on_threads(const char *what, const char *query, size_t m
 
 Test(parallel, partitions_with_a_computed_column_give_one_threads_rows) {
     random_graph(11, 700, 1400);
-    rule("+walk(X, Y, 1) <- edge(X, Y)");
-    rule("+walk(X, Z, D) <- walk(X, Y, D0), edge(Y, Z), D = D0 + 1, D < 9");
+    pf_rule("+walk(X, Y, 1) <- edge(X, Y)");
+    pf_rule("+walk(X, Z, D) <- walk(X, Y, D0), edge(Y, Z), D = D0 + 1, D < 9");
     expect_same_on_threads("walks", "q(X, Y, D) <- walk(X, Y, D)", 50000);
 }
 
 Test(parallel, partitions_over_negation_give_one_threads_rows) {
     random_graph(12, 800, 1700);
-    for (int i = 0; i < 800; i += 9) {
-        val_t t[1] = {val_int(i)};
-        rel_insert(stored_rel("blocked", 1), t);
-    }
-    rule("+open(X, Y) <- edge(X, Y), !blocked(Y)");
-    rule("+open(X, Z) <- open(X, Y), edge(Y, Z), !blocked(Z)");
+    for (int i = 0; i < 800; i += 9) pf_fact1("blocked", i);
+    pf_rule("+open(X, Y) <- edge(X, Y), !blocked(Y)");
+    pf_rule("+open(X, Z) <- open(X, Y), edge(Y, Z), !blocked(Z)");
     expect_same_on_threads("open paths", "q(X, Y) <- open(X, Y)", 50000);
 }
 
 Test(parallel, same_generation_rounds_give_one_threads_rows) {
     random_tree(13, 2500);
-    rule("+sg(X, X) <- p(X, _)");
-    rule("+sg(X, Y) <- p(X, A), sg(A, B), p(Y, B)");
+    pf_rule("+sg(X, X) <- p(X, _)");
+    pf_rule("+sg(X, Y) <- p(X, A), sg(A, B), p(Y, B)");
     expect_same_on_threads("same generation", "q(X, Y) <- sg(X, Y)", 50000);
 }
 
 Test(parallel, mutual_recursion_rounds_give_one_threads_rows) {
     random_graph(14, 600, 1100);
-    rule("+odd(X, Y) <- edge(X, Y)");
-    rule("+odd(X, Z) <- even(X, Y), edge(Y, Z)");
-    rule("+even(X, Z) <- odd(X, Y), edge(Y, Z)");
+    pf_rule("+odd(X, Y) <- edge(X, Y)");
+    pf_rule("+odd(X, Z) <- even(X, Y), edge(Y, Z)");
+    pf_rule("+even(X, Z) <- odd(X, Y), edge(Y, Z)");
     expect_same_on_threads("even paths", "q(X, Y) <- even(X, Y)", 50000);
     expect_same_on_threads("odd paths", "q(X, Y) <- odd(X, Y)", 50000);
 }
 
 Test(parallel, non_linear_rounds_over_negation_give_one_threads_rows) {
     random_graph(15, 500, 900);
-    for (int i = 0; i < 500; i += 7) {
-        val_t t[1] = {val_int(i)};
-        rel_insert(stored_rel("blocked", 1), t);
-    }
-    rule("+hop(X, Y) <- edge(X, Y), !blocked(X)");
-    rule("+hop(X, Z) <- hop(X, Y), hop(Y, Z)");
+    for (int i = 0; i < 500; i += 7) pf_fact1("blocked", i);
+    pf_rule("+hop(X, Y) <- edge(X, Y), !blocked(X)");
+    pf_rule("+hop(X, Z) <- hop(X, Y), hop(Y, Z)");
     expect_same_on_threads("non-linear", "q(X, Y) <- hop(X, Y)", 30000);
 }
 
 Test(parallel, strings_made_in_heads_give_one_threads_rows) {
     random_graph(16, 300, 700);
-    rule("+named(X, Y, S) <- edge(X, Y), S = concat(\"n\", \"\", \"\")");
-    rule("+named(X, Z, S) <- named(X, Y, S0), edge(Y, Z), len(S0) < 6, "
-         "S = concat(S0, \"x\", \"\")");
+    pf_rule("+named(X, Y, S) <- edge(X, Y), S = concat(\"n\", \"\", \"\")");
+    pf_rule("+named(X, Z, S) <- named(X, Y, S0), edge(Y, Z), len(S0) < 6, "
+            "S = concat(S0, \"x\", \"\")");
     /* the strings of a statement are held by its scope: the helpers' ones too */
     il_intern_scope *sc = il_intern_scope_new();
     il_intern_scope *outer = il_intern_scope_enter(sc);
@@ -256,10 +191,10 @@ static void *set_later(void *arg) {
 Test(parallel, a_guard_stops_recursion_on_threads) {
     random_graph(17, 700, 1400);
     random_tree(18, 2500);
-    rule("+walk(X, Y, 1) <- edge(X, Y)");
-    rule("+walk(X, Z, D) <- walk(X, Y, D0), edge(Y, Z), D = D0 + 1, D < 9");
-    rule("+sg(X, X) <- p(X, _)");
-    rule("+sg(X, Y) <- p(X, A), sg(A, B), p(Y, B)");
+    pf_rule("+walk(X, Y, 1) <- edge(X, Y)");
+    pf_rule("+walk(X, Z, D) <- walk(X, Y, D0), edge(Y, Z), D = D0 + 1, D < 9");
+    pf_rule("+sg(X, X) <- p(X, _)");
+    pf_rule("+sg(X, Y) <- p(X, A), sg(A, B), p(Y, B)");
     const char *queries[] = {"q(X, Y, D) <- walk(X, Y, D)", "q(X, Y) <- sg(X, Y)"};
     for (int kind = 0; kind < 6; kind++) {
         const char *q = queries[kind / 3];

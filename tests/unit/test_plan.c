@@ -13,36 +13,22 @@
 #include "exec/rel.h"
 #include "iql/parser.h"
 #include "plan/build.h"
+#include "program_fixture.h"
 #include "value/value.h"
 
 /* ---- fixture: stored relations, parsed rules ------------------------------------ */
 
-#define MAX_RELS  16
-#define MAX_RULES 64
-
-static il_arena A;
-static struct {
-    const char *name;
-    rel_t *rel;
-} RELS[MAX_RELS];
-static uint32_t NRELS;
-static const iql_rule *RULES[MAX_RULES];
-static uint32_t NRULES;
 static plan_program P;
 static bool P_INIT;
 
 static void setup(void) {
-    il_arena_init(&A);
-    NRELS = 0;
-    NRULES = 0;
+    pf_setup();
     P_INIT = false;
 }
 
 static void teardown(void) {
     if (P_INIT) plan_program_free(&P);
-    for (uint32_t i = 0; i < NRELS; i++) rel_free(RELS[i].rel);
-    il_arena_destroy(&A);
-    val_shutdown();
+    pf_teardown();
 }
 
 TestSuite(demand, .init = setup, .fini = teardown);
@@ -50,62 +36,27 @@ TestSuite(strata, .init = setup, .fini = teardown);
 TestSuite(join_order, .init = setup, .fini = teardown);
 TestSuite(plan_errors, .init = setup, .fini = teardown);
 
-static const rel_t *lookup(void *ctx, const char *name) {
-    (void)ctx;
-    for (uint32_t i = 0; i < NRELS; i++)
-        if (strcmp(RELS[i].name, name) == 0) return RELS[i].rel;
-    return NULL;
-}
-
-static rel_t *stored_rel(const char *name, uint32_t arity) {
-    for (uint32_t i = 0; i < NRELS; i++)
-        if (strcmp(RELS[i].name, name) == 0) return RELS[i].rel;
-    cr_assert(NRELS < MAX_RELS);
-    RELS[NRELS].name = name;
-    RELS[NRELS].rel = rel_new(arity);
-    return RELS[NRELS++].rel;
-}
-
-static void fact2(const char *name, int64_t a, int64_t b) {
-    val_t t[2] = {val_int(a), val_int(b)};
-    rel_insert(stored_rel(name, 2), t);
-}
-
-static void fact1(const char *name, int64_t a) {
-    val_t t[1] = {val_int(a)};
-    rel_insert(stored_rel(name, 1), t);
-}
-
 static iql_stmt parse(const char *text) {
     iql_stmt st;
     const char *err = NULL;
-    bool ok = iql_parse(&A, text, strlen(text), &st, &err);
+    bool ok = iql_parse(&pf_arena, text, strlen(text), &st, &err);
     cr_assert(ok, "parse of `%s` failed: %s", text, err ? err : "?");
     return st;
 }
 
 /* A persistent rule `+head <- body`. */
-static void rule(const char *text) {
-    iql_stmt st = parse(text);
-    cr_assert_eq(st.kind, IQL_STMT_PERSIST_RULE, "`%s` is not a persistent rule", text);
-    iql_rule *r = il_arena_alloc(&A, sizeof *r);
-    *r = st.u.rule;
-    cr_assert(NRULES < MAX_RULES);
-    RULES[NRULES++] = r;
-}
-
 /* A query in rule form: `q(outputs) <- body` (a session rule as written). */
 static const iql_rule *query_rule(const char *text) {
     iql_stmt st = parse(text);
     cr_assert_eq(st.kind, IQL_STMT_SESSION_RULE, "`%s` is not a rule", text);
-    iql_rule *r = il_arena_alloc(&A, sizeof *r);
+    iql_rule *r = il_arena_alloc(&pf_arena, sizeof *r);
     *r = st.u.rule;
     return r;
 }
 
 static bool build(const char *query) {
     const iql_rule *q = query_rule(query);
-    plan_source src = {.rules = RULES, .nrules = NRULES, .stored = lookup, .ctx = NULL};
+    plan_source src = {.rules = pf_rules, .nrules = pf_nrules, .stored = pf_lookup, .ctx = NULL};
     plan_program_init(&P);
     P_INIT = true;
     return plan_build(&P, &src, q);
@@ -297,17 +248,17 @@ static uint32_t count_delta_variants(uint32_t head) {
 }
 
 static void chain_edges(int n) {
-    for (int i = 1; i < n; i++) fact2("edge", i, i + 1);
+    for (int i = 1; i < n; i++) pf_fact2("edge", i, i + 1);
 }
 
 static void left_reach(void) {
-    rule("+reach(X, Y) <- edge(X, Y)");
-    rule("+reach(X, Z) <- reach(X, Y), edge(Y, Z)");
+    pf_rule("+reach(X, Y) <- edge(X, Y)");
+    pf_rule("+reach(X, Z) <- reach(X, Y), edge(Y, Z)");
 }
 
 static void right_reach(void) {
-    rule("+reach(X, Y) <- edge(X, Y)");
-    rule("+reach(X, Z) <- edge(X, Y), reach(Y, Z)");
+    pf_rule("+reach(X, Y) <- edge(X, Y)");
+    pf_rule("+reach(X, Z) <- edge(X, Y), reach(Y, Z)");
 }
 
 /* ---- demand transformation ------------------------------------------------------ */
@@ -322,7 +273,7 @@ Test(demand, bound_first_argument_creates_restricted_instances) {
     cr_expect(!has_pred("reach"), "the unrestricted instance is not needed");
     cr_expect(has_pred("edge"));
     cr_expect_eq(P.preds.v[pred_id("edge")].kind, PP_BASE);
-    cr_expect_eq(P.preds.v[pred_id("edge")].stored, RELS[0].rel);
+    cr_expect_eq(P.preds.v[pred_id("edge")].stored, pf_lookup(NULL, "edge"));
     cr_expect_eq(P.preds.v[pred_id("reach^bf")].arity, 2);
     cr_expect_eq(P.preds.v[pred_id("m_reach^bf")].arity, 1);
     cr_expect_eq(P.preds.v[P.query_pred].arity, 1);
@@ -412,7 +363,7 @@ Test(demand, full_instance_found_after_a_restricted_one) {
        that reach is computed whole, and then the bound call reads that too */
     chain_edges(5);
     right_reach();
-    rule("+n(count<X>) <- reach(X, Y)");
+    pf_rule("+n(count<X>) <- reach(X, Y)");
     build_ok("q(Y, C) <- reach(1, Y), n(C)");
     check_program_invariants();
     cr_expect(has_pred("reach"));
@@ -427,9 +378,9 @@ Test(demand, full_instance_of_a_mutually_recursive_relation) {
     /* a^ff calls b(Y, Z) with Y bound, whose clause calls a with its first argument
        bound: that call reads a^ff, computed anyway; b keeps its demand (b^ff is not) */
     chain_edges(5);
-    rule("+a(X, Y) <- edge(X, Y)");
-    rule("+a(X, Z) <- edge(X, Y), b(Y, Z)");
-    rule("+b(X, Y) <- a(X, Y)");
+    pf_rule("+a(X, Y) <- edge(X, Y)");
+    pf_rule("+a(X, Z) <- edge(X, Y), b(Y, Z)");
+    pf_rule("+b(X, Y) <- a(X, Y)");
     build_ok("q(X, Y) <- a(X, Y)");
     check_program_invariants();
     cr_expect(has_pred("a"));
@@ -454,8 +405,8 @@ Test(demand, bound_query_over_right_recursion_stays_restricted) {
 
 Test(demand, negated_atoms_read_the_unrestricted_instance) {
     chain_edges(5);
-    fact1("node", 1);
-    fact1("node", 5);
+    pf_fact1("node", 1);
+    pf_fact1("node", 5);
     left_reach();
     build_ok("q(X) <- node(X), !reach(1, X)");
     check_program_invariants();
@@ -469,7 +420,7 @@ Test(demand, negated_atoms_read_the_unrestricted_instance) {
 Test(demand, aggregates_read_the_unrestricted_instance) {
     chain_edges(5);
     left_reach();
-    rule("+fanout(X, count<Y>) <- reach(X, Y)");
+    pf_rule("+fanout(X, count<Y>) <- reach(X, Y)");
     build_ok("q(N) <- fanout(1, N)");
     check_program_invariants();
     cr_expect(has_pred("fanout"));
@@ -481,9 +432,9 @@ Test(demand, aggregates_read_the_unrestricted_instance) {
 Test(demand, join_passes_bindings_to_derived_atoms) {
     /* hot_reach(X, Y) <- hot(X), reach(X, Y): the demand on reach comes from hot */
     chain_edges(5);
-    fact1("hot", 2);
+    pf_fact1("hot", 2);
     left_reach();
-    rule("+hot_reach(X, Y) <- hot(X), reach(X, Y)");
+    pf_rule("+hot_reach(X, Y) <- hot(X), reach(X, Y)");
     build_ok("q(X, Y) <- hot_reach(X, Y)");
     check_program_invariants();
     cr_expect(has_pred("hot_reach"));
@@ -507,7 +458,7 @@ Test(demand, unknown_relation_is_an_empty_base_predicate) {
 Test(demand, only_needed_rules_are_included) {
     chain_edges(3);
     left_reach();
-    rule("+other(X) <- edge(X, _)");
+    pf_rule("+other(X) <- edge(X, _)");
     build_ok("q(X, Y) <- reach(X, Y)");
     cr_expect(!has_pred("other"));
 }
@@ -540,19 +491,19 @@ Test(strata, recursion_is_flagged_and_has_semi_naive_variants) {
 
 Test(strata, nonlinear_recursion_has_one_variant_per_recursive_atom) {
     chain_edges(4);
-    rule("+tc(X, Y) <- edge(X, Y)");
-    rule("+tc(X, Z) <- tc(X, Y), tc(Y, Z)");
+    pf_rule("+tc(X, Y) <- edge(X, Y)");
+    pf_rule("+tc(X, Z) <- tc(X, Y), tc(Y, Z)");
     build_ok("q(X, Y) <- tc(X, Y)");
     check_program_invariants();
     cr_expect_eq(count_delta_variants(pred_id("tc")), 2);
 }
 
 Test(strata, mutual_recursion_shares_one_stratum) {
-    fact1("zero", 0);
-    for (int i = 0; i < 6; i++) fact2("succ", i, i + 1);
-    rule("+even(N) <- zero(N)");
-    rule("+odd(N) <- even(M), succ(M, N)");
-    rule("+even(N) <- odd(M), succ(M, N)");
+    pf_fact1("zero", 0);
+    for (int i = 0; i < 6; i++) pf_fact2("succ", i, i + 1);
+    pf_rule("+even(N) <- zero(N)");
+    pf_rule("+odd(N) <- even(M), succ(M, N)");
+    pf_rule("+even(N) <- odd(M), succ(M, N)");
     build_ok("q(N) <- even(N)");
     check_program_invariants();
     uint32_t e = pred_id("even"), o = pred_id("odd");
@@ -565,10 +516,10 @@ Test(strata, mutual_recursion_shares_one_stratum) {
 
 Test(strata, negation_reads_a_finished_stratum) {
     chain_edges(4);
-    for (int i = 1; i <= 4; i++) fact1("node", i);
+    for (int i = 1; i <= 4; i++) pf_fact1("node", i);
     left_reach();
-    rule("+unreach(X, Y) <- node(X), node(Y), !reach(X, Y)");
-    rule("+lonely(X) <- node(X), !unreach(X, 4)");
+    pf_rule("+unreach(X, Y) <- node(X), node(Y), !reach(X, Y)");
+    pf_rule("+lonely(X) <- node(X), !unreach(X, 4)");
     build_ok("q(X) <- lonely(X)");
     check_program_invariants();
     uint32_t r = pred_id("reach"), u = pred_id("unreach"), l = pred_id("lonely");
@@ -581,10 +532,10 @@ Test(strata, negation_reads_a_finished_stratum) {
 
 Test(strata, layered_rules_are_ordered_dependencies_first) {
     chain_edges(4);
-    rule("+a(X) <- edge(X, _)");
-    rule("+b(X) <- a(X)");
-    rule("+c(X) <- b(X)");
-    rule("+d(X, Y) <- c(X), edge(X, Y)");
+    pf_rule("+a(X) <- edge(X, _)");
+    pf_rule("+b(X) <- a(X)");
+    pf_rule("+c(X) <- b(X)");
+    pf_rule("+d(X, Y) <- c(X), edge(X, Y)");
     build_ok("q(X, Y) <- d(X, Y)");
     check_program_invariants();
     uint32_t a = stratum_index(pred_id("a")), b = stratum_index(pred_id("b")),
@@ -602,10 +553,10 @@ Test(strata, shared_instances_keep_layers_in_order) {
     /* c reads b then a(X) bound (a^b); d reads c then b(X) bound (b^b, which reads a^b):
      * the demand on a^b comes from two places. The layers still come in order. */
     chain_edges(4);
-    rule("+a(X) <- edge(X, _)");
-    rule("+b(X) <- a(X)");
-    rule("+c(X) <- b(X), a(X)");
-    rule("+d(X) <- c(X), b(X)");
+    pf_rule("+a(X) <- edge(X, _)");
+    pf_rule("+b(X) <- a(X)");
+    pf_rule("+c(X) <- b(X), a(X)");
+    pf_rule("+d(X) <- c(X), b(X)");
     build_ok("q(X) <- d(X)");
     check_program_invariants();
     uint32_t a = stratum_index(pred_id("a")), b = stratum_index(pred_id("b")),
@@ -626,13 +577,13 @@ Test(strata, shared_instances_keep_layers_in_order) {
  * the recursive stratum before n is complete, and d(1) is derived although n(1) holds
  * (c = {2}, d = c ∩ a = {}). */
 Test(strata, demand_never_puts_a_negation_inside_a_recursive_stratum) {
-    fact1("e", 1);
-    fact1("e", 2);
-    fact1("f", 1);
-    rule("+a(X) <- f(X)");
-    rule("+n(X) <- e(X), a(X)");
-    rule("+c(X) <- e(X), !n(X)");
-    rule("+d(X) <- c(X), a(X)");
+    pf_fact1("e", 1);
+    pf_fact1("e", 2);
+    pf_fact1("f", 1);
+    pf_rule("+a(X) <- f(X)");
+    pf_rule("+n(X) <- e(X), a(X)");
+    pf_rule("+c(X) <- e(X), !n(X)");
+    pf_rule("+d(X) <- c(X), a(X)");
     build_ok("q(X) <- d(X)");
     check_program_invariants();
     exec_ctx x = {0};
@@ -656,13 +607,13 @@ Test(strata, bound_recursive_instance_is_recursive) {
  * demand comes from c, which reads cnt. The aggregate runs once inside the recursive
  * stratum, before a^b is complete, and its group is lost (d must be {(1, 1)}). */
 Test(strata, demand_never_puts_an_aggregate_inside_a_recursive_stratum) {
-    fact1("e", 1);
-    fact1("e", 2);
-    fact1("f", 1);
-    rule("+a(X) <- f(X)");
-    rule("+cnt(count<X>) <- e(X), a(X)");
-    rule("+c(X, N) <- e(X), cnt(N)");
-    rule("+d(X, N) <- c(X, N), a(X)");
+    pf_fact1("e", 1);
+    pf_fact1("e", 2);
+    pf_fact1("f", 1);
+    pf_rule("+a(X) <- f(X)");
+    pf_rule("+cnt(count<X>) <- e(X), a(X)");
+    pf_rule("+c(X, N) <- e(X), cnt(N)");
+    pf_rule("+d(X, N) <- c(X, N), a(X)");
     build_ok("q(X, N) <- d(X, N)");
     check_program_invariants();
     for (uint32_t i = 0; i < P.clauses.n; i++)
@@ -714,7 +665,7 @@ Test(join_order, seek_on_second_column_puts_it_first_in_the_index_order) {
 
 Test(join_order, filters_run_as_soon_as_their_inputs_are_bound) {
     chain_edges(6);
-    fact1("big", 5);
+    pf_fact1("big", 5);
     build_ok("q(X, Y) <- edge(X, Y), big(B), X > 2");
     const plan_clause *c = base_clause(P.query_pred, 0);
     cr_assert(c);
@@ -772,7 +723,7 @@ Test(join_order, demand_relation_is_scanned_first_in_restricted_clauses) {
 
 Test(join_order, negation_runs_once_its_variables_are_bound) {
     chain_edges(5);
-    fact1("blocked", 3);
+    pf_fact1("blocked", 3);
     build_ok("q(X, Y) <- edge(X, Y), !blocked(Y)");
     const plan_clause *c = base_clause(P.query_pred, 0);
     cr_assert(c);
@@ -795,8 +746,8 @@ Test(join_order, assignment_binds_a_slot) {
 
 Test(join_order, every_placeholder_is_a_fresh_variable) {
     /* s(_, A), s(_, B): the two `_` do not join (no check between them) */
-    fact2("s", 1, 10);
-    fact2("s", 2, 20);
+    pf_fact2("s", 1, 10);
+    pf_fact2("s", 2, 20);
     build_ok("q(A, B) <- s(_, A), s(_, B)");
     const plan_clause *c = base_clause(P.query_pred, 0);
     cr_assert(c);
@@ -822,39 +773,39 @@ static void expect_failure(const char *query, const char *msg) {
 }
 
 Test(plan_errors, unknown_variable_in_comparison) {
-    fact1("data", 1);
+    pf_fact1("data", 1);
     expect_failure("q(X) <- data(X), Y > 5", "Variable 'Y' not found in schema [\"X\"]");
 }
 
 Test(plan_errors, unknown_variable_lists_placeholder_columns) {
-    fact2("data", 1, 2);
+    pf_fact2("data", 1, 2);
     expect_failure("q(X) <- data(X, _), Y > 5",
                    "Variable 'Y' not found in schema [\"X\", \"_ph_data_1\"]");
 }
 
 Test(plan_errors, unknown_variable_in_rule_used_by_query) {
-    fact1("data", 1);
-    rule("+bad(X) <- data(X), Y > 5");
+    pf_fact1("data", 1);
+    pf_rule("+bad(X) <- data(X), Y > 5");
     expect_failure("q(X) <- bad(X)", "Variable 'Y' not found in schema [\"X\"]");
 }
 
 Test(plan_errors, function_call_in_rule_head) {
-    fact2("data", 1, 2);
-    rule("+f(abs_int64(X), Y) <- data(X, Y)");
+    pf_fact2("data", 1, 2);
+    pf_rule("+f(abs_int64(X), Y) <- data(X, Y)");
     expect_failure("q(A, B) <- f(A, B)",
                    "Function calls in rule head not yet fully supported. Use Compute node "
                    "directly.");
 }
 
 Test(plan_errors, builtin_arity) {
-    fact2("data", 1, 2);
+    pf_fact2("data", 1, 2);
     expect_failure("q(X, D) <- data(X, Y), D = pow(Y)",
                    "Function 'pow' requires 2 argument(s), but 1 provided");
 }
 
 Test(plan_errors, error_in_an_unused_rule_does_not_matter) {
-    fact1("data", 1);
-    rule("+bad(X) <- data(X), Y > 5");
+    pf_fact1("data", 1);
+    pf_rule("+bad(X) <- data(X), Y > 5");
     build_ok("q(X) <- data(X)");
     exec_ctx x = {0};
     cr_expect(exec_run(&P, &x), "%s", x.error);
