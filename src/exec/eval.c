@@ -64,7 +64,7 @@ typedef struct runner {
     plan_seek_cache *seek_caches; /* per op: the caches of its seeks into stored facts */
     exec_team *team; /* on a worker of a team (exec/team.h): its stops, not x's, are polled */
     uint32_t worker;
-    uint64_t ticks;     /* a team worker's own tick count */
+    uint64_t *ticks;    /* the tick count it adds to: x's, or a team worker's own */
     tupleset *bindings; /* aggregating clauses: the distinct body bindings */
     IL_VEC(val_t)
     flat; /* aggregating clauses whose bindings are distinct by construction
@@ -98,14 +98,14 @@ bool exec_tick_n(exec_ctx *x, uint64_t n) {
     return x->error != NULL;
 }
 
-static bool poll_stop(runner *r) {
-    if (r->team) {
-        if ((++r->ticks & STOP_CHECK_MASK) == 0 &&
-            exec_team_poll(r->team, r->worker, STOP_CHECK_MASK + 1))
-            r->abort = true;
-    } else if (tick(r->x)) {
-        r->abort = true;
-    }
+/* A check fell due: the statement's guard, or on a team's worker the team's stops
+ * (exec/team.h). */
+static __attribute__((noinline)) bool stop_due(runner *r) {
+    return r->team ? exec_team_poll(r->team, r->worker, STOP_CHECK_MASK + 1) : check_guard(r->x);
+}
+
+static inline bool poll_stop(runner *r) {
+    if ((++*r->ticks & STOP_CHECK_MASK) == 0 && stop_due(r)) r->abort = true;
     return r->abort;
 }
 
@@ -124,11 +124,13 @@ static void emit_head(runner *r) {
         for (uint32_t i = 0; i < c->nhead; i++) t[i] = r->regs[c->head[i]->slot];
     else
         for (uint32_t i = 0; i < c->nhead; i++) t[i] = exec_eval(c->head[i], r->regs);
+    if (r->tset && r->tset_distinct) { /* one scan's rows: no check, nothing to hash */
+        tupleset_push_distinct(r->tset, t);
+        return;
+    }
     if (r->check && rel_contains(r->check, t)) return;
     if (r->tset) {
-        if (r->tset_distinct)
-            tupleset_push_distinct(r->tset, t);
-        else if (tupleset_insert(r->tset, t) && r->added)
+        if (tupleset_insert(r->tset, t) && r->added)
             exec_push_tuple(r->added, t, exec_flat_width(c->nhead));
         return;
     }
@@ -246,18 +248,9 @@ static bool plan_row_bounds(const runner *r, uint32_t i, const scan_plan *sp, ro
 
 /* Counts n ticks at once (poll_stop for a run of tuples). */
 static bool poll_stop_many(runner *r, size_t n) {
-    if (r->team) {
-        uint64_t before = r->ticks;
-        r->ticks += n;
-        if (((before ^ r->ticks) & ~(uint64_t)STOP_CHECK_MASK) &&
-            exec_team_poll(r->team, r->worker, STOP_CHECK_MASK + 1))
-            r->abort = true;
-        return r->abort;
-    }
-    exec_ctx *x = r->x;
-    uint64_t before = x->ticks;
-    x->ticks += n;
-    if (((before ^ x->ticks) & ~(uint64_t)STOP_CHECK_MASK) && check_guard(x)) r->abort = true;
+    uint64_t before = *r->ticks;
+    *r->ticks += n;
+    if (((before ^ *r->ticks) & ~(uint64_t)STOP_CHECK_MASK) && stop_due(r)) r->abort = true;
     return r->abort;
 }
 
@@ -525,6 +518,7 @@ static void run_clause_into(plan_program *p, exec_ctx *x, const plan_clause *c, 
                 .added = added,
                 .tset = tset,
                 .seek_caches = c->seek_caches,
+                .ticks = &x->ticks,
                 .head_slots = heads_are_slots(c)};
     /* the query's rows from one scan (`?edge(X, Y)`, `?reach(X, Y)`): nothing to hash */
     r.tset_distinct = tset && !added && tset->n == 0 && heads_distinct(c);
@@ -609,6 +603,7 @@ bool exec_run_on_worker(plan_program *p, exec_ctx *x, const exec_shared_clause *
                 .tset = out,
                 .delta = delta,
                 .seek_caches = caches,
+                .ticks = exec_team_ticks(t, worker),
                 .team = t,
                 .worker = worker,
                 .head_slots = heads_are_slots(c),
@@ -618,10 +613,7 @@ bool exec_run_on_worker(plan_program *p, exec_ctx *x, const exec_shared_clause *
     val_t regs_small[32];
     r.regs = c->nslots <= 32 ? regs_small : malloc(c->nslots * sizeof *r.regs);
     for (uint32_t s = 0; s < c->nslots; s++) r.regs[s] = VAL_NULL;
-    uint64_t *ticks = exec_team_ticks(t, worker);
-    r.ticks = *ticks;
     run_from(&r, 0);
-    *ticks = r.ticks;
     if (r.regs != regs_small) free(r.regs);
     return !r.abort;
 }
