@@ -595,6 +595,9 @@ bool exec_run_on_worker(plan_program *p, exec_ctx *x, const exec_shared_clause *
     const plan_clause *c = sc->c;
     if (sc->empty || delta->n == 0) return true;
     /* x is not touched by a worker: its stops go to the team */
+    /* counted here and kept in the team between chunks: the workers' counts share a
+       cache line, which a count per tuple would bounce between their cores */
+    uint64_t *kept = exec_team_ticks(t, worker), ticks = *kept;
     runner r = {.p = p,
                 .x = x,
                 .c = c,
@@ -603,7 +606,7 @@ bool exec_run_on_worker(plan_program *p, exec_ctx *x, const exec_shared_clause *
                 .tset = out,
                 .delta = delta,
                 .seek_caches = caches,
-                .ticks = exec_team_ticks(t, worker),
+                .ticks = &ticks,
                 .team = t,
                 .worker = worker,
                 .head_slots = heads_are_slots(c),
@@ -614,6 +617,7 @@ bool exec_run_on_worker(plan_program *p, exec_ctx *x, const exec_shared_clause *
     r.regs = c->nslots <= 32 ? regs_small : malloc(c->nslots * sizeof *r.regs);
     for (uint32_t s = 0; s < c->nslots; s++) r.regs[s] = VAL_NULL;
     run_from(&r, 0);
+    *kept = ticks;
     if (r.regs != regs_small) free(r.regs);
     return !r.abort;
 }
