@@ -3,9 +3,12 @@
 #include "program_fixture.h"
 
 #include <criterion/criterion.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "exec/eval.h"
 #include "iql/parser.h"
+#include "plan/build.h"
 #include "value/value.h"
 
 il_arena pf_arena;
@@ -71,4 +74,31 @@ iql_rule *pf_parse_rule(const char *text, iql_stmt_kind want) {
 void pf_rule(const char *text) {
     cr_assert(pf_nrules < PF_MAX_RULES);
     pf_rules[pf_nrules++] = pf_parse_rule(text, IQL_STMT_PERSIST_RULE);
+}
+
+pf_outcome pf_run(const char *query, exec_guard *g) {
+    const iql_rule *q = pf_parse_rule(query, IQL_STMT_SESSION_RULE);
+    plan_source src = {.rules = pf_rules, .nrules = pf_nrules, .stored = pf_lookup, .ctx = NULL};
+    plan_program p;
+    plan_program_init(&p);
+    cr_assert(plan_build(&p, &src, q), "%s", p.error);
+    exec_ctx x = {.guard = g};
+    pf_outcome o = {.error = exec_run(&p, &x) ? NULL : x.error, .used = x.threads_used};
+    const plan_pred *qp = &p.preds.v[p.query_pred];
+    o.arity = qp->arity;
+    if (!o.error && qp->full && rel_count(qp->full)) {
+        o.n = rel_count(qp->full);
+        o.words = malloc((o.n * o.arity + 1) * sizeof *o.words);
+        rel_cursor cur;
+        rel_seek(qp->full, 0, NULL, 0, &cur);
+        const val_t *t;
+        for (size_t k = 0; (t = rel_next(&cur, NULL)); k++)
+            memcpy(&o.words[k * o.arity], t, o.arity * sizeof *t);
+    } else if (!o.error) {
+        o.n = qp->rows.n;
+        o.words = malloc((o.n * o.arity + 1) * sizeof *o.words);
+        memcpy(o.words, qp->rows.tuples, o.n * o.arity * sizeof *o.words);
+    }
+    plan_program_free(&p);
+    return o;
 }

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "base/arena.h"
+#include "exec/guard.h"
 #include "exec/rel.h"
 #include "iql/ast.h"
 
@@ -33,5 +34,18 @@ void pf_fact2(const char *name, int64_t a, int64_t b);
 iql_rule *pf_parse_rule(const char *text, iql_stmt_kind want);
 /* Adds the persistent rule `text` to pf_rules. */
 void pf_rule(const char *text);
+
+/* What a run of a query gave: its rows as raw words in relation order (malloc'ed, the
+ * caller frees them), or its error, and the threads a step of it ran on. */
+typedef struct pf_outcome {
+    val_t *words;
+    size_t n, arity;
+    const char *error;
+    uint32_t used;
+} pf_outcome;
+
+/* Builds the program of `query` (a session rule `q(outputs) <- body`) over pf_rules and
+ * the stored relations, and runs it under guard g (may be NULL). */
+pf_outcome pf_run(const char *query, exec_guard *g);
 
 #endif

@@ -480,30 +480,12 @@ static void fact3(const char *name, int64_t a, int64_t b, int64_t c) {
  * NULL. */
 static const char *rows_under(const char *query, exec_guard *g, val_t **out, size_t *n,
                               uint32_t *used) {
-    const iql_rule *q = pf_parse_rule(query, IQL_STMT_SESSION_RULE);
-    plan_source src = {.rules = pf_rules, .nrules = pf_nrules, .stored = pf_lookup, .ctx = NULL};
-    plan_program p;
-    plan_program_init(&p);
-    cr_assert(plan_build(&p, &src, q), "%s", p.error);
-    exec_ctx x = {.guard = g};
-    bool ok = exec_run(&p, &x);
-    *used = x.threads_used;
-    *n = 0;
-    *out = NULL;
-    const plan_pred *qp = &p.preds.v[p.query_pred];
-    if (ok && qp->full && rel_count(qp->full)) {
-        *out = malloc((rel_count(qp->full) + 1) * 2 * sizeof **out);
-        rel_cursor cur;
-        rel_seek(qp->full, 0, NULL, 0, &cur);
-        const val_t *t;
-        for (; (t = rel_next(&cur, NULL)); (*n)++) memcpy(&(*out)[*n * 2], t, 2 * sizeof *t);
-    } else if (ok) {
-        *n = qp->rows.n;
-        *out = malloc((*n + 1) * 2 * sizeof **out);
-        memcpy(*out, qp->rows.tuples, *n * 2 * sizeof **out);
-    }
-    plan_program_free(&p);
-    return ok ? NULL : x.error;
+    pf_outcome o = pf_run(query, g);
+    cr_assert(o.error || o.arity == 2, "`%s`: %zu columns", query, o.arity);
+    *used = o.used;
+    *n = o.n;
+    *out = o.words;
+    return o.error;
 }
 
 /* A graph whose full closure is searched on several threads: about 950 partitions of

@@ -44,59 +44,23 @@ static void random_tree(uint64_t seed, int nodes) {
     for (int i = 1; i < nodes; i++) pf_fact2("p", i, (int64_t)(rnd() % (uint64_t)i));
 }
 
-/* What a run of a query gave: its rows as raw words in relation order (malloc'ed), or
- * its error, and the threads a step of it ran on. */
-typedef struct outcome {
-    val_t *words;
-    size_t n, arity;
-    const char *error;
-    uint32_t used;
-} outcome;
-
-static outcome run_under(const char *query, exec_guard *g) {
-    const iql_rule *q = pf_parse_rule(query, IQL_STMT_SESSION_RULE);
-    plan_source src = {.rules = pf_rules, .nrules = pf_nrules, .stored = pf_lookup, .ctx = NULL};
-    plan_program p;
-    plan_program_init(&p);
-    cr_assert(plan_build(&p, &src, q), "%s", p.error);
-    exec_ctx x = {.guard = g};
-    outcome o = {.error = exec_run(&p, &x) ? NULL : x.error, .used = x.threads_used};
-    const plan_pred *qp = &p.preds.v[p.query_pred];
-    o.arity = qp->arity;
-    if (!o.error && qp->full && rel_count(qp->full)) {
-        o.n = rel_count(qp->full);
-        o.words = malloc((o.n * o.arity + 1) * sizeof *o.words);
-        rel_cursor cur;
-        rel_seek(qp->full, 0, NULL, 0, &cur);
-        const val_t *t;
-        for (size_t k = 0; (t = rel_next(&cur, NULL)); k++)
-            memcpy(&o.words[k * o.arity], t, o.arity * sizeof *t);
-    } else if (!o.error) {
-        o.n = qp->rows.n;
-        o.words = malloc((o.n * o.arity + 1) * sizeof *o.words);
-        memcpy(o.words, qp->rows.tuples, o.n * o.arity * sizeof *o.words);
-    }
-    plan_program_free(&p);
-    return o;
-}
-
-static outcome run_on(const char *query, uint32_t threads) {
+static pf_outcome run_on(const char *query, uint32_t threads) {
     exec_guard g;
     exec_guard_init(&g, NULL, 0, 0, NULL);
     g.threads = threads;
-    outcome o = run_under(query, &g);
+    pf_outcome o = pf_run(query, &g);
     exec_guard_finish(&g);
     return o;
 }
 
 /* The query's rows on 2 and 3 threads are those of one thread, and it used them all. */
 static void expect_same_on_threads(const char *what, const char *query, size_t min_rows) {
-    outcome one = run_on(query, 1);
+    pf_outcome one = run_on(query, 1);
     cr_assert_null(one.error, "%s: %s", what, one.error);
     cr_assert_geq(one.n, min_rows, "%s: %zu rows, too few to share out", what, one.n);
     cr_expect_eq(one.used, 0, "%s: one thread allowed, %u used", what, one.used);
     for (uint32_t threads = 2; threads <= 3; threads++) {
-        outcome many = run_on(query, threads);
+        pf_outcome many = run_on(query, threads);
         cr_assert_null(many.error, "%s, %u threads: %s", what, threads, many.error);
         cr_expect_eq(many.used, threads, "%s: %u threads allowed, %u used", what, threads,
                      many.used);
@@ -158,7 +122,7 @@ Test(parallel, strings_made_in_heads_give_one_threads_rows) {
     il_intern_scope *sc = il_intern_scope_new();
     il_intern_scope *outer = il_intern_scope_enter(sc);
     expect_same_on_threads("strings", "q(X, Y, S) <- named(X, Y, S)", 30000);
-    outcome o = run_on("q(X, Y, S) <- named(X, Y, S), len(S) = 6", 2);
+    pf_outcome o = run_on("q(X, Y, S) <- named(X, Y, S), len(S) = 6", 2);
     cr_assert_null(o.error, "%s", o.error);
     bool all_six = o.n > 0;
     for (size_t k = 0; k < o.n; k++) {
@@ -201,7 +165,7 @@ Test(parallel, a_guard_stops_recursion_on_threads) {
         /* the stops fall a third of the way through one thread's run: past the part that
            always runs on one thread, before two threads could be done */
         uint64_t t0 = exec_clock_ns();
-        outcome one = run_on(q, 1);
+        pf_outcome one = run_on(q, 1);
         uint64_t third = (exec_clock_ns() - t0) / 3;
         free(one.words);
         static volatile int cancelled;
@@ -217,7 +181,7 @@ Test(parallel, a_guard_stops_recursion_on_threads) {
             cr_assert_eq(pthread_create(&canceller.thread, NULL, set_later, &canceller), 0);
         }
         g.threads = 2;
-        outcome o = run_under(q, &g);
+        pf_outcome o = pf_run(q, &g);
         exec_guard_finish(&g);
         if (kind % 3 == 2) pthread_join(canceller.thread, NULL);
         cr_expect_not_null(o.error, "kind %d ran to its end", kind);
