@@ -7,7 +7,10 @@
 # next one dearer: the caches are cold and waking a halted virtual CPU is work. So for each
 # interval in BENCH_PACING_INTERVALS_MS (1 5 10) it measures, at that pace:
 #  - fsync_probe --interval-us: the log's own floor, a 128-byte write and fdatasync into a
-#    preallocated file, with nothing else: its CPU per sync and its p50;
+#    preallocated file, with nothing else: its CPU per sync and its p50, and the write
+#    requests the disk received per sync (from /sys/block: where a sync also writes the
+#    file's inode, as ext4 without a journal does whenever its mtime moved, a paced sync
+#    costs a request more than one back to back);
 #  - ws_echo_server under `inputlayer-load echo --interval-us`: the transport's floor, one
 #    WebSocket round trip: the echo server's CPU per request (from
 #    /proc/PID/task/*/schedstat, net of its idle rate) and the round trip's p50;
@@ -52,13 +55,31 @@ field() {
     head -n 1 "$1" | sed -n "s/.*\"$2\":\([0-9.]*\).*/\1/p"
 }
 
-# The log's floor at interval MS: sets PROBE_CPU (µs per sync) and PROBE_P50 (µs).
+# The statistics file of the block device holding directory DIR, or nothing (a file system
+# on no block device, such as tmpfs): disk_stat DIR
+disk_stat() {
+    local dev
+    dev=$(findmnt -n -o SOURCE -T "$1" 2>/dev/null | sed 's|^/dev/||')
+    if [ -n "$dev" ] && [ -r "/sys/class/block/$dev/stat" ]; then
+        echo "/sys/class/block/$dev/stat"
+    fi
+}
+
+# The log's floor at interval MS: sets PROBE_CPU (µs per sync), PROBE_P50 (µs) and
+# PROBE_DISK (write requests the disk received per sync, or n/a).
 probe() {
     mkdir -p "$TMP/probe"
+    local stat before=""
+    stat=$(disk_stat "$TMP/probe")
+    [ -n "$stat" ] && before=$(awk '{ print $5 }' "$stat")
     "${PIN_SERVER[@]}" "$PROBE" --dir "$TMP/probe" --count "$WRITES" --prealloc zeros \
         --interval-us $(($1 * 1000)) >"$TMP/probe.out"
     PROBE_CPU=$(field "$TMP/probe.out" cpu_us_per_sync)
     PROBE_P50=$(field "$TMP/probe.out" p50_us)
+    PROBE_DISK=n/a
+    if [ -n "$before" ]; then
+        PROBE_DISK=$(awk -v b="$before" -v n="$WRITES" '{ printf "%.2f", ($5 - b) / n }' "$stat")
+    fi
 }
 
 # The transport's floor at interval MS: sets ECHO_CPU (µs per round trip) and ECHO_P50.
@@ -116,7 +137,7 @@ for ms in $INTERVALS; do
     floor=$(awk -v p="$PROBE_CPU" -v e="$ECHO_CPU" 'BEGIN { printf "%.1f", p + e }')
     one_ratio=$(awk -v c="$one_cpu" -v f="$floor" 'BEGIN { printf "%.2f", (f > 0 ? c / f : 0) }')
     dk_ratio=$(awk -v c="$DK_CPU" -v f="$floor" 'BEGIN { printf "%.2f", (f > 0 ? c / f : 0) }')
-    rows+=("| $ms | $PROBE_CPU | $ECHO_CPU | $floor | $one_cpu (${one_ratio}x) | $DK_CPU (${dk_ratio}x) | $PROBE_P50 | $ECHO_P50 | $one_ack | $DK_ACK |")
+    rows+=("| $ms | $PROBE_CPU | $PROBE_DISK | $ECHO_CPU | $floor | $one_cpu (${one_ratio}x) | $DK_CPU (${dk_ratio}x) | $PROBE_P50 | $ECHO_P50 | $one_ack | $DK_ACK |")
 done
 load_after=$(cut -d' ' -f1 /proc/loadavg)
 
@@ -127,8 +148,9 @@ echo "$WRITES per measurement. CPU in µs per write (sync, round trip): the log'
 echo "fsync_probe's write and fdatasync alone; the transport's is ws_echo_server's per round"
 echo "trip; delta_keyed's is the server's, net of its idle rate, every delta checked. The floor"
 echo "is the two added (one sync and one round trip per write), measured in the same run at"
-echo "the same pace; each delta_keyed CPU is followed by its ratio to that floor."
+echo "the same pace; each delta_keyed CPU is followed by its ratio to that floor. Disk"
+echo "writes: the write requests the log's disk received per probe sync (/sys/block)."
 echo
-echo "| one every (ms) | log floor CPU | echo CPU | floor CPU | delta_keyed 1 agent CPU | delta_keyed 300 agents CPU | log floor p50 | echo p50 | 1 agent ack p50 | 300 agents ack p50 |"
-echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+echo "| one every (ms) | log floor CPU | disk writes per sync | echo CPU | floor CPU | delta_keyed 1 agent CPU | delta_keyed 300 agents CPU | log floor p50 | echo p50 | 1 agent ack p50 | 300 agents ack p50 |"
+echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 printf '%s\n' "${rows[@]}"

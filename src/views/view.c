@@ -51,6 +51,7 @@
 #include "exec/aggregate.h"
 #include "exec/builtin.h"
 #include "exec/eval.h"
+#include "exec/expr.h"
 #include "exec/tuplesort.h"
 #include "iql/parser.h"
 #include "plan/build.h"
@@ -305,6 +306,45 @@ static void count_materialize(view_t *v, const plan_stratum *st) {
     h->lazy = false;
 }
 
+/* Whether atom op's tuple is fixed by a binding of its clause: every column a slot's value
+ * or a constant of one form (1 and 1.0 both match a numeric constant, so the binding would
+ * not say which of the two its tuple holds). */
+static bool atom_fixed_by_binding(const plan_op *op) {
+    if (op->arity == 0) return false;
+    bool is_prefix[REL_MAX_ARITY] = {0};
+    for (uint32_t p = 0; p < op->nprefix; p++) is_prefix[op->order[p]] = true;
+    val_t alt;
+    for (uint32_t col = 0; col < op->arity; col++) {
+        if (is_prefix[col]) {
+            if (op->prefix_slot[col] >= 0 || op->prefix_bind[col] >= 0 ||
+                op->prefix_check[col] >= 0)
+                continue;
+            if (exec_numeric_alternative(op->prefix_const[col], &alt)) return false;
+        } else if (op->act[col] != PCOL_BIND && op->act[col] != PCOL_CHECK_SLOT &&
+                   (op->act[col] != PCOL_CHECK_CONST ||
+                    exec_numeric_alternative(op->act_const[col], &alt))) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Whether every binding changed_bindings finds gained (gains) or lost (!gains) through
+ * clause c certainly did not hold in the other state, so that binding_valid need not ask:
+ * each came from an atom seeded with a tuple the write added to (or removed from) its
+ * predicate, a tuple the other state cannot hold when the change is net (a stored
+ * relation's delta, or a counted predicate's) and the binding fixes the whole tuple. */
+static bool changes_certain(const view_t *v, const plan_clause *c, bool gains) {
+    for (uint32_t i = 0; i < c->nops; i++) {
+        const plan_op *op = &c->ops[i];
+        if (op->kind != POP_SCAN && op->kind != POP_NEG) continue;
+        const vpred *p = &v->preds[op->pred];
+        if (!nonempty((op->kind == POP_SCAN) == gains ? p->plus : p->minus)) continue;
+        if ((p->kind != VK_BASE && p->kind != VK_COUNT) || !atom_fixed_by_binding(op)) return false;
+    }
+    return true;
+}
+
 static void count_clause(view_t *v, const plan_clause *c) {
     vpred *h = &v->preds[c->head_pred];
     uint32_t w = slots_width(c);
@@ -312,16 +352,19 @@ static void count_clause(view_t *v, const plan_clause *c) {
     tupleset_init(&lost, w);
     tupleset_init(&gained, w);
     changed_bindings(v, c, &lost, &gained);
+    /* A keyed write's one new binding was half its view's upkeep when asked again. */
+    bool lost_certain = lost.n && changes_certain(v, c, false);
+    bool gained_certain = gained.n && changes_certain(v, c, true);
     val_t t[REL_MAX_ARITY];
     for (uint32_t k = 0; k < lost.n; k++) {
         const val_t *b = &lost.tuples[(size_t)k * w];
-        if (binding_valid(v, c, b, true)) continue;
+        if (!lost_certain && binding_valid(v, c, b, true)) continue;
         vx_head(c, b, t);
         rel_add_count(ensure_counted(&h->loss, h->arity), t, 1);
     }
     for (uint32_t k = 0; k < gained.n; k++) {
         const val_t *b = &gained.tuples[(size_t)k * w];
-        if (binding_valid(v, c, b, false)) continue;
+        if (!gained_certain && binding_valid(v, c, b, false)) continue;
         vx_head(c, b, t);
         rel_add_count(ensure_counted(&h->gain, h->arity), t, 1);
     }
