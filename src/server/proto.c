@@ -72,11 +72,51 @@ static void authenticated(srv_conn *c, const char *id, const srv_user *u) {
     srv_session_open_async(c);
 }
 
-static const char *str_field(json_t *o, const char *key, size_t *len) {
-    json_t *v = json_object_get(o, key);
+/* A request frame's members: read flat (srv_flat_read), or by jansson when the frame is
+ * anything else. A flat frame's jansson object is made only for the requests that read a
+ * nested member or hand the object on (frame_json). */
+typedef struct frame {
+    const srv_flat *flat; /* or NULL */
+    json_t *root;         /* jansson's reading, or made from flat */
+} frame;
+
+static json_t *frame_json(frame *f) {
+    if (!f->root && f->flat) f->root = srv_flat_json(f->flat);
+    return f->root;
+}
+
+static bool has_field(const frame *f, const char *key) {
+    return f->flat ? srv_flat_get(f->flat, key) != NULL : json_object_get(f->root, key) != NULL;
+}
+
+static const char *str_field(const frame *f, const char *key, size_t *len) {
+    if (f->flat) {
+        const srv_flat_member *m = srv_flat_get(f->flat, key);
+        if (!m || m->kind != SRV_FLAT_STRING) return NULL;
+        if (len) *len = m->len;
+        return m->str;
+    }
+    json_t *v = json_object_get(f->root, key);
     if (!json_is_string(v)) return NULL;
     if (len) *len = json_string_length(v);
     return json_string_value(v);
+}
+
+/* timeout_ms into *ms (0 when absent); false when it is not an integer >= 0. */
+static bool timeout_field(const frame *f, int64_t *ms) {
+    *ms = 0;
+    if (f->flat) {
+        const srv_flat_member *m = srv_flat_get(f->flat, "timeout_ms");
+        if (!m) return true;
+        if (m->kind != SRV_FLAT_INT || m->num < 0) return false;
+        *ms = m->num;
+        return true;
+    }
+    json_t *t = json_object_get(f->root, "timeout_ms");
+    if (!t) return true;
+    if (!json_is_integer(t) || json_integer_value(t) < 0) return false;
+    *ms = (int64_t)json_integer_value(t);
+    return true;
 }
 
 /* A failed attempt: three close the connection. */
@@ -150,21 +190,20 @@ static void authenticate(srv_conn *c, const char *id, const char *secret, size_t
 
 /* bad: why the frame is malformed (NULL when it is not); told as it is when it is a NUL,
  * which a client may not notice it sent. */
-static void auth_phase(srv_conn *c, const char *id, const char *type, json_t *root, const char *bad,
-                       bool nul, const char *msg, size_t len) {
+static void auth_phase(srv_conn *c, const char *id, const char *type, const frame *f,
+                       const char *bad, bool nul, const char *msg, size_t len) {
     static const char INVALID[] = "Invalid message format. Send login or authenticate.";
     if (bad) {
         send_auth_error(c, id, "invalid_request", nul ? bad : INVALID);
     } else if (strcmp(type, "login") == 0) {
-        const char *user = str_field(root, "username", NULL),
-                   *pw = str_field(root, "password", NULL);
+        const char *user = str_field(f, "username", NULL), *pw = str_field(f, "password", NULL);
         if (!user || !pw)
             send_auth_error(c, id, "invalid_request", INVALID);
         else
             login(c, id, user, pw, msg, len);
     } else if (strcmp(type, "authenticate") == 0) {
         size_t klen;
-        const char *key = str_field(root, "api_key", &klen);
+        const char *key = str_field(f, "api_key", &klen);
         if (!key)
             send_auth_error(c, id, "invalid_request", INVALID);
         else
@@ -181,14 +220,6 @@ static void set_deadline(srv_req *r, int64_t timeout) {
     int64_t ms = r->conn->srv->cfg->query_timeout_ms;
     if (timeout > 0 && (ms <= 0 || timeout < ms)) ms = timeout;
     if (ms > 0) r->deadline_ns = r->received_ns + (uint64_t)ms * 1000000u;
-}
-
-static bool bad_timeout(json_t *timeout) {
-    return timeout && (!json_is_integer(timeout) || json_integer_value(timeout) < 0);
-}
-
-static int64_t timeout_of(json_t *timeout) {
-    return timeout ? (int64_t)json_integer_value(timeout) : 0;
 }
 
 /* `sts`: the program already split (and prepared), else NULL. */
@@ -230,8 +261,11 @@ static bool writes_nothing(const char *prog, size_t len, srv_stmt **sts, size_t 
  * expect_revision >= 0, and expect_epoch (a string) and expect_relations (a non-empty array
  * of names) that need it. Programs of queries, explanations and listings only, and
  * .subscribe / .unsubscribe, write nothing and may not carry one. */
-static void expect_check(srv_conn *c, const char *id, const char *prog, size_t len, json_t *root,
+static void expect_check(srv_conn *c, const char *id, const char *prog, size_t len, frame *f,
                          int64_t timeout) {
+    bool any = has_field(f, "expect_revision") || has_field(f, "expect_epoch") ||
+               has_field(f, "expect_relations");
+    json_t *root = any ? frame_json(f) : NULL;
     json_t *rev = json_object_get(root, "expect_revision");
     json_t *epoch = json_object_get(root, "expect_epoch");
     json_t *rels = json_object_get(root, "expect_relations");
@@ -283,9 +317,11 @@ static void expect_check(srv_conn *c, const char *id, const char *prog, size_t l
 
 /* A subscription group: exclusive, like `.subscribe`, with the server's query deadline
  * for its wait in the pipeline. */
-static void subscribe(srv_conn *c, const char *id, json_t *root) {
+static void subscribe(srv_conn *c, const char *id, frame *f) {
     char why[160];
-    srv_group_spec *g = srv_group_parse(root, why, sizeof why);
+    json_t *root = frame_json(f);
+    srv_group_spec *g = root ? srv_group_parse(root, why, sizeof why) : NULL;
+    if (!root) snprintf(why, sizeof why, "Out of memory");
     if (!g) {
         reply_error(c, id, "invalid_request", why);
         return;
@@ -298,27 +334,28 @@ static void subscribe(srv_conn *c, const char *id, json_t *root) {
 }
 
 /* A read is shared: it runs beside the connection's other reads. */
-static void read_frame(srv_conn *c, const char *id, json_t *root) {
-    json_t *timeout = json_object_get(root, "timeout_ms");
+static void read_frame(srv_conn *c, const char *id, frame *f) {
+    int64_t timeout;
     char err[160];
     char *packed;
     size_t len;
-    if (bad_timeout(timeout)) {
+    if (!timeout_field(f, &timeout)) {
         reply_error(c, id, "invalid_request",
                     "Invalid message format: timeout_ms must be an integer >= 0");
-    } else if (!srv_read_pack(json_object_get(root, "queries"), &packed, &len, err, sizeof err)) {
+    } else if (!srv_read_pack(json_object_get(frame_json(f), "queries"), &packed, &len, err,
+                              sizeof err)) {
         reply_error(c, id, "invalid_request", err);
     } else {
         srv_req *r = srv_pipe_new(c, SRV_RK_READ, id);
         r->program = packed;
         r->len = len;
         r->access = SRV_SHARED;
-        set_deadline(r, timeout_of(timeout));
+        set_deadline(r, timeout);
         srv_pipe_pump(c);
     }
 }
 
-static void ready_phase(srv_conn *c, const char *id, const char *type, json_t *root) {
+static void ready_phase(srv_conn *c, const char *id, const char *type, frame *f) {
     if (id && srv_pipe_id_in_use(c, id)) {
         /* The error must not carry the id: it would be taken for the other's reply. */
         reply_error(c, NULL, "invalid_request",
@@ -327,18 +364,18 @@ static void ready_phase(srv_conn *c, const char *id, const char *type, json_t *r
     }
     if (strcmp(type, "execute") == 0) {
         size_t len;
-        const char *prog = str_field(root, "program", &len);
-        json_t *timeout = json_object_get(root, "timeout_ms");
+        const char *prog = str_field(f, "program", &len);
+        int64_t timeout;
         if (!prog) {
             reply_error(c, id, "invalid_request",
                         "Invalid message format: execute needs a string `program`");
-        } else if (bad_timeout(timeout)) {
+        } else if (!timeout_field(f, &timeout)) {
             reply_error(c, id, "invalid_request",
                         "Invalid message format: timeout_ms must be an integer >= 0");
-        } else if (json_object_get(root, "params")) {
+        } else if (has_field(f, "params")) {
             reply_error(c, id, "unsupported", "params are not supported by this server yet");
         } else {
-            expect_check(c, id, prog, len, root, timeout_of(timeout));
+            expect_check(c, id, prog, len, f, timeout);
         }
     } else if (strcmp(type, "ping") == 0) {
         srv_req *r = srv_pipe_reply_begin(c, id);
@@ -351,7 +388,7 @@ static void ready_phase(srv_conn *c, const char *id, const char *type, json_t *r
         srv_pipe_reply_end(r);
     } else if (strcmp(type, "cancel") == 0) {
         size_t tlen;
-        const char *target = str_field(root, "target", &tlen);
+        const char *target = str_field(f, "target", &tlen);
         if (!target || tlen == 0 || tlen > 64) {
             reply_error(c, id, "invalid_request",
                         "Invalid message format: cancel needs a string `target` id");
@@ -372,9 +409,9 @@ static void ready_phase(srv_conn *c, const char *id, const char *type, json_t *r
     } else if (strcmp(type, "login") == 0 || strcmp(type, "authenticate") == 0) {
         reply_error(c, id, "invalid_request", "Already authenticated");
     } else if (strcmp(type, "subscribe") == 0) {
-        subscribe(c, id, root);
+        subscribe(c, id, f);
     } else if (strcmp(type, "read") == 0) {
-        read_frame(c, id, root);
+        read_frame(c, id, f);
     } else {
         char msg[160];
         snprintf(msg, sizeof msg, "Invalid message format: unknown type '%.64s'", type);
@@ -385,32 +422,35 @@ static void ready_phase(srv_conn *c, const char *id, const char *type, json_t *r
 void srv_proto_message(srv_conn *c, const char *msg, size_t len) {
     if (srv_login_held(c, msg, len)) return;
     json_error_t je;
-    json_t *root = srv_json_load_flat(msg, len);
+    srv_flat flat;
+    frame f = {NULL, NULL};
     /* Only jansson decodes \u0000 (the flat reader leaves every \u escape to it). */
     bool decoded_nul = false, refused_nul = false;
-    if (!root) {
-        root = json_loadb(msg, len, JSON_ALLOW_NUL, &je);
-        decoded_nul = root && srv_json_has_nul(root);
+    if (srv_flat_read(&flat, msg, len)) {
+        f.flat = &flat;
+    } else {
+        f.root = json_loadb(msg, len, JSON_ALLOW_NUL, &je);
+        decoded_nul = f.root && srv_json_has_nul(f.root);
     }
     char bad[256] = {0}, probed[72];
     const char *id = NULL, *type = NULL;
-    if (!root) {
+    if (!f.flat && !f.root) {
         snprintf(bad, sizeof bad, "Invalid message format: %s", je.text);
         /* Not JSON, but the id is echoed when the text still tells it (docs/server.md). */
         if (srv_json_probe_id(msg, len, probed, sizeof probed)) id = probed;
-    } else if (!json_is_object(root)) {
+    } else if (!f.flat && !json_is_object(f.root)) {
         snprintf(bad, sizeof bad, "Invalid message format: not a JSON object");
     } else {
-        json_t *jid = json_object_get(root, "id");
-        if (jid) {
-            size_t n = json_is_string(jid) ? json_string_length(jid) : 0;
-            if (n >= 1 && n <= 64 && !memchr(json_string_value(jid), 0, n))
-                id = json_string_value(jid);
+        if (has_field(&f, "id")) {
+            size_t n = 0;
+            const char *s = str_field(&f, "id", &n);
+            if (s && n >= 1 && n <= 64 && !memchr(s, 0, n))
+                id = s;
             else
                 snprintf(bad, sizeof bad,
                          "Invalid message format: id must be a string of 1 to 64 bytes");
         }
-        type = str_field(root, "type", NULL);
+        type = str_field(&f, "type", NULL);
         if (!bad[0] && !type) snprintf(bad, sizeof bad, "Invalid message format: missing type");
         /* Refused whole, so that no statement, name, credential or graph ever holds one. */
         refused_nul = !bad[0] && decoded_nul;
@@ -435,13 +475,14 @@ void srv_proto_message(srv_conn *c, const char *msg, size_t len) {
             srv_conn_close(c);
         }
     } else if (!c->authed) {
-        auth_phase(c, id, type, root, bad[0] ? bad : NULL, refused_nul, msg, len);
+        auth_phase(c, id, type, &f, bad[0] ? bad : NULL, refused_nul, msg, len);
     } else if (bad[0]) {
         reply_error(c, id, "invalid_request", bad);
     } else {
-        ready_phase(c, id, type, root);
+        ready_phase(c, id, type, &f);
     }
-    json_decref(root);
+    json_decref(f.root);
+    if (f.flat) srv_flat_free(&flat);
     if (c->state == SRV_WS && c->authed) srv_pipe_pump(c);
 }
 

@@ -3,7 +3,9 @@
  * server's time as parsing and inserting the facts together (perf: 16 % of its samples);
  * a frame is one flat object, and its long string needs only a scan for quotes and
  * backslashes and a UTF-8 check, word by word while the text is ASCII. Anything this
- * reader does not handle exactly as jansson does is left to jansson. */
+ * reader does not handle exactly as jansson does is left to jansson. The members are kept
+ * in one buffer (srv_flat) rather than built into a jansson object: that object's
+ * allocations (a dozen per frame) and hashing were a tenth of a small write's work. */
 #include "server/srv_jsonflat.h"
 
 #include <stdbool.h>
@@ -119,13 +121,31 @@ static bool read_string(reader *r, size_t *len) {
     }
 }
 
+/* Copies the n bytes at src and a NUL to the end of f's buffer; *at gets their offset. */
+static bool keep(srv_flat *f, size_t *cap, const char *src, size_t n, size_t *at) {
+    if (f->used + n + 1 > *cap) {
+        size_t c = *cap * 2;
+        while (c < f->used + n + 1) c *= 2;
+        char *b = f->buf == f->small ? malloc(c) : realloc(f->buf, c);
+        if (!b) return false;
+        if (f->buf == f->small) memcpy(b, f->small, f->used);
+        f->buf = b;
+        *cap = c;
+    }
+    memcpy(f->buf + f->used, src, n);
+    f->buf[f->used + n] = 0;
+    *at = f->used;
+    f->used += n + 1;
+    return true;
+}
+
 /* A member's value: a string, a plain integer of at most 18 digits, true, false, null. */
-static json_t *read_value(reader *r) {
-    if (r->p >= r->end) return NULL;
+static bool read_value(reader *r, srv_flat *f, size_t *cap, srv_flat_member *m) {
+    if (r->p >= r->end) return false;
     unsigned char c = *r->p;
     if (c == '"') {
-        size_t n;
-        return read_string(r, &n) ? json_stringn_nocheck(r->buf, n) : NULL;
+        m->kind = SRV_FLAT_STRING;
+        return read_string(r, &m->len) && keep(f, cap, r->buf, m->len, &m->str_at);
     }
     if (c == '-' || (c >= '0' && c <= '9')) {
         bool neg = c == '-';
@@ -133,29 +153,35 @@ static json_t *read_value(reader *r) {
         const unsigned char *d = r->p;
         while (r->p < r->end && *r->p >= '0' && *r->p <= '9') r->p++;
         size_t digits = (size_t)(r->p - d);
-        if (digits == 0 || digits > 18 || (digits > 1 && *d == '0')) return NULL;
-        if (r->p < r->end && (*r->p == '.' || *r->p == 'e' || *r->p == 'E')) return NULL;
+        if (digits == 0 || digits > 18 || (digits > 1 && *d == '0')) return false;
+        if (r->p < r->end && (*r->p == '.' || *r->p == 'e' || *r->p == 'E')) return false;
         int64_t v = 0;
         for (const unsigned char *q = d; q < r->p; q++) v = v * 10 + (*q - '0');
-        return json_integer(neg ? -v : v);
+        m->kind = SRV_FLAT_INT;
+        m->num = neg ? -v : v;
+        return true;
     }
     static const struct {
         const char *word;
         size_t len;
-    } words[] = {{"true", 4}, {"false", 5}, {"null", 4}};
+        srv_flat_kind kind;
+    } words[] = {
+        {"true", 4, SRV_FLAT_TRUE}, {"false", 5, SRV_FLAT_FALSE}, {"null", 4, SRV_FLAT_NULL}};
     for (size_t i = 0; i < 3; i++)
         if ((size_t)(r->end - r->p) >= words[i].len &&
             memcmp(r->p, words[i].word, words[i].len) == 0) {
             r->p += words[i].len;
-            return i == 0 ? json_true() : i == 1 ? json_false() : json_null();
+            m->kind = words[i].kind;
+            return true;
         }
-    return NULL;
+    return false;
 }
 
-json_t *srv_json_load_flat(const char *text, size_t len) {
+bool srv_flat_read(srv_flat *f, const char *text, size_t len) {
     reader r = {(const unsigned char *)text, (const unsigned char *)text + len, NULL, 0};
-    json_t *obj = json_object();
-    char *key = NULL;
+    size_t cap = sizeof f->small;
+    f->n = f->used = 0;
+    f->buf = f->small;
     bool ok = false;
     skip_space(&r);
     if (r.p < r.end && *r.p == '{') {
@@ -165,17 +191,17 @@ json_t *srv_json_load_flat(const char *text, size_t len) {
             r.p++;
             ok = true;
         }
-        while (!ok) {
-            size_t klen;
-            if (!read_string(&r, &klen) || memchr(r.buf, 0, klen)) break;
-            free(key);
-            key = strdup(r.buf);
+        while (!ok && f->n < SRV_FLAT_MAX) {
+            srv_flat_member *m = &f->m[f->n];
+            if (!read_string(&r, &m->klen) || memchr(r.buf, 0, m->klen) ||
+                !keep(f, &cap, r.buf, m->klen, &m->key_at))
+                break;
             skip_space(&r);
             if (r.p >= r.end || *r.p != ':') break;
             r.p++;
             skip_space(&r);
-            json_t *v = read_value(&r);
-            if (!v || json_object_set_new_nocheck(obj, key, v) != 0) break;
+            if (!read_value(&r, f, &cap, m)) break;
+            f->n++;
             skip_space(&r);
             if (r.p < r.end && *r.p == ',') {
                 r.p++;
@@ -193,12 +219,54 @@ json_t *srv_json_load_flat(const char *text, size_t len) {
         skip_space(&r);
         ok = r.p == r.end; /* anything after the object: jansson's error */
     }
-    free(key);
     free(r.buf);
     if (!ok) {
-        json_decref(obj);
-        return NULL;
+        srv_flat_free(f);
+        return false;
     }
+    /* the buffer moves while it grows: its strings are placed once it is done */
+    for (size_t i = 0; i < f->n; i++) {
+        f->m[i].key = f->buf + f->m[i].key_at;
+        f->m[i].str = f->m[i].kind == SRV_FLAT_STRING ? f->buf + f->m[i].str_at : NULL;
+    }
+    return true;
+}
+
+void srv_flat_free(srv_flat *f) {
+    if (f->buf != f->small) free(f->buf);
+    f->buf = f->small;
+    f->n = f->used = 0;
+}
+
+const srv_flat_member *srv_flat_get(const srv_flat *f, const char *key) {
+    size_t klen = strlen(key);
+    for (size_t i = f->n; i-- > 0;) /* the last of a repeated key, as jansson keeps it */
+        if (f->m[i].klen == klen && memcmp(f->m[i].key, key, klen) == 0) return &f->m[i];
+    return NULL;
+}
+
+json_t *srv_flat_json(const srv_flat *f) {
+    json_t *obj = json_object();
+    for (size_t i = 0; obj && i < f->n; i++) {
+        const srv_flat_member *m = &f->m[i];
+        json_t *v = m->kind == SRV_FLAT_STRING  ? json_stringn_nocheck(m->str, m->len)
+                    : m->kind == SRV_FLAT_INT   ? json_integer(m->num)
+                    : m->kind == SRV_FLAT_TRUE  ? json_true()
+                    : m->kind == SRV_FLAT_FALSE ? json_false()
+                                                : json_null();
+        if (!v || json_object_set_new_nocheck(obj, m->key, v) != 0) {
+            json_decref(obj);
+            obj = NULL;
+        }
+    }
+    return obj;
+}
+
+json_t *srv_json_load_flat(const char *text, size_t len) {
+    srv_flat f;
+    if (!srv_flat_read(&f, text, len)) return NULL;
+    json_t *obj = srv_flat_json(&f);
+    srv_flat_free(&f);
     return obj;
 }
 

@@ -1,7 +1,7 @@
 /* libFuzzer target for the request frame reader (src/server/srv_jsonflat.c), against
  * jansson: whatever the bytes, the reader and the id probe must not crash, leak or hang,
  * and every object the reader returns must be the one json_loadb builds from the same
- * text. Where it declines (it
+ * text, each member found by key (srv_flat_get) as jansson has it. Where it declines (it
  * returns NULL), the server uses jansson itself, so declining is always allowed. Run with
  * `make fuzz`. */
 #include <jansson.h>
@@ -53,6 +53,31 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         fprintf(stderr, "the reader read %s where jansson reads %s\n", a ? a : "?", b ? b : "?");
         abort();
     }
+    /* The members as the server reads them (srv_flat_get): each key finds the value
+       jansson keeps for it, the last of a repeated key. */
+    srv_flat f;
+    if (!srv_flat_read(&f, (const char *)data, size)) {
+        fprintf(stderr, "the reader read the object once and not again\n");
+        abort();
+    }
+    for (size_t i = 0; i < f.n; i++) {
+        const srv_flat_member *m = srv_flat_get(&f, f.m[i].key);
+        json_t *want = json_object_get(ref, f.m[i].key);
+        bool same =
+            m && want &&
+            (m->kind == SRV_FLAT_STRING
+                 ? json_is_string(want) && json_string_length(want) == m->len &&
+                       memcmp(json_string_value(want), m->str, m->len) == 0
+             : m->kind == SRV_FLAT_INT ? json_is_integer(want) && json_integer_value(want) == m->num
+             : m->kind == SRV_FLAT_TRUE  ? json_is_true(want)
+             : m->kind == SRV_FLAT_FALSE ? json_is_false(want)
+                                         : json_is_null(want));
+        if (!same) {
+            fprintf(stderr, "member %s reads otherwise than jansson's\n", f.m[i].key);
+            abort();
+        }
+    }
+    srv_flat_free(&f);
     json_decref(flat);
     json_decref(ref);
     return 0;

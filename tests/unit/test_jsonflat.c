@@ -192,3 +192,59 @@ Test(jsonflat, finds_a_nul_in_any_string_at_any_depth) {
     cr_assert_not(has_nul("{\"queries\":[{\"name\":\"q\",\"query\":\"\\u0030\"}],\"e\":{}}"));
     cr_assert_not(has_nul("{}"));
 }
+
+/* The members as proto.c reads them: by key, the last of a repeated key, each kind with
+ * its value; strings decoded, their lengths exact; keys and strings kept past the first
+ * kilobyte (the buffer grows); more members than SRV_FLAT_MAX are left to jansson. */
+Test(jsonflat, members_by_key) {
+    srv_flat f;
+    const char *text = "{\"type\":\"execute\",\"id\":\"7\",\"program\":\"?a(X)\\n\\\"q\\\"\","
+                       "\"timeout_ms\":250,\"neg\":-12,\"t\":true,\"f\":false,\"z\":null,"
+                       "\"id\":\"last\"}";
+    cr_assert(srv_flat_read(&f, text, strlen(text)));
+    cr_assert_eq(f.n, 9);
+    const srv_flat_member *m = srv_flat_get(&f, "program");
+    cr_assert(m && m->kind == SRV_FLAT_STRING && m->len == 9);
+    cr_assert_str_eq(m->str, "?a(X)\n\"q\"");
+    m = srv_flat_get(&f, "id");
+    cr_assert(m && m->kind == SRV_FLAT_STRING);
+    cr_assert_str_eq(m->str, "last");
+    m = srv_flat_get(&f, "timeout_ms");
+    cr_assert(m && m->kind == SRV_FLAT_INT && m->num == 250);
+    m = srv_flat_get(&f, "neg");
+    cr_assert(m && m->kind == SRV_FLAT_INT && m->num == -12);
+    cr_assert_eq(srv_flat_get(&f, "t")->kind, SRV_FLAT_TRUE);
+    cr_assert_eq(srv_flat_get(&f, "f")->kind, SRV_FLAT_FALSE);
+    cr_assert_eq(srv_flat_get(&f, "z")->kind, SRV_FLAT_NULL);
+    cr_assert_null(srv_flat_get(&f, "i"));
+    cr_assert_null(srv_flat_get(&f, "typ"));
+    cr_assert_null(srv_flat_get(&f, "types"));
+    srv_flat_free(&f);
+
+    /* past the buffer's first kilobyte: every member still reads */
+    static char big[8192];
+    size_t n = (size_t)snprintf(big, sizeof big, "{");
+    for (int i = 0; i < 20; i++)
+        n += (size_t)snprintf(big + n, sizeof big - n, "%s\"key%02d\":\"%0200d\"", i ? "," : "", i,
+                              i);
+    big[n++] = '}';
+    cr_assert(srv_flat_read(&f, big, n));
+    for (int i = 0; i < 20; i++) {
+        char key[8], want[201];
+        snprintf(key, sizeof key, "key%02d", i);
+        snprintf(want, sizeof want, "%0200d", i);
+        m = srv_flat_get(&f, key);
+        cr_assert(m && m->len == 200, "%s", key);
+        cr_assert_str_eq(m->str, want);
+    }
+    srv_flat_free(&f);
+
+    n = (size_t)snprintf(big, sizeof big, "{");
+    for (int i = 0; i <= SRV_FLAT_MAX; i++)
+        n += (size_t)snprintf(big + n, sizeof big - n, "%s\"k%d\":%d", i ? "," : "", i, i);
+    big[n++] = '}';
+    cr_assert_not(srv_flat_read(&f, big, n), "more members than SRV_FLAT_MAX");
+    cr_assert(agrees(big, n) == false);
+    const char *nested = "{\"type\":\"read\",\"queries\":[]}";
+    cr_assert_not(srv_flat_read(&f, nested, strlen(nested)));
+}
