@@ -266,6 +266,10 @@ static void expect_check(srv_conn *c, const char *id, const char *prog, size_t l
     bool any = has_field(f, "expect_revision") || has_field(f, "expect_epoch") ||
                has_field(f, "expect_relations");
     json_t *root = any ? frame_json(f) : NULL;
+    if (any && !root) { /* out of memory: a precondition is never skipped */
+        reply_error(c, id, "internal", "Out of memory reading the request");
+        return;
+    }
     json_t *rev = json_object_get(root, "expect_revision");
     json_t *epoch = json_object_get(root, "expect_epoch");
     json_t *rels = json_object_get(root, "expect_relations");
@@ -320,8 +324,11 @@ static void expect_check(srv_conn *c, const char *id, const char *prog, size_t l
 static void subscribe(srv_conn *c, const char *id, frame *f) {
     char why[160];
     json_t *root = frame_json(f);
-    srv_group_spec *g = root ? srv_group_parse(root, why, sizeof why) : NULL;
-    if (!root) snprintf(why, sizeof why, "Out of memory");
+    if (!root) {
+        reply_error(c, id, "internal", "Out of memory reading the request");
+        return;
+    }
+    srv_group_spec *g = srv_group_parse(root, why, sizeof why);
     if (!g) {
         reply_error(c, id, "invalid_request", why);
         return;
