@@ -17,8 +17,10 @@
 
 typedef struct reader {
     const unsigned char *p, *end;
-    char *buf; /* a decoded string */
-    size_t cap;
+    char *buf;   /* decoded strings, each with a NUL; the one being read starts at `at` */
+    size_t cap;  /* buf's size */
+    size_t at;   /* where the next string is decoded (0 but for srv_flat_read) */
+    char *owned; /* buf's first storage, the caller's (never freed here), or NULL */
 } reader;
 
 static void skip_space(reader *r) {
@@ -33,22 +35,26 @@ static size_t utf8_len(const unsigned char *p, const unsigned char *end) {
     return cp < 0 ? 0 : n;
 }
 
+/* Appends k bytes to the string being decoded (n bytes so far) and a NUL after them. */
 static bool put(reader *r, size_t *n, const void *src, size_t k) {
-    if (*n + k + 1 > r->cap) {
+    size_t end = r->at + *n;
+    if (end + k + 1 > r->cap) {
         size_t cap = r->cap ? r->cap : 256;
-        while (cap < *n + k + 1) cap *= 2;
-        char *b = realloc(r->buf, cap);
+        while (cap < end + k + 1) cap *= 2;
+        bool first = r->owned && r->buf == r->owned;
+        char *b = first ? malloc(cap) : realloc(r->buf, cap);
         if (!b) return false;
+        if (first) memcpy(b, r->buf, end);
         r->buf = b;
         r->cap = cap;
     }
-    memcpy(r->buf + *n, src, k);
+    memcpy(r->buf + end, src, k);
     *n += k;
-    r->buf[*n] = 0;
+    r->buf[end + k] = 0;
     return true;
 }
 
-/* A string at r->p (its opening quote), decoded into r->buf; false to give up. */
+/* A string at r->p (its opening quote), decoded into r->buf from r->at; false to give up. */
 static bool read_string(reader *r, size_t *len) {
     if (r->p >= r->end || *r->p != '"') return false;
     r->p++;
@@ -121,31 +127,22 @@ static bool read_string(reader *r, size_t *len) {
     }
 }
 
-/* Copies the n bytes at src and a NUL to the end of f's buffer; *at gets their offset. */
-static bool keep(srv_flat *f, size_t *cap, const char *src, size_t n, size_t *at) {
-    if (f->used + n + 1 > *cap) {
-        size_t c = *cap * 2;
-        while (c < f->used + n + 1) c *= 2;
-        char *b = f->buf == f->small ? malloc(c) : realloc(f->buf, c);
-        if (!b) return false;
-        if (f->buf == f->small) memcpy(b, f->small, f->used);
-        f->buf = b;
-        *cap = c;
-    }
-    memcpy(f->buf + f->used, src, n);
-    f->buf[f->used + n] = 0;
-    *at = f->used;
-    f->used += n + 1;
-    return true;
+/* The string just read (len bytes at r->at) is kept: *at gets its offset, and the next
+ * is decoded after its NUL. */
+static void keep(reader *r, size_t len, size_t *at) {
+    *at = r->at;
+    r->at += len + 1;
 }
 
 /* A member's value: a string, a plain integer of at most 18 digits, true, false, null. */
-static bool read_value(reader *r, srv_flat *f, size_t *cap, srv_flat_member *m) {
+static bool read_value(reader *r, srv_flat_member *m) {
     if (r->p >= r->end) return false;
     unsigned char c = *r->p;
     if (c == '"') {
         m->kind = SRV_FLAT_STRING;
-        return read_string(r, &m->len) && keep(f, cap, r->buf, m->len, &m->str_at);
+        if (!read_string(r, &m->len)) return false;
+        keep(r, m->len, &m->str_at);
+        return true;
     }
     if (c == '-' || (c >= '0' && c <= '9')) {
         bool neg = c == '-';
@@ -178,10 +175,14 @@ static bool read_value(reader *r, srv_flat *f, size_t *cap, srv_flat_member *m) 
 }
 
 bool srv_flat_read(srv_flat *f, const char *text, size_t len) {
-    reader r = {(const unsigned char *)text, (const unsigned char *)text + len, NULL, 0};
-    size_t cap = sizeof f->small;
-    f->n = f->used = 0;
-    f->buf = f->small;
+    /* decoded straight into f's buffer, the small one first */
+    reader r = {(const unsigned char *)text,
+                (const unsigned char *)text + len,
+                f->small,
+                sizeof f->small,
+                0,
+                f->small};
+    f->n = 0;
     bool ok = false;
     skip_space(&r);
     if (r.p < r.end && *r.p == '{') {
@@ -193,14 +194,13 @@ bool srv_flat_read(srv_flat *f, const char *text, size_t len) {
         }
         while (!ok && f->n < SRV_FLAT_MAX) {
             srv_flat_member *m = &f->m[f->n];
-            if (!read_string(&r, &m->klen) || memchr(r.buf, 0, m->klen) ||
-                !keep(f, &cap, r.buf, m->klen, &m->key_at))
-                break;
+            if (!read_string(&r, &m->klen) || memchr(r.buf + r.at, 0, m->klen)) break;
+            keep(&r, m->klen, &m->key_at);
             skip_space(&r);
             if (r.p >= r.end || *r.p != ':') break;
             r.p++;
             skip_space(&r);
-            if (!read_value(&r, f, &cap, m)) break;
+            if (!read_value(&r, m)) break;
             f->n++;
             skip_space(&r);
             if (r.p < r.end && *r.p == ',') {
@@ -219,7 +219,7 @@ bool srv_flat_read(srv_flat *f, const char *text, size_t len) {
         skip_space(&r);
         ok = r.p == r.end; /* anything after the object: jansson's error */
     }
-    free(r.buf);
+    f->buf = r.buf;
     if (!ok) {
         srv_flat_free(f);
         return false;
@@ -235,7 +235,7 @@ bool srv_flat_read(srv_flat *f, const char *text, size_t len) {
 void srv_flat_free(srv_flat *f) {
     if (f->buf != f->small) free(f->buf);
     f->buf = f->small;
-    f->n = f->used = 0;
+    f->n = 0;
 }
 
 const srv_flat_member *srv_flat_get(const srv_flat *f, const char *key) {
@@ -419,7 +419,7 @@ static bool skip_value(reader *r, int depth) {
 }
 
 bool srv_json_probe_id(const char *text, size_t len, char *out, size_t cap) {
-    reader r = {(const unsigned char *)text, (const unsigned char *)text + len, NULL, 0};
+    reader r = {(const unsigned char *)text, (const unsigned char *)text + len, NULL, 0, 0, NULL};
     bool found = false;
     skip_space(&r);
     if (r.p >= r.end || *r.p != '{') return false;

@@ -34,7 +34,6 @@ typedef struct srv_flat {
     srv_flat_member m[SRV_FLAT_MAX];
     size_t n;
     char *buf; /* the keys and strings: small, or allocated when they do not fit */
-    size_t used;
     char small[1024];
 } srv_flat;
 
