@@ -19,7 +19,7 @@ void il_buf_clear(il_buf *b) {
     if (b->data) b->data[0] = 0;
 }
 
-void il_buf_reserve(il_buf *b, size_t extra) {
+void il_buf_grow(il_buf *b, size_t extra) {
     if (b->len + extra + 1 <= b->cap) return;
     size_t cap = b->cap ? b->cap : 256;
     while (cap < b->len + extra + 1) cap *= 2;
@@ -27,23 +27,6 @@ void il_buf_reserve(il_buf *b, size_t extra) {
     if (!p) abort();
     b->data = p;
     b->cap = cap;
-}
-
-void il_buf_put(il_buf *b, const void *p, size_t n) {
-    il_buf_reserve(b, n);
-    if (n) memcpy(b->data + b->len, p, n);
-    b->len += n;
-    b->data[b->len] = 0;
-}
-
-void il_buf_puts(il_buf *b, const char *s) {
-    il_buf_put(b, s, strlen(s));
-}
-
-void il_buf_putc(il_buf *b, char c) {
-    if (b->len + 2 > b->cap) il_buf_reserve(b, 1);
-    b->data[b->len++] = c;
-    b->data[b->len] = 0;
 }
 
 void il_buf_put_u64(il_buf *b, unsigned long long n) {

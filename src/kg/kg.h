@@ -557,6 +557,10 @@ const iql_schema *sess_schema_find(const il_session *s, const char *rel);
 il_result *res_new(il_result_kind kind);
 il_result *res_message(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 il_result *res_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The message `<before><n><middle><name><after>` on one line, as res_message would write
+ * it with "%u" and "%s", without printf: every insert and delete replies with one. */
+il_result *res_count_message(const char *before, unsigned n, const char *middle, const char *name,
+                             const char *after);
 il_result *res_parse_error(const char *msg);
 void res_add_line(il_result *r, const char *line);
 /* Adds every line of a multi-line text. */

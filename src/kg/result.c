@@ -52,6 +52,30 @@ il_result *res_message(const char *fmt, ...) {
     return r;
 }
 
+il_result *res_count_message(const char *before, unsigned n, const char *middle, const char *name,
+                             const char *after) {
+    if (strchr(name, '\n'))
+        return res_message("%s%u%s%s%s", before, n, middle, name, after); /* two lines */
+    char digits[10];
+    size_t nd = 0;
+    do digits[sizeof digits - ++nd] = (char)('0' + n % 10);
+    while ((n /= 10) != 0);
+    size_t lb = strlen(before), lm = strlen(middle), ln = strlen(name), la = strlen(after);
+    char *line = malloc(lb + nd + lm + ln + la + 1), *at = line;
+    memcpy(at, before, lb);
+    at += lb;
+    memcpy(at, digits + sizeof digits - nd, nd);
+    at += nd;
+    memcpy(at, middle, lm);
+    at += lm;
+    memcpy(at, name, ln);
+    at += ln;
+    memcpy(at, after, la + 1);
+    il_result *r = res_new(IL_RESULT_MESSAGE);
+    il_vec_push(r->lines, line);
+    return r;
+}
+
 il_result *res_error(const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);

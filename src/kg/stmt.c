@@ -161,7 +161,7 @@ static il_result *exec_insert(il_session *s, const iql_facts *f, il_arena *a) {
                              "tuples had type/arity errors",
                              rel, rel, t.n);
     }
-    if (t.n == 0) return res_message("Inserted 0 fact(s) into '%s'.", rel);
+    if (t.n == 0) return res_count_message("Inserted ", 0, " fact(s) into '", rel, "'.");
     if (is_view(s, rel))
         return res_error("Cannot insert into '%s': it is a derived relation (view). Use a base "
                          "relation or drop the rule first with '.rule drop %s'.",
@@ -183,7 +183,7 @@ static il_result *exec_insert(il_session *s, const iql_facts *f, il_arena *a) {
             kg_delta_note(s->kg, rel, &t.vals[t.offset[i]], t.arity[0],
                           +1); /* the commit's delta */
         }
-    return res_message("Inserted %u fact(s) into '%s'.", added, rel);
+    return res_count_message("Inserted ", added, " fact(s) into '", rel, "'.");
 }
 
 static il_result *exec_delete(il_session *s, const iql_facts *f, il_arena *a) {
@@ -199,8 +199,8 @@ static il_result *exec_delete(il_session *s, const iql_facts *f, il_arena *a) {
             kg_delta_note(s->kg, f->rel, &t.vals[t.offset[i]], t.arity[i],
                           -1); /* the commit's delta */
         }
-    if (f->bulk) return res_message("Deleted %u fact(s) from '%s'.", deleted, f->rel);
-    return res_message("Deleted %u facts from '%s'.", deleted, f->rel);
+    if (f->bulk) return res_count_message("Deleted ", deleted, " fact(s) from '", f->rel, "'.");
+    return res_count_message("Deleted ", deleted, " facts from '", f->rel, "'.");
 }
 
 /* ---- rule-shaped queries over the stored data: conditional delete and update ---- */

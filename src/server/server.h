@@ -321,7 +321,7 @@ typedef struct srv_conn {
         void (*release)(void *ctx);
         void *ctx;
     } cork[8];
-    size_t queued_bytes; /* queued in wslay, not yet framed */
+    size_t queued_bytes; /* queued in wslay, or framed into out, not yet written */
     int handles_open;    /* tcp and timer: freed when both are closed */
     bool lingering;      /* our side is shut down; reading and discarding until EOF */
 
@@ -349,6 +349,7 @@ typedef struct srv_conn {
     il_buf in; /* received bytes not yet consumed by wslay */
     size_t in_pos;
     il_buf out;             /* frames wslay produced, written after each batch */
+    size_t out_framed;      /* payload bytes framed into out by srv_ws_send, in queued_bytes */
     uint64_t msg_len;       /* length of the message being received so far */
     bool too_big;           /* it went over SRV_MAX_MESSAGE */
     bool in_recv;           /* inside wslay_event_recv */

@@ -10,7 +10,8 @@
 #include "base/json_str.h"
 #include "server/srv_notify.h"
 
-/* A retained notification; graph and json are owned. */
+/* A retained notification; json is owned, and graph is stored after it, in the same
+ * allocation (one per notification, made on every write). */
 typedef struct entry {
     uint64_t seq;
     il_change_kind kind;
@@ -57,7 +58,6 @@ srv_notify_log *srv_notify_new(const char *epoch, int64_t configured, srv_notify
 }
 
 static void entry_free(entry *en) {
-    free(en->graph);
     free(en->json);
     memset(en, 0, sizeof *en);
 }
@@ -165,7 +165,12 @@ uint64_t srv_notify_publish(srv_notify_log *log, const il_change *changes, size_
         } else {
             slot = &log->ring[(log->oldest + log->count++) % log->capacity];
         }
-        *slot = (entry){seq, c->kind, strdup(c->graph), strdup(il_buf_str(&b)), b.len};
+        size_t glen = strlen(c->graph);
+        char *json = malloc(b.len + 1 + glen + 1);
+        if (!json) abort();
+        memcpy(json, b.data, b.len + 1);
+        memcpy(json + b.len + 1, c->graph, glen + 1);
+        *slot = (entry){seq, c->kind, json + b.len + 1, json, b.len};
         if (log->sink) {
             srv_notification view = view_of(slot);
             log->sink(log->sink_ctx, &view);

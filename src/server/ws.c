@@ -107,6 +107,8 @@ void srv_ws_flush(srv_conn *c) {
      * when wslay_event_recv returns. */
     if (!c->ws || c->in_recv) return;
     wslay_event_send(c->ws);
+    c->queued_bytes -= c->out_framed < c->queued_bytes ? c->out_framed : c->queued_bytes;
+    c->out_framed = 0;
     if (c->out.len > SRV_CONN_BUF_KEEP) {
         /* A large reply's frames go out as they are, and the buffer goes with them: a
          * connection does not keep the capacity of the largest reply it ever had. */
@@ -135,6 +137,17 @@ void srv_ws_send(srv_conn *c, const char *json, size_t len) {
     }
     /* The credential fence: once the connection's credential ended, no data frame. */
     if (!c->ws || c->fenced) return;
+    /* With nothing in wslay's queues the frame is framed straight into the output, where
+     * wslay would have put it: its queue would copy the payload once more, and an
+     * allocation and a frame's state go with it, for each reply and push. Whatever wslay
+     * holds (a pong, a close, an earlier frame) keeps it in the queue behind them. */
+    if (wslay_event_get_queued_msg_count(c->ws) == 0 && !wslay_event_get_close_sent(c->ws) &&
+        !wslay_event_get_close_received(c->ws)) {
+        srv_ws_frame_text(&c->out, json, len);
+        c->queued_bytes += len;
+        c->out_framed += len;
+        return;
+    }
     struct wslay_event_msg m = {WSLAY_TEXT_FRAME, (const uint8_t *)json, len};
     if (wslay_event_queue_msg(c->ws, &m) == 0) c->queued_bytes += len;
 }

@@ -11,6 +11,7 @@
 #include "../fuzz/syntax_oracle.h"
 #include "base/buf.h"
 #include "inputlayer.h"
+#include "kg/kg.h"
 #include "value/value.h"
 
 static il_engine *EN;
@@ -841,4 +842,23 @@ Test(facts, first_equality_in_the_text_binds) {
     TABLE(S1, "?q(X, W)", "X, W\n3, 3\n3.0, 3.0");
     MSG(S1, "-f(4, 3.0)", "Deleted 1 facts from 'f'.");
     TABLE(S1, "?q(X, W)", "X, W\n3, 3");
+}
+
+/* res_count_message writes what res_message writes with "%u" and "%s", digits and all,
+ * and a name holding a newline still makes two lines. */
+Test(results, count_messages_read_as_printf_writes_them) {
+    const unsigned counts[] = {0, 1, 9, 10, 99, 100, 65535, 1000000, 4294967295u};
+    const char *const names[] = {"edge", "", "a'b", "two\nlines"};
+    for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++)
+        for (size_t j = 0; j < sizeof names / sizeof names[0]; j++) {
+            il_result *want = res_message("Inserted %u fact(s) into '%s'.", counts[i], names[j]);
+            il_result *got =
+                res_count_message("Inserted ", counts[i], " fact(s) into '", names[j], "'.");
+            cr_assert_eq(il_result_kind_of(got), il_result_kind_of(want));
+            cr_assert_eq(il_result_nlines(got), il_result_nlines(want));
+            for (size_t k = 0; k < il_result_nlines(want); k++)
+                cr_assert_str_eq(il_result_line(got, k), il_result_line(want, k));
+            il_result_free(want);
+            il_result_free(got);
+        }
 }
