@@ -128,6 +128,7 @@ static void linger(srv_conn *c) {
         conn_close_now(c);
         return;
     }
+    c->timer_lazy = false;
     uv_timer_start(&c->timer, on_linger_timeout, LINGER_MS, 0);
 }
 
@@ -319,6 +320,7 @@ void srv_conn_write_ref(srv_conn *c, const char *data, size_t len, void (*releas
 
 void srv_conn_close(srv_conn *c) {
     c->state = SRV_CLOSING;
+    c->timer_lazy = false;
     uv_timer_stop(&c->timer);
     uv_timer_stop(&c->tick);
     /* Inside wslay's callbacks the last frames are still queued: srv_ws_feed lingers
@@ -359,7 +361,15 @@ void srv_conn_resume_reading(srv_conn *c) {
 }
 
 static void on_timer(uv_timer_t *t) {
-    srv_proto_timeout(t->data);
+    srv_conn *c = t->data;
+    uint64_t now = uv_now(t->loop);
+    if (c->timer_due > now) { /* moved later since it was armed */
+        c->timer_armed_due = c->timer_due;
+        uv_timer_start(t, on_timer, c->timer_due - now, 0);
+        return;
+    }
+    c->timer_lazy = false;
+    srv_proto_timeout(c);
 }
 
 /* A probe answers at once, so a connection in a probe slot that is still waiting for its
@@ -525,9 +535,20 @@ int srv_loop_run(srv_server *s) {
     return 0;
 }
 
+/* Every request moves the idle deadline: moving it later only records it, and the timer,
+ * when it fires, is armed again for what is left. Rearming it on each message had been a
+ * removal from the loop's timer heap and an insertion, every request. */
 void srv_timer_start(srv_conn *c, uint64_t ms) {
-    if (ms == 0)
+    if (ms == 0) {
+        c->timer_lazy = false;
         uv_timer_stop(&c->timer);
-    else
-        uv_timer_start(&c->timer, on_timer, ms, 0);
+        return;
+    }
+    uint64_t due = uv_now(c->tcp.loop) + ms;
+    c->timer_due = due;
+    if (c->timer_lazy && uv_is_active((uv_handle_t *)&c->timer) && due >= c->timer_armed_due)
+        return;
+    c->timer_armed_due = due;
+    c->timer_lazy = true;
+    uv_timer_start(&c->timer, on_timer, ms, 0);
 }

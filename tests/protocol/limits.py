@@ -139,6 +139,30 @@ async def t_heartbeat_and_lifetime(binary):
         await c.ws.close()
 
 
+async def t_idle_timeout_counts_from_the_last_request(binary):
+    """A connection that keeps asking stays open for three times the idle timeout; once it
+    stops, the timeout closes it, counted from its last request (the deadline each request
+    moves is only recorded, and the timer armed again when it fires: srv_timer_start)."""
+    with OwnServer(binary, ["--set", "http.ws_idle_timeout_ms=600"]) as srv:
+        c = await connect(srv)
+        t0 = time.monotonic()
+        while True:
+            await still_answers(c)
+            last = time.monotonic()
+            if last - t0 >= 1.8:
+                break
+            await asyncio.sleep(0.15)
+        frames, code = await expect_closed(c)
+        waited = time.monotonic() - last
+        assert frames == [{"type": "notice", "code": "idle_timeout",
+                           "message": "Idle timeout"}], frames
+        assert code == 1000, code
+        assert 0.5 <= waited < 6, waited
+        c = await connect(srv)
+        await still_answers(c)
+        await c.ws.close()
+
+
 def print_config(binary, args=(), env=None, cwd=None):
     p = subprocess.run([binary, "--print-config"] + list(args), capture_output=True, text=True,
                        env=clean_env(**(env or {})), cwd=cwd, timeout=30)
@@ -693,7 +717,8 @@ async def t_guard_stops_inline_read(binary):
         await c.ws.close()
 
 
-TESTS = [t_rate_limit, t_connection_limits, t_heartbeat_and_lifetime, t_config_precedence,
+TESTS = [t_rate_limit, t_connection_limits, t_heartbeat_and_lifetime,
+         t_idle_timeout_counts_from_the_last_request, t_config_precedence,
          t_identities_persist, t_subscription_limit, t_durability_modes, t_group_commit,
          t_test_reply_delay, t_preempted_inline_write_stays_inline,
          t_slow_inline_write_sends_writes_to_pool,
