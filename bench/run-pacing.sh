@@ -18,6 +18,9 @@
 #    fixture's own): the server's CPU per write (the fixture's figure, net of the idle rate)
 #    and the ack p50, every delta checked; and its ratio to the floor (the log's CPU per
 #    sync plus the transport's per round trip) measured in the same run at that pace.
+# BENCH_PACING_ROUNDS (1) rounds of the four at each interval, one row each, and with more
+# than one a row of the ratios' medians: the floor moves from minute to minute, and each
+# round's ratio is to the floor measured just before it.
 # BENCH_PACING_WRITES (2000) writes, syncs or requests per measurement. Unpinned by default
 # (BENCH_SERVER_CPUS: none, split or shared, as in run-fixtures.sh). Prints a Markdown table.
 set -euo pipefail
@@ -32,6 +35,10 @@ LOAD=$BUILD/inputlayer-load
 PROBE=$BUILD/fsync_probe
 INTERVALS=${BENCH_PACING_INTERVALS_MS:-1 5 10}
 WRITES=${BENCH_PACING_WRITES:-2000}
+ROUNDS=${BENCH_PACING_ROUNDS:-1}
+case $ROUNDS in
+'' | *[!0-9]* | 0) echo "run-pacing.sh: BENCH_PACING_ROUNDS must be a positive integer" >&2 && exit 2 ;;
+esac
 CPUS=${BENCH_SERVER_CPUS:-none}
 API_KEY=bench-pacing-key
 
@@ -125,19 +132,32 @@ keyed() {
 
 load_before=$(cut -d' ' -f1 /proc/loadavg)
 rows=()
+# The median of the numbers given: median N...
+median() {
+    printf '%s\n' "$@" | sort -n | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.2f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
 for ms in $INTERVALS; do
-    echo "run-pacing.sh: one every $ms ms" >&2
-    probe "$ms"
-    echo_floor "$ms"
-    keyed 1 "$ms"
-    one_cpu=$DK_CPU one_ack=$DK_ACK
-    keyed 300 "$ms"
-    # The server's CPU per write over the floor measured just before it, at the same pace:
-    # the one figure comparable from run to run on a machine whose floor moves.
-    floor=$(awk -v p="$PROBE_CPU" -v e="$ECHO_CPU" 'BEGIN { printf "%.1f", p + e }')
-    one_ratio=$(awk -v c="$one_cpu" -v f="$floor" 'BEGIN { printf "%.2f", (f > 0 ? c / f : 0) }')
-    dk_ratio=$(awk -v c="$DK_CPU" -v f="$floor" 'BEGIN { printf "%.2f", (f > 0 ? c / f : 0) }')
-    rows+=("| $ms | $PROBE_CPU | $PROBE_DISK | $ECHO_CPU | $floor | $one_cpu (${one_ratio}x) | $DK_CPU (${dk_ratio}x) | $PROBE_P50 | $ECHO_P50 | $one_ack | $DK_ACK |")
+    one_ratios=() dk_ratios=()
+    for round in $(seq "$ROUNDS"); do
+        echo "run-pacing.sh: one every $ms ms, round $round of $ROUNDS" >&2
+        probe "$ms"
+        echo_floor "$ms"
+        keyed 1 "$ms"
+        one_cpu=$DK_CPU one_ack=$DK_ACK
+        keyed 300 "$ms"
+        # The server's CPU per write over the floor measured just before it, at the same
+        # pace: the one figure comparable from run to run on a machine whose floor moves.
+        floor=$(awk -v p="$PROBE_CPU" -v e="$ECHO_CPU" 'BEGIN { printf "%.1f", p + e }')
+        one_ratio=$(awk -v c="$one_cpu" -v f="$floor" 'BEGIN { printf "%.2f", (f > 0 ? c / f : 0) }')
+        dk_ratio=$(awk -v c="$DK_CPU" -v f="$floor" 'BEGIN { printf "%.2f", (f > 0 ? c / f : 0) }')
+        one_ratios+=("$one_ratio")
+        dk_ratios+=("$dk_ratio")
+        rows+=("| $ms | $PROBE_CPU | $PROBE_DISK | $ECHO_CPU | $floor | $one_cpu (${one_ratio}x) | $DK_CPU (${dk_ratio}x) | $PROBE_P50 | $ECHO_P50 | $one_ack | $DK_ACK |")
+    done
+    if [ "$ROUNDS" -gt 1 ]; then
+        rows+=("| $ms, median of $ROUNDS rounds | | | | | $(median "${one_ratios[@]}")x | $(median "${dk_ratios[@]}")x | | | | |")
+    fi
 done
 load_after=$(cut -d' ' -f1 /proc/loadavg)
 
