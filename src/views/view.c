@@ -87,6 +87,12 @@ typedef struct vpred {
     uint32_t alias; /* VK_ALIAS: the predicate whose rows are the query's */
 } vpred;
 
+/* A write's changes (plus, minus, gains, losses, work) live in relations made for it and
+ * dropped once it is applied; up to this many are kept, emptied, for the next write: a
+ * keyed write made and freed two, an allocation of the relation and of its node pool
+ * each. */
+enum { VIEW_SPARES = 8 };
+
 struct view {
     il_engine *e;      /* the engine, for rebuilds */
     kg_graph *g;       /* NULL once the graph is dropped */
@@ -105,6 +111,8 @@ struct view {
     bool refuse_clock;          /* view_opts */
     bool lazy;                  /* view_opts */
     bool own_clauses;           /* view_opts */
+    rel_t *spares[VIEW_SPARES]; /* emptied change relations, for the next write */
+    uint32_t nspares;
 };
 
 static _Thread_local char g_err[1024];
@@ -163,13 +171,36 @@ static vpred *query_vpred(const view_t *v) {
     return q->kind == VK_ALIAS ? &v->preds[q->alias] : q;
 }
 
-static rel_t *ensure(rel_t **r, uint32_t arity) {
-    if (!*r) *r = rel_new(arity);
+static rel_t *spare_or_new(view_t *v, uint32_t arity, bool counted) {
+    for (uint32_t i = v->nspares; i-- > 0;) {
+        rel_t *r = v->spares[i];
+        if (rel_arity(r) == arity && rel_is_counted(r) == counted) {
+            v->spares[i] = v->spares[--v->nspares];
+            return r;
+        }
+    }
+    return counted ? rel_new_counted(arity) : rel_new(arity);
+}
+
+/* Drops a change relation: kept, emptied, as a spare when there is room. */
+static void recycle(view_t *v, rel_t **r) {
+    if (!*r) return;
+    if (v->nspares < VIEW_SPARES) {
+        rel_clear(*r);
+        v->spares[v->nspares++] = *r;
+    } else {
+        rel_free(*r);
+    }
+    *r = NULL;
+}
+
+static rel_t *ensure(view_t *v, rel_t **r, uint32_t arity) {
+    if (!*r) *r = spare_or_new(v, arity, false);
     return *r;
 }
 
-static rel_t *ensure_counted(rel_t **r, uint32_t arity) {
-    if (!*r) *r = rel_new_counted(arity);
+static rel_t *ensure_counted(view_t *v, rel_t **r, uint32_t arity) {
+    if (!*r) *r = spare_or_new(v, arity, true);
     return *r;
 }
 
@@ -360,20 +391,20 @@ static void count_clause(view_t *v, const plan_clause *c) {
         const val_t *b = &lost.tuples[(size_t)k * w];
         if (!lost_certain && binding_valid(v, c, b, true)) continue;
         vx_head(c, b, t);
-        rel_add_count(ensure_counted(&h->loss, h->arity), t, 1);
+        rel_add_count(ensure_counted(v, &h->loss, h->arity), t, 1);
     }
     for (uint32_t k = 0; k < gained.n; k++) {
         const val_t *b = &gained.tuples[(size_t)k * w];
         if (!gained_certain && binding_valid(v, c, b, false)) continue;
         vx_head(c, b, t);
-        rel_add_count(ensure_counted(&h->gain, h->arity), t, 1);
+        rel_add_count(ensure_counted(v, &h->gain, h->arity), t, 1);
     }
     tupleset_free(&lost);
     tupleset_free(&gained);
 }
 
 /* Turns the derivation changes of a counted predicate into its plus and minus. */
-static void count_delta(vpred *h) {
+static void count_delta(view_t *v, vpred *h) {
     if (h->gain) {
         int64_t g;
         rel_cursor cur;
@@ -382,8 +413,8 @@ static void count_delta(vpred *h) {
         while ((t = rel_next(&cur, &g))) {
             int64_t l = h->loss ? rel_get_count(h->loss, t) : 0;
             int64_t old = rel_get_count(h->main, t);
-            if (old <= 0 && old + g - l > 0) rel_insert(ensure(&h->plus, h->arity), t);
-            if (old > 0 && old + g - l <= 0) rel_insert(ensure(&h->minus, h->arity), t);
+            if (old <= 0 && old + g - l > 0) rel_insert(ensure(v, &h->plus, h->arity), t);
+            if (old > 0 && old + g - l <= 0) rel_insert(ensure(v, &h->minus, h->arity), t);
         }
     }
     if (h->loss) {
@@ -394,7 +425,7 @@ static void count_delta(vpred *h) {
         while ((t = rel_next(&cur, &l))) {
             if (h->gain && rel_get_count(h->gain, t)) continue;
             int64_t old = rel_get_count(h->main, t);
-            if (old > 0 && old - l <= 0) rel_insert(ensure(&h->minus, h->arity), t);
+            if (old > 0 && old - l <= 0) rel_insert(ensure(v, &h->minus, h->arity), t);
         }
     }
 }
@@ -424,10 +455,10 @@ static void recompute_pred(view_t *v, const plan_stratum *st, uint32_t pred) {
         }
     }
     FOR_TUPLES(h->fresh, t) {
-        if (!rel_contains(h->main, t)) rel_insert(ensure(&h->plus, h->arity), t);
+        if (!rel_contains(h->main, t)) rel_insert(ensure(v, &h->plus, h->arity), t);
     }
     FOR_TUPLES(h->main, t) {
-        if (!rel_contains(h->fresh, t)) rel_insert(ensure(&h->minus, h->arity), t);
+        if (!rel_contains(h->fresh, t)) rel_insert(ensure(v, &h->minus, h->arity), t);
     }
 }
 
@@ -449,12 +480,12 @@ static void regroup(view_t *v, vpred *h, const val_t *key, rel_t *scratch) {
     exec_aggregate(c, rows.v, rows.n / w, scratch);
     il_vec_free(rows);
     FOR_TUPLES(scratch, t) {
-        if (!rel_contains(h->main, t)) rel_insert(ensure(&h->plus, h->arity), t);
+        if (!rel_contains(h->main, t)) rel_insert(ensure(v, &h->plus, h->arity), t);
     }
     /* the group's old rows: the head starts with the group values */
     rel_seek(h->main, 0, key, ng, &cur);
     for (const val_t *t; (t = rel_next(&cur, NULL));)
-        if (!rel_contains(scratch, t)) rel_insert(ensure(&h->minus, h->arity), t);
+        if (!rel_contains(scratch, t)) rel_insert(ensure(v, &h->minus, h->arity), t);
     v->groups_recomputed++;
 }
 
@@ -547,14 +578,14 @@ static void variant_heads(dred *d, const plan_clause *c, int32_t seed, vsrc src,
 }
 
 static void take_overdelete(dred *d, vpred *h, const val_t *t) {
-    (void)d;
+    view_t *v = d->v;
     if (!rel_contains(h->main, t) || (h->minus && rel_contains(h->minus, t))) return;
-    rel_insert(ensure(&h->minus, h->arity), t);
-    rel_insert(ensure(&h->worknext, h->arity), t);
+    rel_insert(ensure(v, &h->minus, h->arity), t);
+    rel_insert(ensure(v, &h->worknext, h->arity), t);
 }
 
 static void take_insert(dred *d, vpred *h, const val_t *t) {
-    (void)d;
+    view_t *v = d->v;
     bool in_main = rel_contains(h->main, t);
     bool present = (in_main && !(h->minus && rel_contains(h->minus, t))) ||
                    (h->plus && rel_contains(h->plus, t));
@@ -562,8 +593,8 @@ static void take_insert(dred *d, vpred *h, const val_t *t) {
     if (in_main)
         rel_delete(h->minus, t); /* re-derived */
     else
-        rel_insert(ensure(&h->plus, h->arity), t);
-    rel_insert(ensure(&h->worknext, h->arity), t);
+        rel_insert(ensure(v, &h->plus, h->arity), t);
+    rel_insert(ensure(v, &h->worknext, h->arity), t);
 }
 
 /* Seeds from the changes of lower strata: `breaking` selects deletions of positive atoms
@@ -645,7 +676,7 @@ static void dred_stratum(view_t *v, const plan_stratum *st, uint32_t sidx) {
             const val_t *t = &list[k * p->arity];
             if (!rederivable(&d, pred, t)) continue;
             rel_delete(p->minus, t);
-            rel_insert(ensure(&p->worknext, p->arity), t);
+            rel_insert(ensure(v, &p->worknext, p->arity), t);
         }
         free(list);
     }
@@ -685,7 +716,7 @@ static void run_strata(view_t *v) {
             if (p->lazy) count_materialize(v, st);
             for (uint32_t i = 0; i < st->nclauses; i++)
                 count_clause(v, &v->prog.clauses.v[st->clauses[i]]);
-            count_delta(p);
+            count_delta(v, p);
         }
     }
 }
@@ -743,12 +774,12 @@ static void apply(view_t *v) {
             }
             break;
         }
-        free_rel(&p->plus);
-        free_rel(&p->minus);
-        free_rel(&p->gain);
-        free_rel(&p->loss);
-        free_rel(&p->work);
-        free_rel(&p->worknext);
+        recycle(v, &p->plus);
+        recycle(v, &p->minus);
+        recycle(v, &p->gain);
+        recycle(v, &p->loss);
+        recycle(v, &p->work);
+        recycle(v, &p->worknext);
     }
 }
 
@@ -1082,6 +1113,7 @@ void view_close(view_t *v) {
     drop_state(v);
     rel_free(v->pend_plus);
     rel_free(v->pend_minus);
+    for (uint32_t i = 0; i < v->nspares; i++) rel_free(v->spares[i]);
     free(v->error);
     free(v->text);
     free(v);
