@@ -556,7 +556,7 @@ static bool advance(dred *d) {
     for (uint32_t i = 0; i < d->st->npreds; i++) {
         vpred *p = &d->v->preds[d->st->preds[i]];
         if (p->kind != VK_DRED) continue;
-        free_rel(&p->work);
+        recycle(d->v, &p->work);
         p->work = p->worknext;
         p->worknext = NULL;
         if (nonempty(p->work)) any = true;
