@@ -364,7 +364,6 @@ static void on_timer(uv_timer_t *t) {
     srv_conn *c = t->data;
     uint64_t now = uv_now(t->loop);
     if (c->timer_due > now) { /* moved later since it was armed */
-        c->timer_armed_due = c->timer_due;
         uv_timer_start(t, on_timer, c->timer_due - now, 0);
         return;
     }
@@ -544,11 +543,11 @@ void srv_timer_start(srv_conn *c, uint64_t ms) {
         uv_timer_stop(&c->timer);
         return;
     }
-    uint64_t due = uv_now(c->tcp.loop) + ms;
-    c->timer_due = due;
-    if (c->timer_lazy && uv_is_active((uv_handle_t *)&c->timer) && due >= c->timer_armed_due)
+    uint64_t now = uv_now(c->tcp.loop);
+    c->timer_due = now + ms;
+    if (c->timer_lazy && uv_is_active((uv_handle_t *)&c->timer) &&
+        c->timer_due >= now + uv_timer_get_due_in(&c->timer))
         return;
-    c->timer_armed_due = due;
     c->timer_lazy = true;
     uv_timer_start(&c->timer, on_timer, ms, 0);
 }

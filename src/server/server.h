@@ -305,9 +305,9 @@ enum srv_conn_state { SRV_HTTP, SRV_WS, SRV_CLOSING };
 typedef struct srv_conn {
     uv_tcp_t tcp;
     uv_timer_t timer; /* auth deadline, then idle timeout, then the lingering close */
-    /* srv_timer_start's deadline (the loop's ms), and the one the timer is armed for: a
-     * later deadline is only recorded, and on_timer arms the timer again for the rest. */
-    uint64_t timer_due, timer_armed_due;
+    /* srv_timer_start's deadline (the loop's ms): one later than the timer is armed for is
+     * only recorded, and on_timer arms the timer again for the rest. */
+    uint64_t timer_due;
     bool timer_lazy; /* timer runs on_timer, armed by srv_timer_start */
     uv_timer_t tick; /* WebSocket heartbeat pings and the lifetime limit */
     uv_shutdown_t shutdown;
