@@ -6,7 +6,7 @@ BUILD_TSAN ?= build-tsan
 JOBS       ?= $(shell nproc)
 CONFORMANCE_DIR ?= ../shared/conformance
 
-.PHONY: all setup build build-san build-tsan protocol-tsan threads-tsan run test unit crash-test conformance conformance-san conformance-shared bench-engine bench-threads bench-server bench-beside bench-fixtures bench-pacing bench-durable bench-views bench-views-smoke bench-vectors bench-vectors-smoke bench bench-million bench-report gate gate-smoke fuzz fuzz-short format clean
+.PHONY: all setup build build-san build-tsan protocol-tsan threads-tsan run test unit crash-test conformance conformance-san conformance-shared bench-engine bench-threads bench-server bench-beside bench-fixtures bench-pacing bench-phases bench-durable bench-views bench-views-smoke bench-vectors bench-vectors-smoke bench bench-million bench-report gate gate-smoke fuzz fuzz-short format clean
 
 all: build
 
@@ -237,6 +237,11 @@ bench-fixtures: build
 # alone, a WebSocket round trip to a bare echo server): BENCHMARKS.md, "Paced writes".
 bench-pacing: build
 	@./bench/run-pacing.sh $(BUILD)
+
+# Where a paced write's CPU goes on the server's I/O thread, phase by phase (delta_keyed,
+# INPUTLAYER_PHASE_CPU): BENCHMARKS.md, "Where a paced write's CPU goes".
+bench-phases: build
+	@./bench/run-phases.sh $(BUILD)
 
 # The durable-write fixtures (insert_single, insert_batch, writers) in `immediate`
 # durability, a fresh server each on a fresh data directory, beside the fsync floor that

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/phase.h"
 #include "server/server.h"
 #include "server/srv_deliver.h"
 #include "server/srv_durability.h"
@@ -260,7 +261,9 @@ static void write_out(srv_conn *c, char *data, size_t len, void (*release)(void 
     size_t done = 0;
     if (c->pending_writes == 0) {
         uv_buf_t b = uv_buf_init(data, (unsigned)len);
+        il_phase_mark(IL_PHASE_SEND_PREP);
         int n = uv_try_write((uv_stream_t *)&c->tcp, &b, 1);
+        il_phase_mark(IL_PHASE_SEND);
         if (n == (int)len) {
             write_done(data, release, ctx);
             return;
@@ -289,7 +292,9 @@ void srv_conn_uncork(srv_conn *c) {
     if (c->pending_writes == 0) {
         uv_buf_t bufs[sizeof c->cork / sizeof c->cork[0]];
         for (unsigned i = 0; i < n; i++) bufs[i] = uv_buf_init(k[i].data, (unsigned)k[i].len);
+        il_phase_mark(IL_PHASE_SEND_PREP);
         int rc = uv_try_write((uv_stream_t *)&c->tcp, bufs, n);
+        il_phase_mark(IL_PHASE_SEND);
         if (rc > 0) written = (size_t)rc;
     }
     for (unsigned i = 0; i < n; i++) {
@@ -345,11 +350,13 @@ static void on_read(uv_stream_t *stream, ssize_t n, const uv_buf_t *buf) {
         return;
     }
     if (n > 0) {
+        il_phase_begin();
         note_read(c->srv);
         if (c->state == SRV_HTTP)
             srv_http_feed(c, buf->base, (size_t)n);
         else if (c->state == SRV_WS)
             srv_ws_feed(c, buf->base, (size_t)n);
+        il_phase_mark(IL_PHASE_REST);
     }
 }
 

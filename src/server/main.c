@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "base/phase.h"
 #include "server/server.h"
 #include "server/srv_backup.h"
 #include "server/srv_deliver.h"
@@ -189,6 +190,7 @@ static int parse_args(int argc, char **argv, const char **config_path, flag_set 
 }
 
 int main(int argc, char **argv) {
+    il_phase_setup();
     const char *config_path = NULL, *restore_from = NULL;
     flag_set *flags = calloc((size_t)argc + 1, sizeof *flags);
     size_t nflags = 0;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/phase.h"
 #include "server/server.h"
 #include "server/srv_authz.h"
 #include "server/srv_exec.h"
@@ -427,6 +428,7 @@ static void ready_phase(srv_conn *c, const char *id, const char *type, frame *f)
 }
 
 void srv_proto_message(srv_conn *c, const char *msg, size_t len) {
+    il_phase_mark(IL_PHASE_FRAME);
     if (srv_login_held(c, msg, len)) return;
     json_error_t je;
     srv_flat flat;
@@ -486,6 +488,7 @@ void srv_proto_message(srv_conn *c, const char *msg, size_t len) {
     } else if (bad[0]) {
         reply_error(c, id, "invalid_request", bad);
     } else {
+        il_phase_mark(IL_PHASE_DECODE);
         ready_phase(c, id, type, &f);
     }
     json_decref(f.root);

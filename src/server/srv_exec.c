@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/phase.h"
 #include "server/server.h"
 #include "server/srv_admin.h"
 #include "server/srv_authz.h"
@@ -961,6 +962,7 @@ static bool expectation_holds(srv_req *rq) {
 }
 
 static void execute(srv_req *rq) {
+    il_phase_mark(IL_PHASE_PREPARE);
     srv_conn *c = rq->conn;
     const char *id = rq->has_id ? rq->id : NULL;
     const char *prog = rq->program;
@@ -1218,5 +1220,6 @@ void srv_exec_run(srv_req *rq) {
         srv_deliver_own(&rq->out);
         srv_subs_publish(rq->conn->srv, rq->conn);
     }
+    il_phase_mark(IL_PHASE_PUBLISH);
     srv_tl_capture = was;
 }
