@@ -13,7 +13,7 @@
 #include "server/server.h"
 #include "server/srv_authz.h"
 #include "server/srv_exec.h"
-#include "server/srv_jsonflat.h"
+#include "server/srv_frame.h"
 #include "server/srv_pipeline.h"
 #include "server/srv_read.h"
 #include "server/srv_subgroup.h"
@@ -71,53 +71,6 @@ static void authenticated(srv_conn *c, const char *id, const srv_user *u) {
     il_buf_free(&b);
     srv_timer_start(c, (uint64_t)c->srv->cfg->ws_idle_timeout_ms);
     srv_session_open_async(c);
-}
-
-/* A request frame's members: read flat (srv_flat_read), or by jansson when the frame is
- * anything else. A flat frame's jansson object is made only for the requests that read a
- * nested member or hand the object on (frame_json). */
-typedef struct frame {
-    const srv_flat *flat; /* or NULL */
-    json_t *root;         /* jansson's reading, or made from flat */
-} frame;
-
-static json_t *frame_json(frame *f) {
-    if (!f->root && f->flat) f->root = srv_flat_json(f->flat);
-    return f->root;
-}
-
-static bool has_field(const frame *f, const char *key) {
-    return f->flat ? srv_flat_get(f->flat, key) != NULL : json_object_get(f->root, key) != NULL;
-}
-
-static const char *str_field(const frame *f, const char *key, size_t *len) {
-    if (f->flat) {
-        const srv_flat_member *m = srv_flat_get(f->flat, key);
-        if (!m || m->kind != SRV_FLAT_STRING) return NULL;
-        if (len) *len = m->len;
-        return m->str;
-    }
-    json_t *v = json_object_get(f->root, key);
-    if (!json_is_string(v)) return NULL;
-    if (len) *len = json_string_length(v);
-    return json_string_value(v);
-}
-
-/* timeout_ms into *ms (0 when absent); false when it is not an integer >= 0. */
-static bool timeout_field(const frame *f, int64_t *ms) {
-    *ms = 0;
-    if (f->flat) {
-        const srv_flat_member *m = srv_flat_get(f->flat, "timeout_ms");
-        if (!m) return true;
-        if (m->kind != SRV_FLAT_INT || m->num < 0) return false;
-        *ms = m->num;
-        return true;
-    }
-    json_t *t = json_object_get(f->root, "timeout_ms");
-    if (!t) return true;
-    if (!json_is_integer(t) || json_integer_value(t) < 0) return false;
-    *ms = (int64_t)json_integer_value(t);
-    return true;
 }
 
 /* A failed attempt: three close the connection. */
@@ -191,20 +144,21 @@ static void authenticate(srv_conn *c, const char *id, const char *secret, size_t
 
 /* bad: why the frame is malformed (NULL when it is not); told as it is when it is a NUL,
  * which a client may not notice it sent. */
-static void auth_phase(srv_conn *c, const char *id, const char *type, const frame *f,
+static void auth_phase(srv_conn *c, const char *id, const char *type, const srv_frame *f,
                        const char *bad, bool nul, const char *msg, size_t len) {
     static const char INVALID[] = "Invalid message format. Send login or authenticate.";
     if (bad) {
         send_auth_error(c, id, "invalid_request", nul ? bad : INVALID);
     } else if (strcmp(type, "login") == 0) {
-        const char *user = str_field(f, "username", NULL), *pw = str_field(f, "password", NULL);
+        const char *user = srv_frame_str(f, "username", NULL),
+                   *pw = srv_frame_str(f, "password", NULL);
         if (!user || !pw)
             send_auth_error(c, id, "invalid_request", INVALID);
         else
             login(c, id, user, pw, msg, len);
     } else if (strcmp(type, "authenticate") == 0) {
         size_t klen;
-        const char *key = str_field(f, "api_key", &klen);
+        const char *key = srv_frame_str(f, "api_key", &klen);
         if (!key)
             send_auth_error(c, id, "invalid_request", INVALID);
         else
@@ -262,11 +216,11 @@ static bool writes_nothing(const char *prog, size_t len, srv_stmt **sts, size_t 
  * expect_revision >= 0, and expect_epoch (a string) and expect_relations (a non-empty array
  * of names) that need it. Programs of queries, explanations and listings only, and
  * .subscribe / .unsubscribe, write nothing and may not carry one. */
-static void expect_check(srv_conn *c, const char *id, const char *prog, size_t len, frame *f,
+static void expect_check(srv_conn *c, const char *id, const char *prog, size_t len, srv_frame *f,
                          int64_t timeout) {
-    bool any = has_field(f, "expect_revision") || has_field(f, "expect_epoch") ||
-               has_field(f, "expect_relations");
-    json_t *root = any ? frame_json(f) : NULL;
+    bool any = srv_frame_has(f, "expect_revision") || srv_frame_has(f, "expect_epoch") ||
+               srv_frame_has(f, "expect_relations");
+    json_t *root = any ? srv_frame_json(f) : NULL;
     if (any && !root) { /* out of memory: a precondition is never skipped */
         reply_error(c, id, "internal", "Out of memory reading the request");
         return;
@@ -322,9 +276,9 @@ static void expect_check(srv_conn *c, const char *id, const char *prog, size_t l
 
 /* A subscription group: exclusive, like `.subscribe`, with the server's query deadline
  * for its wait in the pipeline. */
-static void subscribe(srv_conn *c, const char *id, frame *f) {
+static void subscribe(srv_conn *c, const char *id, srv_frame *f) {
     char why[160];
-    json_t *root = frame_json(f);
+    json_t *root = srv_frame_json(f);
     if (!root) {
         reply_error(c, id, "internal", "Out of memory reading the request");
         return;
@@ -342,15 +296,15 @@ static void subscribe(srv_conn *c, const char *id, frame *f) {
 }
 
 /* A read is shared: it runs beside the connection's other reads. */
-static void read_frame(srv_conn *c, const char *id, frame *f) {
+static void read_frame(srv_conn *c, const char *id, srv_frame *f) {
     int64_t timeout;
     char err[160];
     char *packed;
     size_t len;
-    if (!timeout_field(f, &timeout)) {
+    if (!srv_frame_timeout(f, &timeout)) {
         reply_error(c, id, "invalid_request",
                     "Invalid message format: timeout_ms must be an integer >= 0");
-    } else if (!srv_read_pack(json_object_get(frame_json(f), "queries"), &packed, &len, err,
+    } else if (!srv_read_pack(json_object_get(srv_frame_json(f), "queries"), &packed, &len, err,
                               sizeof err)) {
         reply_error(c, id, "invalid_request", err);
     } else {
@@ -363,7 +317,7 @@ static void read_frame(srv_conn *c, const char *id, frame *f) {
     }
 }
 
-static void ready_phase(srv_conn *c, const char *id, const char *type, frame *f) {
+static void ready_phase(srv_conn *c, const char *id, const char *type, srv_frame *f) {
     if (id && srv_pipe_id_in_use(c, id)) {
         /* The error must not carry the id: it would be taken for the other's reply. */
         reply_error(c, NULL, "invalid_request",
@@ -372,15 +326,15 @@ static void ready_phase(srv_conn *c, const char *id, const char *type, frame *f)
     }
     if (strcmp(type, "execute") == 0) {
         size_t len;
-        const char *prog = str_field(f, "program", &len);
+        const char *prog = srv_frame_str(f, "program", &len);
         int64_t timeout;
         if (!prog) {
             reply_error(c, id, "invalid_request",
                         "Invalid message format: execute needs a string `program`");
-        } else if (!timeout_field(f, &timeout)) {
+        } else if (!srv_frame_timeout(f, &timeout)) {
             reply_error(c, id, "invalid_request",
                         "Invalid message format: timeout_ms must be an integer >= 0");
-        } else if (has_field(f, "params")) {
+        } else if (srv_frame_has(f, "params")) {
             reply_error(c, id, "unsupported", "params are not supported by this server yet");
         } else {
             expect_check(c, id, prog, len, f, timeout);
@@ -396,7 +350,7 @@ static void ready_phase(srv_conn *c, const char *id, const char *type, frame *f)
         srv_pipe_reply_end(r);
     } else if (strcmp(type, "cancel") == 0) {
         size_t tlen;
-        const char *target = str_field(f, "target", &tlen);
+        const char *target = srv_frame_str(f, "target", &tlen);
         if (!target || tlen == 0 || tlen > 64) {
             reply_error(c, id, "invalid_request",
                         "Invalid message format: cancel needs a string `target` id");
@@ -430,44 +384,9 @@ static void ready_phase(srv_conn *c, const char *id, const char *type, frame *f)
 void srv_proto_message(srv_conn *c, const char *msg, size_t len) {
     il_phase_mark(IL_PHASE_FRAME);
     if (srv_login_held(c, msg, len)) return;
-    json_error_t je;
-    srv_flat flat;
-    frame f = {NULL, NULL};
-    /* Only jansson decodes \u0000 (the flat reader leaves every \u escape to it). */
-    bool decoded_nul = false, refused_nul = false;
-    if (srv_flat_read(&flat, msg, len)) {
-        f.flat = &flat;
-    } else {
-        f.root = json_loadb(msg, len, JSON_ALLOW_NUL, &je);
-        decoded_nul = f.root && srv_json_has_nul(f.root);
-    }
-    char bad[256] = {0}, probed[72];
-    const char *id = NULL, *type = NULL;
-    if (!f.flat && !f.root) {
-        snprintf(bad, sizeof bad, "Invalid message format: %s", je.text);
-        /* Not JSON, but the id is echoed when the text still tells it (docs/server.md). */
-        if (srv_json_probe_id(msg, len, probed, sizeof probed)) id = probed;
-    } else if (!f.flat && !json_is_object(f.root)) {
-        snprintf(bad, sizeof bad, "Invalid message format: not a JSON object");
-    } else {
-        if (has_field(&f, "id")) {
-            size_t n = 0;
-            const char *s = str_field(&f, "id", &n);
-            if (s && n >= 1 && n <= 64 && !memchr(s, 0, n))
-                id = s;
-            else
-                snprintf(bad, sizeof bad,
-                         "Invalid message format: id must be a string of 1 to 64 bytes");
-        }
-        type = str_field(&f, "type", NULL);
-        if (!bad[0] && !type) snprintf(bad, sizeof bad, "Invalid message format: missing type");
-        /* Refused whole, so that no statement, name, credential or graph ever holds one. */
-        refused_nul = !bad[0] && decoded_nul;
-        if (refused_nul)
-            snprintf(bad, sizeof bad,
-                     "Invalid message format: strings may not contain the NUL character "
-                     "(\\u0000)");
-    }
+    srv_frame f;
+    srv_frame_read(&f, msg, len);
+    const char *id = f.id, *type = f.type, *bad = f.bad;
     if (c->authed) srv_timer_start(c, (uint64_t)c->srv->cfg->ws_idle_timeout_ms);
     if (!srv_rate_ws(c)) {
         /* Over the rate the message is not processed. Before authentication the
@@ -484,15 +403,14 @@ void srv_proto_message(srv_conn *c, const char *msg, size_t len) {
             srv_conn_close(c);
         }
     } else if (!c->authed) {
-        auth_phase(c, id, type, &f, bad[0] ? bad : NULL, refused_nul, msg, len);
+        auth_phase(c, id, type, &f, bad[0] ? bad : NULL, f.refused_nul, msg, len);
     } else if (bad[0]) {
         reply_error(c, id, "invalid_request", bad);
     } else {
         il_phase_mark(IL_PHASE_DECODE);
         ready_phase(c, id, type, &f);
     }
-    json_decref(f.root);
-    if (f.flat) srv_flat_free(&flat);
+    srv_frame_free(&f);
     if (c->state == SRV_WS && c->authed) srv_pipe_pump(c);
 }
 

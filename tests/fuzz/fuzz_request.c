@@ -2,12 +2,12 @@
  * (a program, a read's queries, credentials, a subscription, the URL's ?kg=), each free to
  * hold NUL and every control byte, written as JSON with \u00XX escapes (or, for some
  * inputs, as raw bytes), and goes where the server sends it: the frame reader and its NUL
- * refusal (proto.c), the split and classification of the program (srv_exec.c), the
- * authorization of each statement for a viewer, an editor and an admin (srv_authz.c), the
- * engine, which runs what is allowed, the credential look-ups (srv_users.c), the read
- * and subscribe frames' checks, and the URL's query (http.c) with the session it opens.
- * Every reply text is written as the server writes it and must read back as JSON. Nothing
- * may crash, leak or trip a sanitizer. Run with `make fuzz`. */
+ * refusal (srv_frame.c, which srv_proto_message reads every frame with), the split and
+ * classification of the program (srv_exec.c), the authorization of each statement for a viewer, an
+ * editor and an admin (srv_authz.c), the engine, which runs what is allowed, the credential
+ * look-ups (srv_users.c), the read and subscribe frames' checks, and the URL's query (http.c) with
+ * the session it opens. Every reply text is written as the server writes it and must read back as
+ * JSON. Nothing may crash, leak or trip a sanitizer. Run with `make fuzz`. */
 #include <jansson.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -18,7 +18,7 @@
 #include "server/server.h"
 #include "server/srv_authz.h"
 #include "server/srv_exec.h"
-#include "server/srv_jsonflat.h"
+#include "server/srv_frame.h"
 #include "server/srv_read.h"
 #include "server/srv_subgroup.h"
 #include "server/srv_subs.h"
@@ -214,20 +214,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
     il_buf_putc(&frame, '}');
 
-    /* The frame reader, as srv_proto_message reads a frame. */
-    json_error_t je;
-    json_t *root = srv_json_load_flat(frame.data, frame.len);
-    if (!root) root = json_loadb(frame.data, frame.len, JSON_ALLOW_NUL, &je);
-    if (!root) {
-        char probed[72];
-        (void)srv_json_probe_id(frame.data, frame.len, probed, sizeof probed);
-        check_reply(je.text, strlen(je.text));
-        il_buf_free(&frame);
+    /* The frame reader srv_proto_message reads every frame with. */
+    srv_frame f;
+    srv_frame_read(&f, frame.data, frame.len);
+    il_buf_free(&frame);
+    /* An id it tells is echoed in the reply: 1 to 64 bytes, no NUL (the raw inputs may
+       write members of their own, a second id or type among them). */
+    if (f.id && (strlen(f.id) == 0 || strlen(f.id) > 64)) abort();
+    if (f.bad[0]) { /* refused whole (a NUL among them): nothing below sees it */
+        check_reply(f.bad, strlen(f.bad));
+        srv_frame_free(&f);
         return 0;
     }
-    il_buf_free(&frame);
-    if (srv_json_has_nul(root)) { /* refused whole: nothing below sees it */
-        json_decref(root);
+    if (!f.type) abort();
+    int64_t timeout;
+    if (srv_frame_timeout(&f, &timeout) && timeout < 0) abort();
+    json_t *root = srv_frame_json(&f);
+    if (!root) { /* out of memory */
+        srv_frame_free(&f);
         return 0;
     }
     strings_are_whole(root);
@@ -238,10 +242,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     il_session *s = il_session_open(e);
     il_result_free(il_execute(s, ".kg create shared", 17));
     il_result_free(il_execute(s, ".kg use default", 15));
-    const char *str = json_string_value(json_object_get(root, "program"));
+    size_t plen = 0;
+    const char *str = srv_frame_str(&f, "program", &plen);
+    if (str && plen != json_string_length(json_object_get(root, "program"))) abort();
     char err[256];
     if (kind == 0 && str) {
-        execute(s, me, str, json_string_length(json_object_get(root, "program")));
+        execute(s, me, str, plen);
     } else if (kind == 1) {
         char *packed;
         size_t len;
@@ -272,6 +278,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
     il_session_close(s);
     il_engine_close(e);
-    json_decref(root);
+    srv_frame_free(&f);
     return 0;
 }

@@ -2,13 +2,16 @@
  * reads, it reads exactly as jansson does; it reads the frames clients send (and
  * especially long programs); everything else it leaves to jansson. A randomized part
  * compares it with json_loadb over thousands of generated objects. srv_json_has_nul finds
- * a NUL in any string of a frame, at any depth. */
+ * a NUL in any string of a frame, at any depth. srv_frame (src/server/srv_frame.c) reads a
+ * request frame as the server does: flat or by jansson, its id and type checked, a NUL
+ * refused. */
 #include <criterion/criterion.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "server/srv_frame.h"
 #include "server/srv_jsonflat.h"
 
 /* Whatever the fast reader returns equals jansson's reading; returns whether it read. */
@@ -247,4 +250,103 @@ Test(jsonflat, members_by_key) {
     cr_assert(agrees(big, n) == false);
     const char *nested = "{\"type\":\"read\",\"queries\":[]}";
     cr_assert_not(srv_flat_read(&f, nested, strlen(nested)));
+}
+
+/* ---- srv_frame: a request frame as srv_proto_message reads it ---- */
+
+static void frame_of(srv_frame *f, const char *text) {
+    srv_frame_read(f, text, strlen(text));
+}
+
+Test(frame, a_flat_frame_is_read_without_jansson) {
+    srv_frame f;
+    frame_of(&f,
+             "{\"type\":\"execute\",\"id\":\"q1\",\"program\":\"+e(1, 2)\",\"timeout_ms\":250}");
+    cr_assert(f.is_flat);
+    cr_assert_null(f.root);
+    cr_assert_str_empty(f.bad);
+    cr_assert_str_eq(f.type, "execute");
+    cr_assert_str_eq(f.id, "q1");
+    size_t n = 0;
+    cr_assert_str_eq(srv_frame_str(&f, "program", &n), "+e(1, 2)");
+    cr_assert_eq(n, 8);
+    cr_assert(srv_frame_has(&f, "timeout_ms"));
+    cr_assert_not(srv_frame_has(&f, "params"));
+    cr_assert_null(srv_frame_str(&f, "timeout_ms", NULL)); /* not a string */
+    int64_t ms = -1;
+    cr_assert(srv_frame_timeout(&f, &ms));
+    cr_assert_eq(ms, 250);
+    json_t *o = srv_frame_json(&f); /* made from the flat reading */
+    cr_assert_eq(json_integer_value(json_object_get(o, "timeout_ms")), 250);
+    srv_frame_free(&f);
+}
+
+Test(frame, a_nested_frame_is_read_by_jansson) {
+    srv_frame f;
+    frame_of(&f,
+             "{\"type\":\"read\",\"id\":\"r\",\"queries\":[{\"name\":\"a\",\"query\":\"?a(X)\"}],"
+             "\"timeout_ms\":-1}");
+    cr_assert_not(f.is_flat);
+    cr_assert_str_empty(f.bad);
+    cr_assert_str_eq(f.type, "read");
+    cr_assert_str_eq(f.id, "r");
+    cr_assert(json_is_array(json_object_get(srv_frame_json(&f), "queries")));
+    int64_t ms;
+    cr_assert_not(srv_frame_timeout(&f, &ms)); /* below 0 */
+    srv_frame_free(&f);
+}
+
+Test(frame, what_is_refused_and_why) {
+    static const struct {
+        const char *text, *bad, *id;
+    } cases[] = {
+        {"[1, 2]", "Invalid message format: not a JSON object", NULL},
+        {"{\"id\":\"x\"}", "Invalid message format: missing type", "x"},
+        {"{\"type\":\"ping\",\"id\":\"\"}",
+         "Invalid message format: id must be a string of 1 to 64 bytes", NULL},
+        {"{\"type\":\"ping\",\"id\":7}",
+         "Invalid message format: id must be a string of 1 to 64 bytes", NULL},
+        {"{\"type\":\"ping\",\"id\":\"a\\u0000b\"}",
+         "Invalid message format: id must be a string of 1 to 64 bytes", NULL},
+        {"{\"type\":\"execute\",\"id\":\"n\",\"program\":\"+e(\\u0000)\"}",
+         "Invalid message format: strings may not contain the NUL character (\\u0000)", "n"},
+        {"{\"type\":\"read\",\"queries\":[{\"name\":\"a\\u0000\"}]}",
+         "Invalid message format: strings may not contain the NUL character (\\u0000)", NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        srv_frame f;
+        frame_of(&f, cases[i].text);
+        cr_assert_str_eq(f.bad, cases[i].bad, "%s", cases[i].text);
+        if (cases[i].id)
+            cr_assert_str_eq(f.id, cases[i].id, "%s", cases[i].text);
+        else
+            cr_assert_null(f.id, "%s", cases[i].text);
+        cr_assert_eq(f.refused_nul, strstr(cases[i].bad, "NUL") != NULL, "%s", cases[i].text);
+        srv_frame_free(&f);
+    }
+    /* an id of 64 bytes is taken, one of 65 is not */
+    char text[200];
+    snprintf(text, sizeof text, "{\"type\":\"ping\",\"id\":\"%064d\"}", 0);
+    srv_frame f;
+    frame_of(&f, text);
+    cr_assert_str_empty(f.bad);
+    cr_assert_eq(strlen(f.id), 64);
+    srv_frame_free(&f);
+    snprintf(text, sizeof text, "{\"type\":\"ping\",\"id\":\"%065d\"}", 0);
+    frame_of(&f, text);
+    cr_assert_str_eq(f.bad, "Invalid message format: id must be a string of 1 to 64 bytes");
+    srv_frame_free(&f);
+}
+
+Test(frame, a_text_that_is_not_json_keeps_the_id_it_tells) {
+    srv_frame f;
+    frame_of(&f, "{\"id\":\"q7\",\"type\":\"execute\",\"program\":");
+    cr_assert_eq(strncmp(f.bad, "Invalid message format: ", 24), 0, "%s", f.bad);
+    cr_assert_gt(strlen(f.bad), 24);
+    cr_assert_str_eq(f.id, "q7");
+    cr_assert_null(f.type);
+    srv_frame_free(&f);
+    frame_of(&f, "not json");
+    cr_assert_null(f.id);
+    srv_frame_free(&f);
 }
