@@ -7,8 +7,8 @@
 # with INPUTLAYER_PHASE_CPU=1 (src/base/phase.h). Once the writes run at their pace (the
 # server's write system calls, /proc/PID/io, at least one per write for two seconds in a
 # row), it records BENCH_PHASES_SECS seconds (5) between SIGUSR1 and SIGUSR2 and prints the
-# server's table: the I/O thread's CPU per log write in each phase, read from its own CPU
-# clock at each phase's end (a system call a reading, about 13 a write, included). Beside it, the
+# server's table: the I/O thread's CPU per statement in each phase, read from its own CPU
+# clock at each phase's end (a system call a reading, about 15 a write, included). Beside it, the
 # fixture's own figure: the whole server's CPU per write over the whole write phase, net
 # of its idle rate, with the readings' cost in it too.
 set -euo pipefail

@@ -11,12 +11,11 @@
 bool il_phase_enabled;
 
 static const char *const NAMES[IL_PHASE_COUNT] = {
-    [IL_PHASE_WAIT] = "wait and read", [IL_PHASE_FRAME] = "frame",
-    [IL_PHASE_DECODE] = "decode",      [IL_PHASE_PREPARE] = "prepare",
-    [IL_PHASE_EXECUTE] = "execute",    [IL_PHASE_LOG_WRITE] = "log write",
-    [IL_PHASE_VIEWS] = "views",        [IL_PHASE_PUBLISH] = "publish",
-    [IL_PHASE_LOG_SYNC] = "log sync",  [IL_PHASE_SEND_PREP] = "before a send",
-    [IL_PHASE_SEND] = "send",          [IL_PHASE_REST] = "rest",
+    [IL_PHASE_WAIT] = "wait and read",  [IL_PHASE_FRAME] = "frame",
+    [IL_PHASE_DECODE] = "decode",       [IL_PHASE_PREPARE] = "prepare",
+    [IL_PHASE_STATEMENT] = "statement", [IL_PHASE_PUBLISH] = "publish",
+    [IL_PHASE_LOG_SYNC] = "log sync",   [IL_PHASE_SEND_PREP] = "before a send",
+    [IL_PHASE_SEND] = "send",           [IL_PHASE_REST] = "rest",
 };
 
 static volatile sig_atomic_t start_asked, stop_asked;
@@ -94,9 +93,9 @@ void il_phase_record(il_phase p) {
 }
 
 void il_phase_print(FILE *out, const il_phase_totals *t) {
-    bool per_write = t->marks[IL_PHASE_LOG_WRITE] > 0;
-    uint64_t n = per_write ? t->marks[IL_PHASE_LOG_WRITE] : t->marks[IL_PHASE_WAIT];
-    const char *what = per_write ? "log write" : "request";
+    bool per_statement = t->marks[IL_PHASE_STATEMENT] > 0;
+    uint64_t n = per_statement ? t->marks[IL_PHASE_STATEMENT] : t->marks[IL_PHASE_WAIT];
+    const char *what = per_statement ? "statement" : "request";
     double per = n ? (double)n : 1.0, all = 0;
     fprintf(out, "phase CPU of the I/O thread over %llu %ss, in us per %s:\n",
             (unsigned long long)n, what, what);

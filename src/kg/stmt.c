@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "base/meter.h"
-#include "base/phase.h"
 #include "iql/parser.h"
 #include "iql/print.h"
 #include "kg/kg.h"
@@ -770,7 +769,6 @@ il_result *kg_exec_stmt(il_session *s, const iql_stmt *st, il_arena *a) {
     /* Maintained views catch up with the statement's delta (or rebuild after a change of
        rules); graphs without views are skipped at once. Then the vector indexes. */
     kg_views_commit(s->e);
-    il_phase_mark(IL_PHASE_VIEWS);
     kg_indexes_commit(s->e);
     /* Readers that could not wait read the revision before it up to here (nobody was
        told of it yet), then wait for it. The statement changed only the graph it began

@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/phase.h"
 #include "iql/parser.h"
 #include "kg/kg.h"
 #include "kg/record.h"
@@ -328,7 +327,6 @@ bool il_txn_commit_or_undo(il_session *s, bool *undone, char **err) {
     }
     txn_free(e, true);
     kg_views_commit(e);
-    il_phase_mark(IL_PHASE_VIEWS);
     kg_indexes_commit(e);
     kg_unpublish_written(e, s->kg); /* as after a statement (kg_exec_stmt) */
     kg_changes_end(e, ok);

@@ -369,8 +369,10 @@ il_result *srv_exec_guarded(srv_req *rq, const il_prepared *p, size_t i, bool st
     lim.threads = eval_threads(s, rq);
     il_session_set_limits(c->session, &lim);
     int64_t cap = s->cfg->max_result_rows;
+    il_phase_mark(IL_PHASE_PREPARE);
     il_result *r = stored ? il_query_stored_prepared(c->session, p, i, cap > 0 ? (size_t)cap : 0)
                           : il_execute_prepared(c->session, p, i);
+    il_phase_mark(IL_PHASE_STATEMENT);
     il_session_set_limits(c->session, NULL);
     if (il_result_peak_bytes(r) > rq->peak_bytes) rq->peak_bytes = il_result_peak_bytes(r);
     il_stop why = il_result_stop(r);
@@ -962,7 +964,6 @@ static bool expectation_holds(srv_req *rq) {
 }
 
 static void execute(srv_req *rq) {
-    il_phase_mark(IL_PHASE_PREPARE);
     srv_conn *c = rq->conn;
     const char *id = rq->has_id ? rq->id : NULL;
     const char *prog = rq->program;

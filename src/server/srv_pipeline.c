@@ -14,6 +14,7 @@
 #include <time.h>
 #include <xxhash.h>
 
+#include "base/phase.h"
 #include "server/server.h"
 #include "server/srv_exec.h"
 #include "server/srv_memory.h"
@@ -524,6 +525,7 @@ static void start(srv_req *r) {
         if (r->access == SRV_EXCLUSIVE) srv_test_sleep(s->test_inline_stall_ns);
         /* Under the engine lock: it may have to wait for the log like a pool job. */
         bool synced = !r->inline_spilled && lone && srv_pool_sync_alone(&s->pool, &r->job);
+        if (synced) il_phase_mark(IL_PHASE_LOG_SYNC);
         bool waits = !r->inline_spilled && !synced && srv_pool_ran_inline(&s->pool, &r->job);
         srv_pool_leave_engine(&s->pool);
         if (r->inline_spilled && r->access != SRV_EXCLUSIVE)

@@ -20,7 +20,6 @@
 #include <unistd.h>
 
 #include "base/buf.h"
-#include "base/phase.h"
 #include "base/vec.h"
 #include "store/store_codec.h"
 #include "store/store_crc.h"
@@ -106,9 +105,7 @@ static void set_err(char **err, char *msg) {
 static bool write_all(int fd, const void *p, size_t n, uint64_t off) {
     const char *c = p;
     while (n) {
-        il_phase_mark(IL_PHASE_EXECUTE);
         ssize_t k = pwrite(fd, c, n, (off_t)off);
-        il_phase_mark(IL_PHASE_LOG_WRITE);
         if (k < 0 && errno == EINTR) continue;
         if (k <= 0) return false;
         c += k;
@@ -622,7 +619,6 @@ bool wal_sync(wal *w, char **err) {
     /* Outside the lock, so that records go on being written meanwhile: they are synced
        by the next call, together (group commit). */
     int rc = injected_fault(w, "sync") ? (errno = EIO, -1) : fdatasync(fd);
-    il_phase_mark(IL_PHASE_LOG_SYNC);
     int saved = errno;
     if (w->sync_delay_us) usleep(w->sync_delay_us);
     pthread_mutex_lock(&w->mu);

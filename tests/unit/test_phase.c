@@ -1,6 +1,6 @@
 /* Tests of base/phase.c, the I/O thread's phase recorder: the CPU between two marks goes to
  * the phase of the second, only the claimed thread records, a new start forgets what was
- * recorded, the signals take effect at the next mark, and the table is per log write. */
+ * recorded, the signals take effect at the next mark, and the table is per statement. */
 #include <criterion/criterion.h>
 #include <pthread.h>
 #include <signal.h>
@@ -29,17 +29,17 @@ Test(phase, the_cpu_between_two_marks_goes_to_the_second_marks_phase) {
     il_phase_record_start();
     il_phase_record(IL_PHASE_WAIT); /* the first mark only starts the clock */
     spin(20000000);
-    il_phase_record(IL_PHASE_EXECUTE);
+    il_phase_record(IL_PHASE_STATEMENT);
     spin(2000000);
     il_phase_record(IL_PHASE_LOG_SYNC);
     il_phase_totals t = il_phase_record_stop();
     cr_assert_eq(t.marks[IL_PHASE_WAIT], 0);
-    cr_assert_eq(t.marks[IL_PHASE_EXECUTE], 1);
+    cr_assert_eq(t.marks[IL_PHASE_STATEMENT], 1);
     cr_assert_eq(t.marks[IL_PHASE_LOG_SYNC], 1);
-    cr_assert_geq(t.ns[IL_PHASE_EXECUTE], 20000000u);
-    cr_assert_lt(t.ns[IL_PHASE_EXECUTE], 200000000u);
+    cr_assert_geq(t.ns[IL_PHASE_STATEMENT], 20000000u);
+    cr_assert_lt(t.ns[IL_PHASE_STATEMENT], 200000000u);
     cr_assert_geq(t.ns[IL_PHASE_LOG_SYNC], 2000000u);
-    cr_assert_lt(t.ns[IL_PHASE_LOG_SYNC], t.ns[IL_PHASE_EXECUTE]);
+    cr_assert_lt(t.ns[IL_PHASE_LOG_SYNC], t.ns[IL_PHASE_STATEMENT]);
     /* stopped: nothing more is recorded */
     il_phase_record(IL_PHASE_SEND);
     cr_assert_eq(il_phase_record_stop().marks[IL_PHASE_SEND], 0);
@@ -54,10 +54,10 @@ Test(phase, a_new_start_forgets_what_was_recorded) {
     cr_assert_eq(il_phase_record_stop().marks[IL_PHASE_SEND], 2);
     il_phase_record_start();
     il_phase_record(IL_PHASE_SEND); /* the first after a start only starts the clock */
-    il_phase_record(IL_PHASE_VIEWS);
+    il_phase_record(IL_PHASE_PUBLISH);
     il_phase_totals t = il_phase_record_stop();
     cr_assert_eq(t.marks[IL_PHASE_SEND], 0);
-    cr_assert_eq(t.marks[IL_PHASE_VIEWS], 1);
+    cr_assert_eq(t.marks[IL_PHASE_PUBLISH], 1);
 }
 
 static void *mark_elsewhere(void *arg) {
@@ -101,13 +101,13 @@ Test(phase, the_signals_start_and_print_at_the_next_mark) {
     il_phase_begin(); /* not recording yet */
     raise(SIGUSR1);
     il_phase_begin(); /* starts here: only starts the clock */
-    il_phase_mark(IL_PHASE_EXECUTE);
-    il_phase_mark(IL_PHASE_LOG_WRITE);
+    il_phase_mark(IL_PHASE_PREPARE);
+    il_phase_mark(IL_PHASE_STATEMENT);
     il_phase_mark(IL_PHASE_SEND);
     il_phase_mark(IL_PHASE_SEND);
     il_phase_begin();
-    il_phase_mark(IL_PHASE_EXECUTE);
-    il_phase_mark(IL_PHASE_LOG_WRITE);
+    il_phase_mark(IL_PHASE_PREPARE);
+    il_phase_mark(IL_PHASE_STATEMENT);
     raise(SIGUSR2);
     il_phase_mark(IL_PHASE_SEND); /* prints what came before, and stops */
     il_phase_mark(IL_PHASE_SEND);
@@ -119,11 +119,11 @@ Test(phase, the_signals_start_and_print_at_the_next_mark) {
     fclose(f);
     unlink(path);
     text[n] = 0;
-    cr_assert(strstr(text, "over 2 log writes, in us per log write"), "%s", text);
+    cr_assert(strstr(text, "over 2 statements, in us per statement"), "%s", text);
     cr_assert_float_eq(marks_per_write(text, "send"), 1.0, 1e-9, "%s", text);
     cr_assert_float_eq(marks_per_write(text, "wait and read"), 0.5, 1e-9, "%s", text);
-    cr_assert_float_eq(marks_per_write(text, "execute"), 1.0, 1e-9, "%s", text);
-    cr_assert_float_eq(marks_per_write(text, "views"), -1.0, 1e-9, "%s", text); /* none */
+    cr_assert_float_eq(marks_per_write(text, "statement"), 1.0, 1e-9, "%s", text);
+    cr_assert_float_eq(marks_per_write(text, "publish"), -1.0, 1e-9, "%s", text); /* none */
     cr_assert(strstr(text, "\n| all | "), "%s", text);
     /* printed once: the marks after it record nothing */
     cr_assert_eq(il_phase_record_stop().marks[IL_PHASE_SEND], 2);
