@@ -256,9 +256,9 @@ bench-views: build
 	@./bench/run-views.sh $(BUILD)
 
 # Every standing-query fixture, durable-write fixture and views phase once, tiny, every
-# reply checked, and fsync_probe's direct-write method (where the file system allows
-# O_DIRECT): keeps the benchmark tools working (make test runs it; the figures mean
-# nothing).
+# reply checked, fsync_probe's direct-write method (where the file system allows
+# O_DIRECT), and the phases of 20 paced writes (run-phases.sh): keeps the benchmark tools
+# working (make test runs it; the figures mean nothing).
 bench-smoke: build
 	@BENCH_FIXTURE_ARGS="--writes 5" ./bench/run-fixtures.sh $(BUILD) >/dev/null
 	@BENCH_DURABLE_SMOKE=1 ./bench/run-durable.sh $(BUILD) >/dev/null
@@ -266,7 +266,9 @@ bench-smoke: build
 	  2>$(BUILD)/probe-direct.err || grep -q "O_DIRECT refused" $(BUILD)/probe-direct.err
 	@$(MAKE) --no-print-directory bench-views-smoke >/dev/null
 	@$(MAKE) --no-print-directory bench-vectors-smoke
-	@echo "bench-smoke: every fixture, views phase and the vector benchmark ran, every reply checked"
+	@BENCH_PHASES_AGENTS=2 BENCH_PHASES_WRITES=20 ./bench/run-phases.sh $(BUILD) \
+	  | grep -q "^phase CPU of the I/O thread over 20 statements"
+	@echo "bench-smoke: every fixture, views phase, the vector benchmark and the phases ran, every reply checked"
 
 # The perf gate (bench/README.md). `make bench`: every fixture once against this tree's
 # server at BENCH_PROFILE (small), a table. `make gate BASE=<rev>`: the paired,

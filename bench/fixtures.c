@@ -5,7 +5,7 @@
  *   inputlayer-fixture delta_single|delta_fanout|delta_keyed|interference|sessions --port P
  *       --api-key K
  *       [--host H] [--server-pid PID] [--agents A] [--writes W] [--interval-ms I]
- *       [--grace-ms G] [--timeout-ms T]
+ *       [--grace-ms G] [--timeout-ms T] [--phase-signals 1]
  *   inputlayer-fixture delta_first ...   (bench/fixture_first.c)
  *   inputlayer-fixture insert_single|insert_batch|writers ...   (bench/fixture_insert.c)
  *   inputlayer-fixture paired_writes|paired_reads ...   (bench/fixture_paired.c)
@@ -50,10 +50,15 @@
  * (once the server has settled after the load: under 2% of a CPU, for up to 30 s), per
  * write.
  *
+ * With --phase-signals 1 (and --server-pid), SIGUSR1 goes to the server just before the
+ * write phase and SIGUSR2 just after it: a server started with INPUTLAYER_PHASE_CPU=1
+ * records its phases over exactly that (bench/run-phases.sh).
+ *
  * Prints one JSON line and one line for people. Exit status: 0 done, 1 an error, 2 usage,
  * 3 INVALID. */
 #include <inttypes.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -105,6 +110,7 @@ typedef struct options {
     fx_target target;
     pid_t server_pid; /* 0: no CPU figures */
     long grace_ms;
+    long phase_signals; /* 1: SIGUSR1 and SIGUSR2 to the server around the write phase */
 } options;
 
 /* One change an agent must see exactly once. */
@@ -146,6 +152,7 @@ static void usage(FILE *f) {
           "         --api-key K\n"
           "         [--host H (127.0.0.1)] [--server-pid PID] [--agents A] [--writes W]\n"
           "         [--interval-ms I] [--grace-ms G (500)] [--timeout-ms T (60000)]\n"
+          "         [--phase-signals 1 (with --server-pid)]\n"
           "       inputlayer-fixture delta_first --help\n"
           "       inputlayer-fixture insert_single|insert_batch|writers --help\n"
           "       inputlayer-fixture paired_writes|paired_reads|writes --help\n"
@@ -184,6 +191,8 @@ static int parse_args(int argc, char **argv, options *o) {
             ok = fx_parse_long(v, 1, 60000, &o->spec.interval_ms);
         else if (ok && strcmp(k, "--grace-ms") == 0)
             ok = fx_parse_long(v, 0, 600000, &o->grace_ms);
+        else if (ok && strcmp(k, "--phase-signals") == 0)
+            ok = fx_parse_long(v, 0, 1, &o->phase_signals);
         else
             ok = false;
         if (!ok) return fx_bad_arg("inputlayer-fixture", k, v, usage);
@@ -660,6 +669,7 @@ static int run(const options *o) {
     fx_cpu_settle(o->server_pid, SETTLE_MAX_MS * 1000000ull);
     fx_cpu_idle(&meter, o->server_pid, quiet_ns);
     fx_cpu_start(&meter);
+    if (o->phase_signals && o->server_pid) kill(o->server_pid, SIGUSR1);
     if (o->spec.background &&
         !(bg = fx_background_start(&o->target, d.edges, d.nedges, why, sizeof why))) {
         status = FX_FAILED;
@@ -675,6 +685,7 @@ static int run(const options *o) {
         fx_sleep_ns(200000);
     log.end_ns = fx_now_ns();
     if (status == FX_OK) cpu = fx_cpu_stop(&meter, writes);
+    if (o->phase_signals && o->server_pid) kill(o->server_pid, SIGUSR2);
     if (bg) {
         char bg_why[512];
         int bg_status = fx_background_stop(bg, &long_ns, &nlong, bg_why, sizeof bg_why);
