@@ -4,6 +4,7 @@
 #include "base/phase.h"
 
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -18,7 +19,8 @@ static const char *const NAMES[IL_PHASE_COUNT] = {
     [IL_PHASE_SEND] = "send",           [IL_PHASE_REST] = "rest",
 };
 
-static volatile sig_atomic_t start_asked, stop_asked;
+/* Lock-free atomics: safe to set in a handler, whichever thread it runs on. */
+static atomic_int start_asked, stop_asked;
 static _Thread_local bool measured;
 static bool recording;
 static uint64_t last_ns; /* the CPU clock at the last mark; 0: none yet */
@@ -32,12 +34,12 @@ static uint64_t thread_cpu_ns(void) {
 
 static void on_start(int sig) {
     (void)sig;
-    start_asked = 1;
+    atomic_store(&start_asked, 1);
 }
 
 static void on_stop(int sig) {
     (void)sig;
-    stop_asked = 1;
+    atomic_store(&stop_asked, 1);
 }
 
 void il_phase_setup(void) {
@@ -72,12 +74,11 @@ il_phase_totals il_phase_record_stop(void) {
 
 void il_phase_record(il_phase p) {
     if (!measured) return;
-    if (start_asked) {
-        start_asked = 0;
+    if (atomic_load_explicit(&start_asked, memory_order_relaxed) &&
+        atomic_exchange(&start_asked, 0))
         il_phase_record_start();
-    }
-    if (stop_asked) {
-        stop_asked = 0;
+    if (atomic_load_explicit(&stop_asked, memory_order_relaxed) &&
+        atomic_exchange(&stop_asked, 0)) {
         if (recording) {
             il_phase_totals t = il_phase_record_stop();
             il_phase_print(stderr, &t);
