@@ -36,9 +36,7 @@ PROBE=$BUILD/fsync_probe
 INTERVALS=${BENCH_PACING_INTERVALS_MS:-1 5 10}
 WRITES=${BENCH_PACING_WRITES:-2000}
 ROUNDS=${BENCH_PACING_ROUNDS:-1}
-case $ROUNDS in
-'' | *[!0-9]* | 0) echo "run-pacing.sh: BENCH_PACING_ROUNDS must be a positive integer" >&2 && exit 2 ;;
-esac
+bench_positive BENCH_PACING_ROUNDS "$ROUNDS"
 CPUS=${BENCH_SERVER_CPUS:-none}
 API_KEY=bench-pacing-key
 

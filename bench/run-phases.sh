@@ -20,11 +20,9 @@ FIXTURE=$BUILD/inputlayer-fixture
 AGENTS=${BENCH_PHASES_AGENTS:-300}
 INTERVAL=${BENCH_PHASES_INTERVAL_MS:-5}
 WRITES=${BENCH_PHASES_WRITES:-2000}
-for v in AGENTS INTERVAL WRITES; do
-    case ${!v} in
-    '' | *[!0-9]* | 0) echo "$BENCH_SCRIPT: BENCH_PHASES_$v must be a positive integer" >&2 && exit 2 ;;
-    esac
-done
+bench_positive BENCH_PHASES_AGENTS "$AGENTS"
+bench_positive BENCH_PHASES_INTERVAL_MS "$INTERVAL"
+bench_positive BENCH_PHASES_WRITES "$WRITES"
 API_KEY=bench-phases-key
 
 bench_require "$SERVER" "$FIXTURE"
@@ -37,9 +35,8 @@ bench_scratch CLIENT_PID SERVER_PID
 export INPUTLAYER_PHASE_CPU=1
 bench_start_server "$SERVER" "$TMP/server" "$API_KEY"
 port=$(bench_wait_listening "$TMP/server.out" "$SERVER_PID" inputlayer-server "$STARTUP_SECS")
-server_pid=$SERVER_PID
 bench_run_client delta_keyed "$FIXTURE" delta_keyed --port "$port" --api-key "$API_KEY" \
-    --server-pid "$server_pid" --agents "$AGENTS" --writes "$WRITES" \
+    --server-pid "$SERVER_PID" --agents "$AGENTS" --writes "$WRITES" \
     --interval-ms "$INTERVAL" --phase-signals 1
 
 # The server prints its table at the first request after SIGUSR2 (the agents' closing

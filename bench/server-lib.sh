@@ -31,6 +31,14 @@ bench_require() {
     done
 }
 
+# bench_positive NAME VALUE: exits with an error (status 2) unless VALUE, the setting
+# NAME, is a positive integer.
+bench_positive() {
+    case $2 in
+    '' | *[!0-9]* | 0) echo "$BENCH_SCRIPT: $1 must be a positive integer" >&2 && exit 2 ;;
+    esac
+}
+
 # bench_report_head TITLE: the report's heading, with the date and the revision measured
 # (of the repository REPO), and the start of its machine line, up to "load average"
 # (the caller goes on with its load figures).

@@ -222,6 +222,14 @@ static void on_write(uv_write_t *req, int status) {
         linger(c);
 }
 
+/* The socket writes that do not wait: the send phase of the I/O thread's (base/phase.h). */
+static int try_write(srv_conn *c, const uv_buf_t *bufs, unsigned n) {
+    il_phase_mark(IL_PHASE_SEND_PREP);
+    int rc = uv_try_write((uv_stream_t *)&c->tcp, bufs, n);
+    il_phase_mark(IL_PHASE_SEND);
+    return rc;
+}
+
 /* Queues what uv_try_write did not take (data from done on), in order after what is queued. */
 static void queue_write(srv_conn *c, char *data, size_t len, size_t done, void (*release)(void *),
                         void *ctx) {
@@ -261,9 +269,7 @@ static void write_out(srv_conn *c, char *data, size_t len, void (*release)(void 
     size_t done = 0;
     if (c->pending_writes == 0) {
         uv_buf_t b = uv_buf_init(data, (unsigned)len);
-        il_phase_mark(IL_PHASE_SEND_PREP);
-        int n = uv_try_write((uv_stream_t *)&c->tcp, &b, 1);
-        il_phase_mark(IL_PHASE_SEND);
+        int n = try_write(c, &b, 1);
         if (n == (int)len) {
             write_done(data, release, ctx);
             return;
@@ -292,9 +298,7 @@ void srv_conn_uncork(srv_conn *c) {
     if (c->pending_writes == 0) {
         uv_buf_t bufs[sizeof c->cork / sizeof c->cork[0]];
         for (unsigned i = 0; i < n; i++) bufs[i] = uv_buf_init(k[i].data, (unsigned)k[i].len);
-        il_phase_mark(IL_PHASE_SEND_PREP);
-        int rc = uv_try_write((uv_stream_t *)&c->tcp, bufs, n);
-        il_phase_mark(IL_PHASE_SEND);
+        int rc = try_write(c, bufs, n);
         if (rc > 0) written = (size_t)rc;
     }
     for (unsigned i = 0; i < n; i++) {
