@@ -77,6 +77,8 @@ static const key_desc KEYS[SRV_CFG_NKEYS] = {
                                         COUNT_MAX},
     [SRV_K_NOTIFICATION_COALESCE] = {"http.rate_limit.notification_coalesce_ms", KT_INT,
                                      offsetof(srv_config, notification_coalesce_ms), 0, 10000},
+    [SRV_K_NOTIFICATION_SESSION_MS] = {"http.rate_limit.notification_ms_per_session", KT_INT,
+                                       offsetof(srv_config, notification_ms_per_session), 0, 100},
     [SRV_K_WS_MAX_SUBSCRIPTIONS] = {"http.rate_limit.ws_max_subscriptions", KT_INT,
                                     offsetof(srv_config, ws_max_subscriptions), 0, COUNT_MAX},
     [SRV_K_DURABILITY_MODE] = {"storage.persist.durability_mode", KT_STR,
@@ -254,6 +256,7 @@ void srv_config_init(srv_config *c) {
     c->ws_max_preauth_per_ip = 16;
     c->notification_buffer_size = 4096;
     c->notification_coalesce_ms = 1000;
+    c->notification_ms_per_session = 3;
     c->ws_max_subscriptions = 64;
     c->durability_mode = strdup("immediate");
     c->batch_sync_ms = 10;

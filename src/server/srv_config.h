@@ -45,6 +45,7 @@ typedef enum srv_cfg_key {
     SRV_K_WS_MAX_PREAUTH,
     SRV_K_NOTIFICATION_BUFFER_SIZE,
     SRV_K_NOTIFICATION_COALESCE,
+    SRV_K_NOTIFICATION_SESSION_MS,
     SRV_K_WS_MAX_SUBSCRIPTIONS,
     SRV_K_DURABILITY_MODE,
     SRV_K_BATCH_SYNC,
@@ -120,6 +121,8 @@ typedef struct srv_config {
        srv_notify_capacity (0: 4096, over 100000: 100000) */
     int64_t notification_buffer_size;
     int64_t notification_coalesce_ms;
+    /* the pacing window's share of each open session, up to notification_coalesce_ms */
+    int64_t notification_ms_per_session;
     int64_t ws_max_subscriptions;
     char *durability_mode;             /* immediate | batched | async (srv_durability.c) */
     int64_t batch_sync_ms;             /* batched: the longest an acknowledged write waits */

@@ -297,7 +297,8 @@ async def t_transaction_past_the_ring(binary):
 async def t_notifications_paced(binary):
     """Under a stream of writes, notifications reach the other connections in paced
     rounds (one write per connection per round), every one of them, in seq order; the
-    writer still gets each right after its reply."""
+    writer still gets each right after its reply. With no share of the window per session
+    (notification_ms_per_session 0) a round follows each write."""
     env = {"INPUTLAYER_HTTP__RATE_LIMIT__NOTIFICATION_COALESCE_MS": "1000",
            "INPUTLAYER_HTTP__RATE_LIMIT__WS_MAX_MESSAGES_PER_SEC": "0"}
     with OwnServer(binary, env=env) as srv:
@@ -328,6 +329,26 @@ async def t_notifications_paced(binary):
         # its replies, counted among the delivered).
         assert 1 <= rounds <= writes / 3, rounds
         assert delivered == writes * len(conns), delivered
+        for c in conns:
+            await c.ws.close()
+    # Without a share per session the window is nothing: a round follows each write.
+    env["INPUTLAYER_HTTP__RATE_LIMIT__NOTIFICATION_MS_PER_SESSION"] = "0"
+    with OwnServer(binary, env=env) as srv:
+        conns = [await connect(srv) for _ in range(40)]
+        w = conns[0]
+        before = prometheus(srv)
+        writes = 60
+        for i in range(writes):
+            await execute(w, "+p(%d)" % i)
+            f = await frame(w)
+            assert f["type"] == "persistent_update" and f["relation"] == "p", f
+        for c in conns[1:]:
+            got = [(await frame(c))["seq"] for _ in range(writes)]
+            assert got == list(range(got[0], got[0] + writes)), got
+        after = prometheus(srv)
+        rounds = after["inputlayer_notification_rounds_total"] - \
+            before["inputlayer_notification_rounds_total"]
+        assert rounds > writes / 3, rounds
         for c in conns:
             await c.ws.close()
 

@@ -381,6 +381,8 @@ Test(config, example_file_is_the_defaults) {
     cr_expect_eq(cfg.per_ip_max_rps, def.per_ip_max_rps);
     cr_expect_eq(cfg.ws_max_preauth_per_ip, def.ws_max_preauth_per_ip);
     cr_expect_eq(cfg.notification_buffer_size, def.notification_buffer_size);
+    cr_expect_eq(cfg.notification_coalesce_ms, def.notification_coalesce_ms);
+    cr_expect_eq(cfg.notification_ms_per_session, def.notification_ms_per_session);
     cr_expect_str_eq(cfg.timing_mode, def.timing_mode);
     cr_expect_null(cfg.credentials_file);
     cr_expect_null(cfg.bootstrap_admin_password);

@@ -398,6 +398,30 @@ Test(notify, configuration_key) {
     srv_config_free(&cfg);
 }
 
+/* The pacing window's settings (srv_deliver.c): 3 ms per open session up to 1 s by
+ * default, each settable by flag, environment or file within its range. */
+Test(notify, pacing_keys) {
+    srv_config cfg;
+    srv_config_init(&cfg);
+    char err[256];
+    const char *per = "http.rate_limit.notification_ms_per_session";
+    cr_expect_eq(cfg.notification_ms_per_session, 3);
+    cr_expect_eq(cfg.notification_coalesce_ms, 1000);
+    cr_assert(srv_config_set(&cfg, per, "0", SRV_SRC_FLAG, err, sizeof err), "%s", err);
+    cr_expect_eq(cfg.notification_ms_per_session, 0);
+    cr_assert(srv_config_set(&cfg, per, "100", SRV_SRC_ENV, err, sizeof err), "%s", err);
+    cr_expect_eq(cfg.notification_ms_per_session, 100);
+    cr_expect_not(srv_config_set(&cfg, per, "101", SRV_SRC_FLAG, err, sizeof err));
+    cr_expect_not(srv_config_set(&cfg, per, "-1", SRV_SRC_FLAG, err, sizeof err));
+    cr_expect_eq(cfg.notification_ms_per_session, 100);
+    const char toml[] = "[http.rate_limit]\nnotification_ms_per_session = 6\n";
+    cr_assert(srv_config_apply_toml(&cfg, toml, sizeof toml - 1, "t.toml", NULL, err, sizeof err),
+              "%s", err);
+    cr_expect_eq(cfg.notification_ms_per_session, 6);
+    cr_expect_eq(cfg.src[SRV_K_NOTIFICATION_SESSION_MS], SRV_SRC_FILE);
+    srv_config_free(&cfg);
+}
+
 /* ---- threads ---- */
 
 enum { THREADS = 4, PER_THREAD = 1000 };
