@@ -294,6 +294,35 @@ async def t_transaction_past_the_ring(binary):
         await s.ws.close()
 
 
+async def paced_writes(binary, env, sessions, writes):
+    """A writer and sessions - 1 others; the writer makes `writes` single-fact writes, each
+    followed by its own notification. Returns the seqs every other connection got, in
+    order, and the rounds and notifications the server counted meanwhile."""
+    with OwnServer(binary, env=env) as srv:
+        conns = [await connect(srv) for _ in range(sessions)]
+        w = conns[0]
+        before = prometheus(srv)
+        for i in range(writes):
+            await execute(w, "+p(%d)" % i)
+            f = await frame(w)
+            assert f["type"] == "persistent_update" and f["relation"] == "p", f
+        got = []
+        for c in conns[1:]:
+            seqs = []
+            while len(seqs) < writes:
+                f = await frame(c)
+                assert f["type"] == "persistent_update" and f["relation"] == "p", f
+                seqs.append(f["seq"])
+            got.append(seqs)
+        after = prometheus(srv)
+        for c in conns:
+            await c.ws.close()
+    def moved(name):
+        return after[name] - before[name]
+    return (got, moved("inputlayer_notification_rounds_total"),
+            moved("inputlayer_notifications_delivered_total"))
+
+
 async def t_notifications_paced(binary):
     """Under a stream of writes, notifications reach the other connections in paced
     rounds (one write per connection per round), every one of them, in seq order; the
@@ -301,56 +330,23 @@ async def t_notifications_paced(binary):
     (notification_ms_per_session 0) a round follows each write."""
     env = {"INPUTLAYER_HTTP__RATE_LIMIT__NOTIFICATION_COALESCE_MS": "1000",
            "INPUTLAYER_HTTP__RATE_LIMIT__WS_MAX_MESSAGES_PER_SEC": "0"}
-    with OwnServer(binary, env=env) as srv:
-        # 40 sessions: a pacing window of 40 x 3 ms.
-        conns = [await connect(srv) for _ in range(40)]
-        w, watcher = conns[0], conns[1]
-        before = prometheus(srv)
-        writes = 60
-        for i in range(writes):
-            await execute(w, "+p(%d)" % i)
-            f = await frame(w)
-            assert f["type"] == "persistent_update" and f["relation"] == "p", f
-        seqs = []
-        while len(seqs) < writes:
-            f = await frame(watcher)
-            assert f["type"] == "persistent_update" and f["relation"] == "p", f
-            seqs.append(f["seq"])
-        assert seqs == list(range(seqs[0], seqs[0] + writes)), seqs
-        for c in conns[2:]:
-            got = [(await frame(c))["seq"] for _ in range(writes)]
-            assert got == seqs, got
-        after = prometheus(srv)
-        rounds = after["inputlayer_notification_rounds_total"] - \
-            before["inputlayer_notification_rounds_total"]
-        delivered = after["inputlayer_notifications_delivered_total"] - \
-            before["inputlayer_notifications_delivered_total"]
-        # Without pacing there would be a round per write (the writer's own come with
-        # its replies, counted among the delivered).
-        assert 1 <= rounds <= writes / 3, rounds
-        assert delivered == writes * len(conns), delivered
-        for c in conns:
-            await c.ws.close()
-    # Without a share per session the window is nothing: a round follows each write.
+    # 40 sessions: a pacing window of 40 x 3 ms.
+    sessions, writes = 40, 60
+    got, rounds, delivered = await paced_writes(binary, env, sessions, writes)
+    first = got[0]
+    assert first == list(range(first[0], first[0] + writes)), first
+    for seqs in got[1:]:
+        assert seqs == first, seqs
+    # Without pacing there would be a round per write (the writer's own come with its
+    # replies, counted among the delivered).
+    assert 1 <= rounds <= writes / 3, rounds
+    assert delivered == writes * sessions, delivered
     env["INPUTLAYER_HTTP__RATE_LIMIT__NOTIFICATION_MS_PER_SESSION"] = "0"
-    with OwnServer(binary, env=env) as srv:
-        conns = [await connect(srv) for _ in range(40)]
-        w = conns[0]
-        before = prometheus(srv)
-        writes = 60
-        for i in range(writes):
-            await execute(w, "+p(%d)" % i)
-            f = await frame(w)
-            assert f["type"] == "persistent_update" and f["relation"] == "p", f
-        for c in conns[1:]:
-            got = [(await frame(c))["seq"] for _ in range(writes)]
-            assert got == list(range(got[0], got[0] + writes)), got
-        after = prometheus(srv)
-        rounds = after["inputlayer_notification_rounds_total"] - \
-            before["inputlayer_notification_rounds_total"]
-        assert rounds > writes / 3, rounds
-        for c in conns:
-            await c.ws.close()
+    got, rounds, delivered = await paced_writes(binary, env, sessions, writes)
+    for seqs in got:
+        assert seqs == list(range(seqs[0], seqs[0] + writes)), seqs
+    assert rounds > writes / 3, rounds
+    assert delivered == writes * sessions, delivered
 
 
 async def read_replies(c, prefix, n):

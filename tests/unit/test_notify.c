@@ -376,23 +376,39 @@ Test(notify, capacity_correction) {
     srv_notify_free(log);
 }
 
+/* Sets key to value from src, or fails the test with the reason. */
+static void set_key(srv_config *cfg, const char *key, const char *value, srv_cfg_source src) {
+    char err[256];
+    cr_assert(srv_config_set(cfg, key, value, src, err, sizeof err), "%s", err);
+}
+
+static bool key_refused(srv_config *cfg, const char *key, const char *value) {
+    char err[256];
+    return !srv_config_set(cfg, key, value, SRV_SRC_FLAG, err, sizeof err);
+}
+
+/* Applies a [http.rate_limit] table of one line, or fails the test with the reason. */
+static void apply_rate_limit_toml(srv_config *cfg, const char *line) {
+    char toml[128], err[256];
+    int n = snprintf(toml, sizeof toml, "[http.rate_limit]\n%s\n", line);
+    cr_assert(srv_config_apply_toml(cfg, toml, (size_t)n, "t.toml", NULL, err, sizeof err), "%s",
+              err);
+}
+
 /* The configuration takes 0 and large values (they are corrected, not refused) and keeps
  * what was written; negative values are refused like any out-of-range integer. */
 Test(notify, configuration_key) {
     srv_config cfg;
     srv_config_init(&cfg);
-    char err[256];
     const char *key = "http.rate_limit.notification_buffer_size";
     cr_expect_eq(cfg.notification_buffer_size, 4096);
-    cr_assert(srv_config_set(&cfg, key, "0", SRV_SRC_FLAG, err, sizeof err), "%s", err);
+    set_key(&cfg, key, "0", SRV_SRC_FLAG);
     cr_expect_eq(cfg.notification_buffer_size, 0);
     cr_expect_eq(srv_notify_capacity(cfg.notification_buffer_size), 4096);
-    cr_assert(srv_config_set(&cfg, key, "250000", SRV_SRC_FLAG, err, sizeof err), "%s", err);
+    set_key(&cfg, key, "250000", SRV_SRC_FLAG);
     cr_expect_eq(srv_notify_capacity(cfg.notification_buffer_size), 100000);
-    cr_expect_not(srv_config_set(&cfg, key, "-1", SRV_SRC_FLAG, err, sizeof err));
-    const char toml[] = "[http.rate_limit]\nnotification_buffer_size = 16\n";
-    cr_assert(srv_config_apply_toml(&cfg, toml, sizeof toml - 1, "t.toml", NULL, err, sizeof err),
-              "%s", err);
+    cr_expect(key_refused(&cfg, key, "-1"));
+    apply_rate_limit_toml(&cfg, "notification_buffer_size = 16");
     cr_expect_eq(cfg.notification_buffer_size, 16);
     cr_expect_eq(cfg.src[SRV_K_NOTIFICATION_BUFFER_SIZE], SRV_SRC_FILE);
     srv_config_free(&cfg);
@@ -403,20 +419,17 @@ Test(notify, configuration_key) {
 Test(notify, pacing_keys) {
     srv_config cfg;
     srv_config_init(&cfg);
-    char err[256];
     const char *per = "http.rate_limit.notification_ms_per_session";
     cr_expect_eq(cfg.notification_ms_per_session, 3);
     cr_expect_eq(cfg.notification_coalesce_ms, 1000);
-    cr_assert(srv_config_set(&cfg, per, "0", SRV_SRC_FLAG, err, sizeof err), "%s", err);
+    set_key(&cfg, per, "0", SRV_SRC_FLAG);
     cr_expect_eq(cfg.notification_ms_per_session, 0);
-    cr_assert(srv_config_set(&cfg, per, "100", SRV_SRC_ENV, err, sizeof err), "%s", err);
+    set_key(&cfg, per, "100", SRV_SRC_ENV);
     cr_expect_eq(cfg.notification_ms_per_session, 100);
-    cr_expect_not(srv_config_set(&cfg, per, "101", SRV_SRC_FLAG, err, sizeof err));
-    cr_expect_not(srv_config_set(&cfg, per, "-1", SRV_SRC_FLAG, err, sizeof err));
+    cr_expect(key_refused(&cfg, per, "101"));
+    cr_expect(key_refused(&cfg, per, "-1"));
     cr_expect_eq(cfg.notification_ms_per_session, 100);
-    const char toml[] = "[http.rate_limit]\nnotification_ms_per_session = 6\n";
-    cr_assert(srv_config_apply_toml(&cfg, toml, sizeof toml - 1, "t.toml", NULL, err, sizeof err),
-              "%s", err);
+    apply_rate_limit_toml(&cfg, "notification_ms_per_session = 6");
     cr_expect_eq(cfg.notification_ms_per_session, 6);
     cr_expect_eq(cfg.src[SRV_K_NOTIFICATION_SESSION_MS], SRV_SRC_FILE);
     srv_config_free(&cfg);
