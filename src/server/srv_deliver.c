@@ -16,11 +16,11 @@
  * commit itself; a round costs that once per window whatever the number of commits. The
  * window grows with the number of sessions (http.rate_limit.notification_ms_per_session
  * each) up to http.rate_limit.notification_coalesce_ms, so that a few connections are
- * hardly delayed and many cost a bounded share of a CPU: a batch costs 10-17 µs of the
- * server's CPU on loopback, its length mattering little, so 3 ms per session spends about
- * 0.5 % of a CPU on rounds however many watch. A connection that does not read (over
- * SRV_OUTBOUND_LIMIT unwritten) loses its batch, counted as missed, as does one whose
- * cursor fell out of the ring. */
+ * hardly delayed and many cost a bounded share of a CPU: at 3 ms a session, under 1 % of
+ * one however many watch (a paced batch, measured later at 10-17 µs whatever its length,
+ * costs less than that first unpaced figure: BENCHMARKS.md, "Notification rounds"). A
+ * connection that does not read (over SRV_OUTBOUND_LIMIT unwritten) loses its batch,
+ * counted as missed, as does one whose cursor fell out of the ring. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
