@@ -394,3 +394,72 @@ Test(config, example_file_is_the_defaults) {
         if (k != SRV_K_CREDENTIALS_FILE && k != SRV_K_BOOTSTRAP_PASSWORD && k != SRV_K_BACKUP_DIR)
             cr_expect_eq(cfg.src[k], SRV_SRC_FILE, "%s", srv_config_key_name(k));
 }
+
+/* The effective configuration as srv_config_print writes it, without the comments that
+ * say where each value came from. */
+static char *printed_values(const srv_config *c) {
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    cr_assert_not_null(f);
+    srv_config_print(c, f);
+    fclose(f);
+    char *out = malloc(len + 1);
+    size_t o = 0;
+    for (const char *line = text; *line;) {
+        const char *nl = strchr(line, '\n');
+        size_t n = nl ? (size_t)(nl - line) : strlen(line);
+        const char *hash = memchr(line, '#', n);
+        size_t keep = hash ? (size_t)(hash - line) : n;
+        while (keep && line[keep - 1] == ' ') keep--;
+        memcpy(out + o, line, keep);
+        o += keep;
+        out[o++] = '\n';
+        line += n + (nl != NULL);
+    }
+    out[o] = 0;
+    free(text);
+    return out;
+}
+
+/* docs/server.md's table of keys gives each default as the server has it: a row
+ * `| \`key\` | value |` whose value is a number or a single word (in backquotes or not;
+ * "unset" aside), set on a default configuration, changes nothing. */
+Test(config, documented_defaults_are_the_defaults) {
+    FILE *doc = fopen(IL_SOURCE_DIR "/docs/server.md", "r");
+    cr_assert_not_null(doc);
+    srv_config def;
+    srv_config_init(&def);
+    char *want = printed_values(&def);
+    char line[4096];
+    int checked = 0;
+    while (fgets(line, sizeof line, doc)) {
+        char key[128], value[128];
+        int end = 0;
+        if (sscanf(line, "| `%127[a-z_.]` | %127[^|]|%n", key, value, &end) != 2 || !end) continue;
+        size_t vn = strlen(value);
+        while (vn && value[vn - 1] == ' ') value[--vn] = 0;
+        char *v = value;
+        if (vn >= 2 && v[0] == '`' && v[vn - 1] == '`') {
+            v[vn - 1] = 0;
+            v++;
+        }
+        if (!*v || strcmp(v, "unset") == 0 ||
+            strspn(v, "abcdefghijklmnopqrstuvwxyz0123456789_./") != strlen(v))
+            continue;
+        srv_config c;
+        srv_config_init(&c);
+        cr_assert(srv_config_set(&c, key, v, SRV_SRC_FLAG, err, sizeof err), "%s = %s: %s", key, v,
+                  err);
+        char *got = printed_values(&c);
+        cr_expect_str_eq(got, want, "docs/server.md gives %s the default %s", key, v);
+        free(got);
+        srv_config_free(&c);
+        checked++;
+    }
+    fclose(doc);
+    free(want);
+    srv_config_free(&def);
+    /* every row of numbers and words was read (the table has more than thirty) */
+    cr_expect_geq(checked, 25, "only %d rows of docs/server.md's table were checked", checked);
+}
