@@ -1794,15 +1794,111 @@ static bool classify(pctx *p, span t, iql_stmt *out) {
     return fail(p, "Unrecognized statement: %.*s", SPAN_ARG(p, t));
 }
 
-/* Statements parsed by this process (iql_parse_count). */
-static uint64_t parsed_total;
+/* Statements parsed by this process (iql_parse_count), and of them those read as ground
+ * facts (iql_parse_fact_count). */
+static uint64_t parsed_total, parsed_facts;
 
 uint64_t iql_parse_count(void) {
     return __atomic_load_n(&parsed_total, __ATOMIC_RELAXED);
 }
 
+uint64_t iql_parse_fact_count(void) {
+    return __atomic_load_n(&parsed_facts, __ATOMIC_RELAXED);
+}
+
+/* ---- ground facts, read directly -------------------------------------------------------- */
+
+static bool fact_name_char(unsigned char c) {
+    return iql_lex_lower(c) || iql_lex_upper(c) || iql_lex_digit(c) || c == '_';
+}
+
+/* What a string of a ground fact may hold: no escape, quote, bracket, comma, colon, `<`
+ * or `/`, so that no search of the general path (for `<-`, `:=`, `//`, a typed argument,
+ * the end of an argument) could read it otherwise. */
+static bool fact_string_char(unsigned char c) {
+    return fact_name_char(c) || c == ' ' || c == '-' || c == '.';
+}
+
+/* The end of one argument of a ground fact at s[i] (an integer of at most 18 digits, no
+ * leading zero, or a plain string), or 0 when it is not one. */
+static size_t fact_term_end(const char *s, size_t i, size_t e) {
+    if (i >= e) return 0;
+    if (s[i] == '"') {
+        for (i++; i < e && fact_string_char((unsigned char)s[i]); i++) {
+        }
+        return i < e && s[i] == '"' ? i + 1 : 0;
+    }
+    if (s[i] == '-') i++;
+    size_t d = i;
+    while (i < e && iql_lex_digit((unsigned char)s[i])) i++;
+    size_t digits = i - d;
+    return digits && digits <= 18 && (digits == 1 || s[d] != '0') ? i : 0;
+}
+
+/* `+rel(a, b, ...)` or `-rel(a, b, ...)` on one line, each argument an integer or a plain
+ * string (fact_term_end), arguments apart by a comma and spaces: the statement a server
+ * receives most (one per write), read without the general path's searches for rules,
+ * updates, schemas and comments. The tree is the one the general path builds (the parser's
+ * tests compare the two); false, with nothing built, for anything else. */
+static bool parse_ground_fact(il_arena *a, const char *s, size_t len, iql_stmt *out) {
+    size_t b = 0, e = len;
+    while (b < e && iql_lex_space((unsigned char)s[b])) b++;
+    while (e > b && iql_lex_space((unsigned char)s[e - 1])) e--;
+    if (e - b < 5 || (s[b] != '+' && s[b] != '-') || s[e - 1] != ')') return false;
+    size_t name_b = b + 1, i = name_b;
+    if (!iql_lex_lower((unsigned char)s[i])) return false;
+    while (i < e && fact_name_char((unsigned char)s[i])) i++;
+    if (i >= e || s[i] != '(') return false;
+    size_t name_e = i++;
+    uint32_t n = 0;
+    for (size_t k = i;; n++) {
+        while (k < e && s[k] == ' ') k++;
+        if (!(k = fact_term_end(s, k, e))) return false;
+        while (k < e && s[k] == ' ') k++;
+        if (k == e - 1) { /* the closing parenthesis */
+            n++;
+            break;
+        }
+        if (k >= e || s[k++] != ',') return false;
+    }
+    memset(out, 0, sizeof *out);
+    out->kind = s[b] == '+' ? IQL_STMT_INSERT : IQL_STMT_DELETE;
+    iql_facts *f = &out->u.facts;
+    f->rel = il_arena_strndup(a, s + name_b, name_e - name_b);
+    f->tuples = il_arena_calloc(a, sizeof *f->tuples);
+    f->ntuples = 1;
+    iql_tuple *tu = &f->tuples[0];
+    tu->terms = il_arena_alloc(a, n * sizeof *tu->terms);
+    tu->n = n;
+    for (uint32_t k = 0; k < n; k++) {
+        while (s[i] == ' ') i++;
+        size_t end = fact_term_end(s, i, e);
+        iql_term *t = il_arena_calloc(a, sizeof *t);
+        if (s[i] == '"') {
+            t->kind = IQL_T_STRING;
+            t->u.str.ptr = il_arena_strndup(a, s + i + 1, end - i - 2);
+            t->u.str.len = end - i - 2;
+        } else {
+            bool neg = s[i] == '-';
+            int64_t v = 0;
+            for (size_t d = i + neg; d < end; d++) v = v * 10 + (s[d] - '0');
+            t->kind = IQL_T_INT;
+            t->u.ival = neg ? -v : v;
+        }
+        tu->terms[k] = t;
+        i = end;
+        while (s[i] == ' ') i++;
+        i++; /* the comma, or the closing parenthesis */
+    }
+    return true;
+}
+
 bool iql_parse(il_arena *a, const char *text, size_t len, iql_stmt *out, const char **err) {
     __atomic_fetch_add(&parsed_total, 1, __ATOMIC_RELAXED);
+    if (parse_ground_fact(a, text, len, out)) {
+        __atomic_fetch_add(&parsed_facts, 1, __ATOMIC_RELAXED);
+        return true;
+    }
     return parse_stmt(a, text, len, out, err);
 }
 

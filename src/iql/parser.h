@@ -13,6 +13,9 @@
 bool iql_parse(il_arena *a, const char *text, size_t len, iql_stmt *out, const char **err);
 /* How many times iql_parse has run in this process (any thread): the statements parsed. */
 uint64_t iql_parse_count(void);
+/* Of those, the statements read as ground facts, `+rel(1, "a")` (integers and plain
+ * strings), without the general path. */
+uint64_t iql_parse_fact_count(void);
 
 /* True when `name` (any case) is a builtin function; *canon gets the lowercase name and
  * *arity its fixed argument count. */

@@ -19,6 +19,9 @@ typedef struct iql_script_item {
     bool open_string;  /* a string literal of the statement runs to the end of its line */
 } iql_script_item;
 
+#define IQL_SCRIPT_SMALL       256
+#define IQL_SCRIPT_SMALL_LINES 8
+
 typedef struct iql_script {
     char *content; /* comment-stripped copy of the text */
     size_t len;
@@ -31,6 +34,10 @@ typedef struct iql_script {
     /* Where the current statement came from: its byte seg_s[i] onwards is content byte
      * seg_c[i] onwards, up to the next entry (one per line of the statement). */
     size_t *seg_s, *seg_c, nseg, seg_cap;
+    /* Where a short program and its statements live, so that one of a line or two (most
+     * requests to the server) costs no allocation; an iql_script is not to be copied. */
+    char content_small[IQL_SCRIPT_SMALL], stmt_small[IQL_SCRIPT_SMALL];
+    size_t seg_small[2][IQL_SCRIPT_SMALL_LINES];
 } iql_script;
 
 void iql_script_init(iql_script *s, const char *text, size_t len);

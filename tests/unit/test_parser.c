@@ -1310,3 +1310,136 @@ Test(parser, unfixed_errors_point_at_position) {
                                "instead. (line 3, column 6)");
     ERR("?edge(X Y)", "Invalid term: 'X Y'");
 }
+
+/* ---- ground facts ------------------------------------------------------------------------ */
+
+/* The whole statement in the S-expression form: kind, relation, bulk, tuples. */
+static const char *sx_facts(const iql_stmt *st) {
+    il_buf b;
+    il_buf_init(&b);
+    il_buf_printf(&b, "%d %s%s", (int)st->kind, st->u.facts.rel, st->u.facts.bulk ? " bulk" : "");
+    for (uint32_t i = 0; i < st->u.facts.ntuples; i++) {
+        const iql_tuple *tu = &st->u.facts.tuples[i];
+        il_buf_puts(&b, " (");
+        for (uint32_t k = 0; k < tu->n; k++) {
+            if (k) il_buf_puts(&b, " ");
+            sx_term(tu->terms[k], &b);
+            /* a string is NUL-terminated after its bytes, as the general path leaves it */
+            if (tu->terms[k]->kind == IQL_T_STRING)
+                cr_expect_eq(tu->terms[k]->u.str.ptr[tu->terms[k]->u.str.len], 0);
+        }
+        il_buf_puts(&b, ")");
+    }
+    char *r = il_arena_strdup(&A, il_buf_str(&b));
+    il_buf_free(&b);
+    return r;
+}
+
+/* `text` is read as a ground fact when `direct`, and either way to the tree (or the error)
+ * the general path makes of it: the same text with a comment after it goes that way. */
+static void same_as_general(const char *text, bool direct) {
+    char general[512];
+    snprintf(general, sizeof general, "%s // through the general path", text);
+    iql_stmt a, b;
+    const char *ea = NULL, *eb = NULL;
+    uint64_t before = iql_parse_fact_count();
+    bool ra = iql_parse(&A, text, strlen(text), &a, &ea);
+    cr_expect_eq(iql_parse_fact_count() - before, direct ? 1u : 0u, "read directly: `%s`", text);
+    before = iql_parse_fact_count();
+    bool rb = iql_parse(&A, general, strlen(general), &b, &eb);
+    cr_assert_eq(iql_parse_fact_count(), before, "`%s` read directly", general);
+    cr_assert_eq(ra, rb, "`%s`: %s against %s", text, ea ? ea : "ok", eb ? eb : "ok");
+    if (!ra) {
+        cr_expect_str_eq(ea, eb, "for `%s`", text);
+        return;
+    }
+    cr_assert_eq(a.kind, b.kind, "for `%s`", text);
+    if (a.kind == IQL_STMT_INSERT || a.kind == IQL_STMT_DELETE || a.kind == IQL_STMT_SESSION_FACT)
+        cr_expect_str_eq(sx_facts(&a), sx_facts(&b), "for `%s`", text);
+}
+
+Test(parser, ground_facts_read_directly_as_the_general_path_reads_them) {
+    static const char *const direct[] = {
+        "+edge(1, 2)",
+        "-edge(1, 2)",
+        "+edge(400,1234)",
+        "  +edge( 1 ,  2 )  ",
+        "+e(0)",
+        "+e(-0)",
+        "+e(-7, 999999999999999999, -999999999999999999)",
+        "+label(400, \"hot\")",
+        "+s(\"\")",
+        "+s(\"a b-c.d_E9\")",
+        "+r_2X(1, \"x\", 3)",
+        "\t+edge(5, 6)\r\n",
+    };
+    for (size_t i = 0; i < sizeof direct / sizeof *direct; i++) same_as_general(direct[i], true);
+    /* Anything else goes the general way, whatever it makes of it. */
+    static const char *const general[] = {
+        "+edge(1, 2).",
+        "+edge (1, 2)",
+        "+Edge(1, 2)",
+        "+_e(1)",
+        "+flag()",
+        "+e(007)",
+        "+e(- 5)",
+        "+e(1.5)",
+        "+e(1e3)",
+        "+e(1234567890123456789)",
+        "+e(9223372036854775807)",
+        "+e(true)",
+        "+e(X)",
+        "+e(_)",
+        "+e(\"a\\nb\")",
+        "+e(\"a,b\")",
+        "+e(\"a:int\")",
+        "+e(\"<-\")",
+        "+e(\"http://x\")",
+        "+e(\"(\")",
+        "+e(1,)",
+        "+e(,1)",
+        "+e(1 2)",
+        "+e(1))",
+        "+e((1))",
+        "+e(1, 2",
+        "+e[(1, 2)]",
+        "+e(1), +f(2)",
+        "+e(1)\n+f(2)",
+        "+e(x: int)",
+        "+e(X) <- f(X)",
+        "-e(X) <- f(X)",
+        "e(1, 2)",
+        "+e(\t1)",
+        "+e(\"é\")",
+    };
+    for (size_t i = 0; i < sizeof general / sizeof *general; i++)
+        same_as_general(general[i], false);
+}
+
+/* Facts of every shape the direct reading takes, against the general path. */
+Test(parser, generated_ground_facts_match_the_general_path) {
+    static const char *const strings[] = {"", "hot", "a b", "x-y.z", "_", "Z9", " lead", "trail "};
+    uint64_t seed = 0x9e3779b97f4a7c15u;
+    for (int n = 0; n < 2000; n++) {
+        seed = seed * 6364136223846793005u + 1442695040888963407u;
+        uint64_t r = seed >> 11;
+        char text[256];
+        size_t len = (size_t)snprintf(text, sizeof text, "%c%s(", r & 1 ? '+' : '-',
+                                      (r >> 1) & 1 ? "edge" : "rel_9");
+        unsigned args = 1 + (unsigned)((r >> 2) % 5);
+        for (unsigned k = 0; k < args; k++) {
+            seed = seed * 6364136223846793005u + 1442695040888963407u;
+            uint64_t q = seed >> 11;
+            const char *sep = k ? ((q & 3) == 0 ? " , " : ((q & 3) == 1 ? "," : ", ")) : "";
+            if ((q >> 2) & 1)
+                len += (size_t)snprintf(text + len, sizeof text - len, "%s\"%s\"", sep,
+                                        strings[(q >> 3) % 8]);
+            else
+                len += (size_t)snprintf(text + len, sizeof text - len, "%s%" PRId64, sep,
+                                        (int64_t)((q >> 3) % 2000000000000000000u) *
+                                            ((q >> 62) & 1 ? -1 : 1));
+        }
+        snprintf(text + len, sizeof text - len, ")");
+        same_as_general(text, true);
+    }
+}
