@@ -31,6 +31,7 @@ struct srv_notify_log {
     size_t count;    /* retained entries: the last `count` seqs, oldest first */
     uint64_t last_seq;
     uint64_t graph_changes; /* kg_change notifications published */
+    il_buf scratch;         /* where a notification is rendered, kept between commits */
 };
 
 size_t srv_notify_capacity(int64_t configured) {
@@ -67,6 +68,7 @@ void srv_notify_free(srv_notify_log *log) {
     for (size_t i = 0; i < log->count; i++)
         entry_free(&log->ring[(log->oldest + i) % log->capacity]);
     free(log->ring);
+    il_buf_free(&log->scratch);
     pthread_mutex_destroy(&log->lock);
     free(log);
 }
@@ -146,31 +148,34 @@ static bool is_internal(const char *graph) {
 
 uint64_t srv_notify_publish(srv_notify_log *log, const il_change *changes, size_t n,
                             uint64_t timestamp_ms) {
-    il_buf b;
-    il_buf_init(&b);
     pthread_mutex_lock(&log->lock);
+    il_buf *b = &log->scratch;
     for (size_t i = 0; i < n; i++) {
         const il_change *c = &changes[i];
         if (is_internal(c->graph)) continue;
         uint64_t seq = ++log->last_seq;
         if (c->kind == IL_CHANGE_GRAPH) log->graph_changes++;
-        il_buf_clear(&b);
-        render(&b, c, timestamp_ms, seq);
+        il_buf_clear(b);
+        render(b, c, timestamp_ms, seq);
         entry *slot;
+        char *reuse = NULL;
         if (log->count == log->capacity) {
-            /* the oldest goes; its slot takes the newest */
+            /* the oldest goes; its slot, and its allocation, take the newest (a full ring
+               then costs no allocation per notification) */
             slot = &log->ring[log->oldest];
+            reuse = slot->json;
+            slot->json = NULL;
             entry_free(slot);
             log->oldest = (log->oldest + 1) % log->capacity;
         } else {
             slot = &log->ring[(log->oldest + log->count++) % log->capacity];
         }
         size_t glen = strlen(c->graph);
-        char *json = malloc(b.len + 1 + glen + 1);
+        char *json = realloc(reuse, b->len + 1 + glen + 1);
         if (!json) abort();
-        memcpy(json, b.data, b.len + 1);
-        memcpy(json + b.len + 1, c->graph, glen + 1);
-        *slot = (entry){seq, c->kind, json + b.len + 1, json, b.len};
+        memcpy(json, b->data, b->len + 1);
+        memcpy(json + b->len + 1, c->graph, glen + 1);
+        *slot = (entry){seq, c->kind, json + b->len + 1, json, b->len};
         if (log->sink) {
             srv_notification view = view_of(slot);
             log->sink(log->sink_ctx, &view);
@@ -178,7 +183,6 @@ uint64_t srv_notify_publish(srv_notify_log *log, const il_change *changes, size_
     }
     uint64_t last = log->last_seq;
     pthread_mutex_unlock(&log->lock);
-    il_buf_free(&b);
     return last;
 }
 
