@@ -13,7 +13,9 @@
 static bool rows_start(srv_rows *r, size_t n, size_t bytes_guess, char *err, size_t errlen) {
     il_buf_init(&r->json);
     if (n) il_buf_reserve(&r->json, bytes_guess);
-    r->off = malloc((n + 1) * sizeof *r->off);
+    r->off = n + 1 <= sizeof r->off_small / sizeof r->off_small[0]
+                 ? r->off_small
+                 : malloc((n + 1) * sizeof *r->off);
     r->n = n;
     if (r->off) return true;
     snprintf(err, errlen, "Out of memory encoding %zu rows", n);
@@ -47,7 +49,7 @@ bool srv_rows_encode(srv_rows *r, srv_row_fn row, const void *src, size_t n, cha
 
 void srv_rows_free(srv_rows *r) {
     il_buf_free(&r->json);
-    free(r->off);
+    if (r->off != r->off_small) free(r->off);
     r->off = NULL;
     r->n = 0;
 }

@@ -15,6 +15,9 @@ typedef struct srv_rows {
     size_t *off; /* off[i]: where row i starts in json, its separating comma included;
                     off[n] = json.len */
     size_t n;    /* rows encoded */
+    /* off for a few rows (a reply to a write, a delta of one row) without an allocation;
+       a srv_rows is not to be copied */
+    size_t off_small[4];
 } srv_rows;
 
 /* Appends row i of src as a JSON array. */
