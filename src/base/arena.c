@@ -16,6 +16,14 @@ void il_arena_init(il_arena *a) {
     memset(a, 0, sizeof *a);
 }
 
+void il_arena_init_with(il_arena *a, void *buf, size_t size) {
+    memset(a, 0, sizeof *a);
+    a->first = buf;
+    a->first_size = size;
+    a->cur = buf;
+    a->end = a->cur + size;
+}
+
 void il_arena_destroy(il_arena *a) {
     il_arena_chunk *c = a->head;
     while (c) {
@@ -27,6 +35,13 @@ void il_arena_destroy(il_arena *a) {
 }
 
 void il_arena_reset(il_arena *a) {
+    if (a->first) {
+        char *first = a->first;
+        size_t size = a->first_size;
+        il_arena_destroy(a);
+        il_arena_init_with(a, first, size);
+        return;
+    }
     if (!a->head) return;
     il_arena_chunk *last = a->head;
     while (last->next) {

@@ -12,14 +12,21 @@ typedef struct il_arena_chunk il_arena_chunk;
 
 typedef struct il_arena {
     il_arena_chunk *head; /* current chunk; older chunks follow through ->next */
-    char *cur;            /* next free byte in head */
-    char *end;            /* one past the last usable byte of head */
+    char *cur;            /* next free byte in head (or in first, before any chunk) */
+    char *end;            /* one past the last usable byte of head (or of first) */
     size_t bytes;         /* total bytes held in chunks, the accounting figure */
+    char *first;          /* the caller's buffer used before any chunk, or NULL */
+    size_t first_size;
 } il_arena;
 
 void il_arena_init(il_arena *a);
+/* An arena that takes its first bytes from buf (16-byte aligned, outliving the arena's
+ * use), so that a statement's small tree costs no allocation; chunks follow when it is
+ * full. */
+void il_arena_init_with(il_arena *a, void *buf, size_t size);
 void il_arena_destroy(il_arena *a);
-/* Frees every chunk but the first, so a reused arena does not grow the heap. */
+/* Frees every chunk but the first (every chunk, when the arena has the caller's buffer),
+ * so a reused arena does not grow the heap. */
 void il_arena_reset(il_arena *a);
 void *il_arena_alloc(il_arena *a, size_t size);  /* 16-byte aligned, uninitialised */
 void *il_arena_calloc(il_arena *a, size_t size); /* zeroed */

@@ -241,8 +241,10 @@ static il_result *statement(il_session *s, const char *text, size_t len, const i
     /* cancelled or out of time before it started (say, while it waited its turn): it
        never runs */
     if (!exec_guard_check(&guard)) {
+        /* a statement's temporaries are few and small, mostly */
+        _Alignas(16) char first[1024];
         il_arena a;
-        il_arena_init(&a);
+        il_arena_init_with(&a, first, sizeof first);
         iql_stmt parsed;
         const char *err = pre_err;
         const iql_stmt *st = pre;

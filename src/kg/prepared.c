@@ -22,6 +22,10 @@ struct il_prepared {
     il_arena arena; /* the texts and the trees */
     prep_stmt *v;
     size_t n;
+    /* A one-statement program (a write, most requests) and its tree, without allocations
+       beyond the prepared program itself. */
+    prep_stmt v_small[1];
+    _Alignas(16) char first[768];
 };
 
 static const char UNTERMINATED[] = "unterminated statement (unbalanced delimiters)";
@@ -151,16 +155,23 @@ static il_meta_command meta_of(iql_meta_kind k) {
 }
 
 il_prepared *il_prepare(const char *text, size_t len) {
-    il_prepared *p = calloc(1, sizeof *p);
-    il_arena_init(&p->arena);
-    size_t cap = 0;
+    il_prepared *p = malloc(sizeof *p);
+    if (!p) abort();
+    il_arena_init_with(&p->arena, p->first, sizeof p->first);
+    p->v = p->v_small;
+    p->n = 0;
+    size_t cap = sizeof p->v_small / sizeof p->v_small[0];
     iql_script sc;
     iql_script_init(&sc, text, len);
     iql_script_item it;
     while (iql_script_next(&sc, &it)) {
         if (p->n == cap) {
-            cap = cap ? 2 * cap : 4;
-            p->v = realloc(p->v, cap * sizeof *p->v);
+            cap = 2 * cap < 4 ? 4 : 2 * cap;
+            bool small = p->v == p->v_small;
+            prep_stmt *v = realloc(small ? NULL : p->v, cap * sizeof *p->v);
+            if (!v) abort();
+            if (small) memcpy(v, p->v_small, p->n * sizeof *v);
+            p->v = v;
         }
         prep_stmt *ps = &p->v[p->n++];
         memset(ps, 0, sizeof *ps);
@@ -188,7 +199,7 @@ il_prepared *il_prepare(const char *text, size_t len) {
 void il_prepared_free(il_prepared *p) {
     if (!p) return;
     il_arena_destroy(&p->arena);
-    free(p->v);
+    if (p->v != p->v_small) free(p->v);
     free(p);
 }
 
