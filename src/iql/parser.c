@@ -1808,8 +1808,9 @@ uint64_t iql_parse_fact_count(void) {
 
 /* ---- ground facts, read directly -------------------------------------------------------- */
 
+/* The identifier characters of ASCII: a name with others goes the general way. */
 static bool fact_name_char(unsigned char c) {
-    return iql_lex_lower(c) || iql_lex_upper(c) || iql_lex_digit(c) || c == '_';
+    return c < 0x80 && iql_lex_ident(c);
 }
 
 /* What a string of a ground fact may hold: no escape, quote, bracket, comma, colon, `<`
@@ -1879,11 +1880,9 @@ static bool parse_ground_fact(il_arena *a, const char *s, size_t len, iql_stmt *
             t->u.str.ptr = il_arena_strndup(a, s + i + 1, end - i - 2);
             t->u.str.len = end - i - 2;
         } else {
-            bool neg = s[i] == '-';
-            int64_t v = 0;
-            for (size_t d = i + neg; d < end; d++) v = v * 10 + (s[d] - '0');
+            bool overflow; /* never, at 18 digits */
             t->kind = IQL_T_INT;
-            t->u.ival = neg ? -v : v;
+            iql_lex_int(s + i, end - i, &t->u.ival, &overflow);
         }
         tu->terms[k] = t;
         i = end;

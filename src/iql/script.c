@@ -17,7 +17,7 @@ static void grow(size_t **a, size_t **b, size_t n, size_t *cap, const size_t *sm
                  const size_t *small_b) {
     if (n < *cap) return;
     *cap = *cap ? *cap * 2 : 16;
-    bool inline_ = *a && *a == small_a;
+    bool inline_ = small_a && *a == small_a;
     size_t *na = realloc(inline_ ? NULL : *a, *cap * sizeof **a);
     size_t *nb = realloc(inline_ ? NULL : *b, *cap * sizeof **b);
     if (!na || !nb) abort();
