@@ -1,9 +1,21 @@
-/* CRC32C, table-driven, slicing by 8 (reflected polynomial 0x82F63B78). The tables are
- * built once on first use; the build is idempotent, so a race between two first
- * callers only computes the same table twice. */
+/* CRC32C (reflected polynomial 0x82F63B78): the x86-64 crc32 instruction (SSE4.2) where
+ * the processor has it, else table-driven, slicing by 8. The tables are built once on
+ * first use; the build is idempotent, so a race between two first callers only computes
+ * the same table twice.
+ *
+ * Why the instruction: every durable write checksums its log record, and a server write
+ * paced a few milliseconds apart finds the 8 KiB of tables cold; each step of the loop
+ * waits for the lookups of the step before it. Callgrind's cache simulation counted about
+ * 22 last-level misses per write of `delta_keyed` in the table version, none in this one. */
 #include "store/store_crc.h"
 
+#include <stdatomic.h>
 #include <stdbool.h>
+#include <string.h>
+
+#if defined(__x86_64__)
+#include <nmmintrin.h>
+#endif
 
 static uint32_t T[8][256];
 static volatile bool built;
@@ -19,7 +31,7 @@ static void build(void) {
     built = true;
 }
 
-uint32_t store_crc32c(uint32_t crc, const void *data, size_t len) {
+uint32_t store_crc32c_portable(uint32_t crc, const void *data, size_t len) {
     if (!built) build();
     const unsigned char *p = data;
     crc = ~crc;
@@ -34,4 +46,47 @@ uint32_t store_crc32c(uint32_t crc, const void *data, size_t len) {
     }
     while (len--) crc = (crc >> 8) ^ T[0][(crc ^ *p++) & 0xff];
     return ~crc;
+}
+
+#if defined(__x86_64__)
+__attribute__((target("sse4.2"))) static uint32_t crc_sse42(uint32_t crc, const void *data,
+                                                            size_t len) {
+    const unsigned char *p = data;
+    uint64_t c = ~crc;
+    for (; len >= 8; p += 8, len -= 8) {
+        uint64_t word; /* x86 is little-endian, as the table version reads */
+        memcpy(&word, p, sizeof word);
+        c = _mm_crc32_u64(c, word);
+    }
+    uint32_t c32 = (uint32_t)c;
+    while (len--) c32 = _mm_crc32_u8(c32, *p++);
+    return ~c32;
+}
+
+static bool has_sse42(void) {
+    /* 0: not asked yet, 1: no, 2: yes; two threads asking at once get the same answer */
+    static _Atomic int known;
+    int k = atomic_load_explicit(&known, memory_order_relaxed);
+    if (!k) {
+        __builtin_cpu_init();
+        k = __builtin_cpu_supports("sse4.2") ? 2 : 1;
+        atomic_store_explicit(&known, k, memory_order_relaxed);
+    }
+    return k == 2;
+}
+#endif
+
+bool store_crc32c_hardware(void) {
+#if defined(__x86_64__)
+    return has_sse42();
+#else
+    return false;
+#endif
+}
+
+uint32_t store_crc32c(uint32_t crc, const void *data, size_t len) {
+#if defined(__x86_64__)
+    if (has_sse42()) return crc_sse42(crc, data, len);
+#endif
+    return store_crc32c_portable(crc, data, len);
 }
