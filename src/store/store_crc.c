@@ -4,9 +4,10 @@
  * the same table twice.
  *
  * Why the instruction: every durable write checksums its log record, and a server write
- * paced a few milliseconds apart finds the 8 KiB of tables cold; each step of the loop
- * waits for the lookups of the step before it. Callgrind's cache simulation counted about
- * 22 last-level misses per write of `delta_keyed` in the table version, none in this one. */
+ * paced a few milliseconds apart finds the 8 KiB of tables cold, each step of the loop
+ * waiting on the lookups of the step before. Callgrind's cache simulation of the server
+ * under `delta_keyed` (128 KiB last-level cache) counted 247 instructions and 14.8
+ * last-level misses per write in the table version, 54 and 0.8 in this one. */
 #include "store/store_crc.h"
 
 #include <stdatomic.h>
