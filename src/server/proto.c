@@ -14,6 +14,7 @@
 #include "server/srv_authz.h"
 #include "server/srv_exec.h"
 #include "server/srv_frame.h"
+#include "server/srv_notify.h"
 #include "server/srv_pipeline.h"
 #include "server/srv_read.h"
 #include "server/srv_subgroup.h"
@@ -33,10 +34,9 @@ static void send_auth_error(srv_conn *c, const char *id, const char *code, const
 }
 
 /* The credential is good: `authenticated` goes out now (the graph is checked against the
- * list the engine last reported), and the session opens in a job that is the first
- * request of the pipeline, so that authentication never waits for the engine. Called
- * with users_lock held. */
-static void authenticated(srv_conn *c, const char *id, const srv_user *u) {
+ * list the engine last reported). Called with users_lock held; false when the graph
+ * refuses the session (the connection is closing). Then open_session. */
+static bool authenticated(srv_conn *c, const char *id, const srv_user *u) {
     char err[400] = "";
     if (!srv_authz_session(&c->srv->users, u, c->kg))
         snprintf(err, sizeof err, "Access denied");
@@ -53,7 +53,7 @@ static void authenticated(srv_conn *c, const char *id, const srv_user *u) {
         srv_send_error(c, id, strncmp(err, "Access", 6) == 0 ? "access_denied" : "not_found", err);
         srv_ws_close(c, 1008);
         srv_conn_close(c);
-        return;
+        return false;
     }
     srv_preauth_release(c);
     c->authed = true;
@@ -70,6 +70,17 @@ static void authenticated(srv_conn *c, const char *id, const srv_user *u) {
     srv_ws_send(c, b.data, b.len);
     il_buf_free(&b);
     srv_timer_start(c, (uint64_t)c->srv->cfg->ws_idle_timeout_ms);
+    return true;
+}
+
+/* After `authenticated`, users_lock released (the notification log's lock is never taken
+ * under it): the session opens in a job that is the first request of the pipeline, so
+ * that authentication never waits for the engine. The job may run after commits made
+ * once the client could have read `authenticated` (its frame is written when this message
+ * is done), so the session's notifications start from the last seq published now, not
+ * from where the log is when the job runs. */
+static void open_session(srv_conn *c) {
+    c->notify_from = srv_notify_last_seq(c->srv->notify);
     srv_session_open_async(c);
 }
 
@@ -113,8 +124,9 @@ static void login(srv_conn *c, const char *id, const char *name, const char *pw,
     srv_login_ok(s, name);
     snprintf(c->user, sizeof c->user, "%s", u->name);
     c->via = SRV_VIA_PASSWORD;
-    authenticated(c, id, u);
+    bool ok = authenticated(c, id, u);
     pthread_mutex_unlock(&s->users_lock);
+    if (ok) open_session(c);
 }
 
 /* API keys skip the login backoff: they are 256-bit secrets, not guessable words. */
@@ -138,8 +150,9 @@ static void authenticate(srv_conn *c, const char *id, const char *secret, size_t
     snprintf(c->user, sizeof c->user, "%s", owner->name);
     c->via = SRV_VIA_KEY;
     c->key_id = k->id;
-    authenticated(c, id, owner);
+    bool ok = authenticated(c, id, owner);
     pthread_mutex_unlock(&s->users_lock);
+    if (ok) open_session(c);
 }
 
 /* bad: why the frame is malformed (NULL when it is not); told as it is when it is a NUL,

@@ -414,6 +414,10 @@ typedef struct srv_conn {
     bool has_cursor;
     uint64_t cursor_seq;
     char cursor_epoch[33];
+    /* The last seq published before `authenticated` went out: a session opened without a
+     * cursor takes the notifications after it, though it opens later, in a job (loop
+     * thread, set before that job is submitted). */
+    uint64_t notify_from;
     uint64_t notify_through;
     uint64_t missed, missed_total; /* notifications dropped while it did not read */
     unsigned queued_batches;       /* in the server's deliver_queue (each holds a ref) */

@@ -95,12 +95,16 @@ typedef struct open_job {
     char err[256];
     bool failed;
     srv_notify_replay replay;
+    uint64_t through; /* the registered cursor (read under the engine lock) */
 } open_job;
 
 static void open_run(srv_job *j) {
     open_job *o = (open_job *)j;
     o->failed = !srv_session_open(o->conn, o->conn->kg, o->err, sizeof o->err);
-    if (!o->failed) srv_deliver_register(o->conn, &o->replay);
+    if (!o->failed) {
+        srv_deliver_register(o->conn, &o->replay);
+        o->through = o->conn->notify_through;
+    }
 }
 
 static void open_done(srv_job *j) {
@@ -118,6 +122,7 @@ static void open_done(srv_job *j) {
         srv_conn_close(c);
     } else {
         srv_deliver_replay(c, &o->replay);
+        srv_deliver_registered(c->srv, o->through);
         c->session_ready = true;
         srv_pipe_pump(c);
     }

@@ -464,11 +464,21 @@ void srv_deliver_register(srv_conn *c, srv_notify_replay *replay) {
                              c->cursor_epoch[0] ? c->cursor_epoch : NULL};
     viewer v = viewer_of(c);
     srv_notify_replay_read(s->notify, &cur, viewer_sees, &v, replay);
-    c->notify_through = replay->through_seq;
+    /* Without a cursor nothing is replayed, and the notifications published since
+       `authenticated` went out are delivered as any others (a round reads them; those
+       evicted meanwhile are counted as missed). */
+    c->notify_through = replay->kind == SRV_REPLAY_NONE && c->notify_from < replay->through_seq
+                            ? c->notify_from
+                            : replay->through_seq;
     c->next_session = s->sessions;
     c->prev_session = NULL;
     if (s->sessions) s->sessions->prev_session = c;
     s->sessions = c;
+}
+
+void srv_deliver_registered(srv_server *s, uint64_t through) {
+    /* A round that found every session read through a seq did not count this one. */
+    if (through < s->deliver_covered) s->deliver_covered = through;
 }
 
 void srv_deliver_unregister(srv_conn *c) {

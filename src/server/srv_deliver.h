@@ -14,6 +14,10 @@ void srv_deliver_stop(srv_server *s);
 /* With the engine lock held, when c's session has opened: reads c's replay (per its
  * cursor) and registers c for live notifications from there, in one step. */
 void srv_deliver_register(srv_conn *c, srv_notify_replay *replay);
+/* On the loop thread, once a session registered with its cursor at `through` (its
+ * replay's through_seq, or less: srv_conn.notify_from): the next srv_deliver_kick
+ * starts a round for what it has not read. */
+void srv_deliver_registered(srv_server *s, uint64_t through);
 /* With the engine lock held, before c's session closes. */
 void srv_deliver_unregister(srv_conn *c);
 /* On the loop thread: sends the replay (or the replay_gap notice) and frees it. */

@@ -11,7 +11,8 @@ import urllib.request
 
 import websockets
 
-from common import KEY, OwnServer, connect, is_tsan, prometheus
+from common import KEY, NO_MESSAGE_RATE, OwnServer, connect, is_tsan, prometheus
+from pinned import LONG_WRITE, two_with_edges
 
 NOTES = ("persistent_update", "rule_change", "kg_change", "schema_change")
 
@@ -294,6 +295,34 @@ async def t_transaction_past_the_ring(binary):
         await s.ws.close()
 
 
+async def t_commit_between_authenticated_and_the_session(binary):
+    """`authenticated` goes out at once and the session opens in a job, which waits for
+    the engine: a commit between the two is the new connection's to see, as any after it.
+    Here a long write holds the engine while the connection authenticates, and commits
+    before its session opens. The session's start was once where the log stood when the
+    job ran: the commit was missed, and so was, now and then, a notification of the
+    plainer case (a connection authenticated, then another's write committing before its
+    session's job ran on a loaded machine; t_transaction_past_the_ring failed so)."""
+    with OwnServer(binary, args=NO_MESSAGE_RATE) as srv:
+        a, b = await two_with_edges(srv)
+        await a.send({"type": "execute", "id": "write", "program": LONG_WRITE + "\n+mark(1)"})
+        await asyncio.sleep(0.2)  # the write holds the engine
+        late = await connect(srv)
+        reply = await a.recv(timeout=600)
+        assert reply["type"] == "result" and reply["id"] == "write", reply
+        f = await frame(late)
+        assert f["type"] == "persistent_update" and f["relation"] == "mark", f
+        assert (f["operation"], f["count"]) == ("insert", 1), f
+        # not had twice: the next one is the next write's
+        first = f["seq"]
+        await a.call({"type": "execute", "program": "+mark(2)"})
+        f = await frame(late)
+        assert f["type"] == "persistent_update" and f["seq"] == first + 1, (first, f)
+        await silent(late)
+        for c in (a, b, late):
+            await c.ws.close()
+
+
 async def paced_writes(binary, env, sessions, writes):
     """A writer and sessions - 1 others; the writer makes `writes` single-fact writes, each
     followed by its own notification. Returns the seqs every other connection got, in
@@ -472,5 +501,6 @@ async def t_notifications_ride_with_deltas(binary):
 
 
 TESTS = [t_notifications, t_notification_evicted, t_slow_consumer, t_transaction_past_the_ring,
+         t_commit_between_authenticated_and_the_session,
          t_notifications_paced, t_notifications_ride_with_deltas,
          t_slow_subscriber]
