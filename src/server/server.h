@@ -304,6 +304,34 @@ enum srv_conn_state { SRV_HTTP, SRV_WS, SRV_CLOSING };
 
 typedef struct srv_conn {
     uv_tcp_t tcp;
+    /* What each send and each delivery of notifications reads or writes, side by side
+     * after the socket's handle, which a send reads too: a round of notifications writes
+     * to hundreds of connections whose state has gone cold since the last, and these
+     * fields lay on about ten cache lines across the structure (BENCHMARKS.md, "A
+     * connection's hot fields together"). */
+    srv_server *srv;
+    enum srv_conn_state state;
+    bool closed;   /* the socket is closed; the session closes in a last job */
+    bool fenced;   /* the credential ended: no data frame may leave any more */
+    bool in_recv;  /* inside wslay_event_recv */
+    bool corked;   /* writes are gathered until srv_conn_uncork */
+    unsigned refs; /* jobs in flight that point to this connection */
+    unsigned pending_writes;
+    unsigned ncorked;
+    int handles_open;     /* tcp and timer: freed when both are closed */
+    size_t pending_bytes; /* handed to the socket, not yet written */
+    size_t queued_bytes;  /* queued in wslay, or framed into out, not yet written */
+    wslay_event_context_ptr ws;
+    il_buf out;        /* frames wslay produced, written after each batch */
+    size_t out_framed; /* payload bytes framed into out by srv_ws_send, in queued_bytes */
+    il_session *session;
+    /* The last notification seq read for this connection (engine lock), by its replay or
+     * by a delivery (srv_deliver.c). */
+    uint64_t notify_through;
+    uint64_t missed, missed_total; /* notifications dropped while it did not read */
+    unsigned queued_batches;       /* in the server's deliver_queue (each holds a ref) */
+    struct srv_conn *next_session, *prev_session; /* engine lock */
+
     uv_timer_t timer; /* auth deadline, then idle timeout, then the lingering close */
     /* srv_timer_start's deadline (the loop's ms): one later than the timer is armed for is
      * only recorded, and on_timer arms the timer again for the rest. */
@@ -311,23 +339,16 @@ typedef struct srv_conn {
     bool timer_lazy; /* timer runs on_timer, armed by srv_timer_start */
     uv_timer_t tick; /* WebSocket heartbeat pings and the lifetime limit */
     uv_shutdown_t shutdown;
-    srv_server *srv;
     struct srv_conn *next, *prev;
-    enum srv_conn_state state;
-    unsigned pending_writes;
-    size_t pending_bytes; /* handed to the socket, not yet written */
-    /* Writes gathered between srv_conn_cork and srv_conn_uncork, made as one writev. */
-    unsigned ncorked;
-    bool corked;
+    /* Writes gathered between srv_conn_cork and srv_conn_uncork (corked and ncorked
+     * above), made as one writev. */
     struct srv_corked {
         char *data;
         size_t len;
         void (*release)(void *ctx);
         void *ctx;
     } cork[8];
-    size_t queued_bytes; /* queued in wslay, or framed into out, not yet written */
-    int handles_open;    /* tcp and timer: freed when both are closed */
-    bool lingering;      /* our side is shut down; reading and discarding until EOF */
+    bool lingering; /* our side is shut down; reading and discarding until EOF */
 
     /* Addresses: the socket's peer, and the client's (from a trusted proxy's header). */
     char peer[46], ip[46];
@@ -349,14 +370,10 @@ typedef struct srv_conn {
     bool ws_version_13; /* Sec-WebSocket-Version: 13, the only version served (RFC 6455) */
 
     /* WebSocket. */
-    wslay_event_context_ptr ws;
     il_buf in; /* received bytes not yet consumed by wslay */
     size_t in_pos;
-    il_buf out;             /* frames wslay produced, written after each batch */
-    size_t out_framed;      /* payload bytes framed into out by srv_ws_send, in queued_bytes */
     uint64_t msg_len;       /* length of the message being received so far */
     bool too_big;           /* it went over SRV_MAX_MESSAGE */
-    bool in_recv;           /* inside wslay_event_recv */
     uint16_t pending_close; /* a close asked for inside it */
     /* Before authentication wslay is handed one frame at a time, so that each header is
      * checked before any of its payload is read: what is left of the current frame, and
@@ -369,9 +386,7 @@ typedef struct srv_conn {
     unsigned nreqs;
     struct srv_conn *busy_next, *busy_prev; /* in the server's list while reqs is not empty */
     bool reading_paused;
-    unsigned refs;      /* jobs in flight that point to this connection */
     bool session_ready; /* the job that opens the session is done (loop thread) */
-    bool closed;        /* the socket is closed; the session closes in a last job */
     uint32_t slow[8];   /* hashes of programs that spilled from the inline path */
     uint32_t read_hash; /* the program of its last read run, and what it cost */
     uint64_t read_cost_ns;
@@ -380,9 +395,7 @@ typedef struct srv_conn {
     uint64_t write_replied_ns; /* when its last write's reply went (srv_pipeline.c) */
 
     /* Session. */
-    il_session *session;
     bool authed, dirty;
-    bool fenced; /* the credential ended: no data frame may leave any more */
     int auth_failures;
     char kg[SRV_KG_NAME_MAX + 1]; /* the graph asked for when connecting (?kg=) */
     bool kg_too_long;             /* ?kg= named more than that: kg holds its start */
@@ -409,8 +422,8 @@ typedef struct srv_conn {
     bool release_pending;
     struct srv_conn *next_subscriber, *prev_subscriber;
 
-    /* Notifications (srv_deliver.c): the replay cursor from the URL, and the last seq
-     * read for this connection (engine lock), by its replay or by a delivery. */
+    /* Notifications (srv_deliver.c): the replay cursor from the URL (the last seq read
+     * for this connection is above, with what a delivery touches). */
     bool has_cursor;
     uint64_t cursor_seq;
     char cursor_epoch[33];
@@ -418,10 +431,6 @@ typedef struct srv_conn {
      * cursor takes the notifications after it, though it opens later, in a job (loop
      * thread, set before that job is submitted). */
     uint64_t notify_from;
-    uint64_t notify_through;
-    uint64_t missed, missed_total; /* notifications dropped while it did not read */
-    unsigned queued_batches;       /* in the server's deliver_queue (each holds a ref) */
-    struct srv_conn *next_session, *prev_session; /* engine lock */
 } srv_conn;
 
 /* loop.c */
