@@ -467,9 +467,7 @@ void srv_deliver_register(srv_conn *c, srv_notify_replay *replay) {
     /* Without a cursor nothing is replayed, and the notifications published since
        `authenticated` went out are delivered as any others (a round reads them; those
        evicted meanwhile are counted as missed). */
-    c->notify_through = replay->kind == SRV_REPLAY_NONE && c->notify_from < replay->through_seq
-                            ? c->notify_from
-                            : replay->through_seq;
+    c->notify_through = replay->kind == SRV_REPLAY_NONE ? c->notify_from : replay->through_seq;
     c->next_session = s->sessions;
     c->prev_session = NULL;
     if (s->sessions) s->sessions->prev_session = c;
