@@ -25,6 +25,10 @@ _Static_assert(sizeof(bt_chunk) <= CHUNK_HDR, "a chunk's header fits its cache l
 /* Chunks grow with the pool (half its size each time, so at most a third of it is
  * ever carved-but-unused) up to this many bytes. */
 #define CHUNK_MAX (256 * 1024)
+/* A recycled pool keeps its first chunk up to this size: relations emptied for every
+ * write (a view's changes, a statement's delta) would otherwise free it and allocate it
+ * again, each write, through the allocator's aligned path. */
+#define CHUNK_KEEP_MAX 4096
 
 /* The sum of every pool's `held`. */
 static _Atomic size_t snapshot_bytes;
@@ -53,21 +57,38 @@ void bt_pool_init(bt_pool *p, size_t node_bytes) {
     pthread_mutex_init(&p->mu, NULL);
 }
 
-void bt_pool_clear(bt_pool *p) {
+/* Frees the chunks but `keep` (NULL, or the oldest chunk), which the next nodes fill. */
+static void pool_empty(bt_pool *p, bt_chunk *keep) {
     bt_chunk *c = p->chunks;
     while (c) {
         bt_chunk *next = c->next;
         il_meter_release(c->meter, c->bytes);
-        free(c);
+        if (c != keep) free(c);
         c = next;
     }
     p->free = NULL;
     p->cur = p->end = NULL;
-    p->chunks = NULL;
-    atomic_store_explicit(&p->bytes, 0, memory_order_relaxed);
+    p->chunks = keep;
+    if (keep) {
+        keep->next = NULL;
+        keep->meter = 0; /* under the kept bound, counted by no statement */
+        p->cur = (char *)keep + CHUNK_HDR;
+        p->end = p->cur + (keep->bytes - CHUNK_HDR) / p->node_bytes * p->node_bytes;
+    }
+    atomic_store_explicit(&p->bytes, keep ? keep->bytes : 0, memory_order_relaxed);
     p->nodes = 0;
     p->nretired = 0;
     atomic_store_explicit(&p->reclaimed, NULL, memory_order_relaxed);
+}
+
+void bt_pool_clear(bt_pool *p) {
+    pool_empty(p, NULL);
+}
+
+void bt_pool_recycle(bt_pool *p) {
+    bt_chunk *oldest = p->chunks;
+    while (oldest && oldest->next) oldest = oldest->next;
+    pool_empty(p, oldest && oldest->bytes <= CHUNK_KEEP_MAX ? oldest : NULL);
 }
 
 void bt_pool_destroy(bt_pool *p) {

@@ -133,6 +133,9 @@ void bt_pool_init(bt_pool *p, size_t node_bytes);
 void bt_pool_destroy(bt_pool *p);
 /* Frees every chunk and keeps the pool usable (writer; only while !bt_pool_held). */
 void bt_pool_clear(bt_pool *p);
+/* The same, but a small first chunk (at most 4 KiB) stays, its room for the next nodes:
+ * for a pool emptied to be filled again soon. */
+void bt_pool_recycle(bt_pool *p);
 
 /* A pool on the heap with one reference, its owner's (the writer). The last
  * bt_pool_unref (the owner's or a snapshot's unpin, on any thread) destroys it. */

@@ -87,17 +87,25 @@ void rel_free(rel_t *r) {
     free(r);
 }
 
-void rel_clear(rel_t *r) {
+/* Empties r; `recycle` keeps a small first chunk of node memory for the next tuples. */
+static void empty(rel_t *r, bool recycle) {
     assert(!r->snap);
     r->changes++;
     if (bt_pool_held(r->pool)) { /* the snapshots keep the old nodes; start anew */
         size_t ns = r->pool->node_bytes;
         bt_pool_leave(r->pool);
         r->pool = bt_pool_new(ns);
-    } else
+    } else if (recycle) {
+        bt_pool_recycle(r->pool);
+    } else {
         bt_pool_clear(r->pool);
+    }
     for (int i = 0; i < r->nidx; i++) bt_reset(&r->idx[i].bt);
     bt_reset(&r->neg);
+}
+
+void rel_clear(rel_t *r) {
+    empty(r, true);
 }
 
 const rel_t *rel_snapshot(rel_t *r) {
@@ -145,7 +153,7 @@ size_t rel_bytes(const rel_t *r) {
 
 /* Once nothing is stored, hand every node back to malloc. */
 static void release_if_empty(rel_t *r) {
-    if (r->idx[0].bt.count == 0 && r->neg.count == 0 && bt_pool_bytes(r->pool)) rel_clear(r);
+    if (r->idx[0].bt.count == 0 && r->neg.count == 0 && bt_pool_bytes(r->pool)) empty(r, false);
 }
 
 static void permute(const rel_idx *ix, uint32_t arity, const val_t *tuple, val_t *out) {

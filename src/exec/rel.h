@@ -47,8 +47,10 @@ typedef struct rel rel_t;
 rel_t *rel_new(uint32_t arity);
 rel_t *rel_new_counted(uint32_t arity);
 void rel_free(rel_t *r);
-/* Removes every tuple; keeps the arity and the indexes. With snapshots outstanding the
- * relation moves to new node memory and the old goes when its last snapshot does. */
+/* Removes every tuple; keeps the arity, the indexes and a small first chunk of node
+ * memory (at most 4 KiB, for relations emptied to be filled again: a view's changes of
+ * each write). With snapshots outstanding the relation moves to new node memory and the
+ * old goes when its last snapshot does. A relation emptied by deletions keeps nothing. */
 void rel_clear(rel_t *r);
 
 /* An immutable handle on r as it is now, for the read functions; never written to.

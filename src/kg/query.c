@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/strcopy.h"
 #include "base/checked.h"
 #include "base/meter.h"
 #include "exec/eval.h"
@@ -123,12 +124,12 @@ static const char *run_program(plan_program *p, exec_guard *guard, val_t **rows,
     static _Thread_local char errbuf[1024];
     const char *err = NULL;
     if (p->error) {
-        snprintf(errbuf, sizeof errbuf, "%s", p->error);
+        il_str_copy(errbuf, sizeof errbuf, p->error);
         return errbuf;
     }
     exec_ctx x = {.guard = guard};
     if (!exec_run(p, &x)) {
-        snprintf(errbuf, sizeof errbuf, "%s", x.error);
+        il_str_copy(errbuf, sizeof errbuf, x.error);
         err = errbuf;
     } else {
         err = take_rows(p, rows, nrows, arity);
@@ -431,7 +432,7 @@ const char *kg_query_rows_delta(il_session *s, const iql_rule *q, val_t **rows, 
         tupleset_init(&eph, qp->arity);
         bool whole = false;
         if (!exec_run(p, &x) || (err = prov_delta_run(p, s, &x, &eph, &whole))) {
-            snprintf(errbuf, sizeof errbuf, "%s", err ? err : x.error);
+            il_str_copy(errbuf, sizeof errbuf, err ? err : x.error);
             err = errbuf;
         } else {
             uint32_t w = qp->arity;

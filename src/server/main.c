@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "base/strcopy.h"
 #include "base/phase.h"
 #include "server/server.h"
 #include "server/srv_backup.h"
@@ -46,7 +47,7 @@ static void usage(FILE *f) {
 /* mkdir -p, owner-only for the directories it creates (they hold credentials). */
 static bool make_dirs(const char *path) {
     char buf[4096];
-    snprintf(buf, sizeof buf, "%s", path);
+    il_str_copy(buf, sizeof buf, path);
     for (char *p = buf + 1; *p; p++) {
         if (*p != '/') continue;
         *p = 0;

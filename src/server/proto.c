@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/strcopy.h"
 #include "base/phase.h"
 #include "server/server.h"
 #include "server/srv_authz.h"
@@ -122,7 +123,7 @@ static void login(srv_conn *c, const char *id, const char *name, const char *pw,
         return;
     }
     srv_login_ok(s, name);
-    snprintf(c->user, sizeof c->user, "%s", u->name);
+    il_str_copy(c->user, sizeof c->user, u->name);
     c->via = SRV_VIA_PASSWORD;
     bool ok = authenticated(c, id, u);
     pthread_mutex_unlock(&s->users_lock);
@@ -147,7 +148,7 @@ static void authenticate(srv_conn *c, const char *id, const char *secret, size_t
         return;
     }
     k->last_used_ms = now;
-    snprintf(c->user, sizeof c->user, "%s", owner->name);
+    il_str_copy(c->user, sizeof c->user, owner->name);
     c->via = SRV_VIA_KEY;
     c->key_id = k->id;
     bool ok = authenticated(c, id, owner);

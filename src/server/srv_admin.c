@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/strcopy.h"
 #include "server/srv_admin.h"
 
 enum { MAX_WORDS = 8 };
@@ -143,7 +144,7 @@ static void cmd_user(srv_conn *c, const words *ws, srv_admin_reply *r) {
         if (!user) FAIL("not_found", "User '%s' not found", ws->w[1]);
         if (!srv_users_set_password(user, ws->w[2])) FAIL("internal", "Cannot hash the password");
         char name[SRV_NAME_MAX + 1];
-        snprintf(name, sizeof name, "%s", user->name);
+        il_str_copy(name, sizeof name, user->name);
         bool saved = save(c, r);
         /* A new password is usually set because the old one leaked: sessions opened with
          * the old one end (API-key sessions of the user stay). */

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/strcopy.h"
 #include "server/srv_authz.h"
 
 typedef enum need { NEED_NOTHING, NEED_READ, NEED_WRITE, NEED_OWNER_DROP, NEED_OWNER_ACL } need;
@@ -14,12 +15,13 @@ static const char INTERNAL_DENIED[] = "Access denied: '_internal' is a system kn
 static const char VIEWER_DENIED[] =
     "Permission denied: you have viewer access to this knowledge graph";
 
+/* msg is a static string: the statement keeps the pointer. */
 static void deny(srv_stmt *st, const char *msg) {
-    snprintf(st->denied, sizeof st->denied, "%s", msg);
+    st->denied = msg;
 }
 
 static void set_kg(char *dst, const char *src) {
-    snprintf(dst, SRV_KG_NAME_MAX + 1, "%s", src ? src : "");
+    il_str_copy(dst, SRV_KG_NAME_MAX + 1, src);
 }
 
 /* The access a meta command needs, and the knowledge graph it needs it on (NULL: the
@@ -140,7 +142,8 @@ void srv_authz_stmt(const srv_users *users, const srv_user *user, srv_authz_stat
                     srv_stmt *st) {
     st->handler = SRV_H_ENGINE;
     st->effect = SRV_FX_NONE;
-    st->effect_kg[0] = st->denied[0] = 0;
+    st->effect_kg[0] = 0;
+    st->denied = NULL;
     st->filter_graphs = false;
     set_kg(st->checked_kg, as->kg);
     bool admin = user->role == SRV_ROLE_ADMIN;
@@ -152,7 +155,7 @@ void srv_authz_stmt(const srv_users *users, const srv_user *user, srv_authz_stat
                  ? meta_need(il_prepared_meta(st->prep, st->index),
                              il_prepared_arg(st->prep, st->index, 0), user->role, st, &target)
                  : stmt_need(k);
-    if (!st->denied[0] && !admin && n != NEED_NOTHING) {
+    if (!st->denied && !admin && n != NEED_NOTHING) {
         const char *kg = target ? target : as->kg;
         srv_kg_role r = as->created[0] && strcmp(kg, as->created) == 0
                             ? SRV_KG_OWNER
@@ -167,7 +170,7 @@ void srv_authz_stmt(const srv_users *users, const srv_user *user, srv_authz_stat
                          ? "Permission denied: only KG owners can drop this knowledge graph"
                          : "Permission denied: only KG owners can manage ACLs");
     }
-    if (!st->denied[0] && (st->effect == SRV_FX_SWITCH || st->effect == SRV_FX_CREATE)) {
+    if (!st->denied && (st->effect == SRV_FX_SWITCH || st->effect == SRV_FX_CREATE)) {
         set_kg(as->kg, st->effect_kg);
         if (st->effect == SRV_FX_CREATE && !admin) set_kg(as->created, st->effect_kg);
     }

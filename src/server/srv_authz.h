@@ -31,7 +31,7 @@ typedef struct srv_stmt {
     srv_effect effect;
     char effect_kg[SRV_KG_NAME_MAX + 1];
     char checked_kg[SRV_KG_NAME_MAX + 1]; /* the session KG the check assumed */
-    char denied[192];                     /* empty when allowed */
+    const char *denied;                   /* a static message; NULL when allowed */
     bool filter_graphs; /* a non-admin's `.kg list`: show only the graphs it may open */
 } srv_stmt;
 

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/strcopy.h"
 #include "base/phase.h"
 #include "server/server.h"
 #include "server/srv_admin.h"
@@ -603,11 +604,11 @@ static const char *recheck(srv_conn *c, const char *user, srv_stmt *st) {
     if (me && me->role != SRV_ROLE_ADMIN) {
         srv_authz_state as;
         memset(&as, 0, sizeof as);
-        snprintf(as.kg, sizeof as.kg, "%s", kg);
+        il_str_copy(as.kg, sizeof as.kg, kg);
         srv_authz_stmt(&s->users, me, &as, st);
     }
     pthread_mutex_unlock(&s->users_lock);
-    return st->denied[0] ? st->denied : NULL;
+    return st->denied;
 }
 
 /* The session has session facts or rules again as before the program (metrics). */
@@ -1005,7 +1006,7 @@ static void execute(srv_req *rq) {
     size_t denied = n;
     for (size_t i = 0; me && i < n && denied == n; i++) {
         srv_authz_stmt(&c->srv->users, me, &as, &sts[i]);
-        if (sts[i].denied[0]) denied = i;
+        if (sts[i].denied) denied = i;
     }
     pthread_mutex_unlock(&c->srv->users_lock);
     if (denied < n) {

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/strcopy.h"
 #include "base/buf.h"
 #include "base/json_str.h"
 #include "server/srv_notify.h"
@@ -45,7 +46,7 @@ srv_notify_log *srv_notify_new(const char *epoch, int64_t configured, srv_notify
     srv_notify_log *log = calloc(1, sizeof *log);
     if (!log) return NULL;
     pthread_mutex_init(&log->lock, NULL);
-    snprintf(log->epoch, sizeof log->epoch, "%s", epoch ? epoch : "");
+    il_str_copy(log->epoch, sizeof log->epoch, epoch);
     log->sink = sink;
     log->sink_ctx = sink_ctx;
     log->capacity = srv_notify_capacity(configured);

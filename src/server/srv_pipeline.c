@@ -14,6 +14,7 @@
 #include <time.h>
 #include <xxhash.h>
 
+#include "base/strcopy.h"
 #include "base/phase.h"
 #include "server/server.h"
 #include "server/srv_exec.h"
@@ -235,7 +236,7 @@ srv_req *srv_pipe_new(srv_conn *c, enum srv_req_kind kind, const char *id) {
     r->phase = kind == SRV_RK_REPLY ? SRV_REQ_FINISHED : SRV_REQ_QUEUED;
     if (id) {
         r->has_id = true;
-        snprintf(r->id, sizeof r->id, "%s", id);
+        il_str_copy(r->id, sizeof r->id, id);
     }
     r->received_ns = srv_mono_ns();
     r->job.run = srv_exec_job;

@@ -5,6 +5,7 @@
  * subscription_error, and every member's changes are kept, netted, until all views work
  * again, so each member keeps its last result and the next delta is relative to it
  * (protocol-later.md 1.11). */
+#include "base/strcopy.h"
 #include "server/srv_subgroup.h"
 
 #include <stdarg.h>
@@ -295,8 +296,8 @@ static srv_group *join_all(srv_conn *c, const srv_group_spec *g, refusal *r) {
     srv_group *grp = calloc(1, sizeof *grp + g->n * sizeof(gmember));
     grp->owner = SRV_SUB_GROUP;
     grp->n = g->n;
-    snprintf(grp->name, sizeof grp->name, "%s", g->subscription);
-    snprintf(grp->kg, sizeof grp->kg, "%s", il_session_graph(c->session));
+    il_str_copy(grp->name, sizeof grp->name, g->subscription);
+    il_str_copy(grp->kg, sizeof grp->kg, il_session_graph(c->session));
     grp->conn = c;
     /* The new families' views are computed on one pin of the graph with the engine lock
        let go; every member then joins at one revision (srv_subs.c). */

@@ -3,6 +3,7 @@
  * `subscribed{subscription, generation, revision}`; after each request every subscription whose
  * rows changed gets one `subscription_delta` (docs/server.md, "Standing queries"), carrying the
  * graph's revision (srv_revision.h). */
+#include "base/strcopy.h"
 #include "server/srv_subs.h"
 
 #include <ctype.h>
@@ -176,7 +177,7 @@ static void subscribe(srv_conn *c, const char *id, const char *name, size_t nlen
         return;
     }
     memcpy(sb->name, name, nlen);
-    snprintf(sb->kg, sizeof sb->kg, "%s", il_session_graph(c->session));
+    il_str_copy(sb->kg, sizeof sb->kg, il_session_graph(c->session));
     uint32_t arity = il_sub_arity(sb->member);
     il_value *rows = NULL;
     size_t n = il_sub_rows(sb->member, &rows);

@@ -1,11 +1,13 @@
 /* Tests of base/buf.c's decimal writer, il_buf_put_u64: it writes what printf's %llu
- * writes, at the bounds and for random values, appends, and keeps the text terminated. */
+ * writes, at the bounds and for random values, appends, and keeps the text terminated;
+ * and of base/strcopy.h's bounded copy, which copies what snprintf's %s copies. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/buf.h"
+#include "base/strcopy.h"
 
 static void check(unsigned long long n) {
     char want[32];
@@ -56,4 +58,23 @@ Test(buf, put_u64_appends) {
     il_buf_putc(&b, '}');
     cr_assert_str_eq(il_buf_str(&b), "{\"seq\":42}");
     il_buf_free(&b);
+}
+
+/* il_str_copy copies what snprintf(dst, cap, "%s", src) copies, and NULL as "". */
+Test(strcopy, copies_as_snprintf_does) {
+    const char *srcs[] = {"", "a", "abc", "abcdefg", "abcdefgh", "abcdefghijklmnop"};
+    for (size_t cap = 1; cap <= 10; cap++) {
+        for (size_t i = 0; i < sizeof srcs / sizeof *srcs; i++) {
+            char want[16], got[16];
+            memset(got, 'x', sizeof got);
+            snprintf(want, cap, "%s", srcs[i]);
+            size_t n = il_str_copy(got, cap, srcs[i]);
+            cr_assert_str_eq(got, want, "cap %zu, \"%s\"", cap, srcs[i]);
+            cr_assert_eq(n, strlen(want));
+            cr_assert_eq(got[cap], 'x', "nothing written past cap %zu", cap);
+        }
+    }
+    char d[4] = "zzz";
+    cr_assert_eq(il_str_copy(d, sizeof d, NULL), 0);
+    cr_assert_str_eq(d, "");
 }
