@@ -1,7 +1,7 @@
 /* A C string copied into a fixed buffer, cut to fit, as snprintf(dst, cap, "%s", src)
- * does. A request's id, a graph's name and a denial are copied so on every statement, and
- * printf's machinery is a few kilobytes of code that a write arriving after an idle pause
- * finds cold. */
+ * does. A request's id and the graph a statement's check assumed are copied so on every
+ * statement, and printf's machinery is a few kilobytes of code that a write arriving
+ * after an idle pause finds cold. */
 #ifndef IL_BASE_STRCOPY_H
 #define IL_BASE_STRCOPY_H
 
