@@ -113,7 +113,7 @@ static void execute(il_session *s, const srv_user *me, const char *prog, size_t 
         srv_stmt *st = &sts[i];
         if (strlen(st->text) != st->len) abort(); /* the frame let a NUL through */
         srv_authz_stmt(&users, me, &as, st);
-        if (st->denied[0]) {
+        if (st->denied) {
             check_reply(st->denied, strlen(st->denied));
             continue;
         }
