@@ -999,8 +999,7 @@ static void execute(srv_req *rq) {
     /* An identity command runs on the loop thread, without the engine: its check does
      * not depend on the graph. */
     const char *kg = rq->identity ? c->kg : il_session_graph(c->session);
-    size_t kglen = strnlen(kg, sizeof as.kg - 1);
-    memcpy(as.kg, kg, kglen); /* the rest is zero */
+    il_str_copy(as.kg, sizeof as.kg, kg);
     pthread_mutex_lock(&c->srv->users_lock);
     const srv_user *me = srv_users_find(&c->srv->users, c->user);
     size_t denied = n;
