@@ -268,7 +268,8 @@ bench-smoke: build
 	@$(MAKE) --no-print-directory bench-vectors-smoke
 	@BENCH_PHASES_AGENTS=2 BENCH_PHASES_WRITES=20 ./bench/run-phases.sh $(BUILD) \
 	  | grep -q "^phase CPU of the I/O thread over 20 statements"
-	@echo "bench-smoke: every fixture, views phase, the vector benchmark and the phases ran, every reply checked"
+	@./bench/check-echo-push.sh $(BUILD) >/dev/null
+	@echo "bench-smoke: every fixture, views phase, the vector benchmark, the phases and the echo server's pushes ran, every reply checked"
 
 # The perf gate (bench/README.md). `make bench`: every fixture once against this tree's
 # server at BENCH_PROFILE (small), a table. `make gate BASE=<rev>`: the paired,

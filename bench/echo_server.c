@@ -5,6 +5,12 @@
  * message back unchanged. Its round trip is what the server's would be if answering cost
  * nothing.
  *
+ * A connection whose first message is `watch` is a watcher: it is answered `watching` and
+ * never echoed to. While watchers are connected, every message echoed is also sent to one
+ * of them, each in turn, before its echo: the floor of a write whose commit pushes a
+ * subscription delta to another connection (delta_keyed: the writer's ack and one agent's
+ * delta), as inputlayer-load echo --watchers measures it (bench/run-pacing.sh).
+ *
  *   ws_echo_server [--host ADDR] [--port PORT]     (defaults 127.0.0.1 and 0)
  *
  * With port 0 the system chooses; the line `Echo server listening on: http://ADDR:PORT`
@@ -65,6 +71,8 @@ typedef struct echo_conn {
     int pending_writes;
     bool finishing; /* close once the pending writes are out */
     bool closing;   /* uv_close called */
+    bool spoke;     /* a message was received: `watch` is only taken as the first */
+    bool watcher;   /* receives the pushes, is never echoed to */
 } echo_conn;
 
 struct echo_server {
@@ -72,6 +80,7 @@ struct echo_server {
     uv_tcp_t listener;
     uv_signal_t sigint, sigterm;
     echo_conn *conns;
+    echo_conn *pushed; /* the watcher that had the last push, or NULL */
 };
 
 typedef struct write_req {
@@ -93,6 +102,7 @@ static void on_closed(uv_handle_t *h) {
 static void conn_close(echo_conn *c) {
     if (c->closing) return;
     c->closing = true;
+    if (c->srv->pushed == c) c->srv->pushed = NULL;
     if (c->prev)
         c->prev->next = c->next;
     else
@@ -160,10 +170,43 @@ static ssize_t ws_send(wslay_event_context_ptr ctx, const uint8_t *data, size_t 
     return (ssize_t)len;
 }
 
+/* The watcher after the last one pushed to, in the server's list, wrapping; NULL when none is
+ * connected. */
+static echo_conn *next_watcher(echo_server *s) {
+    echo_conn *start = s->pushed ? s->pushed->next : NULL;
+    for (echo_conn *c = start; c; c = c->next)
+        if (c->watcher) return c;
+    for (echo_conn *c = s->conns; c && c != start; c = c->next)
+        if (c->watcher) return c;
+    return NULL;
+}
+
+/* Sends a text message to watcher w at once, in its own write. */
+static void push(echo_conn *w, const uint8_t *msg, size_t len) {
+    struct wslay_event_msg m = {WSLAY_TEXT_FRAME, msg, len};
+    if (wslay_event_queue_msg(w->ws, &m) == 0) wslay_event_send(w->ws);
+    conn_write(w, w->out.p, w->out.len);
+    w->out.len = 0;
+}
+
 static void ws_message(wslay_event_context_ptr ctx, const struct wslay_event_on_msg_recv_arg *arg,
                        void *user) {
-    (void)user;
+    echo_conn *c = user;
     if (arg->opcode != WSLAY_TEXT_FRAME) return; /* pings are answered by wslay itself */
+    bool first = !c->spoke;
+    c->spoke = true;
+    if (first && arg->msg_length == 5 && memcmp(arg->msg, "watch", 5) == 0) {
+        c->watcher = true;
+        struct wslay_event_msg m = {WSLAY_TEXT_FRAME, (const uint8_t *)"watching", 8};
+        wslay_event_queue_msg(ctx, &m);
+        return;
+    }
+    if (c->watcher) return;
+    echo_conn *w = next_watcher(c->srv);
+    if (w) {
+        c->srv->pushed = w;
+        push(w, arg->msg, arg->msg_length);
+    }
     struct wslay_event_msg m = {WSLAY_TEXT_FRAME, arg->msg, arg->msg_length};
     wslay_event_queue_msg(ctx, &m); /* wslay copies the bytes */
 }

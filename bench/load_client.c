@@ -3,7 +3,7 @@
  *   inputlayer-load server --url ws://HOST:PORT/ws[?kg=G] --api-key K --program P
  *                          --expect-rows JSON | --expect-rows-file PATH [common options]
  *   inputlayer-load echo   --url ws://HOST:PORT/ [--program P] [--echo-bytes B]
- *                          [common options]
+ *                          [--watchers N] [common options]
  *   common: [--clients N] [--warmup W] [--requests R] [--timeout-ms T] [--interval-us I]
  *           [--serial-base S]
  *
@@ -14,7 +14,11 @@
  * argument). With --expect-proofs-file (`.why` programs) every reply's `proof_trees` must
  * also equal the JSON array in that file. In echo mode (against ws_echo_server) it sends those same
  * execute frames, byte for byte, and checks that each comes back unchanged; --echo-bytes
- * pads them to B bytes instead. Each client first sends W untimed requests; then all
+ * pads them to B bytes instead. With --watchers N it first opens N more connections that
+ * only read, each registered with ws_echo_server by a `watch` message: the server then
+ * pushes every request to one watcher in turn, and the run checks that the watchers
+ * received each request, unchanged, exactly once (one thread reads them all, as
+ * inputlayer-fixture reads its agents). Each client first sends W untimed requests; then all
  * clients start together and each times R round trips, from just before the send to the
  * moment the whole reply has been read (before it is checked). With --interval-us each
  * client starts a timed request every I µs (at once when the last reply came later), as a
@@ -31,6 +35,7 @@
 #include <errno.h>
 #include <jansson.h>
 #include <math.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -64,6 +69,7 @@ typedef struct load_options {
     long clients, warmup, requests;
     long interval_us; /* 0: back to back; else a timed request every interval_us */
     long echo_bytes;  /* echo mode: frame size, 0 = the execute frame's own size */
+    long watchers;    /* echo mode: connections the server pushes each request to one of */
     long timeout_ms;
 } load_options;
 
@@ -139,7 +145,7 @@ static void usage(FILE *f) {
           "       (or --expect-rows-file PATH: the JSON array in a file)\n"
           "       [--expect-proofs-file PATH: every reply's proof_trees, for .why]\n"
           "       inputlayer-load echo --url ws://HOST:PORT/ [--program P] [--echo-bytes B]\n"
-          "                            [options]\n"
+          "                            [--watchers N] [options]\n"
           "  options: --clients N (1) --warmup W (100) --requests R (1000)\n"
           "           --timeout-ms T (30000: per send and per reply)\n"
           "           --interval-us I (0: back to back; else a timed request every I µs)\n"
@@ -257,6 +263,8 @@ static int parse_args(int argc, char **argv, load_options *o) {
             ok = parse_count(v, 0, &o->interval_us) && o->interval_us <= 10000000;
         else if (ok && strcmp(a, "--echo-bytes") == 0)
             ok = parse_count(v, 1, &o->echo_bytes);
+        else if (ok && strcmp(a, "--watchers") == 0)
+            ok = parse_count(v, 0, &o->watchers) && o->watchers <= MAX_CLIENTS;
         else if (ok && strcmp(a, "--timeout-ms") == 0)
             ok = parse_count(v, 1, &o->timeout_ms);
         else
@@ -295,6 +303,11 @@ static int parse_args(int argc, char **argv, load_options *o) {
     if (o->mode == MODE_ECHO && o->echo_bytes > 0 && (size_t)o->echo_bytes < largest) {
         fprintf(stderr, "inputlayer-load: --echo-bytes %ld is less than a request (%zu bytes)\n",
                 o->echo_bytes, largest);
+        return EXIT_USAGE;
+    }
+    if (o->watchers > 0 && o->mode != MODE_ECHO) {
+        fputs("inputlayer-load: --watchers is for echo mode (ws_echo_server pushes to them)\n",
+              stderr);
         return EXIT_USAGE;
     }
     if (o->mode == MODE_SERVER) {
@@ -610,6 +623,122 @@ static void *client_main(void *arg) {
     return NULL;
 }
 
+/* ---- watchers (echo mode): the connections ws_echo_server pushes each request to ---- */
+
+typedef struct watch_run {
+    const load_options *opt;
+    ws_client **conns;
+    long nconns;
+    long *counts; /* per request number (1-based, at [n - 1]): the pushes of it received */
+    long received, expected;
+    atomic_bool *clients_done; /* every client thread has ended */
+    atomic_bool *stop;         /* a client failed */
+    char *frame;               /* a request as a client sent it, to compare with */
+    size_t frame_cap;
+    int status;
+    char why[512];
+} watch_run;
+
+__attribute__((format(printf, 3, 4))) static int watch_fail(watch_run *w, int status,
+                                                            const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(w->why, sizeof w->why, fmt, ap);
+    va_end(ap);
+    w->status = status;
+    return status;
+}
+
+/* Checks one push: a request some client sent, byte for byte, not seen more often than
+ * the clients sent it. */
+static int check_push(watch_run *w, const char *msg, size_t len) {
+    static const char HEAD[] = "{\"type\":\"execute\",\"id\":\"";
+    const load_options *o = w->opt;
+    long n = 0;
+    size_t i = sizeof HEAD - 1;
+    if (len <= i || memcmp(msg, HEAD, i) != 0)
+        return watch_fail(w, EXIT_INVALID, "a push is not a request: %.60s", msg);
+    for (; i < len && msg[i] >= '0' && msg[i] <= '9' && n < 1000000000L; i++)
+        n = n * 10 + (msg[i] - '0');
+    if (n < 1 || n > o->warmup + o->requests)
+        return watch_fail(w, EXIT_INVALID, "a push has request number %ld, out of range", n);
+    bool same = false;
+    /* Without `{n}` every client's request n is the same frame. */
+    long clients = o->serial_at >= 0 ? o->clients : 1;
+    for (long c = 0; c < clients && !same; c++) {
+        size_t flen = format_request(o, c, n, w->frame, w->frame_cap);
+        same = flen == len && memcmp(w->frame, msg, len) == 0;
+    }
+    if (!same) return watch_fail(w, EXIT_INVALID, "push of request %ld differs from it", n);
+    if (++w->counts[n - 1] > o->clients)
+        return watch_fail(w, EXIT_INVALID, "request %ld was pushed more often than sent", n);
+    w->received++;
+    return 0;
+}
+
+/* Reads every watcher until all the pushes came, or, once the clients have ended, none
+ * came for the timeout. */
+static void *watch_main(void *arg) {
+    watch_run *w = arg;
+    struct pollfd *fds = calloc((size_t)w->nconns, sizeof *fds);
+    long *which = calloc((size_t)w->nconns, sizeof *which);
+    if (!fds || !which) watch_fail(w, EXIT_FAILURE, "out of memory");
+    uint64_t quiet_since = now_ns();
+    while (w->status == 0 && w->received < w->expected && !atomic_load(w->stop)) {
+        nfds_t nfds = 0;
+        bool buffered = false;
+        for (long i = 0; i < w->nconns; i++) {
+            if (wsc_buffered(w->conns[i])) buffered = true;
+            fds[nfds] = (struct pollfd){.fd = wsc_fd(w->conns[i]), .events = POLLIN};
+            which[nfds++] = i;
+        }
+        int ready = poll(fds, nfds, buffered ? 0 : 100);
+        if (ready < 0 && errno != EINTR) watch_fail(w, EXIT_FAILURE, "poll: %s", strerror(errno));
+        bool got = false;
+        for (nfds_t k = 0; w->status == 0 && k < nfds; k++) {
+            ws_client *c = w->conns[which[k]];
+            if (!(fds[k].revents & (POLLIN | POLLHUP | POLLERR)) && !wsc_buffered(c)) continue;
+            const char *msg;
+            size_t len;
+            if (wsc_recv_text(c, &msg, &len) != 0)
+                watch_fail(w, EXIT_FAILURE, "watcher %ld: %s", which[k] + 1, wsc_error(c));
+            else
+                check_push(w, msg, len);
+            got = true;
+        }
+        uint64_t now = now_ns();
+        if (got || !atomic_load(w->clients_done)) quiet_since = now;
+        if (w->status == 0 && now - quiet_since > (uint64_t)w->opt->timeout_ms * 1000000u)
+            watch_fail(w, EXIT_INVALID, "the watchers received %ld of %ld pushes", w->received,
+                       w->expected);
+    }
+    free(fds);
+    free(which);
+    return NULL;
+}
+
+/* Opens the watchers, each registered with a `watch` answered `watching`. Returns 0 or the
+ * exit status, with the reason in w->why. */
+static int open_watchers(watch_run *w) {
+    const load_options *o = w->opt;
+    char err[512];
+    for (long i = 0; i < w->nconns; i++) {
+        ws_client *c = wsc_connect(o->host, o->port, o->path, (int)o->timeout_ms, err, sizeof err);
+        if (!c) return watch_fail(w, EXIT_FAILURE, "watcher %ld: %s", i + 1, err);
+        w->conns[i] = c;
+        const char *msg;
+        size_t len;
+        if (wsc_send_text(c, "watch", 5) != 0 || wsc_recv_text(c, &msg, &len) != 0)
+            return watch_fail(w, EXIT_FAILURE, "watcher %ld: %s", i + 1, wsc_error(c));
+        if (len != 8 || memcmp(msg, "watching", 8) != 0)
+            return watch_fail(w, EXIT_INVALID,
+                              "watcher %ld: the server answered '%.*s', not "
+                              "'watching' (is it ws_echo_server?)",
+                              i + 1, (int)(len < 60 ? len : 60), msg);
+    }
+    return 0;
+}
+
 static int cmp_u64(const void *a, const void *b) {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
     return x < y ? -1 : x > y;
@@ -622,7 +751,7 @@ static double percentile_us(const uint64_t *sorted, size_t n, double q) {
     return (double)sorted[rank - 1] / 1000.0;
 }
 
-static int report(const load_options *o, client_run *runs) {
+static int report(const load_options *o, client_run *runs, long pushes) {
     size_t n = 0;
     uint64_t first = UINT64_MAX, last = 0;
     for (long c = 0; c < o->clients; c++) n += runs[c].nsamples;
@@ -651,13 +780,16 @@ static int report(const load_options *o, client_run *runs) {
     printf("{\"mode\":\"%s\",\"clients\":%ld,\"warmup\":%ld,\"requests_per_client\":%ld,"
            "\"samples\":%zu,\"request_bytes\":%zu,\"reply_bytes\":%zu,\"p50_us\":%.1f,"
            "\"p90_us\":%.1f,\"p99_us\":%.1f,\"mean_us\":%.1f,\"max_us\":%.1f,"
-           "\"rate_per_sec\":%.0f,\"elapsed_ms\":%.1f}\n",
+           "\"rate_per_sec\":%.0f,\"elapsed_ms\":%.1f,\"watchers\":%ld,\"pushes\":%ld}\n",
            mode, o->clients, o->warmup, o->requests, n, runs[0].request_bytes, runs[0].reply_bytes,
-           p50, p90, p99, mean, max, rate, elapsed_s * 1000);
+           p50, p90, p99, mean, max, rate, elapsed_s * 1000, o->watchers, pushes);
     printf("%s, %ld client%s x %ld requests (%zu-byte requests, %zu-byte replies): "
            "p50 %.1f µs, p90 %.1f µs, p99 %.1f µs, mean %.1f µs; %.0f requests/s\n",
            mode, o->clients, o->clients == 1 ? "" : "s", o->requests, runs[0].request_bytes,
            runs[0].reply_bytes, p50, p90, p99, mean, rate);
+    if (o->watchers > 0)
+        printf("each request also pushed to one of %ld watchers: %ld pushes, each received once\n",
+               o->watchers, pushes);
     free(all);
     return fflush(stdout) == 0 ? 0 : EXIT_FAILURE;
 }
@@ -683,11 +815,36 @@ static int run(const load_options *o) {
     pthread_t *threads = calloc((size_t)o->clients, sizeof *threads);
     bool *started = calloc((size_t)o->clients, sizeof *started);
     start_gate gate;
-    atomic_bool stop = false;
+    atomic_bool stop = false, clients_done = false;
     gate_init(&gate, o->clients);
     int status = 0;
-    char why[512] = "out of memory";
+    char why[640] = "out of memory";
     if (!runs || !threads || !started) status = EXIT_FAILURE;
+    long nreq = o->warmup + o->requests;
+    watch_run watch = {.opt = o,
+                       .nconns = o->watchers,
+                       .expected = o->clients * nreq,
+                       .clients_done = &clients_done,
+                       .stop = &stop};
+    pthread_t watch_thread;
+    bool watching = false;
+    if (status == 0 && o->watchers > 0) {
+        watch.conns = calloc((size_t)o->watchers, sizeof *watch.conns);
+        watch.counts = calloc((size_t)nreq, sizeof *watch.counts);
+        watch.frame_cap = format_request(o, MAX_CLIENTS, nreq, NULL, 0) + 1;
+        watch.frame = malloc(watch.frame_cap);
+        if (!watch.conns || !watch.counts || !watch.frame) status = EXIT_FAILURE;
+        if (status == 0 && open_watchers(&watch) != 0) {
+            status = watch.status;
+            snprintf(why, sizeof why, "%s%s", status == EXIT_INVALID ? "INVALID run: " : "",
+                     watch.why);
+        }
+        if (status == 0 && pthread_create(&watch_thread, NULL, watch_main, &watch) != 0) {
+            snprintf(why, sizeof why, "cannot start the watchers' thread");
+            status = EXIT_FAILURE;
+        }
+        watching = status == 0;
+    }
     for (long c = 0; status == 0 && c < o->clients; c++) {
         runs[c] = (client_run){.opt = o, .index = c, .gate = &gate, .stop = &stop};
         if (!prepare_client(&runs[c])) status = EXIT_FAILURE;
@@ -704,6 +861,9 @@ static int run(const load_options *o) {
     }
     for (long c = 0; threads && started && c < o->clients; c++)
         if (started[c]) pthread_join(threads[c], NULL);
+    if (status != 0) atomic_store(&stop, true);
+    atomic_store(&clients_done, true);
+    if (watching) pthread_join(watch_thread, NULL);
     if (status != 0) fprintf(stderr, "inputlayer-load: %s\n", why);
     /* A wrong reply outranks the errors it may have caused in other clients. */
     for (long c = 0; status == 0 && runs && c < o->clients; c++)
@@ -715,9 +875,18 @@ static int run(const load_options *o) {
                 r->status == EXIT_INVALID ? "INVALID run: " : "", c + 1, r->why);
         if (status == 0) status = r->status;
     }
-    if (status == 0) status = report(o, runs);
+    if (status == 0 && watching && watch.status != 0) {
+        fprintf(stderr, "inputlayer-load: %s%s\n",
+                watch.status == EXIT_INVALID ? "INVALID run: " : "", watch.why);
+        status = watch.status;
+    }
+    if (status == 0) status = report(o, runs, watching ? watch.received : 0);
     for (long c = 0; runs && c < o->clients; c++)
         if (runs[c].opt) free_client(&runs[c]);
+    for (long i = 0; watch.conns && i < watch.nconns; i++) wsc_close(watch.conns[i]);
+    free(watch.conns);
+    free(watch.counts);
+    free(watch.frame);
     gate_destroy(&gate);
     free(started);
     free(threads);

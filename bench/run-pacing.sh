@@ -14,6 +14,11 @@
 #  - ws_echo_server under `inputlayer-load echo --interval-us`: the transport's floor, one
 #    WebSocket round trip: the echo server's CPU per request (from
 #    /proc/PID/task/*/schedstat, net of its idle rate) and the round trip's p50;
+#  - the same with --watchers BENCH_PACING_WATCHERS (300, delta_keyed's agents): each
+#    request also pushed to one watcher in turn, as a keyed write's commit pushes its delta
+#    to one agent's connection. Beside the log's floor, that is the least a keyed write can
+#    cost here with nothing computed (the keyed floor), and its ratio to the floor says how
+#    much of a target such as 1.3x the delta's send alone takes;
 #  - inputlayer-server under delta_keyed with 1 agent and with 300 agents (300 is the
 #    fixture's own): the server's CPU per write (the fixture's figure, net of the idle rate)
 #    and the ack p50, every delta checked; and its ratio to the floor (the log's CPU per
@@ -36,6 +41,8 @@ PROBE=$BUILD/fsync_probe
 INTERVALS=${BENCH_PACING_INTERVALS_MS:-1 5 10}
 WRITES=${BENCH_PACING_WRITES:-2000}
 ROUNDS=${BENCH_PACING_ROUNDS:-1}
+WATCHERS=${BENCH_PACING_WATCHERS:-300}
+bench_positive BENCH_PACING_WATCHERS "$WATCHERS"
 bench_positive BENCH_PACING_ROUNDS "$ROUNDS"
 CPUS=${BENCH_SERVER_CPUS:-none}
 API_KEY=bench-pacing-key
@@ -87,9 +94,10 @@ probe() {
     fi
 }
 
-# The transport's floor at interval MS: sets ECHO_CPU (µs per round trip) and ECHO_P50.
+# The transport's floor at interval MS, each request also pushed to one of WATCHERS other
+# connections (0: none): sets ECHO_CPU (µs per round trip) and ECHO_P50.
 echo_floor() {
-    local port idle0 idle1 t0 t1 c0 c1
+    local port idle0 idle1 t0 t1 c0 c1 watchers=$2
     "${PIN_SERVER[@]}" "$ECHO" --port 0 >"$TMP/echo.out" 2>"$TMP/echo.out.err" &
     ECHO_PID=$!
     port=$(bench_wait_listening "$TMP/echo.out" "$ECHO_PID" ws_echo_server "$STARTUP_SECS")
@@ -103,7 +111,8 @@ echo_floor() {
     c0=$(cpu_ns "$ECHO_PID")
     t0=$(now_ns)
     "${PIN_CLIENT[@]}" "$LOAD" echo --url "ws://127.0.0.1:$port/" --warmup 1 \
-        --requests "$WRITES" --interval-us $(($1 * 1000)) >"$TMP/load.out" 2>"$TMP/load.err" || {
+        --requests "$WRITES" --interval-us $(($1 * 1000)) --watchers "$watchers" \
+        >"$TMP/load.out" 2>"$TMP/load.err" || {
         echo "$BENCH_SCRIPT: inputlayer-load echo failed: $(cat "$TMP/load.err")" >&2
         exit 1
     }
@@ -136,11 +145,13 @@ median() {
 }
 
 for ms in $INTERVALS; do
-    one_ratios=() dk_ratios=()
+    one_ratios=() dk_ratios=() keyed_ratios=()
     for round in $(seq "$ROUNDS"); do
         echo "run-pacing.sh: one every $ms ms, round $round of $ROUNDS" >&2
         probe "$ms"
-        echo_floor "$ms"
+        echo_floor "$ms" "$WATCHERS"
+        push_cpu=$ECHO_CPU
+        echo_floor "$ms" 0
         keyed 1 "$ms"
         one_cpu=$DK_CPU one_ack=$DK_ACK
         keyed 300 "$ms"
@@ -149,12 +160,15 @@ for ms in $INTERVALS; do
         floor=$(awk -v p="$PROBE_CPU" -v e="$ECHO_CPU" 'BEGIN { printf "%.1f", p + e }')
         one_ratio=$(awk -v c="$one_cpu" -v f="$floor" 'BEGIN { printf "%.2f", (f > 0 ? c / f : 0) }')
         dk_ratio=$(awk -v c="$DK_CPU" -v f="$floor" 'BEGIN { printf "%.2f", (f > 0 ? c / f : 0) }')
+        keyed_floor=$(awk -v p="$PROBE_CPU" -v e="$push_cpu" 'BEGIN { printf "%.1f", p + e }')
+        keyed_ratio=$(awk -v k="$keyed_floor" -v f="$floor" 'BEGIN { printf "%.2f", (f > 0 ? k / f : 0) }')
         one_ratios+=("$one_ratio")
         dk_ratios+=("$dk_ratio")
-        rows+=("| $ms | $PROBE_CPU | $PROBE_DISK | $ECHO_CPU | $floor | $one_cpu (${one_ratio}x) | $DK_CPU (${dk_ratio}x) | $PROBE_P50 | $ECHO_P50 | $one_ack | $DK_ACK |")
+        keyed_ratios+=("$keyed_ratio")
+        rows+=("| $ms | $PROBE_CPU | $PROBE_DISK | $ECHO_CPU | $floor | $push_cpu | $keyed_floor (${keyed_ratio}x) | $one_cpu (${one_ratio}x) | $DK_CPU (${dk_ratio}x) | $PROBE_P50 | $ECHO_P50 | $one_ack | $DK_ACK |")
     done
     if [ "$ROUNDS" -gt 1 ]; then
-        rows+=("| $ms, median of $ROUNDS rounds | | | | | $(median "${one_ratios[@]}")x | $(median "${dk_ratios[@]}")x | | | | |")
+        rows+=("| $ms, median of $ROUNDS rounds | | | | | | $(median "${keyed_ratios[@]}")x | $(median "${one_ratios[@]}")x | $(median "${dk_ratios[@]}")x | | | | |")
     fi
 done
 load_after=$(cut -d' ' -f1 /proc/loadavg)
@@ -167,8 +181,11 @@ echo "fsync_probe's write and fdatasync alone; the transport's is ws_echo_server
 echo "trip; delta_keyed's is the server's, net of its idle rate, every delta checked. The floor"
 echo "is the two added (one sync and one round trip per write), measured in the same run at"
 echo "the same pace; each delta_keyed CPU is followed by its ratio to that floor. Disk"
-echo "writes: the write requests the log's disk received per probe sync (/sys/block)."
+echo "writes: the write requests the log's disk received per probe sync (/sys/block). Echo +"
+echo "push: the echo server's CPU per round trip when each request is also pushed to one of"
+echo "$WATCHERS watchers; the keyed floor is the log's floor plus that, the least a keyed write"
+echo "costs with nothing computed, and its ratio to the floor."
 echo
-echo "| one every (ms) | log floor CPU | disk writes per sync | echo CPU | floor CPU | delta_keyed 1 agent CPU | delta_keyed 300 agents CPU | log floor p50 | echo p50 | 1 agent ack p50 | 300 agents ack p50 |"
-echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+echo "| one every (ms) | log floor CPU | disk writes per sync | echo CPU | floor CPU | echo + push CPU | keyed floor CPU | delta_keyed 1 agent CPU | delta_keyed 300 agents CPU | log floor p50 | echo p50 | 1 agent ack p50 | 300 agents ack p50 |"
+echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 printf '%s\n' "${rows[@]}"
