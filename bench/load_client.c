@@ -338,16 +338,20 @@ static int parse_args(int argc, char **argv, load_options *o) {
     return -1;
 }
 
-/* Records why the client stopped; returns status. */
-__attribute__((format(printf, 3, 4))) static int client_fail(client_run *r, int status,
-                                                             const char *fmt, ...) {
+/* Records a failure, its status in *status_out and its reason in why; returns status. */
+__attribute__((format(printf, 5, 6))) static int fail_into(int *status_out, char *why, size_t cap,
+                                                           int status, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(r->why, sizeof r->why, fmt, ap);
+    vsnprintf(why, cap, fmt, ap);
     va_end(ap);
-    r->status = status;
+    *status_out = status;
     return status;
 }
+
+/* Records why `who` (a client, or the watchers' reader) stopped; returns the status. */
+#define run_fail(who, st, ...)                                                                     \
+    fail_into(&(who)->status, (who)->why, sizeof(who)->why, (st), __VA_ARGS__)
 
 /* A JSON value as compact text for a message (truncated), in buf. */
 static const char *json_brief(const json_t *v, char *buf, size_t cap) {
@@ -494,27 +498,26 @@ static int check_server_reply(client_run *r, const char *id, const char *msg, si
     const char *type = json_string_value(json_object_get(o, "type"));
     const char *rid = json_string_value(json_object_get(o, "id"));
     if (!json_is_object(o) || !type)
-        rc = client_fail(r, EXIT_INVALID, "a frame that is not a JSON object with a type: %.*s",
-                         (int)(len < 200 ? len : 200), msg);
+        rc = run_fail(r, EXIT_INVALID, "a frame that is not a JSON object with a type: %.*s",
+                      (int)(len < 200 ? len : 200), msg);
     else if (!rid && strcmp(type, "result") != 0 && strcmp(type, "error") != 0)
         rc = 1;
     else if (!rid || strcmp(rid, id) != 0)
-        rc = client_fail(r, EXIT_INVALID, "request %s got a %s for id %s", id, type,
-                         rid ? rid : "(none)");
+        rc = run_fail(r, EXIT_INVALID, "request %s got a %s for id %s", id, type,
+                      rid ? rid : "(none)");
     else if (strcmp(type, "result") != 0)
-        rc = client_fail(r, EXIT_INVALID, "request %s got '%s' instead of a result: %s", id, type,
-                         json_brief(json_object_get(o, "message"), brief, sizeof brief));
+        rc = run_fail(r, EXIT_INVALID, "request %s got '%s' instead of a result: %s", id, type,
+                      json_brief(json_object_get(o, "message"), brief, sizeof brief));
     else if (json_is_true(json_object_get(o, "truncated")))
-        rc = client_fail(r, EXIT_INVALID, "request %s got a truncated result", id);
+        rc = run_fail(r, EXIT_INVALID, "request %s got a truncated result", id);
     else if (!json_equal(json_object_get(o, "rows"), r->opt->expect_rows))
-        rc = client_fail(r, EXIT_INVALID, "request %s: rows %s, expected %s", id,
-                         json_brief(json_object_get(o, "rows"), brief, sizeof brief),
-                         json_brief(r->opt->expect_rows, brief2, sizeof brief2));
+        rc = run_fail(r, EXIT_INVALID, "request %s: rows %s, expected %s", id,
+                      json_brief(json_object_get(o, "rows"), brief, sizeof brief),
+                      json_brief(r->opt->expect_rows, brief2, sizeof brief2));
     else if (r->opt->expect_proofs &&
              !json_equal(json_object_get(o, "proof_trees"), r->opt->expect_proofs))
-        rc = client_fail(r, EXIT_INVALID,
-                         "request %s: proof_trees %s differ from the first answer's", id,
-                         json_brief(json_object_get(o, "proof_trees"), brief, sizeof brief));
+        rc = run_fail(r, EXIT_INVALID, "request %s: proof_trees %s differ from the first answer's",
+                      id, json_brief(json_object_get(o, "proof_trees"), brief, sizeof brief));
     json_decref(o);
     if (rc == 0) remember_checked(r, msg, len);
     return rc;
@@ -526,13 +529,13 @@ static int check_server_reply(client_run *r, const char *id, const char *msg, si
 static int check_echo_reply(client_run *r, const char *sent, size_t sent_len, const char *msg,
                             size_t len) {
     if (len != sent_len || memcmp(msg, sent, len) != 0)
-        return client_fail(r, EXIT_INVALID,
-                           "the echo of a %zu-byte frame differs (%zu bytes came back)", sent_len,
-                           len);
+        return run_fail(r, EXIT_INVALID,
+                        "the echo of a %zu-byte frame differs (%zu bytes came back)", sent_len,
+                        len);
     json_t *o = json_loadb(msg, len, 0, NULL);
     bool ok = json_is_object(o);
     json_decref(o);
-    return ok ? 0 : client_fail(r, EXIT_INVALID, "the echoed request is not JSON");
+    return ok ? 0 : run_fail(r, EXIT_INVALID, "the echoed request is not JSON");
 }
 
 /* One round trip of request i (0-based). Returns 0 or the exit status. */
@@ -541,14 +544,14 @@ static int round_trip(client_run *r, ws_client *ws, long i, bool timed) {
     size_t flen = format_request(r->opt, r->index, i + 1, r->frame, r->frame_cap);
     uint64_t t0 = now_ns();
     if (wsc_send_text(ws, frame, flen) != 0)
-        return client_fail(r, EXIT_FAILURE, "sending a request: %s", wsc_error(ws));
+        return run_fail(r, EXIT_FAILURE, "sending a request: %s", wsc_error(ws));
     char id[24];
     snprintf(id, sizeof id, "%ld", i + 1);
     for (;;) {
         const char *msg;
         size_t len;
         if (wsc_recv_text(ws, &msg, &len) != 0)
-            return client_fail(r, EXIT_FAILURE, "waiting for a reply: %s", wsc_error(ws));
+            return run_fail(r, EXIT_FAILURE, "waiting for a reply: %s", wsc_error(ws));
         uint64_t t1 = now_ns();
         int rc = r->opt->mode == MODE_SERVER ? check_server_reply(r, id, msg, len)
                                              : check_echo_reply(r, frame, flen, msg, len);
@@ -573,21 +576,21 @@ static int authenticate(client_run *r, ws_client *ws) {
     json_t *req = json_pack("{s:s,s:s}", "type", "authenticate", "api_key", r->opt->api_key);
     char *text = req ? json_dumps(req, JSON_COMPACT) : NULL;
     json_decref(req);
-    if (!text) return client_fail(r, EXIT_FAILURE, "out of memory");
+    if (!text) return run_fail(r, EXIT_FAILURE, "out of memory");
     int rc = wsc_send_text(ws, text, strlen(text));
     free(text);
     const char *msg;
     size_t len;
-    if (rc != 0) return client_fail(r, EXIT_FAILURE, "sending authenticate: %s", wsc_error(ws));
+    if (rc != 0) return run_fail(r, EXIT_FAILURE, "sending authenticate: %s", wsc_error(ws));
     if (wsc_recv_text(ws, &msg, &len) != 0)
-        return client_fail(r, EXIT_FAILURE, "waiting for authenticated: %s", wsc_error(ws));
+        return run_fail(r, EXIT_FAILURE, "waiting for authenticated: %s", wsc_error(ws));
     json_t *o = json_loadb(msg, len, 0, NULL);
     const char *type = json_string_value(json_object_get(o, "type"));
     const char *why = json_string_value(json_object_get(o, "message"));
     rc = type && strcmp(type, "authenticated") == 0 ? 0 : EXIT_FAILURE;
     if (rc != 0)
-        client_fail(r, rc, "authentication failed: the reply was '%s'%s%s",
-                    type ? type : "(no type)", why ? ": " : "", why ? why : "");
+        run_fail(r, rc, "authentication failed: the reply was '%s'%s%s", type ? type : "(no type)",
+                 why ? ": " : "", why ? why : "");
     json_decref(o);
     return rc;
 }
@@ -604,7 +607,7 @@ static void *client_main(void *arg) {
     const load_options *o = r->opt;
     char err[512];
     ws_client *ws = wsc_connect(o->host, o->port, o->path, (int)o->timeout_ms, err, sizeof err);
-    if (!ws) client_fail(r, EXIT_FAILURE, "%s", err);
+    if (!ws) run_fail(r, EXIT_FAILURE, "%s", err);
     if (ws && o->mode == MODE_SERVER) authenticate(r, ws);
     for (long i = 0; r->status == 0 && i < o->warmup; i++) round_trip(r, ws, i, false);
     if (r->status != 0) {
@@ -639,16 +642,6 @@ typedef struct watch_run {
     char why[512];
 } watch_run;
 
-__attribute__((format(printf, 3, 4))) static int watch_fail(watch_run *w, int status,
-                                                            const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(w->why, sizeof w->why, fmt, ap);
-    va_end(ap);
-    w->status = status;
-    return status;
-}
-
 /* Checks one push: a request some client sent, byte for byte, not seen more often than
  * the clients sent it. */
 static int check_push(watch_run *w, const char *msg, size_t len) {
@@ -657,11 +650,11 @@ static int check_push(watch_run *w, const char *msg, size_t len) {
     long n = 0;
     size_t i = sizeof HEAD - 1;
     if (len <= i || memcmp(msg, HEAD, i) != 0)
-        return watch_fail(w, EXIT_INVALID, "a push is not a request: %.60s", msg);
+        return run_fail(w, EXIT_INVALID, "a push is not a request: %.60s", msg);
     for (; i < len && msg[i] >= '0' && msg[i] <= '9' && n < 1000000000L; i++)
         n = n * 10 + (msg[i] - '0');
     if (n < 1 || n > o->warmup + o->requests)
-        return watch_fail(w, EXIT_INVALID, "a push has request number %ld, out of range", n);
+        return run_fail(w, EXIT_INVALID, "a push has request number %ld, out of range", n);
     bool same = false;
     /* Without `{n}` every client's request n is the same frame. */
     long clients = o->serial_at >= 0 ? o->clients : 1;
@@ -669,9 +662,9 @@ static int check_push(watch_run *w, const char *msg, size_t len) {
         size_t flen = format_request(o, c, n, w->frame, w->frame_cap);
         same = flen == len && memcmp(w->frame, msg, len) == 0;
     }
-    if (!same) return watch_fail(w, EXIT_INVALID, "push of request %ld differs from it", n);
+    if (!same) return run_fail(w, EXIT_INVALID, "push of request %ld differs from it", n);
     if (++w->counts[n - 1] > o->clients)
-        return watch_fail(w, EXIT_INVALID, "request %ld was pushed more often than sent", n);
+        return run_fail(w, EXIT_INVALID, "request %ld was pushed more often than sent", n);
     w->received++;
     return 0;
 }
@@ -682,7 +675,7 @@ static void *watch_main(void *arg) {
     watch_run *w = arg;
     struct pollfd *fds = calloc((size_t)w->nconns, sizeof *fds);
     long *which = calloc((size_t)w->nconns, sizeof *which);
-    if (!fds || !which) watch_fail(w, EXIT_FAILURE, "out of memory");
+    if (!fds || !which) run_fail(w, EXIT_FAILURE, "out of memory");
     uint64_t quiet_since = now_ns();
     while (w->status == 0 && w->received < w->expected && !atomic_load(w->stop)) {
         nfds_t nfds = 0;
@@ -693,7 +686,7 @@ static void *watch_main(void *arg) {
             which[nfds++] = i;
         }
         int ready = poll(fds, nfds, buffered ? 0 : 100);
-        if (ready < 0 && errno != EINTR) watch_fail(w, EXIT_FAILURE, "poll: %s", strerror(errno));
+        if (ready < 0 && errno != EINTR) run_fail(w, EXIT_FAILURE, "poll: %s", strerror(errno));
         bool got = false;
         for (nfds_t k = 0; w->status == 0 && k < nfds; k++) {
             ws_client *c = w->conns[which[k]];
@@ -701,7 +694,7 @@ static void *watch_main(void *arg) {
             const char *msg;
             size_t len;
             if (wsc_recv_text(c, &msg, &len) != 0)
-                watch_fail(w, EXIT_FAILURE, "watcher %ld: %s", which[k] + 1, wsc_error(c));
+                run_fail(w, EXIT_FAILURE, "watcher %ld: %s", which[k] + 1, wsc_error(c));
             else
                 check_push(w, msg, len);
             got = true;
@@ -709,8 +702,8 @@ static void *watch_main(void *arg) {
         uint64_t now = now_ns();
         if (got || !atomic_load(w->clients_done)) quiet_since = now;
         if (w->status == 0 && now - quiet_since > (uint64_t)w->opt->timeout_ms * 1000000u)
-            watch_fail(w, EXIT_INVALID, "the watchers received %ld of %ld pushes", w->received,
-                       w->expected);
+            run_fail(w, EXIT_INVALID, "the watchers received %ld of %ld pushes", w->received,
+                     w->expected);
     }
     free(fds);
     free(which);
@@ -724,17 +717,17 @@ static int open_watchers(watch_run *w) {
     char err[512];
     for (long i = 0; i < w->nconns; i++) {
         ws_client *c = wsc_connect(o->host, o->port, o->path, (int)o->timeout_ms, err, sizeof err);
-        if (!c) return watch_fail(w, EXIT_FAILURE, "watcher %ld: %s", i + 1, err);
+        if (!c) return run_fail(w, EXIT_FAILURE, "watcher %ld: %s", i + 1, err);
         w->conns[i] = c;
         const char *msg;
         size_t len;
         if (wsc_send_text(c, "watch", 5) != 0 || wsc_recv_text(c, &msg, &len) != 0)
-            return watch_fail(w, EXIT_FAILURE, "watcher %ld: %s", i + 1, wsc_error(c));
+            return run_fail(w, EXIT_FAILURE, "watcher %ld: %s", i + 1, wsc_error(c));
         if (len != 8 || memcmp(msg, "watching", 8) != 0)
-            return watch_fail(w, EXIT_INVALID,
-                              "watcher %ld: the server answered '%.*s', not "
-                              "'watching' (is it ws_echo_server?)",
-                              i + 1, (int)(len < 60 ? len : 60), msg);
+            return run_fail(w, EXIT_INVALID,
+                            "watcher %ld: the server answered '%.*s', not "
+                            "'watching' (is it ws_echo_server?)",
+                            i + 1, (int)(len < 60 ? len : 60), msg);
     }
     return 0;
 }
