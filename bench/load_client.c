@@ -17,12 +17,12 @@
  * pads them to B bytes instead. With --watchers N it first opens N more connections that
  * only read, each registered with ws_echo_server by a `watch` message: the server then
  * pushes every request to one watcher in turn, and the run checks that the watchers
- * received each request, unchanged, exactly once (one thread reads them all, as
- * inputlayer-fixture reads its agents). Each client first sends W untimed requests; then all
- * clients start together and each times R round trips, from just before the send to the
- * moment the whole reply has been read (before it is checked). With --interval-us each
- * client starts a timed request every I µs (at once when the last reply came later), as a
- * paced writer does, instead of back to back.
+ * received each request, unchanged, exactly once (each watcher is read by a thread of its
+ * own, as inputlayer-fixture reads each of its agents). Each client first sends W untimed
+ * requests; then all clients start together and each times R round trips, from just before
+ * the send to the moment the whole reply has been read (before it is checked). With
+ * --interval-us each client starts a timed request every I µs (at once when the last reply
+ * came later), as a paced writer does, instead of back to back.
  *
  * Prints one JSON line (p50/p90/p99/mean/max in microseconds, nearest rank over every
  * client's samples; the rate over all clients from the first timed send to the last
@@ -35,7 +35,6 @@
 #include <errno.h>
 #include <jansson.h>
 #include <math.h>
-#include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -628,25 +627,35 @@ static void *client_main(void *arg) {
 
 /* ---- watchers (echo mode): the connections ws_echo_server pushes each request to ---- */
 
+/* What the watchers share. */
 typedef struct watch_run {
     const load_options *opt;
-    ws_client **conns;
-    long nconns;
-    long *counts; /* per request number (1-based, at [n - 1]): the pushes of it received */
-    long received, expected;
-    atomic_bool *clients_done; /* every client thread has ended */
-    atomic_bool *stop;         /* a client failed */
-    char *frame;               /* a request as a client sent it, to compare with */
+    atomic_long *counts; /* per request number (1-based, at [n - 1]): its pushes received */
+    atomic_long received;
+    long expected;
+    _Atomic uint64_t last_push_ns; /* when a push last came (or the clients ended) */
+    atomic_bool *clients_done;     /* every client thread has ended */
+    atomic_bool *stop;             /* a client or a watcher failed: the others end */
+} watch_run;
+
+/* One watcher: its connection, read by a thread of its own, as inputlayer-fixture reads
+ * each agent's. */
+typedef struct watcher {
+    watch_run *run;
+    long index; /* 0-based */
+    ws_client *ws;
+    char *frame; /* a request as a client sent it, to compare a push with */
     size_t frame_cap;
     int status;
     char why[512];
-} watch_run;
+} watcher;
 
 /* Checks one push: a request some client sent, byte for byte, not seen more often than
  * the clients sent it. */
-static int check_push(watch_run *w, const char *msg, size_t len) {
+static int check_push(watcher *w, const char *msg, size_t len) {
     static const char HEAD[] = "{\"type\":\"execute\",\"id\":\"";
-    const load_options *o = w->opt;
+    watch_run *run = w->run;
+    const load_options *o = run->opt;
     long n = 0;
     size_t i = sizeof HEAD - 1;
     if (len <= i || memcmp(msg, HEAD, i) != 0)
@@ -663,73 +672,127 @@ static int check_push(watch_run *w, const char *msg, size_t len) {
         same = flen == len && memcmp(w->frame, msg, len) == 0;
     }
     if (!same) return run_fail(w, EXIT_INVALID, "push of request %ld differs from it", n);
-    if (++w->counts[n - 1] > o->clients)
+    if (atomic_fetch_add(&run->counts[n - 1], 1) >= o->clients)
         return run_fail(w, EXIT_INVALID, "request %ld was pushed more often than sent", n);
-    w->received++;
+    atomic_store(&run->last_push_ns, now_ns());
+    atomic_fetch_add(&run->received, 1);
     return 0;
 }
 
-/* Reads every watcher until all the pushes came, or, once the clients have ended, none
- * came for the timeout. */
-static void *watch_main(void *arg) {
-    watch_run *w = arg;
-    struct pollfd *fds = calloc((size_t)w->nconns, sizeof *fds);
-    long *which = calloc((size_t)w->nconns, sizeof *which);
-    if (!fds || !which) run_fail(w, EXIT_FAILURE, "out of memory");
-    uint64_t quiet_since = now_ns();
-    while (w->status == 0 && w->received < w->expected && !atomic_load(w->stop)) {
-        nfds_t nfds = 0;
-        bool buffered = false;
-        for (long i = 0; i < w->nconns; i++) {
-            if (wsc_buffered(w->conns[i])) buffered = true;
-            fds[nfds] = (struct pollfd){.fd = wsc_fd(w->conns[i]), .events = POLLIN};
-            which[nfds++] = i;
-        }
-        int ready = poll(fds, nfds, buffered ? 0 : 100);
-        if (ready < 0 && errno != EINTR) run_fail(w, EXIT_FAILURE, "poll: %s", strerror(errno));
-        bool got = false;
-        for (nfds_t k = 0; w->status == 0 && k < nfds; k++) {
-            ws_client *c = w->conns[which[k]];
-            if (!(fds[k].revents & (POLLIN | POLLHUP | POLLERR)) && !wsc_buffered(c)) continue;
-            const char *msg;
-            size_t len;
-            if (wsc_recv_text(c, &msg, &len) != 0)
-                run_fail(w, EXIT_FAILURE, "watcher %ld: %s", which[k] + 1, wsc_error(c));
-            else
-                check_push(w, msg, len);
-            got = true;
-        }
-        uint64_t now = now_ns();
-        if (got || !atomic_load(w->clients_done)) quiet_since = now;
-        if (w->status == 0 && now - quiet_since > (uint64_t)w->opt->timeout_ms * 1000000u)
-            run_fail(w, EXIT_INVALID, "the watchers received %ld of %ld pushes", w->received,
-                     w->expected);
+/* Reads one watcher until all the pushes came to the watchers, or, once the clients have
+ * ended, none came for the timeout. */
+static void *watcher_main(void *arg) {
+    watcher *w = arg;
+    watch_run *run = w->run;
+    uint64_t timeout_ns = (uint64_t)run->opt->timeout_ms * 1000000u;
+    while (w->status == 0 && atomic_load(&run->received) < run->expected &&
+           !atomic_load(run->stop)) {
+        int ready = wsc_wait_readable(w->ws, 100000000LL);
+        const char *msg;
+        size_t len;
+        if (ready < 0 || (ready > 0 && wsc_recv_text(w->ws, &msg, &len) != 0))
+            run_fail(w, EXIT_FAILURE, "watcher %ld: %s", w->index + 1, wsc_error(w->ws));
+        else if (ready > 0)
+            check_push(w, msg, len);
+        else if (atomic_load(run->clients_done) &&
+                 now_ns() - atomic_load(&run->last_push_ns) > timeout_ns)
+            run_fail(w, EXIT_INVALID, "the watchers received %ld of %ld pushes",
+                     atomic_load(&run->received), run->expected);
     }
-    free(fds);
-    free(which);
+    if (w->status != 0) atomic_store(run->stop, true);
     return NULL;
 }
 
-/* Opens the watchers, each registered with a `watch` answered `watching`. Returns 0 or the
- * exit status, with the reason in w->why. */
-static int open_watchers(watch_run *w) {
-    const load_options *o = w->opt;
+/* Opens watcher w's connection and registers it with a `watch` answered `watching`.
+ * Returns 0 or the exit status, with the reason in w->why. */
+static int open_watcher(watcher *w) {
+    const load_options *o = w->run->opt;
     char err[512];
-    for (long i = 0; i < w->nconns; i++) {
-        ws_client *c = wsc_connect(o->host, o->port, o->path, (int)o->timeout_ms, err, sizeof err);
-        if (!c) return run_fail(w, EXIT_FAILURE, "watcher %ld: %s", i + 1, err);
-        w->conns[i] = c;
-        const char *msg;
-        size_t len;
-        if (wsc_send_text(c, "watch", 5) != 0 || wsc_recv_text(c, &msg, &len) != 0)
-            return run_fail(w, EXIT_FAILURE, "watcher %ld: %s", i + 1, wsc_error(c));
-        if (len != 8 || memcmp(msg, "watching", 8) != 0)
-            return run_fail(w, EXIT_INVALID,
-                            "watcher %ld: the server answered '%.*s', not "
-                            "'watching' (is it ws_echo_server?)",
-                            i + 1, (int)(len < 60 ? len : 60), msg);
-    }
+    w->frame_cap = format_request(o, MAX_CLIENTS, o->warmup + o->requests, NULL, 0) + 1;
+    w->frame = malloc(w->frame_cap);
+    if (!w->frame) return run_fail(w, EXIT_FAILURE, "out of memory");
+    w->ws = wsc_connect(o->host, o->port, o->path, (int)o->timeout_ms, err, sizeof err);
+    if (!w->ws) return run_fail(w, EXIT_FAILURE, "watcher %ld: %s", w->index + 1, err);
+    const char *msg;
+    size_t len;
+    if (wsc_send_text(w->ws, "watch", 5) != 0 || wsc_recv_text(w->ws, &msg, &len) != 0)
+        return run_fail(w, EXIT_FAILURE, "watcher %ld: %s", w->index + 1, wsc_error(w->ws));
+    if (len != 8 || memcmp(msg, "watching", 8) != 0)
+        return run_fail(w, EXIT_INVALID,
+                        "watcher %ld: the server answered '%.*s', not 'watching' (is it "
+                        "ws_echo_server?)",
+                        w->index + 1, (int)(len < 60 ? len : 60), msg);
     return 0;
+}
+
+/* The watchers of a run and their threads. */
+typedef struct watchers {
+    watch_run run;
+    watcher *w;
+    pthread_t *threads;
+    long n, started;
+} watchers;
+
+/* Opens o->watchers watchers and starts a thread for each. Returns 0, or the exit status
+ * with the reason in why. */
+static int watchers_start(watchers *ws, const load_options *o, atomic_bool *clients_done,
+                          atomic_bool *stop, char *why, size_t cap) {
+    long nreq = o->warmup + o->requests;
+    ws->run = (watch_run){.opt = o,
+                          .expected = o->clients * nreq,
+                          .clients_done = clients_done,
+                          .stop = stop,
+                          .last_push_ns = now_ns()};
+    ws->n = o->watchers;
+    ws->run.counts = calloc((size_t)nreq, sizeof *ws->run.counts);
+    ws->w = calloc((size_t)ws->n, sizeof *ws->w);
+    ws->threads = calloc((size_t)ws->n, sizeof *ws->threads);
+    if (!ws->run.counts || !ws->w || !ws->threads) {
+        snprintf(why, cap, "out of memory");
+        return EXIT_FAILURE;
+    }
+    for (long i = 0; i < ws->n; i++) {
+        watcher *w = &ws->w[i];
+        *w = (watcher){.run = &ws->run, .index = i};
+        if (open_watcher(w) != 0) {
+            snprintf(why, cap, "%s%s", w->status == EXIT_INVALID ? "INVALID run: " : "", w->why);
+            return w->status;
+        }
+    }
+    for (; ws->started < ws->n; ws->started++)
+        if (pthread_create(&ws->threads[ws->started], NULL, watcher_main, &ws->w[ws->started]) !=
+            0) {
+            snprintf(why, cap, "cannot start watcher thread %ld", ws->started + 1);
+            return EXIT_FAILURE;
+        }
+    return 0;
+}
+
+/* Once the clients have ended: waits for the watchers' threads, and returns 0 or the
+ * status of the first that failed (an INVALID one first), its reason on stderr. */
+static int watchers_finish(watchers *ws) {
+    atomic_store(&ws->run.last_push_ns, now_ns());
+    for (long i = 0; i < ws->started; i++) pthread_join(ws->threads[i], NULL);
+    ws->started = 0;
+    watcher *first = NULL;
+    for (long i = 0; i < ws->n; i++)
+        if (ws->w[i].status != 0 &&
+            (!first || (first->status != EXIT_INVALID && ws->w[i].status == EXIT_INVALID)))
+            first = &ws->w[i];
+    if (!first) return 0;
+    fprintf(stderr, "inputlayer-load: %s%s\n", first->status == EXIT_INVALID ? "INVALID run: " : "",
+            first->why);
+    return first->status;
+}
+
+static void watchers_free(watchers *ws) {
+    for (long i = 0; ws->w && i < ws->n; i++) {
+        wsc_close(ws->w[i].ws);
+        free(ws->w[i].frame);
+    }
+    free(ws->w);
+    free(ws->threads);
+    free(ws->run.counts);
 }
 
 static int cmp_u64(const void *a, const void *b) {
@@ -813,31 +876,9 @@ static int run(const load_options *o) {
     int status = 0;
     char why[640] = "out of memory";
     if (!runs || !threads || !started) status = EXIT_FAILURE;
-    long nreq = o->warmup + o->requests;
-    watch_run watch = {.opt = o,
-                       .nconns = o->watchers,
-                       .expected = o->clients * nreq,
-                       .clients_done = &clients_done,
-                       .stop = &stop};
-    pthread_t watch_thread;
-    bool watching = false;
-    if (status == 0 && o->watchers > 0) {
-        watch.conns = calloc((size_t)o->watchers, sizeof *watch.conns);
-        watch.counts = calloc((size_t)nreq, sizeof *watch.counts);
-        watch.frame_cap = format_request(o, MAX_CLIENTS, nreq, NULL, 0) + 1;
-        watch.frame = malloc(watch.frame_cap);
-        if (!watch.conns || !watch.counts || !watch.frame) status = EXIT_FAILURE;
-        if (status == 0 && open_watchers(&watch) != 0) {
-            status = watch.status;
-            snprintf(why, sizeof why, "%s%s", status == EXIT_INVALID ? "INVALID run: " : "",
-                     watch.why);
-        }
-        if (status == 0 && pthread_create(&watch_thread, NULL, watch_main, &watch) != 0) {
-            snprintf(why, sizeof why, "cannot start the watchers' thread");
-            status = EXIT_FAILURE;
-        }
-        watching = status == 0;
-    }
+    watchers watch = {0};
+    if (status == 0 && o->watchers > 0)
+        status = watchers_start(&watch, o, &clients_done, &stop, why, sizeof why);
     for (long c = 0; status == 0 && c < o->clients; c++) {
         runs[c] = (client_run){.opt = o, .index = c, .gate = &gate, .stop = &stop};
         if (!prepare_client(&runs[c])) status = EXIT_FAILURE;
@@ -856,7 +897,7 @@ static int run(const load_options *o) {
         if (started[c]) pthread_join(threads[c], NULL);
     if (status != 0) atomic_store(&stop, true);
     atomic_store(&clients_done, true);
-    if (watching) pthread_join(watch_thread, NULL);
+    int watched = watchers_finish(&watch);
     if (status != 0) fprintf(stderr, "inputlayer-load: %s\n", why);
     /* A wrong reply outranks the errors it may have caused in other clients. */
     for (long c = 0; status == 0 && runs && c < o->clients; c++)
@@ -868,18 +909,11 @@ static int run(const load_options *o) {
                 r->status == EXIT_INVALID ? "INVALID run: " : "", c + 1, r->why);
         if (status == 0) status = r->status;
     }
-    if (status == 0 && watching && watch.status != 0) {
-        fprintf(stderr, "inputlayer-load: %s%s\n",
-                watch.status == EXIT_INVALID ? "INVALID run: " : "", watch.why);
-        status = watch.status;
-    }
-    if (status == 0) status = report(o, runs, watching ? watch.received : 0);
+    if (status == 0) status = watched;
+    if (status == 0) status = report(o, runs, atomic_load(&watch.run.received));
     for (long c = 0; runs && c < o->clients; c++)
         if (runs[c].opt) free_client(&runs[c]);
-    for (long i = 0; watch.conns && i < watch.nconns; i++) wsc_close(watch.conns[i]);
-    free(watch.conns);
-    free(watch.counts);
-    free(watch.frame);
+    watchers_free(&watch);
     gate_destroy(&gate);
     free(started);
     free(threads);
