@@ -659,7 +659,8 @@ static int check_push(watcher *w, const char *msg, size_t len) {
     long n = 0;
     size_t i = sizeof HEAD - 1;
     if (len <= i || memcmp(msg, HEAD, i) != 0)
-        return run_fail(w, EXIT_INVALID, "a push is not a request: %.60s", msg);
+        return run_fail(w, EXIT_INVALID, "a push is not a request: %.*s",
+                        (int)(len < 60 ? len : 60), msg);
     for (; i < len && msg[i] >= '0' && msg[i] <= '9' && n < 1000000000L; i++)
         n = n * 10 + (msg[i] - '0');
     if (n < 1 || n > o->warmup + o->requests)
