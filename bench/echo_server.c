@@ -181,12 +181,17 @@ static echo_conn *next_watcher(echo_server *s) {
     return NULL;
 }
 
+/* Writes the frames wslay produced for c. */
+static void write_out(echo_conn *c) {
+    conn_write(c, c->out.p, c->out.len);
+    c->out.len = 0;
+}
+
 /* Sends a text message to watcher w at once, in its own write. */
 static void push(echo_conn *w, const uint8_t *msg, size_t len) {
     struct wslay_event_msg m = {WSLAY_TEXT_FRAME, msg, len};
     if (wslay_event_queue_msg(w->ws, &m) == 0) wslay_event_send(w->ws);
-    conn_write(w, w->out.p, w->out.len);
-    w->out.len = 0;
+    write_out(w);
 }
 
 static void ws_message(wslay_event_context_ptr ctx, const struct wslay_event_on_msg_recv_arg *arg,
@@ -224,8 +229,7 @@ static void ws_feed(echo_conn *c, const char *data, size_t len) {
     c->feed = NULL;
     c->feed_len = 0;
     if (rc == 0) wslay_event_send(c->ws);
-    conn_write(c, c->out.p, c->out.len);
-    c->out.len = 0;
+    write_out(c);
     if (rc != 0 || (!wslay_event_want_read(c->ws) && !wslay_event_want_write(c->ws)))
         conn_finish(c);
 }

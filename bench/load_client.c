@@ -634,7 +634,7 @@ typedef struct watch_run {
     atomic_long received;
     long expected;
     _Atomic uint64_t last_push_ns; /* when a push last came (or the clients ended) */
-    atomic_bool *clients_done;     /* every client thread has ended */
+    atomic_bool clients_done;      /* every client thread has ended */
     atomic_bool *stop;             /* a client or a watcher failed: the others end */
 } watch_run;
 
@@ -695,7 +695,7 @@ static void *watcher_main(void *arg) {
             run_fail(w, EXIT_FAILURE, "watcher %ld: %s", w->index + 1, wsc_error(w->ws));
         else if (ready > 0)
             check_push(w, msg, len);
-        else if (atomic_load(run->clients_done) &&
+        else if (atomic_load(&run->clients_done) &&
                  now_ns() - atomic_load(&run->last_push_ns) > timeout_ns)
             run_fail(w, EXIT_INVALID, "the watchers received %ld of %ld pushes",
                      atomic_load(&run->received), run->expected);
@@ -736,14 +736,11 @@ typedef struct watchers {
 
 /* Opens o->watchers watchers and starts a thread for each. Returns 0, or the exit status
  * with the reason in why. */
-static int watchers_start(watchers *ws, const load_options *o, atomic_bool *clients_done,
-                          atomic_bool *stop, char *why, size_t cap) {
+static int watchers_start(watchers *ws, const load_options *o, atomic_bool *stop, char *why,
+                          size_t cap) {
     long nreq = o->warmup + o->requests;
-    ws->run = (watch_run){.opt = o,
-                          .expected = o->clients * nreq,
-                          .clients_done = clients_done,
-                          .stop = stop,
-                          .last_push_ns = now_ns()};
+    ws->run = (watch_run){
+        .opt = o, .expected = o->clients * nreq, .stop = stop, .last_push_ns = now_ns()};
     ws->n = o->watchers;
     ws->run.counts = calloc((size_t)nreq, sizeof *ws->run.counts);
     ws->w = calloc((size_t)ws->n, sizeof *ws->w);
@@ -769,10 +766,12 @@ static int watchers_start(watchers *ws, const load_options *o, atomic_bool *clie
     return 0;
 }
 
-/* Once the clients have ended: waits for the watchers' threads, and returns 0 or the
- * status of the first that failed (an INVALID one first), its reason on stderr. */
+/* Once the clients have ended: tells the watchers (their wait for the last pushes starts
+ * now), waits for their threads, and returns 0 or the status of the first that failed (an
+ * INVALID one first), its reason on stderr. */
 static int watchers_finish(watchers *ws) {
     atomic_store(&ws->run.last_push_ns, now_ns());
+    atomic_store(&ws->run.clients_done, true);
     for (long i = 0; i < ws->started; i++) pthread_join(ws->threads[i], NULL);
     ws->started = 0;
     watcher *first = NULL;
@@ -872,14 +871,13 @@ static int run(const load_options *o) {
     pthread_t *threads = calloc((size_t)o->clients, sizeof *threads);
     bool *started = calloc((size_t)o->clients, sizeof *started);
     start_gate gate;
-    atomic_bool stop = false, clients_done = false;
+    atomic_bool stop = false;
     gate_init(&gate, o->clients);
     int status = 0;
     char why[640] = "out of memory";
     if (!runs || !threads || !started) status = EXIT_FAILURE;
     watchers watch = {0};
-    if (status == 0 && o->watchers > 0)
-        status = watchers_start(&watch, o, &clients_done, &stop, why, sizeof why);
+    if (status == 0 && o->watchers > 0) status = watchers_start(&watch, o, &stop, why, sizeof why);
     for (long c = 0; status == 0 && c < o->clients; c++) {
         runs[c] = (client_run){.opt = o, .index = c, .gate = &gate, .stop = &stop};
         if (!prepare_client(&runs[c])) status = EXIT_FAILURE;
@@ -897,7 +895,6 @@ static int run(const load_options *o) {
     for (long c = 0; threads && started && c < o->clients; c++)
         if (started[c]) pthread_join(threads[c], NULL);
     if (status != 0) atomic_store(&stop, true);
-    atomic_store(&clients_done, true);
     int watched = watchers_finish(&watch);
     if (status != 0) fprintf(stderr, "inputlayer-load: %s\n", why);
     /* A wrong reply outranks the errors it may have caused in other clients. */
